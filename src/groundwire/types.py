@@ -89,6 +89,8 @@ class ClaimResult:
     decided_by: str = "scorer"
     """Who set the verdict: "scorer", "checks" or "judge"."""
     note: str | None = None
+    features: dict[str, float] = field(default_factory=dict)
+    """The claim-level features the score was computed from (model, lexical, checks); see verify.claim_features."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,186 @@
+"""groundwire.toml: one file for thresholds and LLM settings, with environment overrides.
+
+Lookup order for the file: an explicit path, then $GROUNDWIRE_CONFIG, then ./groundwire.toml;
+with none of them, the defaults below. Any setting can then be overridden from the environment
+as GROUNDWIRE_<SECTION>_<KEY> (e.g. GROUNDWIRE_LLM_MODEL, GROUNDWIRE_VERIFY_ACCEPT_AT). The API key
+is never read from the file unless written there: GROUNDWIRE_LLM_API_KEY, then OPENAI_API_KEY.
+
+Example:
+
+    [verify]
+    accept_at = 0.8
+    reject_at = 0.2
+
+    [llm]
+    base_url = "http://127.0.0.1:8080/v1"
+    model = "smollm2"
+    expensive_model = "gpt-4o"
+
+    [repair]
+    min_surviving_share = 0.5
+    abstain_message = "The sources don't support a complete answer."
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from groundwire.errors import InputError
+from groundwire.types import REFUSAL_TOKEN
+
+CONFIG_FILENAME = "groundwire.toml"
+ENV_PREFIX = "GROUNDWIRE_"
+
+
+class _Section(BaseModel):
+    # extra="forbid": a misspelt key is an error, not a silently ignored setting.
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class VerifyConfig(_Section):
+    accept_at: float = Field(0.8, ge=0.0, le=1.0)
+    reject_at: float = Field(0.2, ge=0.0, le=1.0)
+    scorer: str | None = None
+    """Scorer name or path; None lets the verifier pick its default."""
+    require_citations: bool = False
+
+    @model_validator(mode="after")
+    def _ordered(self) -> VerifyConfig:
+        if self.reject_at > self.accept_at:
+            raise ValueError(f"reject_at ({self.reject_at}) must not exceed accept_at ({self.accept_at})")
+        return self
+
+
+class LLMConfig(_Section):
+    base_url: str = "http://127.0.0.1:8080/v1"
+    """Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp server)."""
+    model: str = "default"
+    expensive_model: str | None = None
+    """Confidence routing: escalate to this model when groundedness falls below routing.escalate_below."""
+    api_key: str | None = None
+    timeout_s: float = Field(60.0, gt=0)
+    connect_timeout_s: float = Field(5.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+    backoff_s: float = Field(0.5, ge=0)
+    """First retry waits this long; each later one twice as long (capped by max_backoff_s)."""
+    max_backoff_s: float = Field(8.0, ge=0)
+    temperature: float = Field(0.0, ge=0)
+    max_tokens: int | None = Field(512, gt=0)
+    json_mode: Literal["json_object", "none"] = "json_object"
+    """How to ask for JSON: OpenAI's response_format json_object, or only the prompt ("none")."""
+    self_rag: bool = False
+    """The model emits Self-RAG reflection tokens ([Retrieve], [IsRel], [IsSup], [IsUse])."""
+
+
+class RepairConfig(_Section):
+    min_surviving_share: float = Field(0.5, ge=0.0, le=1.0)
+    abstain_message: str = REFUSAL_TOKEN
+
+
+class GenerateConfig(_Section):
+    strengths: tuple[Literal["standard", "strict", "very_strict", "chain_of_thought"], ...] = (
+        "standard",
+        "strict",
+        "very_strict",
+    )
+    fallback_answer: str = REFUSAL_TOKEN
+    escalate_below: float = Field(0.6, ge=0.0, le=1.0)
+    """Confidence routing: a cheap model's answer scoring below this goes to llm.expensive_model."""
+    samples: int = Field(1, ge=1)
+    sample_temperature: float = Field(0.7, ge=0)
+    low_confidence_prob: float = Field(0.3, ge=0.0, le=1.0)
+    """Tokens whose probability is below this are flagged as low-confidence spans."""
+    active_retrieval_rounds: int = Field(0, ge=0)
+    """FLARE-style rounds of retrieval on low-confidence sentences (needs a Retriever)."""
+    retrieve_k: int = Field(3, ge=1)
+    insufficient_below: float = Field(0.5, ge=0.0, le=1.0)
+    """An answer with less than this share of supported claims, that does not abstain, claims sufficiency."""
+
+
+class PolicyConfig(_Section):
+    name: Literal["route", "disclaimer", "strict"] = "route"
+    disclaimer_band: tuple[float, float] = (0.5, 0.9)
+    disclaimer: str = "Note: parts of this answer may not be fully supported by the sources."
+
+    @model_validator(mode="after")
+    def _band(self) -> PolicyConfig:
+        low, high = self.disclaimer_band
+        if not 0.0 <= low <= high <= 1.0:
+            raise ValueError(f"disclaimer_band must satisfy 0 <= low <= high <= 1, got {self.disclaimer_band}")
+        return self
+
+
+class Config(_Section):
+    verify: VerifyConfig = VerifyConfig()
+    llm: LLMConfig = LLMConfig()
+    repair: RepairConfig = RepairConfig()
+    generate: GenerateConfig = GenerateConfig()
+    policy: PolicyConfig = PolicyConfig()
+    source: str | None = None
+    """The file the settings came from (None: defaults and environment only)."""
+
+
+def find_config_file(path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> Path | None:
+    env = os.environ if env is None else env
+    if path is not None:
+        explicit = Path(path)
+        if not explicit.is_file():
+            raise InputError(f"config file not found: {explicit}")
+        return explicit
+    if env.get(f"{ENV_PREFIX}CONFIG"):
+        from_env = Path(env[f"{ENV_PREFIX}CONFIG"])
+        if not from_env.is_file():
+            raise InputError(f"config file named by {ENV_PREFIX}CONFIG not found: {from_env}")
+        return from_env
+    local = Path.cwd() / CONFIG_FILENAME
+    return local if local.is_file() else None
+
+
+def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> Config:
+    """Read groundwire.toml (if any), apply environment overrides, validate. Bad input raises InputError."""
+    env = os.environ if env is None else env
+    file = find_config_file(path, env=env)
+    data: dict[str, Any] = {}
+    if file is not None:
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"{file}: not valid TOML: {exc}") from exc
+    data = _apply_env(data, env)
+    if file is not None:
+        data["source"] = str(file)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        where = file or "environment"
+        raise InputError(f"invalid groundwire settings ({where}):\n{exc}") from exc
+
+
+def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    merged = {section: dict(values) if isinstance(values, dict) else values for section, values in data.items()}
+    for section_name, field in Config.model_fields.items():
+        section_type = field.annotation
+        if not (isinstance(section_type, type) and issubclass(section_type, _Section)):
+            continue
+        for key in section_type.model_fields:
+            raw = env.get(f"{ENV_PREFIX}{section_name.upper()}_{key.upper()}")
+            if raw is None:
+                continue
+            section = merged.setdefault(section_name, {})
+            if not isinstance(section, dict):
+                raise InputError(f"[{section_name}] in the config file must be a table")
+            section[key] = _env_value(raw)
+    if not merged.get("llm", {}).get("api_key") and env.get("OPENAI_API_KEY"):
+        merged.setdefault("llm", {})["api_key"] = env["OPENAI_API_KEY"]
+    return merged
+
+
+def _env_value(raw: str) -> Any:
+    # Comma lists become tuples (strengths, disclaimer_band); pydantic coerces strings to numbers/bools.
+    return tuple(part.strip() for part in raw.split(",")) if "," in raw else raw

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groundwire.config import load_config
+from groundwire.errors import InputError
+from groundwire.llm import client_from_config
+from groundwire.types import REFUSAL_TOKEN
+
+
+def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = load_config(env={})
+    assert config.source is None
+    assert config.verify.accept_at == 0.8 and config.verify.reject_at == 0.2
+    assert config.repair.abstain_message == REFUSAL_TOKEN
+    assert config.generate.strengths == ("standard", "strict", "very_strict")
+
+
+def test_file_in_cwd_then_env_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "groundwire.toml").write_text(
+        '[llm]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "small"\n[verify]\naccept_at = 0.9\n'
+        '[policy]\nname = "disclaimer"\ndisclaimer_band = [0.4, 0.8]\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    env = {"GROUNDWIRE_LLM_MODEL": "big", "GROUNDWIRE_VERIFY_REJECT_AT": "0.3", "OPENAI_API_KEY": "sk-x",
+           "GROUNDWIRE_GENERATE_STRENGTHS": "strict,very_strict"}
+    config = load_config(env=env)
+    assert config.source == str(tmp_path / "groundwire.toml")
+    assert config.llm.base_url == "http://127.0.0.1:9/v1"
+    assert config.llm.model == "big"
+    assert config.llm.api_key == "sk-x"
+    assert (config.verify.accept_at, config.verify.reject_at) == (0.9, 0.3)
+    assert config.policy.disclaimer_band == (0.4, 0.8)
+    assert config.generate.strengths == ("strict", "very_strict")
+    client = client_from_config(config)
+    assert client.model == "big" and client.api_key == "sk-x"
+    client.close()
+
+
+def test_groundwire_config_env_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "elsewhere.toml"
+    path.write_text('[repair]\nabstain_message = "The sources don\'t support a complete answer."\n')
+    config = load_config(env={"GROUNDWIRE_CONFIG": str(path)})
+    assert config.repair.abstain_message == "The sources don't support a complete answer."
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[llm\nmodel=1", "not valid TOML"),
+        ("[llm]\nmodle = 'x'\n", "modle"),
+        ("[verify]\naccept_at = 0.1\nreject_at = 0.5\n", "must not exceed"),
+        ("[policy]\ndisclaimer_band = [0.9, 0.5]\n", "disclaimer_band"),
+        ("[verify]\naccept_at = 'high'\n", "accept_at"),
+    ],
+)
+def test_bad_files_are_clear_input_errors(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "groundwire.toml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        load_config(path, env={})
+
+
+def test_missing_explicit_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not found"):
+        load_config(tmp_path / "nope.toml", env={})
+
+
+def test_bad_env_value_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="max_retries"):
+        load_config(env={"GROUNDWIRE_LLM_MAX_RETRIES": "many"})

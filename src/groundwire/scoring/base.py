@@ -23,10 +23,14 @@ class PairScores:
 
     support: np.ndarray
     contradiction: np.ndarray | None = None
+    truncated: np.ndarray | None = None
+    """Pairs the backend had to cut to fit its window (bool, shape (n,)); verify() reports them as not fully scored."""
 
     def __post_init__(self) -> None:
-        if self.contradiction is not None and self.contradiction.shape != self.support.shape:
-            raise ValueError("support and contradiction must have the same shape")
+        for name in ("contradiction", "truncated"):
+            other = getattr(self, name)
+            if other is not None and other.shape != self.support.shape:
+                raise ValueError(f"support and {name} must have the same shape")
 
 
 @runtime_checkable

@@ -1,0 +1,34 @@
+"""groundwire: catch and repair fabricated claims in RAG answers.
+
+    from groundwire import verify
+    report = verify(answer, chunks, question=None, scorer="lexical")
+
+Importing groundwire is cheap: models, torch, onnxruntime and servers load only when used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from groundwire.errors import InputError
+from groundwire.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
+
+if TYPE_CHECKING:
+    from groundwire.verifier import Verifier, verify
+
+__version__ = "0.1.0"
+_LAZY = {"verify": "groundwire.verifier", "Verifier": "groundwire.verifier"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'groundwire' has no attribute {name!r}")
+
+
+__all__ = [
+    "REFUSAL_TOKEN", "Chunk", "Claim", "ClaimResult", "Finding", "InputError", "Report", "Route", "Verdict",
+    "Verifier", "verify",
+]

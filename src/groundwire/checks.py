@@ -1,0 +1,277 @@
+"""Deterministic checks and output validators: no model, no network, exact and cheap, run first.
+
+Figure checks: every number, percentage, amount of money, date, time, version string and quantity in a
+claim must appear in the context, compared after normalisation (3,600 == 3600, 5 million == 5,000,000,
+50 percent == 50%, 5 PM == 17:00). A figure missing from the context makes the claim NOT_FOUND; when the
+context states a figure of the same kind in a sentence about the same thing, the claim is a candidate
+for CONTRADICTED.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from groundwire.claims import cited_ids, sentences
+from groundwire.textutil import content_words, has_negation, sentence_spans
+from groundwire.types import REFUSAL_TOKEN, Chunk, Finding, Verdict
+
+_MONTHS = {
+    name: index
+    for index, names in enumerate(
+        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
+         ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"),
+         ("nov", "november"), ("dec", "december")],
+        start=1,
+    )
+    for name in names
+}
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12, "k": 10**3, "m": 10**6,
+           "bn": 10**9}
+_WORD_NUMBERS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12,
+}
+
+_VERSION_RE = re.compile(r"\bv?(?P<v>\d+\.\d+\.\d+(?:[.-][0-9A-Za-z]+)*|(?<=v)\d+(?:\.\d+)?)\b", re.IGNORECASE)
+_ISO_DATE_RE = re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b")
+_MDY_RE = re.compile(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE)
+_DMY_RE = re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE)
+_MY_RE = re.compile(rf"\b{_MONTH}\s+(?:of\s+)?(?P<y>\d{{4}})\b", re.IGNORECASE)
+_TIME_RE = re.compile(
+    r"\b(?P<h>\d{1,2})(?::(?P<min>\d{1,2}))?\s*(?P<ampm>[ap]\.?m\.?)(?![a-z])|\b(?P<h24>\d{1,2}):(?P<min24>\d{1,2})\b",
+    re.IGNORECASE,
+)
+_NUMBER_RE = re.compile(
+    rf"(?P<cur>[$€£¥])?\s?(?P<num>{_NUM})(?:\s?(?P<scale>thousand|million|billion|trillion|bn|k|m)\b)?"
+    r"(?:\s?(?P<pct>%|percent\b|per cent\b))?",
+    re.IGNORECASE,
+)
+_WORD_NUMBER_RE = re.compile(
+    r"\b(?P<word>" + "|".join(_WORD_NUMBERS) + r")(?:\s+(?P<scale>thousand|million|billion|trillion))?\b", re.IGNORECASE
+)
+_CURRENCY_UNITS = frozenset({"dollars", "dollar", "usd", "euros", "euro", "eur", "pounds", "gbp", "yen", "cents"})
+_UNIT_RE = re.compile(r"\s?(?P<unit>[a-zA-Z%]+)")
+# Word numbers such as "one" are too often not figures ("one of the best"); only claims' larger ones count.
+_CLAIM_WORD_NUMBER_MIN = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    kind: str  # number | money | percent | date | time | version
+    key: str  # normalised value compared against the context
+    text: str  # as written
+    start: int
+    unit: str = ""
+
+
+def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Figure]:
+    """All figures in the text, each once, with overlapping matches resolved in favour of the most specific."""
+    found: list[Figure] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(figure: Figure, end: int) -> None:
+        if not any(figure.start < t_end and t_start < end for t_start, t_end in taken):
+            taken.append((figure.start, end))
+            found.append(figure)
+
+    for regex in (_ISO_DATE_RE, _MDY_RE, _DMY_RE, _MY_RE):
+        for m in regex.finditer(text):
+            groups = m.groupdict()
+            month = _MONTHS[groups["month"].lower()] if groups.get("month") else int(groups["m"])
+            key = f"{groups.get('y') or '*'}-{month:02d}-{int(groups['d']) if groups.get('d') else 0:02d}"
+            add(Figure("date", key, m.group(0), m.start()), m.end())
+    for m in _TIME_RE.finditer(text):
+        hour = int(m.group("h") or m.group("h24"))
+        minute = int(m.group("min") or m.group("min24") or 0)
+        ampm = (m.group("ampm") or "").lower().replace(".", "")
+        hour = hour % 12 + (12 if ampm == "pm" else 0) if ampm else hour
+        add(Figure("time", f"{hour:02d}:{minute:02d}", m.group(0), m.start()), m.end())
+    for m in _VERSION_RE.finditer(text):
+        add(Figure("version", m.group("v").lower(), m.group(0), m.start()), m.end())
+    for m in _NUMBER_RE.finditer(text):
+        if _inside_word(text, m.start("num"), m.end("num")):
+            continue
+        value = _to_decimal(m.group("num"))
+        if value is None:
+            continue
+        if m.group("scale"):
+            value *= _SCALES[m.group("scale").lower()]
+        kind = "money" if m.group("cur") else "percent" if m.group("pct") else "number"
+        unit_match = _UNIT_RE.match(text, m.end())
+        unit = unit_match.group("unit").lower() if unit_match and kind == "number" else ""
+        if unit in _CURRENCY_UNITS:
+            kind, unit = "money", ""
+        add(Figure(kind, _canonical(value), m.group(0).strip(), m.start(), unit), m.end())
+    if include_word_numbers:
+        for m in _WORD_NUMBER_RE.finditer(text):
+            value = _WORD_NUMBERS[m.group("word").lower()] * (_SCALES[m.group("scale").lower()] if m.group("scale") else 1)
+            add(Figure("number", str(value), m.group(0), m.start()), m.end())
+    return sorted(found, key=lambda f: f.start)
+
+
+def claim_figures(claim: str) -> list[Figure]:
+    return [f for f in extract_figures(claim) if not (f.text.isalpha() and int(f.key) < _CLAIM_WORD_NUMBER_MIN)]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextIndex:
+    """The context's figures, precomputed once per request."""
+
+    keys: frozenset[str]
+    dates: tuple[Figure, ...]
+    years: frozenset[str]
+    sentences: tuple[tuple[str, frozenset[str], tuple[Figure, ...]], ...]
+
+    @classmethod
+    def build(cls, chunks: Sequence[Chunk]) -> ContextIndex:
+        keys: set[str] = set()
+        dates: list[Figure] = []
+        years: set[str] = set()
+        rows = []
+        for chunk in chunks:
+            for start, end in sentence_spans(chunk.text):
+                sentence = chunk.text[start:end]
+                figures = tuple(extract_figures(sentence))
+                for figure in figures:
+                    keys.add(_match_key(figure))
+                    if figure.kind == "date":
+                        dates.append(figure)
+                        years.add(figure.key[:4])
+                    elif figure.kind == "number" and len(figure.key) == 4:
+                        years.add(figure.key)
+                if figures:
+                    rows.append((sentence, frozenset(content_words(sentence)), figures))
+        return cls(frozenset(keys), tuple(dates), frozenset(years), tuple(rows))
+
+    def has(self, figure: Figure) -> bool:
+        if figure.kind == "date":
+            return self._has_date(figure)
+        return _match_key(figure) in self.keys
+
+    def _has_date(self, figure: Figure) -> bool:
+        year, month, day = figure.key.split("-")
+        if year != "*" and year not in self.years:
+            return False
+        for other in self.dates:
+            o_year, o_month, o_day = other.key.split("-")
+            if o_month != month:
+                continue
+            if year != "*" and o_year not in ("*", year):
+                continue
+            if day != "00" and o_day not in ("00", day):
+                continue
+            return True
+        # A bare month-year ("May 2023") is supported by that year alone when the month is named nearby.
+        return False
+
+    def conflicting(self, figure: Figure, claim_words: frozenset[str]) -> str | None:
+        """A context figure of the same kind in a sentence about the same thing, if any."""
+        best: tuple[int, str] | None = None
+        for sentence, sentence_words, figures in self.sentences:
+            overlap = len(claim_words & sentence_words)
+            if overlap < 2:
+                continue
+            for other in figures:
+                if other.kind == figure.kind and other.unit == figure.unit and other.key != figure.key:
+                    if best is None or overlap > best[0]:
+                        best = (overlap, other.text)
+        return best[1] if best else None
+
+
+def figure_findings(claim: str, context: ContextIndex) -> list[Finding]:
+    """One finding per claim figure that the context does not contain."""
+    findings: list[Finding] = []
+    claim_words = frozenset(content_words(claim))
+    for figure in claim_figures(claim):
+        if context.has(figure):
+            continue
+        conflict = context.conflicting(figure, claim_words)
+        if conflict is not None:
+            findings.append(Finding(
+                "figure_conflict",
+                f"{figure.kind} {figure.text!r} is not in the context, which says {conflict!r} about this",
+                Verdict.CONTRADICTED,
+            ))
+        else:
+            findings.append(Finding(
+                "figure_not_in_context", f"{figure.kind} {figure.text!r} does not appear in the context",
+                Verdict.NOT_FOUND,
+            ))
+    return findings
+
+
+def negation_finding(claim: str, evidence: str | None) -> Finding | None:
+    """A signal, not a verdict: the claim and its best evidence sentence disagree on negation."""
+    if evidence is None or has_negation(claim) == has_negation(evidence):
+        return None
+    which = "claim" if has_negation(claim) else "evidence"
+    return Finding("negation_mismatch", f"only the {which} is negated", None)
+
+
+# ---------------------------------------------------------------------------------------------- validators
+
+
+def resolve_cited_id(raw: str, chunk_ids: Sequence[str]) -> str | None:
+    """Map a citation marker's id to a retrieved chunk id ("Source 2" and "2" mean S2), or None."""
+    if raw in chunk_ids:
+        return raw
+    digits = re.fullmatch(r"(?:Source\s*)?(\d+)", raw, re.IGNORECASE)
+    if digits and f"S{digits.group(1)}" in chunk_ids:
+        return f"S{digits.group(1)}"
+    return None
+
+
+def validate_output(answer: str, chunks: Sequence[Chunk], *, require_citations: bool = False) -> list[Finding]:
+    """Answer-level validators: empty answer, misplaced refusal token, fabricated and missing citations."""
+    stripped = answer.strip()
+    if not stripped:
+        return [Finding("empty_answer", "the answer is empty", Verdict.NOT_FOUND)]
+    findings: list[Finding] = []
+    if REFUSAL_TOKEN in stripped and stripped != REFUSAL_TOKEN:
+        findings.append(Finding(
+            "refusal_token_not_alone", f"{REFUSAL_TOKEN} must be the whole answer, not part of it", None
+        ))
+    chunk_ids = [chunk.id for chunk in chunks]
+    for raw in cited_ids(answer):
+        if resolve_cited_id(raw, chunk_ids) is None:
+            findings.append(Finding(
+                "fabricated_citation", f"cites [{raw}], which is not among the retrieved chunks", Verdict.NOT_FOUND
+            ))
+    if require_citations:
+        for sentence in sentences(answer):
+            if sentence.skip_reason is None and not cited_ids(sentence.text):
+                findings.append(Finding("uncited_sentence", f"no citation: {sentence.text!r}", None))
+    return findings
+
+
+def _match_key(figure: Figure) -> str:
+    # Money, percentages and plain numbers compare by value: "$49" in a claim matches "49 dollars".
+    kind = "n" if figure.kind in ("number", "money", "percent") else figure.kind
+    return f"{kind}:{figure.key}"
+
+
+def _to_decimal(raw: str) -> Decimal | None:
+    try:
+        return Decimal(raw.replace(",", ""))
+    except InvalidOperation:
+        return None
+
+
+def _canonical(value: Decimal) -> str:
+    normalized = value.normalize()
+    return format(normalized, "f") if normalized == normalized.to_integral() else format(normalized, "f").rstrip("0")
+
+
+def _inside_word(text: str, start: int, end: int) -> bool:
+    """Digits glued to letters (COVID-19 is fine, but "MP3", "B2B", "x86") are names, not figures."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    hyphenated_name = before == "-" and start > 1 and text[start - 2].isalpha()
+    return before.isalpha() or hyphenated_name or (after.isalpha() and after.lower() not in "kmb")

@@ -1,0 +1,182 @@
+"""Answer -> atomic claims.
+
+The rule-based decomposer splits sentences with pysbd, strips citation markers, drops non-claims
+(greetings, filler, questions, refusals) and splits compound sentences only where a rule can do it
+safely: semicolons, ", and/but <new subject>" and relative ", which ..." clauses. An LLM decomposer
+(decompose_llm.py) implements the same `Decomposer` protocol.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+from groundwire.textutil import content_words
+from groundwire.types import REFUSAL_TOKEN, Claim
+
+# [S1], [S1, S2], [c_8f21ab], [Source 2], [1], [1, 3], [doc3], [Unverified]. A marker must contain a digit
+# (or be [Unverified]) so that editorial brackets such as [sic] survive.
+_CITE_ID = r"(?:S\d+|c_[0-9a-fA-F]{3,}|Source\s*\d+|\d{1,3}|[A-Za-z][\w-]*\d[\w-]*)"
+CITATION_RE = re.compile(rf"\s*\[(?P<ids>{_CITE_ID}(?:\s*[,;]\s*{_CITE_ID})*)\]|\s*\[Unverified\]")
+_ID_SPLIT_RE = re.compile(r"\s*[,;]\s*")
+
+_LIST_MARKER_RE = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
+_INTERJECTION_RE = re.compile(
+    r"^(?:hi|hello|hey|greetings|thanks|thank you|sure|certainly|of course|absolutely|great question|"
+    r"good question|okay|ok|yes|no|well)\b[\s,!.:;-]*",
+    re.IGNORECASE,
+)
+_FILLER_RE = re.compile(
+    r"\b(?:i hope (?:this|that) helps|hope (?:this|that) helps|let me know|feel free to|happy to help|"
+    r"if you have any (?:other |more |further )?questions|is there anything else|glad to help|"
+    r"please note that this|as an ai)\b",
+    re.IGNORECASE,
+)
+_REFUSAL_RE = re.compile(
+    r"\b(?:(?:the )?(?:provided |given )?(?:context|passages?|sources?|documents?|information)"
+    r"\s+(?:does not|doesn't|do not|don't|did not)\s+(?:provide|mention|contain|say|include|specify|state|support)"
+    r"|i (?:do not|don't) (?:know|have (?:enough )?information))\b",
+    re.IGNORECASE,
+)
+_CLAUSE_SPLIT_RE = re.compile(
+    r";\s+|,\s+(?:and|but|while|whereas|so)\s+(?=(?:it|they|he|she|we|this|these|those|the|its|their|his|her|"
+    r"there|[A-Z])\b)"
+)
+_RELATIVE_RE = re.compile(r",\s+which\s+", re.IGNORECASE)
+_MIN_CONTENT_WORDS = 2
+
+
+@runtime_checkable
+class Decomposer(Protocol):
+    def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """One answer sentence with its span and, when it is not a claim, the reason it was skipped."""
+
+    text: str
+    span: tuple[int, int]
+    skip_reason: str | None
+
+
+def strip_citations(text: str) -> str:
+    return CITATION_RE.sub("", text).strip()
+
+
+def cited_ids(text: str) -> tuple[str, ...]:
+    """The ids inside citation markers, in order of appearance, e.g. ("S1", "c_8f21")."""
+    ids: list[str] = []
+    for match in CITATION_RE.finditer(text):
+        if match.group("ids"):
+            ids.extend(part for part in _ID_SPLIT_RE.split(match.group("ids")) if part)
+    return tuple(dict.fromkeys(ids))
+
+
+def sentences(answer: str) -> list[Sentence]:
+    """Split the answer into sentences (lines first, so bullet lists split) and classify each."""
+    result: list[Sentence] = []
+    for line_start, line in _lines(answer):
+        for piece in _segmenter().segment(line):
+            start, end = _trim(line, piece.start, piece.end)
+            if end > start:
+                text = line[start:end]
+                result.append(Sentence(text, (line_start + start, line_start + end), _skip_reason(text)))
+    return result
+
+
+class RuleDecomposer:
+    """Deterministic claim splitter: no model, no network."""
+
+    def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]:
+        claims: list[Claim] = []
+        for sentence in sentences(answer):
+            if sentence.skip_reason is None:
+                claims.extend(_atomic_claims(answer, sentence))
+        return claims
+
+
+def _atomic_claims(answer: str, sentence: Sentence) -> Iterator[Claim]:
+    start, end = sentence.span
+    ids = cited_ids(sentence.text)
+    body_start = start + _leading_noise_length(answer[start:end])
+    for part_start, part_end, is_relative in _clause_spans(answer, body_start, end):
+        text = strip_citations(answer[part_start:part_end]).rstrip(" ,;:.")
+        if len(content_words(text)) < _MIN_CONTENT_WORDS:
+            continue
+        text = ("This " + text) if is_relative else (text[:1].upper() + text[1:])
+        part_ids = cited_ids(answer[part_start:part_end]) or ids
+        yield Claim(text=text + ".", span=(part_start, part_end), sentence=sentence.text, cited_ids=part_ids)
+
+
+def _clause_spans(answer: str, start: int, end: int) -> list[tuple[int, int, bool]]:
+    """Split [start, end) at safe clause boundaries; the bool marks a relative "which" clause."""
+    text = answer[start:end]
+    spans: list[tuple[int, int, bool]] = []
+    cursor = 0
+    for match in _CLAUSE_SPLIT_RE.finditer(text):
+        spans.extend(_relative_split(text, cursor, match.start(), start))
+        cursor = match.end()
+    spans.extend(_relative_split(text, cursor, len(text), start))
+    return spans
+
+
+def _relative_split(text: str, start: int, end: int, offset: int) -> list[tuple[int, int, bool]]:
+    match = _RELATIVE_RE.search(text, start, end)
+    if match is None or len(content_words(text[start : match.start()])) < _MIN_CONTENT_WORDS:
+        return [(offset + start, offset + end, False)]
+    return [(offset + start, offset + match.start(), False), (offset + match.end(), offset + end, True)]
+
+
+def _leading_noise_length(text: str) -> int:
+    """Length of a list marker or interjection ("Sure, ...") in front of real content."""
+    marker = _LIST_MARKER_RE.match(text)
+    cut = marker.end() if marker else 0
+    interjection = _INTERJECTION_RE.match(text[cut:])
+    if interjection and len(content_words(text[cut + interjection.end() :])) >= _MIN_CONTENT_WORDS:
+        cut += interjection.end()
+    return cut
+
+
+def _skip_reason(text: str) -> str | None:
+    body = strip_citations(_LIST_MARKER_RE.sub("", text, count=1))
+    if not body or body.strip() == REFUSAL_TOKEN:
+        return "empty_or_refusal_token"
+    if body.endswith("?"):
+        return "question"
+    if body.endswith(":") or body.startswith("#"):
+        return "heading"
+    if _FILLER_RE.search(body):
+        return "filler"
+    if _REFUSAL_RE.search(body):
+        return "refusal"
+    remainder = body[_INTERJECTION_RE.match(body).end() :] if _INTERJECTION_RE.match(body) else body
+    if len(content_words(remainder)) < _MIN_CONTENT_WORDS and not any(ch.isdigit() for ch in remainder):
+        return "greeting_or_too_short"
+    return None
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if line.strip():
+            yield offset, line
+        offset += len(line)
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+@lru_cache(maxsize=1)
+def _segmenter():  # noqa: ANN202 - pysbd has no type hints
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False, char_span=True)

@@ -1,0 +1,114 @@
+"""The FastAPI app factory: routes only. The work is done by Runtime (runtime.py)."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from groundwire.errors import InputError
+from groundwire.service import models
+from groundwire.service.auth import caller_scope
+from groundwire.service.errors import ServiceError, error_response, install_error_handlers
+from groundwire.service.limits import BodySizeLimit
+from groundwire.service.runtime import Runtime
+from groundwire.service.settings import ServiceSettings
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": models.ErrorResponse} for status in (401, 404, 413, 422, 500, 503)
+}
+
+
+def create_app(settings: ServiceSettings | None = None) -> FastAPI:
+    """Build the service. The verifier model loads once, when the app starts (not per request)."""
+    settings = settings if settings is not None else ServiceSettings()
+    runtime = Runtime(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        runtime.start()
+        yield
+        runtime.close()
+
+    app = FastAPI(
+        title="groundwire",
+        version=_version(),
+        summary="Verify RAG answers against their sources, claim by claim; repair, generate, log and review.",
+        lifespan=lifespan,
+        responses=_ERRORS,
+    )
+    app.state.settings = settings
+    app.state.runtime = runtime
+    install_error_handlers(app)
+
+    @app.exception_handler(InputError)
+    async def _input_error(_: Request, exc: InputError) -> Any:
+        return error_response(422, "invalid_input", str(exc))
+
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    static = resources.files("groundwire.service") / "static"
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(str(static / "index.html"))
+
+    @app.get("/healthz", response_model=models.HealthResponse, tags=["service"])
+    def healthz() -> dict[str, Any]:
+        return runtime.health()
+
+    @app.post("/v1/verify", response_model=models.VerifyResponse, tags=["verify"])
+    def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+        return runtime.verify(body, scope=scope)
+
+    @app.post("/v1/repair", response_model=models.RepairResponse, tags=["verify"])
+    def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+        return runtime.repair(body, scope=scope)
+
+    @app.post("/v1/generate", response_model=models.GenerateResponse, tags=["generate"])
+    def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+        return runtime.generate(body, scope=scope)
+
+    @app.post("/v1/ingest", response_model=models.IngestResponse, tags=["documents"])
+    def ingest(body: models.IngestRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+        return runtime.ingest(body, scope=scope)
+
+    @app.post("/v1/feedback", response_model=models.FeedbackResponse, tags=["log"])
+    def feedback(body: models.FeedbackRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+        return runtime.feedback(body, scope=scope)
+
+    @app.get("/v1/requests", tags=["log"])
+    def list_requests(scope: str = Depends(caller_scope),
+                      limit: int = Query(50, ge=1, le=1000)) -> dict[str, Any]:
+        return {"requests": runtime.list_requests(scope=scope, limit=limit)}
+
+    @app.get("/v1/requests/{request_id}", tags=["log"])
+    def get_request(request_id: str, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+        entry = runtime.get_request(request_id, scope=scope)
+        if entry is None:
+            # Another scope's id looks exactly like an id that does not exist.
+            raise ServiceError(404, "request_not_found", f"No request {request_id!r} in your scope.")
+        return entry
+
+    @app.get("/v1/review", tags=["log"])
+    def review_queue(scope: str = Depends(caller_scope),
+                     limit: int = Query(100, ge=1, le=1000)) -> dict[str, Any]:
+        return runtime.review_queue(scope=scope, limit=limit)
+
+    @app.get("/v1/eval", tags=["log"])
+    def eval_dashboard(scope: str = Depends(caller_scope),
+                       limit: int = Query(500, ge=1, le=10_000)) -> dict[str, Any]:
+        return runtime.eval_summary(scope=scope, limit=limit)
+
+    return app
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return version("groundwire")

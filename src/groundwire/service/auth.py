@@ -1,0 +1,44 @@
+"""API keys -> permission scopes.
+
+A scope is the unit of isolation: documents, cache entries and request-log rows all
+carry the scope of the key that made them, and a key only ever sees its own scope.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import Request
+
+from groundwire.service.errors import ServiceError
+from groundwire.service.settings import DEFAULT_SCOPE, ServiceSettings
+
+
+def presented_key(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return request.headers.get("x-api-key") or None
+
+
+def scope_for_key(settings: ServiceSettings, key: str | None) -> str:
+    if settings.open_access:
+        return DEFAULT_SCOPE
+    if key is None:
+        raise ServiceError(401, "missing_api_key",
+                           "Send an API key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.")
+    # Compare against every key in constant time so response timing says nothing about near misses.
+    found: str | None = None
+    for known, scope in settings.api_keys.items():
+        if hmac.compare_digest(known.encode(), key.encode()):
+            found = scope
+    if found is None:
+        raise ServiceError(401, "invalid_api_key", "The API key is not recognised.")
+    return found
+
+
+def caller_scope(request: Request) -> str:
+    """FastAPI dependency: the permission scope of the calling key."""
+    settings: ServiceSettings = request.app.state.settings
+    return scope_for_key(settings, presented_key(request))

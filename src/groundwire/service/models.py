@@ -1,0 +1,153 @@
+"""The HTTP contract: request and response bodies of the /v1 endpoints.
+
+Field limits live here so a malformed or oversized field gets a 422 that names it,
+before any model runs. Reports travel as `Report.to_dict()` (see groundwire.types).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# Generous per-field caps; the byte limit on the whole body (settings.max_body_bytes) is the real guard.
+MAX_TEXT = 200_000
+MAX_CHUNKS = 1_000
+
+
+class _Body(BaseModel):
+    # A misspelt field is an error, not silently ignored.
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChunkIn(_Body):
+    id: str = Field(min_length=1, max_length=200)
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    doc_id: str | None = Field(None, max_length=500)
+    page: int | None = Field(None, ge=0)
+    type: Literal["text", "image_transcript", "table"] = "text"
+    score: float | None = None
+    """The retriever's score for this chunk, logged with the request."""
+
+
+class _WithContext(_Body):
+    chunks: list[ChunkIn] | None = Field(None, max_length=MAX_CHUNKS)
+    """The retrieved chunks, as sent to the generator."""
+    doc_ids: list[str] | None = Field(None, max_length=MAX_CHUNKS)
+    """Or: use the chunks of these documents ingested earlier in the caller's scope."""
+    question: str | None = Field(None, max_length=MAX_TEXT)
+
+    @model_validator(mode="after")
+    def _one_context(self) -> _WithContext:
+        if (self.chunks is None) == (self.doc_ids is None):
+            raise ValueError("give exactly one of 'chunks' (the retrieved passages) or 'doc_ids' (ingested documents)")
+        if self.chunks is not None:
+            ids = [chunk.id for chunk in self.chunks]
+            if len(set(ids)) != len(ids):
+                raise ValueError("chunk ids must be unique within a request")
+        return self
+
+
+class VerifyRequest(_WithContext):
+    answer: str = Field(max_length=MAX_TEXT)
+    require_citations: bool = False
+
+
+class RepairRequest(VerifyRequest):
+    pass
+
+
+class GenerateRequest(_WithContext):
+    question: str = Field(min_length=1, max_length=MAX_TEXT)  # type: ignore[assignment]
+    use_cache: bool = True
+
+
+class DocumentIn(_Body):
+    doc_id: str = Field(min_length=1, max_length=500)
+    title: str = Field("", max_length=2_000)
+    page: int | None = Field(None, ge=1)
+    """1-based; null for a source without pages (cited at document level)."""
+    type: Literal["text", "image_transcript", "table"] = "text"
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+
+
+class IngestRequest(_Body):
+    documents: list[DocumentIn] = Field(min_length=1, max_length=MAX_CHUNKS)
+
+
+class FeedbackRequest(_Body):
+    request_id: str = Field(min_length=1, max_length=100)
+    thumbs: Literal["up", "down"] | None = None
+    correction: str | None = Field(None, max_length=MAX_TEXT)
+
+    @model_validator(mode="after")
+    def _something(self) -> FeedbackRequest:
+        if self.thumbs is None and not self.correction:
+            raise ValueError("feedback needs 'thumbs' ('up' or 'down'), 'correction' text, or both")
+        return self
+
+
+class Review(BaseModel):
+    queued: bool
+    reasons: list[str]
+
+
+class VerifyResponse(BaseModel):
+    request_id: str
+    report: dict[str, Any]
+    review: Review
+    chunks: list[dict[str, Any]]
+    """The chunks the answer was checked against (so a page can show the evidence span)."""
+
+
+class RepairResponse(VerifyResponse):
+    repaired: dict[str, Any]
+
+
+class GenerateResponse(BaseModel):
+    request_id: str
+    answer: str
+    cached: bool
+    report: dict[str, Any] | None
+    review: Review
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class IngestResponse(BaseModel):
+    doc_set_version: str
+    chunks: list[dict[str, Any]]
+    """Every current chunk of the ingested documents, with its durable cite id."""
+    changed_doc_ids: list[str]
+    retired_ids: list[str]
+    cache_invalidated: int
+
+
+class FeedbackResponse(BaseModel):
+    feedback_id: str
+    request_id: str
+
+
+class RequestLogEntry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    request_id: str
+    endpoint: str
+    created_at: str
+
+
+class HealthResponse(BaseModel):
+    status: Literal["ok"]
+    model_id: str | None
+    model_loads: int
+    release: str
+    store: str
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    code: str
+    message: str
+    details: Any = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail

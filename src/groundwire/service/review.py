@@ -1,0 +1,28 @@
+"""The review queue rule: which logged requests a person should look at.
+
+A request is queued when its answer score is below the threshold, or when its question or
+answer matches one of the configured high-risk patterns (case-insensitive regexes). It
+leaves the queue once someone gives feedback on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+
+@lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(pattern, re.IGNORECASE) for pattern in patterns)
+
+
+def review_reasons(*, score: float | None, texts: Sequence[str | None], threshold: float,
+                   patterns: tuple[str, ...]) -> list[str]:
+    reasons: list[str] = []
+    if score is not None and score < threshold:
+        reasons.append(f"score {score:.2f} below {threshold:.2f}")
+    for pattern in _compiled(patterns):
+        if any(text and pattern.search(text) for text in texts):
+            reasons.append(f"matches high-risk pattern /{pattern.pattern}/")
+    return reasons

@@ -1,0 +1,65 @@
+"""Service settings: everything `create_app` needs, in one frozen value.
+
+Built by `groundwire serve` from its flags (and groundwire.toml), or directly by tests.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_SCOPE = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSettings:
+    db_url: str = "sqlite:///groundwire.db"
+    api_keys: dict[str, str] = field(default_factory=dict)
+    """API key -> permission scope. Empty means open access in DEFAULT_SCOPE (local use only)."""
+    scorer: str | None = None
+    """Scorer name or path handed to `Verifier`; None takes the bundled default."""
+    accept_at: float = 0.8
+    reject_at: float = 0.2
+    max_body_bytes: int = 1_000_000
+    """Requests with a larger body are refused with 413 before they are parsed."""
+    max_chunks: int = 200
+    max_text_chars: int = 100_000
+    review_threshold: float = 0.5
+    """Requests whose answer score falls below this go to the review queue."""
+    high_risk_patterns: tuple[str, ...] = ()
+    """Regexes (case-insensitive); a request whose question or answer matches one goes to the review queue."""
+    release: str = "dev"
+    """Release tag written on every request-log row, so the eval loop can compare releases."""
+    llm: Any = None
+    """LLM endpoint settings (groundwire.config) for /v1/repair and /v1/generate; None disables the LLM tier."""
+    cache_threshold: float = 0.97
+    history_limit: int = 200
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.reject_at <= self.accept_at <= 1.0:
+            raise ValueError("need 0 <= reject_at <= accept_at <= 1")
+        if self.max_body_bytes <= 0:
+            raise ValueError("max_body_bytes must be positive")
+        for key, scope in self.api_keys.items():
+            if not key or not scope:
+                raise ValueError("API keys and scopes must be non-empty strings")
+        for pattern in self.high_risk_patterns:
+            re.compile(pattern)  # fail at start-up, not on the first request
+
+    @property
+    def open_access(self) -> bool:
+        return not self.api_keys
+
+
+def parse_api_keys(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """Parse `KEY:SCOPE` pairs (from the command line) into the api_keys mapping."""
+    keys: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, scope = pair.partition(":")
+        if not sep or not key or not scope:
+            raise ValueError(f"API key {pair!r} must look like KEY:SCOPE")
+        if key in keys:
+            raise ValueError(f"API key given twice: {key[:4]}...")
+        keys[key] = scope
+    return keys

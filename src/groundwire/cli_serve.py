@@ -1,0 +1,59 @@
+"""`groundwire serve`: run the HTTP service and its web page with uvicorn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to bind; keep 127.0.0.1 unless API keys are set.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535)] = 8000,
+    db: Annotated[str, typer.Option(help="SQLAlchemy URL or SQLite file path for the request log and documents.")] = "groundwire.db",
+    api_key: Annotated[list[str] | None, typer.Option(
+        "--api-key", help="KEY:SCOPE; repeat for several keys. Without any, access is open in one 'default' scope.",
+        envvar="GROUNDWIRE_API_KEYS")] = None,
+    config: Annotated[Path | None, typer.Option(help="groundwire.toml (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")] = None,
+    scorer: Annotated[str | None, typer.Option(help="Scorer name or model path (default: from the config, else bundled).")] = None,
+    max_body_bytes: Annotated[int, typer.Option(min=1, help="Larger request bodies get 413.")] = 1_000_000,
+    review_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Requests scoring below go to the review queue.")] = 0.5,
+    high_risk: Annotated[list[str] | None, typer.Option(
+        "--high-risk", help="Regex; requests whose question or answer matches go to the review queue. Repeatable.")] = None,
+    release: Annotated[str, typer.Option(help="Release tag written on every request-log row.")] = "dev",
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve the verification API (/v1/...), its OpenAPI spec (/docs) and the web page (/)."""
+    import uvicorn
+
+    from groundwire.config import load_config
+    from groundwire.service import ServiceSettings, create_app
+    from groundwire.service.settings import parse_api_keys
+
+    loaded = load_config(config)
+    keys = parse_api_keys(_split_env_list(api_key or []))
+    if not keys and host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(f"warning: serving on {host} without API keys; anyone who can reach it can read the log", err=True)
+    settings = ServiceSettings(
+        db_url=db if "://" in db else f"sqlite:///{Path(db).resolve()}",
+        api_keys=keys,
+        scorer=scorer if scorer is not None else loaded.verify.scorer,
+        accept_at=loaded.verify.accept_at,
+        reject_at=loaded.verify.reject_at,
+        max_body_bytes=max_body_bytes,
+        review_threshold=review_threshold,
+        high_risk_patterns=tuple(high_risk or ()),
+        release=release,
+        config=loaded,
+    )
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
+
+
+def _split_env_list(values: list[str]) -> list[str]:
+    # From GROUNDWIRE_API_KEYS the keys arrive as one comma-separated string.
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]

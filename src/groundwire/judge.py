@@ -67,6 +67,21 @@ def quote_in_chunk(quote: str, chunk_text: str) -> bool:
     return len(needle.split()) >= MIN_QUOTE_WORDS and needle in normalise_quote(chunk_text)
 
 
+def quote_span(quote: str, chunk_text: str) -> tuple[int, int] | None:
+    """Where a verified quote sits in the raw chunk text (same normalisation as quote_in_chunk)."""
+    words = [re.escape(word.translate(_QUOTE_CHARS)) for word in quote.split()]
+    any_quote = {re.escape('"'): "[\"\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb]",
+                 re.escape("'"): "['\u2018\u2019\u201a\u201b\u2032`]"}
+    pattern = r"\s+".join("".join(any_quote.get(ch, ch) for ch in _escaped_units(word)) for word in words)
+    match = re.search(pattern, chunk_text, re.IGNORECASE) if words else None
+    return (match.start(), match.end()) if match else None
+
+
+def _escaped_units(escaped: str) -> list[str]:
+    # Split an re.escape()d word into single (possibly backslashed) characters.
+    return re.findall(r"\\.|.", escaped, re.DOTALL)
+
+
 def check_reply(reply: JudgeReply, chunks: Sequence[Chunk]) -> Judgement:
     """Turn the model's ruling into a verdict the quote can back."""
     by_id = {chunk.id: chunk for chunk in chunks}
@@ -106,6 +121,7 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
     whose call failed (timeout, HTTP error) stays escalated and the failure is recorded as a warning.
     """
     first_call = len(client.calls)
+    chunks_text = {chunk.id: chunk.text for chunk in chunks}
     claims: list[ClaimResult] = []
     outcomes: list[dict[str, Any]] = []
     warnings = list(report.warnings)
@@ -120,7 +136,7 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
             outcomes.append({"claim": index, "error": str(exc)})
             claims.append(result)
             continue
-        claims.append(_judged(result, judgement))
+        claims.append(_judged(result, judgement, chunks_text))
         outcomes.append({"claim": index, "verdict": judgement.verdict.value, "model_verdict": _value(judgement.model_verdict),
                          "quote": judgement.quote, "chunk_id": judgement.chunk_id, "reason": judgement.reason,
                          "finding": judgement.finding.check if judgement.finding else None})
@@ -141,15 +157,17 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
     )
 
 
-def _judged(result: ClaimResult, judgement: Judgement) -> ClaimResult:
+def _judged(result: ClaimResult, judgement: Judgement, chunks_text: dict[str, str]) -> ClaimResult:
     supported = judgement.verdict is Verdict.SUPPORTED
-    evidence = judgement.quote if judgement.verdict is not Verdict.NOT_FOUND else result.evidence
-    chunk_id = judgement.chunk_id if judgement.verdict is not Verdict.NOT_FOUND else result.chunk_id
+    quoted = judgement.verdict is not Verdict.NOT_FOUND and judgement.chunk_id is not None
+    evidence = judgement.quote if quoted else result.evidence
+    chunk_id = judgement.chunk_id if quoted else result.chunk_id
+    span = quote_span(judgement.quote, chunks_text[judgement.chunk_id]) if quoted else result.evidence_span
     checks = result.checks + ((judgement.finding,) if judgement.finding else ())
     note = f"judge: {judgement.verdict.value}" + (f" ({judgement.finding.check})" if judgement.finding else "")
     return dataclasses.replace(
         result, verdict=judgement.verdict, score=1.0 if supported else 0.0, route=Route.ACCEPT if supported else Route.REJECT,
-        decided_by="judge", chunk_id=chunk_id, evidence=evidence, checks=checks, note=note,
+        decided_by="judge", chunk_id=chunk_id, evidence=evidence, evidence_span=span, checks=checks, note=note,
     )
 
 

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from scripted_llm import Reply, ScriptedLLMServer
+
+from groundwire.judge import adjudicate, judge_claim, normalise_quote, quote_in_chunk
+from groundwire.llm import LLMClient
+from groundwire.types import Chunk, Claim, ClaimResult, Report, Route, Verdict
+
+CHUNKS = [
+    Chunk("S1", "Refunds are issued within 14 days of the return.\nShipping is free on orders over $50."),
+    Chunk("S2", "The store is open \u201cMonday to Friday\u201d, 9am to 5pm."),
+]
+
+
+def judge_json(quote: str, chunk_id: str | None, verdict: str, reason: str = "because") -> str:
+    return json.dumps({"quote": quote, "chunk_id": chunk_id, "verdict": verdict, "reason": reason})
+
+
+def result(text: str, *, score: float, route: Route, verdict: Verdict = Verdict.NOT_FOUND) -> ClaimResult:
+    return ClaimResult(claim=Claim(text, (0, len(text)), text), verdict=verdict, score=score, support=score,
+                       contradiction=None, chunk_id="S1", evidence=None, evidence_span=None, checks=(), route=route)
+
+
+def report(*claims: ClaimResult) -> Report:
+    return Report(answer=" ".join(c.claim.text for c in claims), score=min(c.score for c in claims),
+                  decision=Route.ESCALATE, claims=claims, abstained=False, model_id="lexical")
+
+
+def test_normalisation_is_only_whitespace_quotes_and_case() -> None:
+    assert normalise_quote(" \u201cRefunds\u201d  are\nISSUED ") == '"refunds" are issued'
+    assert quote_in_chunk("refunds are   issued within 14 DAYS", CHUNKS[0].text)
+    assert quote_in_chunk('open "Monday to Friday"', CHUNKS[1].text)
+    # Any other difference, however small, fails: punctuation, a changed number, a paraphrase.
+    assert not quote_in_chunk("Refunds are issued within 15 days", CHUNKS[0].text)
+    assert not quote_in_chunk("Refunds, are issued within 14 days", CHUNKS[0].text)
+    assert not quote_in_chunk("refunds get issued within 14 days", CHUNKS[0].text)
+    assert not quote_in_chunk("Refunds", CHUNKS[0].text)  # too short to prove anything
+
+
+def test_supported_with_a_verbatim_quote(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    scripted_llm.script(judge_json("Refunds are issued within 14 days of the return.", "[S1]", "supported"))
+    judgement = judge_claim("Refunds take two weeks.", CHUNKS, client=client)
+    assert judgement.verdict is Verdict.SUPPORTED and judgement.finding is None and judgement.chunk_id == "S1"
+    request = scripted_llm.requests[0]
+    assert request["response_format"] == {"type": "json_object"}
+    assert "[S1]" in request["messages"][1]["content"] and "Refunds take two weeks." in request["messages"][1]["content"]
+
+
+def test_quote_not_in_the_chunk_is_confabulated_support(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    scripted_llm.script(judge_json("Refunds are issued within 7 days.", "S1", "SUPPORTED"))
+    judgement = judge_claim("Refunds take a week.", CHUNKS, client=client)
+    assert judgement.verdict is Verdict.NOT_FOUND and judgement.model_verdict is Verdict.SUPPORTED
+    assert judgement.finding is not None and judgement.finding.check == "confabulated_support"
+
+
+def test_quote_from_the_wrong_chunk_is_not_accepted(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    scripted_llm.script(judge_json("Shipping is free on orders over $50.", "S2", "SUPPORTED"))
+    judgement = judge_claim("Shipping is free over $50.", CHUNKS, client=client)
+    assert judgement.verdict is Verdict.NOT_FOUND and judgement.finding.check == "confabulated_support"
+
+
+def test_fabricated_chunk_id_is_recorded_separately(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    scripted_llm.script(judge_json("Refunds are issued within 14 days of the return.", "S7", "SUPPORTED"))
+    judgement = judge_claim("Refunds take two weeks.", CHUNKS, client=client)
+    assert judgement.verdict is Verdict.NOT_FOUND
+    assert judgement.finding.check == "fabricated_citation" and "S7" in judgement.finding.detail
+
+
+@pytest.mark.parametrize("reply", ["SUPPORTED", '{"quote": "x", "verdict": "MAYBE"}', '{"quote": "x"', ""])
+def test_unparseable_is_not_found(scripted_llm: ScriptedLLMServer, client: LLMClient, reply: str) -> None:
+    scripted_llm.script(reply)
+    judgement = judge_claim("Refunds take two weeks.", CHUNKS, client=client)
+    assert (judgement.verdict, judgement.reason) == (Verdict.NOT_FOUND, "unparseable")
+    assert judgement.finding.check == "unparseable"
+
+
+def test_adjudicate_decides_only_escalated_claims(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    accepted = result("Shipping is free on orders over $50.", score=0.95, route=Route.ACCEPT, verdict=Verdict.SUPPORTED)
+    band_ok = result("Refunds are issued within 14 days.", score=0.5, route=Route.ESCALATE)
+    scripted_llm.script(judge_json("Refunds are issued within 14 days of the return.", "S1", "SUPPORTED"))
+    judged = adjudicate(report(accepted, band_ok), CHUNKS, client=client)
+    assert len(scripted_llm.requests) == 1
+    assert judged.claims[0] == accepted
+    second = judged.claims[1]
+    assert (second.verdict, second.route, second.decided_by, second.score) == (Verdict.SUPPORTED, Route.ACCEPT, "judge", 1.0)
+    assert second.support == 0.5  # the scorer's own number is kept
+    assert CHUNKS[0].text[slice(*second.evidence_span)] == "Refunds are issued within 14 days of the return."
+    assert judged.decision is Route.ACCEPT and judged.score == pytest.approx(0.95)
+    assert judged.extra["judge"]["calls"] == 1 and judged.extra["judge"]["decided"] == [1]
+    assert judged.extra["judge"]["completion_tokens"] > 0
+
+
+def test_adjudicate_rejects_on_confabulation_and_records_it(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    claims = (result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE),
+              result("The store opens on Sundays.", score=0.3, route=Route.ESCALATE))
+    scripted_llm.script(judge_json("Refunds take 30 days.", "S1", "SUPPORTED"),
+                        judge_json("The store is open Sunday", "S9", "SUPPORTED"))
+    judged = adjudicate(report(*claims), CHUNKS, client=client)
+    assert [c.verdict for c in judged.claims] == [Verdict.NOT_FOUND, Verdict.NOT_FOUND]
+    assert [c.checks[-1].check for c in judged.claims] == ["confabulated_support", "fabricated_citation"]
+    assert judged.decision is Route.REJECT and judged.score == 0.0
+    assert [o["finding"] for o in judged.extra["judge"]["outcomes"]] == ["confabulated_support", "fabricated_citation"]
+
+
+def test_adjudicate_keeps_claim_escalated_when_the_judge_is_down(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.script(Reply(status=503, raw_body="{}"), Reply(status=503, raw_body="{}"))
+    with LLMClient(base_url=scripted_llm.url, model="m", max_retries=1, backoff_s=0.0) as llm:
+        judged = adjudicate(report(result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE)), CHUNKS, client=llm)
+    assert judged.claims[0].route is Route.ESCALATE and judged.decision is Route.ESCALATE
+    assert any("judge unavailable" in w for w in judged.warnings)
+    assert judged.extra["judge"]["decided"] == []

@@ -152,7 +152,7 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
     }
     score = min((c.score for c in claims), default=1.0)
     return dataclasses.replace(
-        report, claims=tuple(claims), score=score, decision=_decision(claims, report.decision), warnings=tuple(warnings),
+        report, claims=tuple(claims), score=score, decision=_decision(claims, report), warnings=tuple(warnings),
         extra=extra,
     )
 
@@ -171,14 +171,15 @@ def _judged(result: ClaimResult, judgement: Judgement, chunks_text: dict[str, st
     )
 
 
-def _decision(claims: Sequence[ClaimResult], previous: Route) -> Route:
+def _decision(claims: Sequence[ClaimResult], report: Report) -> Route:
     if not claims:
-        return previous
+        return report.decision
     routes = {claim.route for claim in claims}
     for route in (Route.REJECT, Route.ESCALATE):
         if route in routes:
             return route
-    return Route.ACCEPT
+    # As in the verifier: answer-level findings (a fabricated citation...) keep an answer from plain acceptance.
+    return Route.ESCALATE if report.findings else Route.ACCEPT
 
 
 def _value(verdict: Verdict | None) -> str | None:

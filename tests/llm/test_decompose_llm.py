@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import json
+
+from scripted_llm import Reply, ScriptedLLMServer
+
+from groundwire.claims import RuleDecomposer
+from groundwire.decompose_llm import LLMDecomposer
+from groundwire.llm import LLMClient
+from groundwire.verifier import Verifier
+
+ANSWER = "Hello! The plan costs $10 a month and includes 5 GB of storage [S1]. It renews every year [S2]."
+CHUNKS = ["The plan costs $10 a month. Storage: 5 GB.", "Plans renew every year."]
+
+
+def test_claims_are_mapped_back_to_their_spans(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    scripted_llm.script(json.dumps({"claims": [
+        "The plan costs $10 a month", "The plan includes 5 GB of storage.", "The plan renews every year [S2].",
+        "The company was founded in 1999.",  # shares nothing with the answer: invented, dropped
+    ]}))
+    claims = LLMDecomposer(client).decompose(ANSWER, question="What does the plan cost?")
+    assert [c.text for c in claims] == [
+        "The plan costs $10 a month.", "The plan includes 5 GB of storage.", "The plan renews every year.",
+    ]
+    first, second, third = claims
+    assert ANSWER[slice(*first.span)] == "The plan costs $10 a month"
+    assert first.cited_ids == ("S1",)
+    # Not verbatim in the answer: mapped to the sentence it overlaps most, with that sentence's citation.
+    assert ANSWER[slice(*second.span)] == second.sentence and "5 GB" in second.sentence
+    assert third.cited_ids == ("S2",) and ANSWER[slice(*third.span)] == "It renews every year [S2]."
+    assert "What does the plan cost?" in scripted_llm.requests[0]["messages"][1]["content"]
+
+
+def test_malformed_reply_falls_back_to_rules(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    scripted_llm.script('{"claims": "The plan costs $10"}', "not json at all", json.dumps({"claims": []}))
+    expected = RuleDecomposer().decompose(ANSWER)
+    for _ in range(3):
+        assert LLMDecomposer(client).decompose(ANSWER) == expected
+    assert len(expected) >= 2
+
+
+def test_endpoint_down_falls_back_to_rules(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.script(Reply(status=500, raw_body="{}"), Reply(status=500, raw_body="{}"))
+    with LLMClient(base_url=scripted_llm.url, model="m", max_retries=1, backoff_s=0.0) as llm:
+        assert LLMDecomposer(llm).decompose(ANSWER) == RuleDecomposer().decompose(ANSWER)
+
+
+def test_verifier_runs_on_llm_claims(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    scripted_llm.script(json.dumps({"claims": ["The plan costs $10 a month.", "The plan renews every month."]}))
+    verifier = Verifier("lexical", decomposer=LLMDecomposer(client))
+    report = verifier.verify("The plan costs $10 a month and renews every month.", CHUNKS)
+    assert [c.claim.text for c in report.claims] == ["The plan costs $10 a month.", "The plan renews every month."]
+    assert report.claims[0].score > report.claims[1].score

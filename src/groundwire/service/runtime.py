@@ -99,7 +99,7 @@ class Runtime:
         if body.chunks is not None:
             chunks = [Chunk(id=c.id, text=c.text, doc_id=c.doc_id, page=c.page, type=c.type) for c in body.chunks]
             # Logged exactly as the caller sent it.
-            sent = [c.model_dump(exclude_none=True) for c in body.chunks]
+            sent = [c.model_dump(exclude_unset=True) for c in body.chunks]
             return chunks, json.dumps(sent, ensure_ascii=False)
         from groundwire.provenance import render_context
 

@@ -19,8 +19,9 @@ class ServiceSettings:
     """API key -> permission scope. Empty means open access in DEFAULT_SCOPE (local use only)."""
     scorer: str | None = None
     """Scorer name or path handed to `Verifier`; None takes the bundled default."""
-    accept_at: float = 0.8
-    reject_at: float = 0.2
+    accept_at: float | None = None
+    reject_at: float | None = None
+    """Routing thresholds; None takes the scorer's calibrated ones (or 0.8 / 0.2)."""
     max_body_bytes: int = 1_000_000
     """Requests with a larger body are refused with 413 before they are parsed."""
     max_chunks: int = 200
@@ -37,8 +38,6 @@ class ServiceSettings:
     history_limit: int = 200
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.reject_at <= self.accept_at <= 1.0:
-            raise ValueError("need 0 <= reject_at <= accept_at <= 1")
         if self.max_body_bytes <= 0:
             raise ValueError("max_body_bytes must be positive")
         for key, scope in self.api_keys.items():

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+KEYS = {"key-alpha": "alpha", "key-beta": "beta"}
+ALPHA = {"Authorization": "Bearer key-alpha"}
+BETA = {"X-API-Key": "key-beta"}
+
+
+@pytest.fixture
+def settings(tmp_path: Path):  # noqa: ANN201 (ServiceSettings, imported lazily so collection stays light)
+    from groundwire.service import ServiceSettings
+
+    return ServiceSettings(
+        db_url=f"sqlite:///{tmp_path / 'service.db'}",
+        api_keys=dict(KEYS),
+        scorer="lexical",
+        max_body_bytes=50_000,
+        review_threshold=0.5,
+        high_risk_patterns=(r"\bdosage\b",),
+        release="test-release",
+    )
+
+
+@pytest.fixture
+def client(settings) -> Iterator:  # noqa: ANN001
+    from fastapi.testclient import TestClient
+
+    from groundwire.service import create_app
+
+    with TestClient(create_app(settings), raise_server_exceptions=False) as test_client:
+        yield test_client

@@ -1,0 +1,88 @@
+"""Start `groundwire serve` in a subprocess on 127.0.0.1 with a free port, for tests that need a real server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+# The serve command as the CLI registers it (cli_serve.register), run in a fresh interpreter.
+_LAUNCH = (
+    "import sys, typer\n"
+    "from groundwire.cli_serve import register\n"
+    "app = typer.Typer()\n"
+    "app.callback()(lambda: None)\n"
+    "register(app)\n"
+    "app(sys.argv[1:])\n"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LiveServer:
+    def __init__(self, workdir: Path, *, api_keys: dict[str, str], extra_args: tuple[str, ...] = ()) -> None:
+        self.workdir = workdir
+        self.db_path = workdir / "groundwire.db"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = workdir / "server.log"
+        self.args = [
+            "serve", "--host", "127.0.0.1", "--port", str(self.port), "--db", str(self.db_path),
+            "--scorer", "lexical", "--log-level", "warning",
+            *(arg for key, scope in api_keys.items() for arg in ("--api-key", f"{key}:{scope}")),
+            *extra_args,
+        ]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> LiveServer:
+        env = {**os.environ, "GROUNDWIRE_CONFIG": "", "HF_HUB_OFFLINE": "1"}
+        env.pop("GROUNDWIRE_API_KEYS", None)
+        log = self.log_path.open("wb")
+        self.process = subprocess.Popen([sys.executable, "-c", _LAUNCH, *self.args], cwd=self.workdir,
+                                        stdout=log, stderr=subprocess.STDOUT, env=env)
+        log.close()
+        # Bounded wait for readiness: the model loads before the port opens.
+        for _ in range(600):
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited with {self.process.returncode}:\n{self.log_path.read_text()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=2.0).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"server did not become ready:\n{self.log_path.read_text()}")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hooks, no flushing; what was committed must already be on disk."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=20)
+
+    def __enter__(self) -> LiveServer:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()

@@ -1,0 +1,230 @@
+"""The HTTP contract, in process (TestClient): errors, limits, scopes, the request log, the review queue."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ALPHA, BETA
+
+pytest.importorskip("fastapi")
+
+CHUNKS = [
+    {"id": "S1", "text": "The Pro plan costs $10 a month. Refunds are issued within 30 days of purchase.", "score": 0.91},
+    {"id": "S2", "text": "Support is available by email on weekdays.", "score": 0.42},
+]
+GOOD = "The Pro plan costs $10 a month."
+BAD = "The Pro plan costs $10 a month. Refunds are issued within 90 days of purchase."
+
+
+def verify(client, answer: str, *, headers=ALPHA, question: str | None = None, chunks=CHUNKS):  # noqa: ANN001, ANN201
+    body = {"answer": answer, "chunks": chunks}
+    if question is not None:
+        body["question"] = question
+    response = client.post("/v1/verify", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def assert_error(response, status: int, code: str | None = None) -> dict:  # noqa: ANN001
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    error = response.json()["error"]
+    assert error["status"] == status
+    assert isinstance(error["message"], str) and error["message"]
+    if code is not None:
+        assert error["code"] == code
+    return error
+
+
+def test_health_reports_the_model_loaded_once_for_many_requests(client) -> None:  # noqa: ANN001
+    verifier = client.app.state.runtime.verifier
+    for _ in range(3):
+        verify(client, GOOD)
+    health = client.get("/healthz").json()
+    assert health["status"] == "ok"
+    assert health["model_loads"] == 1
+    assert health["model_id"] == verifier.model_id
+    assert client.app.state.runtime.verifier is verifier
+
+
+def test_openapi_spec_lists_every_endpoint_and_the_error_shape(client) -> None:  # noqa: ANN001
+    spec = client.get("/openapi.json").json()
+    for path, method in [("/v1/verify", "post"), ("/v1/repair", "post"), ("/v1/generate", "post"),
+                         ("/v1/ingest", "post"), ("/v1/feedback", "post"), ("/v1/requests/{request_id}", "get"),
+                         ("/healthz", "get")]:
+        assert method in spec["paths"][path], path
+    assert "ErrorResponse" in spec["components"]["schemas"]
+    assert "413" in spec["paths"]["/v1/verify"]["post"]["responses"]
+
+
+def test_verify_grades_claims_and_returns_the_chunks(client) -> None:  # noqa: ANN001
+    out = verify(client, BAD)
+    claims = out["report"]["claims"]
+    assert [c["verdict"] for c in claims] == ["SUPPORTED", "CONTRADICTED"]
+    assert out["report"]["decision"] == "reject"
+    assert {c["id"] for c in out["chunks"]} == {"S1", "S2"}
+    cited = claims[1]
+    start, end = cited["evidence_span"]
+    assert "30 days" in CHUNKS[0]["text"][start:end]
+
+
+@pytest.mark.parametrize("headers, code", [({}, "missing_api_key"),
+                                            ({"Authorization": "Bearer nope"}, "invalid_api_key"),
+                                            ({"X-API-Key": "key-alph"}, "invalid_api_key")])
+def test_requests_without_a_valid_key_get_401_json(client, headers, code) -> None:  # noqa: ANN001
+    response = client.post("/v1/verify", json={"answer": GOOD, "chunks": CHUNKS}, headers=headers)
+    assert_error(response, 401, code)
+    assert_error(client.get("/v1/requests", headers=headers), 401, code)
+
+
+def test_oversized_body_gets_413_json_and_is_not_logged(client, settings) -> None:  # noqa: ANN001
+    big = {"answer": "x" * (settings.max_body_bytes + 10), "chunks": CHUNKS}
+    error = assert_error(client.post("/v1/verify", json=big, headers=ALPHA), 413, "payload_too_large")
+    assert error["details"]["max_bytes"] == settings.max_body_bytes
+    assert client.get("/v1/requests", headers=ALPHA).json()["requests"] == []
+
+
+def test_oversized_chunked_body_without_content_length_gets_413(client, settings) -> None:  # noqa: ANN001
+    payload = json.dumps({"answer": "y" * (settings.max_body_bytes * 2), "chunks": CHUNKS}).encode()
+
+    def pieces():  # noqa: ANN202 (a generator body is sent with Transfer-Encoding: chunked)
+        for start in range(0, len(payload), 8192):
+            yield payload[start:start + 8192]
+
+    response = client.post("/v1/verify", content=pieces(), headers={**ALPHA, "Content-Type": "application/json"})
+    assert "content-length" not in response.request.headers
+    assert_error(response, 413, "payload_too_large")
+
+
+@pytest.mark.parametrize("body", [
+    {"answer": GOOD},  # no context at all
+    {"answer": GOOD, "chunks": CHUNKS, "doc_ids": ["d1"]},  # both kinds of context
+    {"chunks": CHUNKS},  # no answer
+    {"answer": GOOD, "chunks": [{"id": "S1", "text": "a"}, {"id": "S1", "text": "b"}]},  # duplicate ids
+    {"answer": GOOD, "chunks": CHUNKS, "temperature": 0.3},  # unknown field
+    {"answer": GOOD, "chunks": [{"id": "S1", "text": "a", "type": "video"}]},  # bad chunk type
+])
+def test_malformed_bodies_get_422_json_naming_the_problem(client, body) -> None:  # noqa: ANN001
+    error = assert_error(client.post("/v1/verify", json=body, headers=ALPHA), 422, "invalid_request")
+    assert error["details"] and all("msg" in d and "loc" in d for d in error["details"])
+
+
+def test_invalid_json_and_input_errors_are_json_4xx(client) -> None:  # noqa: ANN001
+    response = client.post("/v1/verify", content=b"{not json", headers={**ALPHA, "Content-Type": "application/json"})
+    assert_error(response, 422, "invalid_request")
+    # The verifier's own InputError (an empty answer) is a 422 too, with its message.
+    error = assert_error(client.post("/v1/verify", json={"answer": "  ", "chunks": CHUNKS}, headers=ALPHA), 422,
+                         "invalid_input")
+    assert "empty" in error["message"]
+
+
+def test_unknown_paths_and_methods_are_json(client) -> None:  # noqa: ANN001
+    assert_error(client.get("/v1/nothing-here", headers=ALPHA), 404, "not_found")
+    assert_error(client.get("/v1/verify", headers=ALPHA), 405)
+
+
+def test_unexpected_errors_are_json_500_without_internals(settings) -> None:  # noqa: ANN001
+    from fastapi.testclient import TestClient
+
+    from groundwire.service import create_app
+
+    app = create_app(settings)
+
+    @app.get("/boom")
+    def boom() -> None:
+        raise RuntimeError("secret internal detail")
+
+    with TestClient(app, raise_server_exceptions=False) as test_client:
+        error = assert_error(test_client.get("/boom"), 500, "internal_error")
+    assert "secret" not in error["message"]
+
+
+def test_every_request_is_logged_with_the_fields_of_the_issue(client) -> None:  # noqa: ANN001
+    out = verify(client, BAD, question="How long do refunds take?")
+    entry = client.get(f"/v1/requests/{out['request_id']}", headers=ALPHA).json()
+    assert entry["request_id"] == out["request_id"]
+    assert entry["endpoint"] == "verify"
+    assert entry["question"] == "How long do refunds take?"
+    assert entry["retrieved"] == [{"cite_id": c["id"], "score": c["score"]} for c in CHUNKS]
+    assert json.loads(entry["context"]) == CHUNKS  # the context exactly as sent
+    assert entry["response_text"] == BAD
+    report = out["report"]
+    assert [(c["verdict"], c["score"]) for c in entry["claims"]] == [(c["verdict"], c["score"]) for c in report["claims"]]
+    assert entry["decision"] == report["decision"] == "reject"
+    assert entry["escalations"] == sum(c["route"] == "escalate" for c in report["claims"])
+    assert entry["refused"] is False
+    assert entry["latency_ms"] > 0
+    assert entry["model_ids"]["scorer"] == report["model_id"]
+    assert entry["release"] == "test-release"
+    assert entry["response"] == out  # the whole response body, so the page can re-open it
+
+
+def test_refusal_is_logged_as_refused(client) -> None:  # noqa: ANN001
+    out = verify(client, "NOT_IN_CONTEXT")
+    entry = client.get(f"/v1/requests/{out['request_id']}", headers=ALPHA).json()
+    assert entry["refused"] is True
+
+
+def test_scopes_never_see_each_others_logs_documents_or_feedback(client) -> None:  # noqa: ANN001
+    ingest = client.post("/v1/ingest", headers=ALPHA, json={"documents": [
+        {"doc_id": "runbook", "title": "Runbook", "page": 3, "text": "Start the cluster with gw start."}]})
+    assert ingest.status_code == 200, ingest.text
+    alpha = client.post("/v1/verify", headers=ALPHA, json={"answer": "Start the cluster with gw start.",
+                                                            "doc_ids": ["runbook"]}).json()
+    assert alpha["report"]["claims"][0]["chunk_id"] == ingest.json()["chunks"][0]["id"]
+    request_id = alpha["request_id"]
+
+    # Another scope's request id looks exactly like one that never existed.
+    theirs = assert_error(client.get(f"/v1/requests/{request_id}", headers=BETA), 404, "request_not_found")
+    nobody = assert_error(client.get("/v1/requests/0123456789abcdef", headers=BETA), 404, "request_not_found")
+    assert theirs.keys() == nobody.keys()
+    assert client.get("/v1/requests", headers=BETA).json()["requests"] == []
+    assert client.get("/v1/review", headers=BETA).json()["items"] == []
+    assert_error(client.post("/v1/feedback", headers=BETA, json={"request_id": request_id, "thumbs": "down"}), 404)
+    assert_error(client.post("/v1/verify", headers=BETA, json={"answer": "x y z", "doc_ids": ["runbook"]}), 404,
+                 "document_not_found")
+    # Beta ingesting a document with the same doc_id does not touch alpha's.
+    client.post("/v1/ingest", headers=BETA, json={"documents": [
+        {"doc_id": "runbook", "title": "Other", "text": "Stop the cluster with gw stop."}]})
+    again = client.post("/v1/verify", headers=ALPHA, json={"answer": "Start the cluster with gw start.",
+                                                            "doc_ids": ["runbook"]}).json()
+    assert again["chunks"] == alpha["chunks"]
+    # Alpha still sees its own.
+    assert client.get(f"/v1/requests/{request_id}", headers=ALPHA).status_code == 200
+    assert {r["request_id"] for r in client.get("/v1/requests", headers=ALPHA).json()["requests"]} == {
+        request_id, again["request_id"]}
+
+
+def test_ingest_gives_durable_ids_and_versions_only_on_change(client) -> None:  # noqa: ANN001
+    doc = {"doc_id": "manual", "title": "Manual", "page": None, "text": "Para one.\n\nPara two."}
+    first = client.post("/v1/ingest", headers=ALPHA, json={"documents": [doc]}).json()
+    same = client.post("/v1/ingest", headers=ALPHA, json={"documents": [doc]}).json()
+    assert [c["id"] for c in first["chunks"]] == [c["id"] for c in same["chunks"]]
+    assert all(c["id"].startswith("c_") for c in first["chunks"])
+    assert same["doc_set_version"] == first["doc_set_version"]
+    assert same["changed_doc_ids"] == []
+    changed = client.post("/v1/ingest", headers=ALPHA, json={"documents": [{**doc, "text": "Para three."}]}).json()
+    assert int(changed["doc_set_version"]) == int(first["doc_set_version"]) + 1
+    assert changed["changed_doc_ids"] == ["manual"]
+    assert_error(client.post("/v1/ingest", headers=ALPHA, json={"documents": [{**doc, "page": 0}]}), 422)
+
+
+def test_review_queue_takes_low_scores_and_risky_patterns_until_reviewed(client) -> None:  # noqa: ANN001
+    low = verify(client, BAD)
+    risky = verify(client, GOOD, question="What dosage is safe?")
+    fine = verify(client, GOOD)
+    assert low["review"]["queued"] and risky["review"]["queued"] and not fine["review"]["queued"]
+    assert any("high-risk" in reason for reason in risky["review"]["reasons"])
+    queue = client.get("/v1/review", headers=ALPHA).json()
+    assert {item["request_id"] for item in queue["items"]} == {low["request_id"], risky["request_id"]}
+
+    feedback = client.post("/v1/feedback", headers=ALPHA, json={
+        "request_id": low["request_id"], "thumbs": "down", "correction": "Refunds take 30 days."})
+    assert feedback.status_code == 200, feedback.text
+    queue = client.get("/v1/review", headers=ALPHA).json()
+    assert [item["request_id"] for item in queue["items"]] == [risky["request_id"]]
+    entry = client.get(f"/v1/requests/{low['request_id']}", headers=ALPHA).json()
+    assert entry["feedback"][0]["thumbs"] == -1
+    assert entry["feedback"][0]["correction"] == "Refunds take 30 days."
+    assert_error(client.post("/v1/feedback", headers=ALPHA, json={"request_id": low["request_id"]}), 422)

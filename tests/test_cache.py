@@ -1,0 +1,101 @@
+"""The semantic cache serves only the same question, in the same scope, over the same document set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groundwire.cache import SemanticCache
+from groundwire.embed import default_embedder
+from groundwire.errors import InputError
+from groundwire.provenance import Document
+from groundwire.store import Store
+
+
+@pytest.fixture()
+def cache() -> SemanticCache:
+    return SemanticCache(default_embedder())
+
+
+def test_start_never_gets_the_cached_answer_to_stop(cache: SemanticCache) -> None:
+    cache.put("how do I stop the cluster", "Run stop.sh.", scope="ops", doc_version=1)
+    assert cache.get("how do I start the cluster", scope="ops", doc_version=1) is None
+    # ...while a rewording of the cached question is served (so the miss above is not a broken cache).
+    hit = cache.get("How do I stop the cluster?", scope="ops", doc_version=1)
+    assert hit is not None and hit.response == "Run stop.sh." and hit.similarity >= 0.97
+    cache.put("how do I start the cluster", "Run start.sh.", scope="ops", doc_version=1)
+    assert cache.get("how do I start the cluster?", scope="ops", doc_version=1).response == "Run start.sh."
+    assert cache.get("how do I stop the cluster?", scope="ops", doc_version=1).response == "Run stop.sh."
+
+
+def test_user_a_answer_never_reaches_user_b(cache: SemanticCache) -> None:
+    cache.put("what is my salary", "Alice earns 100k.", scope="user-a", doc_version=1)
+    assert cache.get("what is my salary", scope="user-b", doc_version=1) is None  # identical query, other scope
+    assert cache.get("what is my salary", scope="user-a", doc_version=1).response == "Alice earns 100k."
+    cache.put("what is my salary", "Bob earns 90k.", scope="user-b", doc_version=1)
+    assert cache.get("what is my salary", scope="user-a", doc_version=1).response == "Alice earns 100k."
+    assert cache.get("what is my salary", scope="user-b", doc_version=1).response == "Bob earns 90k."
+
+
+def test_document_set_version_must_match(cache: SemanticCache) -> None:
+    cache.put("what is the refund window", "30 days.", scope="s", doc_version=3)
+    assert cache.get("what is the refund window", scope="s", doc_version=4) is None
+    assert cache.stats.stale_version_misses == 1
+    assert cache.get("what is the refund window", scope="s", doc_version=3) is not None
+
+
+def test_threshold_is_configurable() -> None:
+    embedder = default_embedder()
+    a, b = embedder.embed(["how do I start the cluster", "how do I stop the cluster"])
+    similarity = float(a @ b)
+    loose = SemanticCache(embedder, threshold=similarity - 0.01)
+    loose.put("how do I stop the cluster", "Run stop.sh.", scope="s", doc_version=1)
+    assert loose.get("how do I start the cluster", scope="s", doc_version=1) is not None
+    strict = SemanticCache(embedder, threshold=similarity + 0.01)
+    strict.put("how do I stop the cluster", "Run stop.sh.", scope="s", doc_version=1)
+    assert strict.get("how do I start the cluster", scope="s", doc_version=1) is None
+    with pytest.raises(InputError):
+        SemanticCache(embedder, threshold=1.5)
+
+
+def test_ingest_invalidates_exactly_the_affected_entries(cache: SemanticCache, tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    store.ingest([Document("manual", "Manual", "Run start.sh."), Document("pricing", "Pricing", "Pro costs $10.")], scope="s")
+    version = store.doc_version(scope="s")
+    cache.put("how do I start the cluster", "Run start.sh.", scope="s", doc_version=version, doc_ids=["manual"])
+    cache.put("how much is the pro plan", "$10.", scope="s", doc_version=version, doc_ids=["pricing"])
+    cache.put("how much is the pro plan", "$10.", scope="other", doc_version=version, doc_ids=["pricing"])
+
+    result = store.ingest([Document("pricing", "Pricing", "Pro costs $12.")], scope="s")
+    removed = cache.invalidate(scope="s", doc_ids=result.changed_doc_ids)
+    assert removed == 1
+    assert cache.stats.invalidations == 1
+    # The untouched entry is still there (under the version it was stored with) and the other scope is untouched.
+    assert cache.get("how do I start the cluster", scope="s", doc_version=version) is not None
+    assert cache.get("how much is the pro plan", scope="s", doc_version=version) is None
+    assert cache.get("how much is the pro plan", scope="other", doc_version=version) is not None
+    # An unchanged re-ingest affects nothing.
+    assert cache.invalidate(scope="s", doc_ids=store.ingest([Document("manual", "Manual", "Run start.sh.")], scope="s").changed_doc_ids) == 0
+    store.close()
+
+
+def test_counters_and_eviction() -> None:
+    cache = SemanticCache(default_embedder(), max_entries=2)
+    cache.put("alpha question about billing", 1, scope="s", doc_version=1)
+    cache.put("beta question about storage quotas", 2, scope="s", doc_version=1)
+    assert cache.get("alpha question about billing", scope="s", doc_version=1) is not None  # alpha now most recent
+    cache.put("gamma question about network ports", 3, scope="s", doc_version=1)  # evicts beta
+    assert cache.get("beta question about storage quotas", scope="s", doc_version=1) is None
+    assert cache.get("alpha question about billing", scope="s", doc_version=1) is not None
+    stats = cache.stats
+    assert (stats.hits, stats.misses, stats.evictions, stats.entries) == (2, 1, 1, 2)
+    assert stats.hit_rate == pytest.approx(2 / 3)
+    assert stats.to_dict()["lookups"] == 3
+
+
+def test_bad_input(cache: SemanticCache) -> None:
+    with pytest.raises(InputError, match="scope"):
+        cache.get("a question", scope="", doc_version=1)
+    with pytest.raises(InputError, match="query"):
+        cache.put("   ", "x", scope="s", doc_version=1)

@@ -1,0 +1,204 @@
+"""The SQLAlchemy store: ingest with durable ids, scoped request log, feedback, WAL durability."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from groundwire import Verifier
+from groundwire.errors import InputError
+from groundwire.provenance import Document, render_context
+from groundwire.store import ClaimLog, RequestRecord, RetrievedChunk, Store
+
+MANUAL = "Run start.sh to start the cluster.\n\nRun stop.sh to stop the cluster.\n\nLogs live in /var/log/cluster."
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Store:
+    s = Store(f"sqlite:///{tmp_path / 'gw.db'}")
+    yield s
+    s.close()
+
+
+def test_sqlite_runs_in_wal_mode(store: Store, tmp_path: Path) -> None:
+    store.ingest([Document("m", "Manual", MANUAL)], scope="a")
+    with sqlite3.connect(tmp_path / "gw.db") as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_reingest_keeps_ids_and_version_and_changes_only_what_changed(store: Store) -> None:
+    first = store.ingest([Document("m", "Manual", MANUAL, page=1)], scope="a")
+    assert first.doc_version == 1 and first.changed_doc_ids == ("m",)
+    again = store.ingest([Document("m", "Manual", MANUAL, page=1)], scope="a")
+    assert again.doc_version == 1 and again.changed_doc_ids == ()
+    assert [p.cite_id for p in again.passages] == [p.cite_id for p in first.passages]
+
+    split = Store(store.url)
+    small = split.ingest([Document("n", "Notes", MANUAL)], scope="a", max_chars=50)
+    assert len(small.passages) == 3
+    edited = MANUAL.replace("Logs live in /var/log/cluster.", "Logs live in /srv/logs.")
+    after = split.ingest([Document("n", "Notes", edited)], scope="a", max_chars=50)
+    assert after.doc_version == small.doc_version + 1 and after.changed_doc_ids == ("n",)
+    assert [p.cite_id for p in after.passages[:2]] == [p.cite_id for p in small.passages[:2]]  # unchanged text keeps ids
+    assert after.passages[2].cite_id != small.passages[2].cite_id
+    assert after.retired_ids == (small.passages[2].cite_id,)
+    current = {p.cite_id for p in split.passages(scope="a", doc_ids=["n"])}
+    assert current == {p.cite_id for p in after.passages}
+    # A retired id still resolves for old log rows.
+    assert split.lookup_passages([small.passages[2].cite_id], scope="a")[small.passages[2].cite_id].text.endswith("/var/log/cluster.")
+    split.close()
+
+
+def test_store_resolves_cite_id_collisions_deterministically(tmp_path: Path) -> None:
+    docs = [Document(f"d{i}", "T", f"fact number {i} is true") for i in range(40)]
+    ids = []
+    for name in ("one.db", "two.db"):
+        s = Store(f"sqlite:///{tmp_path / name}", cite_id_length=2)
+        result = s.ingest(docs, scope="a")
+        assert result.collisions > 0
+        assert len({p.cite_id for p in result.passages}) == 40
+        assert [p.cite_id for p in s.ingest(docs, scope="a").passages] == [p.cite_id for p in result.passages]
+        ids.append([p.cite_id for p in result.passages])
+        s.close()
+    assert ids[0] == ids[1]
+
+
+def test_scopes_are_isolated(store: Store) -> None:
+    a = store.ingest([Document("m", "Manual", MANUAL)], scope="team-a")
+    store.ingest([Document("secret", "Payroll", "Alice earns 100k.")], scope="team-b")
+    assert {p.doc_id for p in store.passages(scope="team-a")} == {"m"}
+    assert store.lookup_passages([p.cite_id for p in a.passages], scope="team-b") == {}
+    request_id = store.log_request(RequestRecord(scope="team-a", response="r", context="c"))
+    assert store.get_request(request_id, scope="team-a") is not None
+    assert store.get_request(request_id, scope="team-b") is None
+    assert store.requests(scope="team-b") == []
+    with pytest.raises(InputError, match="no logged request"):
+        store.add_feedback(request_id, scope="team-b", thumbs=1)
+    assert store.doc_version(scope="team-a") == 1 and store.doc_version(scope="nobody") == 0
+
+
+def test_request_log_round_trips_everything_from_a_report(store: Store) -> None:
+    ingest = store.ingest([Document("m", "Manual", MANUAL, page=2)], scope="a")
+    chunks = [p.as_chunk() for p in ingest.passages]
+    answer = "Run start.sh to start the cluster. The cluster needs 64 GB of RAM."
+    report = Verifier("lexical").verify(answer, chunks, question="how do I start the cluster")
+    context = render_context(ingest.passages)
+    record = RequestRecord.from_report(
+        report,
+        scope="a",
+        context=context,
+        retrieved=[(p.cite_id, 0.87) for p in ingest.passages],
+        latency_ms=12.5,
+        release="v1.2",
+        segment="docs",
+        gold_ids=[ingest.passages[0].cite_id],
+    )
+    request_id = store.log_request(record)
+    back = store.get_request(request_id, scope="a")
+    assert back is not None
+    assert back.query == "how do I start the cluster"
+    assert back.context == context  # exactly as sent
+    assert back.response == answer
+    assert back.retrieved == tuple(RetrievedChunk(p.cite_id, 0.87) for p in ingest.passages)
+    assert [c.verdict for c in back.claims] == [r.verdict.value for r in report.claims]
+    assert [c.score for c in back.claims] == pytest.approx([r.score for r in report.claims])
+    assert back.route == report.decision.value
+    assert back.escalations == sum(1 for r in report.claims if r.route.value == "escalate")
+    assert back.model_ids == {"scorer": report.model_id}
+    assert (back.release, back.segment, back.latency_ms) == ("v1.2", "docs", 12.5)
+    assert back.gold_ids == (ingest.passages[0].cite_id,)
+    assert back.report is not None and back.report["score"] == pytest.approx(report.score)
+    assert back.created_at is not None and back.created_at.tzinfo is not None
+
+
+def test_feedback_is_linked_and_validated(store: Store) -> None:
+    request_id = store.log_request(RequestRecord(scope="a", response="r", context="c"))
+    store.add_feedback(request_id, scope="a", thumbs=-1, correction="It is stop.sh, not start.sh.")
+    store.add_feedback(request_id, scope="a", thumbs=1)
+    got = store.feedback(request_id, scope="a")
+    assert [(f.thumbs, f.correction) for f in got] == [(-1, "It is stop.sh, not start.sh."), (1, None)]
+    assert store.feedback(request_id, scope="b") == []
+    with pytest.raises(InputError, match="thumbs"):
+        store.add_feedback(request_id, scope="a", thumbs=5)
+    with pytest.raises(InputError, match="needs"):
+        store.add_feedback(request_id, scope="a")
+
+
+def test_bad_input_is_rejected_before_anything_is_written(store: Store) -> None:
+    with pytest.raises(InputError, match="scope"):
+        store.log_request(RequestRecord(scope="", response="r", context="c"))
+    with pytest.raises(InputError, match="JSON"):
+        store.log_request(RequestRecord(scope="a", response="r", context="c", extra={"when": object()}))
+    with pytest.raises(InputError):
+        store.ingest([], scope="a")
+    assert store.requests(scope="a") == []
+
+
+def test_requests_filter_and_sample_reproducibly(store: Store) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for i in range(30):
+        store.log_request(
+            RequestRecord(scope="a", response=f"r{i}", context="c", release=f"v{i % 2}", created_at=start + timedelta(hours=i))
+        )
+    assert len(store.requests(scope="a", limit=None)) == 30
+    assert {r.release for r in store.requests(scope="a", release="v1", limit=None)} == {"v1"}
+    assert len(store.requests(scope="a", since=start + timedelta(hours=20), limit=None)) == 10
+    first = store.sample_requests(scope="a", n=10, seed=7)
+    assert len(first) == 10
+    assert [r.id for r in first] == [r.id for r in store.sample_requests(scope="a", n=10, seed=7)]
+    assert [r.id for r in first] != [r.id for r in store.sample_requests(scope="a", n=10, seed=8)]
+
+
+def test_concurrent_writers_lose_nothing(store: Store) -> None:
+    store.ingest([Document("m", "Manual", MANUAL)], scope="a")
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        try:
+            for i in range(10):
+                request_id = store.log_request(RequestRecord(scope="a", response=f"{worker}-{i}", context="c"))
+                store.add_feedback(request_id, scope="a", thumbs=1)
+                store.ingest([Document(f"doc{worker}", "T", f"version {i} of worker {worker}")], scope="a")
+        except BaseException as error:  # noqa: BLE001 - collected and asserted below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert {r.response for r in store.requests(scope="a", limit=None)} == {f"{w}-{i}" for w in range(8) for i in range(10)}
+    assert store.doc_version(scope="a") == 1 + 8 * 10
+
+
+WRITER = """
+import sys
+from groundwire.store import RequestRecord, Store
+store = Store(sys.argv[1])
+for i in range(100000):
+    request_id = store.log_request(RequestRecord(scope="a", response="x" * 2000, context=str(i)))
+    print(request_id, flush=True)
+"""
+
+
+def test_a_killed_writer_loses_no_committed_row(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'kill.db'}"
+    Store(url).close()  # schema first, so the child starts writing at once
+    child = subprocess.Popen([sys.executable, "-c", WRITER, url], stdout=subprocess.PIPE, text=True, env={**os.environ})
+    assert child.stdout is not None
+    committed = [child.stdout.readline().strip() for _ in range(50)]
+    child.send_signal(signal.SIGKILL)  # mid-stream: it is writing the next rows right now
+    child.wait()
+    store = Store(url)
+    stored = {r.id for r in store.requests(scope="a", limit=None)}
+    store.close()
+    assert all(committed) and set(committed) <= stored

@@ -31,6 +31,9 @@ class Runtime:
         self._verifier: Any = None
         self._store: Store | None = None
         self._lock = threading.Lock()
+        # Request threads share one verifier, and not every part of it is thread-safe (pysbd's segmenter
+        # keeps per-call state on the instance), so verification is serialised. The log writes are not.
+        self._verify_lock = threading.Lock()
 
     # lifecycle --------------------------------------------------------------------------------------------
 
@@ -90,7 +93,9 @@ class Runtime:
 
     def _verify(self, answer: str, chunks: Sequence[Chunk], *, question: str | None,
                 require_citations: bool) -> Report:
-        return self.verifier.verify(answer, chunks, question=question, require_citations=require_citations)
+        verifier = self.verifier
+        with self._verify_lock:
+            return verifier.verify(answer, chunks, question=question, require_citations=require_citations)
 
     # the context ------------------------------------------------------------------------------------------
 

@@ -24,6 +24,8 @@ from groundwire.windows import Window, make_windows, premise_budget
 
 DEFAULT_ACCEPT_AT = 0.8
 DEFAULT_REJECT_AT = 0.2
+_STANDARD_CLAIM_TOKENS = 96
+"""Premise windows are sized for claims up to this many tokens; longer claims get windows of their own."""
 NO_CLAIMS_SCORE = 1.0
 """An answer with no checkable claims asserts nothing unsupported: it scores 1.0 and is accepted, with a warning."""
 
@@ -117,8 +119,13 @@ class Verifier:
             return Report(answer, NO_CLAIMS_SCORE, decision, (), False, self.model_id, timings, findings,
                           warnings, question, {"skipped": skipped})
         results, stats = self._verify_claims(claims, context, timings)
-        score = min(result.score for result in results)
+        # A claim the model could not see at all has no score to take the min of: it is left out of the
+        # answer score, and the answer can then at best be escalated.
+        scored = [r.score for r in results if r.support is not None or r.decided_by == "checks"]
+        score = min(scored, default=NO_CLAIMS_SCORE)
         decision = self.route(score)
+        if len(scored) < len(results):
+            warnings += (f"{len(results) - len(scored)} claim(s) could not be scored; the answer score covers the rest",)
         if decision is Route.ACCEPT and any(not r.scored or r.route is not Route.ACCEPT for r in results):
             decision = Route.ESCALATE
         decision = _cap_for_findings(decision, findings)
@@ -135,17 +142,13 @@ class Verifier:
         timings["checks"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
-        claim_tokens = self.scorer.count_tokens([claim.text for claim in claims])
-        max_tokens = self.scorer.max_tokens
-        scorable = [max_tokens is None or n <= max_tokens // 2 for n in claim_tokens]
-        longest = max((n for n, ok in zip(claim_tokens, scorable, strict=True) if ok), default=0)
-        windows = make_windows(context, budget=premise_budget(max_tokens, longest),
-                               count_tokens=self.scorer.count_tokens)
+        windows, allowed = self._windows(claims, context)
         timings["windows"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
-        matrix = self._score_matrix([c.text for c in claims], windows, scorable)
+        matrix = self._score_matrix([c.text for c in claims], windows, allowed)
         timings["score"] = time.perf_counter() - mark
+        scorable = allowed.any(axis=1).tolist()
 
         mark = time.perf_counter()
         context_words = frozenset(w for chunk in context for w in content_words(chunk.text))
@@ -165,9 +168,36 @@ class Verifier:
         timings["aggregate"] = time.perf_counter() - mark
         return results, {"windows": len(windows), "pairs_scored": matrix.pairs_scored}
 
-    def _score_matrix(self, claims: list[str], windows: list[Window], scorable: list[bool]) -> _Matrix:
-        keep = np.ones((len(claims), len(windows)), dtype=bool)
-        keep[~np.asarray(scorable, dtype=bool)] = False
+    def _windows(self, claims: list[Claim], context: list[Chunk]) -> tuple[list[Window], np.ndarray]:
+        """Windows for every claim, and which (claim, window) pairs belong together.
+
+        A claim's windows depend only on its own length bucket, never on the other claims, so adding a
+        claim cannot change another claim's score. A claim longer than half the model window is unscorable.
+        """
+        max_tokens = self.scorer.max_tokens
+        if max_tokens is None:
+            windows = make_windows(context, budget=None, count_tokens=self.scorer.count_tokens)
+            return windows, np.ones((len(claims), len(windows)), dtype=bool)
+        standard = min(max_tokens // 2, _STANDARD_CLAIM_TOKENS)
+        buckets: dict[int, list[int]] = {}
+        for index, tokens in enumerate(self.scorer.count_tokens([claim.text for claim in claims])):
+            if tokens <= max_tokens // 2:
+                bucket = standard if tokens <= standard else min(-(-tokens // 32) * 32, max_tokens // 2)
+                buckets.setdefault(bucket, []).append(index)
+        windows: list[Window] = []
+        spans: dict[int, tuple[int, int]] = {}
+        for bucket in sorted(buckets):
+            bucket_windows = make_windows(context, budget=premise_budget(max_tokens, bucket),
+                                          count_tokens=self.scorer.count_tokens)
+            spans[bucket] = (len(windows), len(windows) + len(bucket_windows))
+            windows.extend(bucket_windows)
+        allowed = np.zeros((len(claims), len(windows)), dtype=bool)
+        for bucket, members in buckets.items():
+            allowed[np.asarray(members)[:, None], np.arange(*spans[bucket])[None, :]] = True
+        return windows, allowed
+
+    def _score_matrix(self, claims: list[str], windows: list[Window], allowed: np.ndarray) -> _Matrix:
+        keep = allowed.copy()
         if self.pruner is not None:
             keep &= np.asarray(self.pruner.keep(claims, [w.text for w in windows]), dtype=bool)
         rows, cols = np.nonzero(keep)
@@ -224,7 +254,9 @@ class Verifier:
             # A negation flip is a signal, not proof: never accept outright, let the judge look.
             score = min(score, (self.accept_at + self.reject_at) / 2)
         route = self.route(score)
-        if not fully_scored and route is Route.ACCEPT:
+        if support is None and not hard:
+            route = Route.ESCALATE  # unknown, not unsupported: a person or the judge should look
+        elif not fully_scored and route is Route.ACCEPT:
             route = Route.ESCALATE
         if not hard:
             verdict = _model_verdict(route, support or 0.0, contradiction)

@@ -1,0 +1,74 @@
+import pytest
+
+from groundwire.checks import ContextIndex, claim_figures, figure_findings, negation_finding, validate_output
+from groundwire.types import Chunk, Verdict
+
+CONTEXT = [
+    Chunk("S1", "The Pro plan costs 3,600 dollars a year and launched in May 2023. Version v2.3.1 shipped on "
+                "5 May 2023. The office is open 11:0-17:0. Five million users joined; 12% churned."),
+    Chunk("S2", "The Basic plan costs $19 per month. The appliance weighs 4.5 kg."),
+]
+
+
+@pytest.fixture(scope="module")
+def index():
+    return ContextIndex.build(CONTEXT)
+
+
+def checks_of(claim, index):
+    return [f.check for f in figure_findings(claim, index)]
+
+
+@pytest.mark.parametrize("claim", [
+    "The Pro plan costs $3600 per year.",           # 3,600 == 3600, "dollars" == "$"
+    "Version 2.3.1 shipped on May 5, 2023.",        # date in another format, version without "v"
+    "The office opens at 11 AM and closes at 5 PM.",  # 5 PM == 17:00
+    "About 5,000,000 users joined.",                # five million == 5,000,000
+    "12 percent churned.",                          # 12% == 12 percent
+    "The appliance weighs 4.5 kg.",                 # quantity with a unit
+    "It launched in May 2023.",                      # month and year
+])
+def test_figures_present_after_normalisation(claim, index):
+    assert checks_of(claim, index) == []
+
+
+@pytest.mark.parametrize("claim, kind", [
+    ("It has 7 million users.", "number"),
+    ("The service started in 1999.", "number"),
+    ("Version 2.4.0 is planned.", "version"),
+    ("The company was founded on June 9, 2023.", "date"),
+    ("The appliance costs €70.", "money"),
+])
+def test_absent_figure_is_not_found(claim, kind, index):
+    findings = figure_findings(claim, index)
+    assert [f.verdict for f in findings] == [Verdict.NOT_FOUND]
+    assert kind in findings[0].detail
+
+
+def test_different_value_for_the_same_quantity_is_a_contradiction_candidate(index):
+    findings = figure_findings("The Basic plan costs $29 per month.", index)
+    assert [f.check for f in findings] == ["figure_conflict"]
+    assert findings[0].verdict is Verdict.CONTRADICTED and "$19" in findings[0].detail
+
+
+def test_names_with_digits_are_not_figures():
+    assert claim_figures("COVID-19 spread in March 2020 via MP3 files.")[0].kind == "date"
+    assert len(claim_figures("COVID-19 spread in March 2020 via MP3 files.")) == 1
+
+
+def test_negation_mismatch_is_a_signal_without_verdict():
+    finding = negation_finding("Refunds are not available for storage.", "Refunds are available for storage.")
+    assert finding is not None and finding.check == "negation_mismatch" and finding.verdict is None
+    assert negation_finding("Refunds are not available.", "Refunds are not available.") is None
+
+
+def test_validators():
+    chunks = [Chunk("S1", "a"), Chunk("c_8f21ab", "b")]
+    assert [f.check for f in validate_output("   ", chunks)] == ["empty_answer"]
+    assert [f.check for f in validate_output("NOT_IN_CONTEXT", chunks)] == []
+    assert [f.check for f in validate_output("Maybe. NOT_IN_CONTEXT", chunks)] == ["refusal_token_not_alone"]
+    found = validate_output("It costs $5 [S1]. It ships fast [S7]. It is blue [c_8f21ab].", chunks)
+    assert [(f.check, f.detail) for f in found] == [("fabricated_citation", "cites [S7], which is not among the retrieved chunks")]
+    uncited = validate_output("It costs $5 [S1]. It ships within two days.", chunks, require_citations=True)
+    assert [f.check for f in uncited] == ["uncited_sentence"]
+    assert "ships within two days" in uncited[0].detail

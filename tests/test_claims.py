@@ -1,0 +1,60 @@
+from groundwire.claims import RuleDecomposer, cited_ids, sentences, strip_citations
+
+ANSWER = (
+    "Hello! Sure, the Pro plan costs $49 per month [S1]. Refunds are available within 30 days; "
+    "shipping takes 5 business days [Source 2]. The warranty covers parts, which aligns with industry "
+    "standards. Is that clear? I hope this helps!\n"
+    "- Returns are free, and the customer pays nothing [c_8f21ab].\n"
+    "- It ships from Berlin, but the returns go to Munich [1, 3]."
+)
+
+
+def decompose(text: str):
+    return RuleDecomposer().decompose(text)
+
+
+def test_citation_markers_are_stripped_and_collected():
+    assert strip_citations("Costs $49 [S1] per month [c_8f21] [Source 2].") == "Costs $49 per month."
+    assert cited_ids("A [S1]. B [c_8f21ab, S3]. C [Source 2]. D [1, 3].") == ("S1", "c_8f21ab", "S3", "Source 2", "1", "3")
+    # editorial brackets without a digit are not citations
+    assert strip_citations("He said [sic] it works.") == "He said [sic] it works."
+
+
+def test_non_claims_are_skipped_with_a_reason():
+    reasons = {s.text: s.skip_reason for s in sentences(ANSWER)}
+    assert reasons["Hello!"] == "greeting_or_too_short"
+    assert reasons["Is that clear?"] == "question"
+    assert reasons["I hope this helps!"] == "filler"
+    texts = [c.text for c in decompose(ANSWER)]
+    assert not any("hope" in t.lower() or t.endswith("?") or t.lower().startswith("hello") for t in texts)
+
+
+def test_compound_sentences_split_into_atomic_claims():
+    texts = [c.text for c in decompose(ANSWER)]
+    assert "The Pro plan costs $49 per month." in texts  # leading "Sure," dropped
+    assert "Refunds are available within 30 days." in texts and "Shipping takes 5 business days." in texts
+    assert "The warranty covers parts." in texts and "This aligns with industry standards." in texts
+    assert "It ships from Berlin." in texts and "The returns go to Munich." in texts
+
+
+def test_each_claim_keeps_its_span_and_citations():
+    for claim in decompose(ANSWER):
+        start, end = claim.span
+        source = ANSWER[start:end]
+        assert claim.sentence in ANSWER
+        assert source and source in claim.sentence
+        # the claim text comes from its span (modulo citation markers, case and the "This" of a relative clause)
+        core = strip_citations(source).rstrip(" .").lower()
+        assert core in claim.text.lower()
+    by_text = {c.text: c for c in decompose(ANSWER)}
+    assert by_text["Shipping takes 5 business days."].cited_ids == ("Source 2",)
+    assert by_text["The returns go to Munich."].cited_ids == ("1", "3")
+
+
+def test_unsafe_splits_are_not_made():
+    # a coordinated noun phrase is one claim, not two
+    assert [c.text for c in decompose("Berlin and Munich are both in Germany.")] == ["Berlin and Munich are both in Germany."]
+
+
+def test_no_claims_in_pure_filler():
+    assert decompose("Thanks! I hope this helps. Let me know if you have any questions?") == []

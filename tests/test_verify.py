@@ -1,0 +1,180 @@
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from groundwire import REFUSAL_TOKEN, Chunk, InputError, Route, Verdict, Verifier, verify
+from groundwire.scoring.base import PairScores
+from groundwire.scoring.lexical import LexicalScorer
+
+WORDS = ["river", "bridge", "museum", "library", "garden", "tower", "market", "station", "castle", "harbor",
+         "opens", "closes", "hosts", "borders", "faces", "early", "daily", "north", "south", "green"]
+sentence = st.lists(st.sampled_from(WORDS), min_size=3, max_size=8).map(lambda ws: " ".join(ws).capitalize() + ".")
+passage = st.lists(sentence, min_size=1, max_size=4).map(" ".join)
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    return Verifier("lexical")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(claims=st.lists(sentence, min_size=1, max_size=4), chunks=st.lists(passage, min_size=1, max_size=3),
+       extra=passage)
+def test_adding_a_chunk_never_lowers_a_claim_score(verifier, claims, chunks, extra):
+    answer = " ".join(claims)
+    before = verifier.verify(answer, chunks)
+    after = verifier.verify(answer, [*chunks, extra])
+    assert len(before.claims) == len(after.claims)
+    for old, new in zip(before.claims, after.claims):
+        assert new.support >= old.support - 1e-9
+        assert new.score >= old.score - 1e-9
+    assert after.score >= before.score - 1e-9
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(claims=st.lists(sentence, min_size=1, max_size=4), chunks=st.lists(passage, min_size=1, max_size=3),
+       extra=sentence)
+def test_adding_a_claim_never_raises_the_answer_score(verifier, claims, chunks, extra):
+    before = verifier.verify(" ".join(claims), chunks)
+    after = verifier.verify(" ".join([*claims, extra]), chunks)
+    assert after.score <= before.score + 1e-9
+    assert after.score == pytest.approx(min(c.score for c in after.claims))
+
+
+class RecordingScorer:
+    """A real scorer (lexical) that records every call, to show the matrix is scored in one batch."""
+
+    model_id = "recording"
+    max_tokens = 40
+
+    def __init__(self):
+        self.inner = LexicalScorer()
+        self.calls: list[list[tuple[str, str]]] = []
+
+    def count_tokens(self, texts):
+        return self.inner.count_tokens(texts)
+
+    def score(self, pairs):
+        self.calls.append(list(pairs))
+        return self.inner.score(pairs)
+
+
+def test_whole_matrix_is_one_batched_call_and_argmax_is_the_citation():
+    scorer = RecordingScorer()
+    chunks = [Chunk("a", "The museum opens at nine."), Chunk("b", "The castle faces the harbor."),
+              Chunk("c", "The garden hosts a market.")]
+    report = Verifier(scorer).verify("The castle faces the harbor. The garden hosts a market.", chunks)
+    assert len(scorer.calls) == 1
+    assert len(scorer.calls[0]) == 2 * 3
+    assert [c.chunk_id for c in report.claims] == ["b", "c"]
+    assert all(c.verdict is Verdict.SUPPORTED for c in report.claims)
+
+
+def test_long_chunk_is_windowed_never_truncated():
+    scorer = RecordingScorer()  # 40-token window
+    before = " ".join(f"The tower number {i} is tall." for i in range(60))
+    after = " ".join(f"The garden number {i} is green." for i in range(60))
+    text = before + " The harbor bridge closes daily at midnight. " + after
+    report = Verifier(scorer).verify("The harbor bridge closes daily at midnight.", [text])
+    windows = [premise for premise, _ in scorer.calls[0]]
+    assert len(windows) > 5
+    assert all(len(w.split()) + 8 <= 40 for w in windows)  # every window fits beside the claim
+    covered = set()
+    for w in windows:  # every character of the chunk is inside some window
+        start = text.index(w)
+        covered.update(range(start, start + len(w)))
+    assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())
+    claim = report.claims[0]
+    assert claim.scored and claim.verdict is Verdict.SUPPORTED
+    assert text[slice(*claim.evidence_span)] == "The harbor bridge closes daily at midnight."
+
+
+def test_claim_too_long_for_the_model_is_reported_unscored():
+    scorer = RecordingScorer()
+    long_claim = "The museum " + " ".join(["opens"] * 30) + " early."
+    report = Verifier(scorer).verify(f"The castle faces the harbor. {long_claim}", ["The castle faces the harbor."])
+    unscored = [c for c in report.claims if not c.scored]
+    assert len(unscored) == 1 and "not scored" in unscored[0].note and unscored[0].support is None
+    assert report.decision is Route.ESCALATE
+    assert any("could not be scored" in w for w in report.warnings)
+
+
+def test_contradiction_head_is_used_when_present():
+    class Contradicting(RecordingScorer):
+        def score(self, pairs):
+            n = len(pairs)
+            return PairScores(support=np.full(n, 0.1, np.float32), contradiction=np.full(n, 0.9, np.float32))
+
+    report = Verifier(Contradicting()).verify("The castle faces the harbor.", ["The castle faces the river."])
+    assert report.claims[0].verdict is Verdict.CONTRADICTED and report.claims[0].contradiction == pytest.approx(0.9)
+    assert report.decision is Route.REJECT
+
+
+def test_routing_thresholds_are_configurable():
+    answer, chunks = "The castle faces the north harbor.", ["The castle faces the harbor."]
+    score = verify(answer, chunks, scorer="lexical").score
+    assert 0.2 < score < 1.0
+    assert verify(answer, chunks, scorer="lexical", accept_at=score - 0.01, reject_at=0.1).decision is Route.ACCEPT
+    assert verify(answer, chunks, scorer="lexical", accept_at=0.99, reject_at=score + 0.01).decision is Route.REJECT
+    assert verify(answer, chunks, scorer="lexical", accept_at=0.99, reject_at=0.01).decision is Route.ESCALATE
+    with pytest.raises(ValueError):
+        Verifier("lexical", accept_at=0.2, reject_at=0.8)
+
+
+def test_abstention_and_answers_without_claims_have_a_defined_score():
+    abstained = verify(REFUSAL_TOKEN, ["The castle faces the harbor."], scorer="lexical")
+    assert abstained.abstained and abstained.score == 1.0 and abstained.claims == ()
+    empty = verify("Thanks! I hope this helps.", ["The castle faces the harbor."], scorer="lexical")
+    assert empty.claims == () and empty.score == 1.0 and not np.isnan(empty.score)
+    assert any("no checkable claims" in w for w in empty.warnings)
+    assert {s["reason"] for s in empty.extra["skipped"]} == {"greeting_or_too_short", "filler"}
+
+
+@pytest.mark.parametrize("answer, chunks, message", [
+    ("", ["text"], "answer is empty"),
+    ("   \n", ["text"], "answer is empty"),
+    ("The castle faces the harbor.", [], "context is empty"),
+    ("The castle faces the harbor.", ["  ", ""], "context is empty"),
+    ("The castle faces the harbor.", "a plain string", "list of passages"),
+    ("The castle faces the harbor.", [Chunk("x", "a"), Chunk("x", "b")], "unique"),
+])
+def test_bad_input_raises_a_clear_error(answer, chunks, message):
+    with pytest.raises(InputError, match=message):
+        verify(answer, chunks, scorer="lexical")
+
+
+def test_one_megabyte_context_is_checked_in_full():
+    paragraph = "The market hosts traders from the north every morning. " * 20
+    text = paragraph * 910 + "The lighthouse keeper counts 417 ships each winter."
+    assert len(text) > 1_000_000
+    report = verify("The lighthouse keeper counts 417 ships each winter.", [text], scorer="lexical")
+    claim = report.claims[0]
+    assert claim.verdict is Verdict.SUPPORTED and claim.scored
+    assert text[slice(*claim.evidence_span)].startswith("The lighthouse keeper counts 417")
+    assert report.extra["windows"] > 1000
+
+
+def test_non_english_input_gets_a_clear_warning():
+    report = verify("Der Hafen öffnet täglich um neun Uhr und die Brücke schließt.",
+                    ["Der Hafen öffnet täglich um neun Uhr. Die Brücke schließt abends."], scorer="lexical")
+    assert any("English" in w for w in report.warnings)
+    assert report.claims  # still checked
+    english = verify("The castle faces the harbor.", ["The castle faces the harbor."], scorer="lexical")
+    assert english.warnings == ()
+
+
+def test_fabricated_citation_is_flagged_and_never_accepted():
+    report = verify("The castle faces the harbor [S4].", ["The castle faces the harbor."], scorer="lexical")
+    assert [f.check for f in report.findings] == ["fabricated_citation"]
+    assert report.decision is not Route.ACCEPT
+    assert "fabricated_citation" in [f.check for f in report.claims[0].checks]
+
+
+def test_report_is_json_serialisable():
+    import json
+
+    report = verify("The castle faces the harbor. It costs $5.", ["The castle faces the harbor."], scorer="lexical")
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["decision"] == "reject"
+    assert data["claims"][1]["verdict"] == "NOT_FOUND" and data["claims"][1]["checks"][0]["check"] == "figure_not_in_context"

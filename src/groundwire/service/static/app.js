@@ -166,6 +166,10 @@ function showClaim(index, element) {
 }
 
 // ---- history
+function when(iso) {
+  return iso ? iso.slice(0, 19).replace("T", " ") + " UTC" : "";
+}
+
 function summaryCell(item) {
   return (item.question ? "Q: " + item.question + " · " : "") + (item.answer || "").slice(0, 140);
 }
@@ -177,7 +181,7 @@ async function loadHistory() {
   for (const item of data.requests) {
     const row = body.insertRow();
     row.dataset.requestId = item.request_id;
-    for (const value of [item.created_at, item.endpoint, item.decision || "", item.score == null ? "" : item.score.toFixed(2), summaryCell(item)]) {
+    for (const value of [when(item.created_at), item.endpoint, item.decision || "", item.score == null ? "" : item.score.toFixed(2), summaryCell(item)]) {
       row.insertCell().textContent = value;
     }
     row.addEventListener("click", () => guarded(async () => {
@@ -209,7 +213,7 @@ async function loadReview() {
     box.className = "review-item";
     box.dataset.requestId = item.request_id;
     const head = document.createElement("div");
-    head.textContent = `${item.created_at} · ${item.endpoint} · score ${item.score == null ? "?" : item.score.toFixed(2)}`;
+    head.textContent = `${when(item.created_at)} · ${item.endpoint} · score ${item.score == null ? "?" : item.score.toFixed(2)}`;
     const reasons = document.createElement("div");
     reasons.className = "reasons";
     reasons.textContent = item.review.reasons.join("; ");
@@ -220,7 +224,7 @@ async function loadReview() {
     correction.placeholder = "correction (optional)";
     const buttons = document.createElement("div");
     buttons.className = "buttons";
-    for (const [label, thumbs] of [["👍 correct", "up"], ["👎 wrong", "down"]]) {
+    for (const [label, thumbs] of [["Thumbs up: correct", "up"], ["Thumbs down: wrong", "down"]]) {
       const b = document.createElement("button");
       b.type = "button";
       b.textContent = label;

@@ -1,0 +1,185 @@
+"""The web page, end to end in headless Debian chromium (selenium + chromedriver), against a live server.
+
+Screenshots go to tests/artifacts/service/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import KEYS
+from live_server import LiveServer
+
+pytest.importorskip("fastapi")
+pytest.importorskip("selenium")
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "service"
+
+pytestmark = pytest.mark.skipif(
+    not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
+    reason="Debian chromium + chromedriver not found: run scripts/ensure-chromium.sh (as root)",
+)
+
+CONTEXT = (
+    "[S1] The Pro plan costs $10 a month. Refunds are issued within 30 days of purchase.\n"
+    "---\n"
+    "[S2] Support is available by email on weekdays."
+)
+ANSWER = "The Pro plan costs $10 a month. Refunds are issued within 90 days of purchase."
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    workdir = tmp_path_factory.mktemp("browser-server")
+    with LiveServer(workdir, api_keys=KEYS, extra_args=("--high-risk", r"\bdosage\b")) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    # The flags this machine needs: no sandbox as root, and no background traffic to a closed network.
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--window-size=1400,1000",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    yield driver
+    driver.quit()
+
+
+def wait(driver, condition, timeout: float = 60):  # noqa: ANN001, ANN201
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(condition)
+
+
+def idle(driver) -> None:  # noqa: ANN001
+    """Wait until the page has no request in flight (app.js marks <body data-busy> while one runs)."""
+    wait(driver, lambda d: d.find_element("tag name", "body").get_attribute("data-busy") is None)
+
+
+def open_page(browser, server: LiveServer, key: str) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    browser.get(server.url + "/")
+    browser.execute_script("localStorage.clear()")
+    browser.get(server.url + "/")
+    field = browser.find_element(By.ID, "api-key")
+    field.clear()
+    field.send_keys(key)
+
+
+def fill_and_verify(browser, *, question: str = "") -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    for element_id, text in (("question", question), ("context", CONTEXT), ("answer", ANSWER)):
+        element = browser.find_element(By.ID, element_id)
+        element.clear()
+        if text:
+            element.send_keys(text)
+    browser.find_element(By.ID, "verify-btn").click()
+    wait(browser, lambda d: d.find_element(By.ID, "result").is_displayed())
+    idle(browser)
+
+
+def colour(element) -> str:  # noqa: ANN001
+    return element.value_of_css_property("background-color")
+
+
+def test_page_highlights_claims_and_shows_the_evidence_span(browser, server: LiveServer) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, server, "key-alpha")
+    fill_and_verify(browser)
+    claims = browser.find_elements(By.CSS_SELECTOR, "#answer-view .claim")
+    assert [c.get_attribute("data-verdict") for c in claims] == ["SUPPORTED", "CONTRADICTED"]
+    assert [c.text for c in claims] == ["The Pro plan costs $10 a month.",
+                                        "Refunds are issued within 90 days of purchase."]
+    supported, contradicted = claims
+    assert colour(supported) != colour(contradicted)
+    green = [int(v) for v in colour(supported).split("(")[1].split(",")[:3]]
+    red = [int(v) for v in colour(contradicted).split("(")[1].split(",")[:3]]
+    assert green[1] > green[0] and red[0] > red[1]  # green-ish vs red-ish
+    assert browser.find_element(By.ID, "decision").text == "reject"
+    assert not browser.find_element(By.ID, "tab-history").is_displayed()  # only the open tab shows
+    assert browser.find_element(By.ID, "review-flag").is_displayed()
+
+    contradicted.click()
+    detail = browser.find_element(By.ID, "claim-detail")
+    wait(browser, lambda d: detail.is_displayed())
+    assert browser.find_element(By.ID, "claim-verdict").text.startswith("CONTRADICTED")
+    assert browser.find_element(By.ID, "claim-chunk-id").text == "S1"
+    mark = browser.find_element(By.CSS_SELECTOR, "#chunk-view mark.evidence")
+    assert mark.text == "Refunds are issued within 30 days of purchase."
+    chunk_text = browser.find_element(By.ID, "chunk-view").text
+    assert chunk_text.startswith("The Pro plan costs $10 a month.")
+
+    # The score on the page is the one the API logged for this request.
+    request_id = browser.find_element(By.ID, "request-id").text
+    entry = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()
+    assert browser.find_element(By.ID, "claim-score").text == f"{entry['claims'][1]['score']:.3f}"
+    browser.save_screenshot(str(ARTIFACTS / "check-claim-detail.png"))
+
+
+def test_history_review_queue_and_feedback(browser, server: LiveServer) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, server, "key-alpha")
+    fill_and_verify(browser, question="What dosage and refund terms apply?")
+    request_id = browser.find_element(By.ID, "request-id").text
+
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="history"]').click()
+    row_selector = f'#history-table tr[data-request-id="{request_id}"]'
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, row_selector))
+    idle(browser)
+    browser.save_screenshot(str(ARTIFACTS / "history.png"))
+    browser.find_element(By.CSS_SELECTOR, row_selector).click()
+    wait(browser, lambda d: d.find_element(By.ID, "tab-check").is_displayed()
+         and d.find_element(By.ID, "request-id").text == request_id)
+
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="review"]').click()
+    item_selector = f'.review-item[data-request-id="{request_id}"]'
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, item_selector))
+    item = browser.find_element(By.CSS_SELECTOR, item_selector)
+    assert "high-risk pattern" in item.find_element(By.CLASS_NAME, "reasons").text
+    assert "below" in item.find_element(By.CLASS_NAME, "reasons").text
+    item.find_element(By.TAG_NAME, "textarea").send_keys("Refunds are issued within 30 days.")
+    browser.save_screenshot(str(ARTIFACTS / "review-queue.png"))
+    item.find_element(By.CSS_SELECTOR, 'button[data-thumbs="down"]').click()
+    wait(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, item_selector))
+    idle(browser)
+
+    entry = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()
+    assert [(f["thumbs"], f["correction"]) for f in entry["feedback"]] == [(-1, "Refunds are issued within 30 days.")]
+
+
+def test_page_shows_structured_errors_and_other_scopes_see_nothing(browser, server: LiveServer) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, server, "not-a-key")
+    browser.find_element(By.ID, "context").send_keys(CONTEXT)
+    browser.find_element(By.ID, "answer").send_keys(ANSWER)
+    browser.find_element(By.ID, "verify-btn").click()
+    error = browser.find_element(By.ID, "error")
+    wait(browser, lambda d: error.is_displayed())
+    assert "401" in error.text and "invalid_api_key" in error.text
+
+    open_page(browser, server, "key-beta")
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="history"]').click()
+    idle(browser)
+    wait(browser, lambda d: d.find_element(By.ID, "tab-history").is_displayed())
+    assert browser.find_elements(By.CSS_SELECTOR, "#history-table tbody tr") == []
+    browser.save_screenshot(str(ARTIFACTS / "other-scope-history.png"))

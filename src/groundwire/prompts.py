@@ -143,3 +143,15 @@ def edit_messages(claim: str, chunk: Chunk) -> Messages:
     user = f"Passage:\n{context_header(chunk)}\n{chunk.text.strip()}\n\nClaim: {claim.strip()}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
+
+
+# --- Self-RAG ---------------------------------------------------------------------------------------
+
+
+def selfrag_messages(question: str, chunks: Sequence[Chunk], *, strength: Strength = Strength.STANDARD) -> Messages:
+    """The Self-RAG instruction format, with each passage given as a <paragraph> the model may use."""
+    rules = " ".join(rule for rule in (_STRENGTH_RULES[strength], _INSUFFICIENT) if rule and strength is not
+                     Strength.CHAIN_OF_THOUGHT)
+    instruction = f"{question.strip()}\n\n{rules}".strip()
+    paragraphs = "".join(f"[Retrieval]<paragraph>{context_header(c)} {c.text.strip()}</paragraph>" for c in chunks)
+    return [{"role": "user", "content": f"### Instruction:\n{instruction}\n\n### Response:\n{paragraphs}"}]

@@ -20,7 +20,7 @@ from groundwire.errors import InputError
 from groundwire.types import Chunk, Report, Route, Verdict
 
 EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT = 0, 1, 2
-COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli_serve",)
+COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli_serve", "groundwire.cli_llm")
 
 app = typer.Typer(
     name="groundwire", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -205,18 +205,13 @@ _register_command_modules()
 def main() -> None:
     """Entry point: map bad input to exit status 2 with a one-line message instead of a traceback."""
     try:
-        app(standalone_mode=False)
+        status = app(standalone_mode=False)  # returns the code of a typer.Exit raised by a command
     except InputError as error:
         errors.print(f"[red]error:[/] {error}")
         sys.exit(EXIT_BAD_INPUT)
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         sys.exit(130)
-    except Exception as error:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(error, click.ClickException):
-            error.show()
-            sys.exit(EXIT_BAD_INPUT)
-        raise
+    except typer.exceptions.TyperException as error:  # usage errors: unknown option, bad value...
+        error.show()  # type: ignore[attr-defined]
+        sys.exit(EXIT_BAD_INPUT)
+    sys.exit(status if isinstance(status, int) else EXIT_OK)

@@ -1,0 +1,3 @@
+from groundwire.cli import main
+
+main()

@@ -1,0 +1,133 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "groundwire", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def demo_args():
+    return ["check", "--context", str(EXAMPLES / "refund_policy.md"), "--context", str(EXAMPLES / "shipping.md"),
+            "--answer", f"@{EXAMPLES / 'answer.txt'}"]
+
+
+def test_demo_flags_the_fabricated_number_and_cites_the_rest():
+    result = run(*demo_args(), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    flagged = [c for c in report["claims"] if c["verdict"] != "SUPPORTED"]
+    assert len(flagged) == 1
+    assert "25 euros" in flagged[0]["claim"]["text"]
+    assert {f["check"] for f in flagged[0]["checks"]} & {"figure_conflict", "figure_not_in_context"}
+    supported = [c for c in report["claims"] if c["verdict"] == "SUPPORTED"]
+    assert len(supported) >= 4
+    for claim in supported:  # every other claim cites the chunk whose file it came from
+        expected = "S2" if "shipping" in claim["claim"]["text"].lower() else "S1"
+        assert claim["chunk_id"] == expected
+    assert report["decision"] == "reject"
+
+
+def test_human_readable_table():
+    result = run(*demo_args())
+    assert result.returncode == 0, result.stderr
+    assert "CONTRADICTED" in result.stdout and "REJECT" in result.stdout
+
+
+def test_fail_under_exit_codes(tmp_path):
+    assert run(*demo_args(), "--fail-under", "0.5").returncode == 1
+    context = tmp_path / "c.txt"
+    context.write_text("The castle faces the harbor.")
+    ok = run("check", "--context", str(context), "--answer", "The castle faces the harbor.", "--fail-under", "0.5")
+    assert ok.returncode == 0, ok.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["check", "--answer", "x"], "give --context"),
+    (["check", "--context", "/nonexistent/file.txt", "--answer", "x"], "no such file"),
+    (["check", "--scorer", "nonsense", "--context", "README.md", "--answer", "x"], "unknown scorer"),
+    (["eval", "/nonexistent.jsonl"], "no such file"),
+    (["check", "--bogus-flag"], "No such option"),
+])
+def test_bad_input_exits_2_with_a_message(args, message):
+    result = run(*args, cwd=ROOT)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_empty_answer_and_empty_context_exit_2(tmp_path):
+    context = tmp_path / "c.txt"
+    context.write_text("The castle faces the harbor.")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("   \n")
+    assert "answer is empty" in run("check", "--context", str(context), "--answer", "  ").stderr
+    result = run("check", "--context", str(empty), "--answer", "The castle faces the harbor.")
+    assert result.returncode == 2 and "context is empty" in result.stderr
+
+
+def test_non_utf8_file_exits_2_naming_the_file(tmp_path):
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes("Caf\xe9 prices rose by 5%.".encode("latin-1"))
+    result = run("check", "--context", str(latin), "--answer", "Prices rose.")
+    assert result.returncode == 2
+    assert "latin1.txt" in result.stderr and "not UTF-8" in result.stderr
+
+
+def eval_rows():
+    return [
+        {"id": "a", "task": "qa", "question": "Where?", "context": ["The castle faces the harbor."],
+         "answer": "The castle faces the harbor.", "hallucinated": False, "spans": [], "source": "t"},
+        {"id": "b", "task": "qa", "question": "Where?", "context": ["The castle faces the harbor."],
+         "answer": "The castle faces the harbor and was built in 1412.", "hallucinated": True, "spans": [], "source": "t"},
+        {"id": "c", "task": "summary", "question": None, "context": ["The museum opens at nine every day."],
+         "answer": "The museum opens at nine.", "hallucinated": False, "spans": [], "source": "t"},
+        {"id": "d", "task": "summary", "question": None, "context": ["The museum opens at nine every day."],
+         "answer": "The museum opens at ten on Sundays and charges $20.", "hallucinated": True, "spans": [], "source": "t"},
+    ]
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_eval_reports_metrics_per_task_and_a_final_line(tmp_path):
+    data = write_jsonl(tmp_path / "mini.jsonl", eval_rows())
+    out = tmp_path / "summary.json"
+    result = run("eval", str(data), "--scorer", "lexical", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "balanced_accuracy=1.000 f1=1.000 auroc=1.000 n=4"
+    summary = json.loads(out.read_text())
+    assert set(summary["per_task"]) == {"qa", "summary"} and summary["overall"]["n"] == 4
+    assert summary["seconds"] >= 0
+    limited = run("eval", str(data), "--scorer", "lexical", "--limit", "2")
+    assert limited.stdout.strip().endswith("n=2")
+
+
+def test_malformed_jsonl_names_the_line(tmp_path):
+    rows = [json.dumps(r) for r in eval_rows()]
+    rows.insert(2, '{"id": "broken", "context": ["x"], "answer": ')
+    data = tmp_path / "bad.jsonl"
+    data.write_text("\n".join(rows) + "\n")
+    for command in (["eval", str(data)], ["check", "--input", str(data)]):
+        result = run(*command, "--scorer", "lexical")
+        assert result.returncode == 2
+        assert "bad.jsonl:3" in result.stderr and "malformed JSON" in result.stderr
+
+
+def test_batch_check_writes_one_report_per_row(tmp_path):
+    data = write_jsonl(tmp_path / "mini.jsonl", eval_rows())
+    out = tmp_path / "reports.jsonl"
+    result = run("check", "--input", str(data), "--output", str(out), "--scorer", "lexical")
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in records] == ["a", "b", "c", "d"]
+    assert [r["decision"] for r in records] == ["accept", "reject", "accept", "reject"]
+    assert "checked 4 of 4 rows" in result.stderr

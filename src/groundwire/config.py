@@ -8,7 +8,8 @@ is never read from the file unless written there: GROUNDWIRE_LLM_API_KEY, then O
 Example:
 
     [verify]
-    accept_at = 0.8
+    scorer = "lexical"
+    accept_at = 0.8      # leave both out to use the scorer's calibrated thresholds
     reject_at = 0.2
 
     [llm]
@@ -44,16 +45,18 @@ class _Section(BaseModel):
 
 
 class VerifyConfig(_Section):
-    accept_at: float = Field(0.8, ge=0.0, le=1.0)
-    reject_at: float = Field(0.2, ge=0.0, le=1.0)
+    accept_at: float | None = Field(None, ge=0.0, le=1.0)
+    """None: the scorer's calibrated threshold, else 0.8."""
+    reject_at: float | None = Field(None, ge=0.0, le=1.0)
+    """None: the scorer's calibrated threshold, else 0.2."""
     scorer: str | None = None
     """Scorer name or path; None lets the verifier pick its default."""
     require_citations: bool = False
 
     @model_validator(mode="after")
     def _ordered(self) -> VerifyConfig:
-        if self.reject_at > self.accept_at:
-            raise ValueError(f"reject_at ({self.reject_at}) must not exceed accept_at ({self.accept_at})")
+        if self.accept_at is not None and self.reject_at is not None and self.reject_at >= self.accept_at:
+            raise ValueError(f"reject_at ({self.reject_at}) must be below accept_at ({self.accept_at})")
         return self
 
 
@@ -124,6 +127,11 @@ class Config(_Section):
     policy: PolicyConfig = PolicyConfig()
     source: str | None = None
     """The file the settings came from (None: defaults and environment only)."""
+
+    @property
+    def llm_configured(self) -> bool:
+        """True when the file or the environment sets [llm] (an API key alone does not name an endpoint)."""
+        return bool(self.llm.model_fields_set - {"api_key"})
 
 
 def find_config_file(path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> Path | None:

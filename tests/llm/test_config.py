@@ -14,7 +14,8 @@ def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.chdir(tmp_path)
     config = load_config(env={})
     assert config.source is None
-    assert config.verify.accept_at == 0.8 and config.verify.reject_at == 0.2
+    assert config.verify.accept_at is None and config.verify.reject_at is None  # the scorer's own thresholds
+    assert not config.llm_configured
     assert config.repair.abstain_message == REFUSAL_TOKEN
     assert config.generate.strengths == ("standard", "strict", "very_strict")
 
@@ -31,7 +32,7 @@ def test_file_in_cwd_then_env_overrides(tmp_path: Path, monkeypatch: pytest.Monk
     assert config.source == str(tmp_path / "groundwire.toml")
     assert config.llm.base_url == "http://127.0.0.1:9/v1"
     assert config.llm.model == "big"
-    assert config.llm.api_key == "sk-x"
+    assert config.llm.api_key == "sk-x" and config.llm_configured
     assert (config.verify.accept_at, config.verify.reject_at) == (0.9, 0.3)
     assert config.policy.disclaimer_band == (0.4, 0.8)
     assert config.generate.strengths == ("strict", "very_strict")
@@ -52,7 +53,7 @@ def test_groundwire_config_env_names_the_file(tmp_path: Path) -> None:
     [
         ("[llm\nmodel=1", "not valid TOML"),
         ("[llm]\nmodle = 'x'\n", "modle"),
-        ("[verify]\naccept_at = 0.1\nreject_at = 0.5\n", "must not exceed"),
+        ("[verify]\naccept_at = 0.1\nreject_at = 0.5\n", "must be below"),
         ("[policy]\ndisclaimer_band = [0.9, 0.5]\n", "disclaimer_band"),
         ("[verify]\naccept_at = 'high'\n", "accept_at"),
     ],

@@ -26,6 +26,8 @@ def serve(
     high_risk: Annotated[list[str] | None, typer.Option(
         "--high-risk", help="Regex; requests whose question or answer matches go to the review queue. Repeatable.")] = None,
     release: Annotated[str, typer.Option(help="Release tag written on every request-log row.")] = "dev",
+    llm: Annotated[bool, typer.Option(
+        "--llm/--no-llm", help="Use the LLM endpoint of groundwire.toml for /v1/generate and repair edits.")] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve the verification API (/v1/...), its OpenAPI spec (/docs) and the web page (/)."""
@@ -50,6 +52,7 @@ def serve(
         high_risk_patterns=tuple(high_risk or ()),
         release=release,
         config=loaded,
+        use_llm=llm,
     )
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
 

@@ -13,15 +13,8 @@ from types import TracebackType
 
 import httpx
 
-# The serve command as the CLI registers it (cli_serve.register), run in a fresh interpreter.
-_LAUNCH = (
-    "import sys, typer\n"
-    "from groundwire.cli_serve import register\n"
-    "app = typer.Typer()\n"
-    "app.callback()(lambda: None)\n"
-    "register(app)\n"
-    "app(sys.argv[1:])\n"
-)
+# `groundwire serve ...` exactly as the console script runs it, in a fresh interpreter.
+_LAUNCH = "from groundwire.cli import main; main()"
 
 
 def free_port() -> int:

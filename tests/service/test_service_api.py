@@ -228,3 +228,49 @@ def test_review_queue_takes_low_scores_and_risky_patterns_until_reviewed(client)
     assert entry["feedback"][0]["thumbs"] == -1
     assert entry["feedback"][0]["correction"] == "Refunds take 30 days."
     assert_error(client.post("/v1/feedback", headers=ALPHA, json={"request_id": low["request_id"]}), 422)
+
+
+def test_repair_drops_the_unsupported_claim_and_logs_the_repaired_answer(client) -> None:  # noqa: ANN001
+    response = client.post("/v1/repair", headers=ALPHA, json={"answer": BAD, "chunks": CHUNKS})
+    assert response.status_code == 200, response.text
+    out = response.json()
+    repaired = out["repaired"]
+    actions = {a["claim"]: a["action"] for a in repaired["actions"]}
+    assert actions == {"The Pro plan costs $10 a month.": "keep",
+                       "Refunds are issued within 90 days of purchase.": "drop"}
+    assert "90 days" not in repaired["answer"] and "$10" in repaired["answer"]
+    assert repaired["report"]["score"] > out["report"]["score"]
+    entry = client.get(f"/v1/requests/{out['request_id']}", headers=ALPHA).json()
+    assert entry["endpoint"] == "repair"
+    assert entry["response_text"] == repaired["answer"]
+
+
+def test_eval_dashboard_covers_only_the_callers_scope(client) -> None:  # noqa: ANN001
+    outs = [verify(client, GOOD), verify(client, BAD), verify(client, "NOT_IN_CONTEXT")]
+    verify(client, BAD, headers=BETA)
+    data = client.get("/v1/eval", headers=ALPHA).json()
+    metrics = data["metrics"]
+    assert metrics["n"] == 3
+    answered = [o["report"] for o in outs if not o["report"]["abstained"]]
+    shares = [sum(c["verdict"] == "SUPPORTED" for c in r["claims"]) / len(r["claims"]) for r in answered]
+    assert metrics["faithfulness"] == pytest.approx(sum(shares) / len(shares))
+    assert metrics["refusal_rate"] == pytest.approx(1 / 3)
+    assert [r["release"] for r in data["releases"]] == ["test-release"]
+    assert [p["score"] for p in data["series"]] == [o["report"]["score"] for o in outs]
+    # One answer has an unsupported claim: one failure (undetermined: the scope has no corpus to search).
+    assert sum(metrics[f"failures_{k}"] for k in ("retrieval_miss", "generator_drift", "undetermined")) == 1
+    assert metrics["failures_undetermined"] == 1
+    assert client.get("/v1/eval", headers=BETA).json()["metrics"]["n"] == 1
+
+    assert client.post("/v1/eval/runs", headers=ALPHA).status_code == 200
+    assert len(client.get("/v1/eval", headers=ALPHA).json()["history"]) == 1
+    assert client.get("/v1/eval", headers=BETA).json()["history"] == []
+    report = client.get("/v1/eval/report", headers=ALPHA)
+    assert report.status_code == 200 and report.headers["content-type"].startswith("text/html")
+    assert "<svg" in report.text
+
+
+def test_generate_without_an_llm_endpoint_is_a_clear_503(client) -> None:  # noqa: ANN001
+    response = client.post("/v1/generate", headers=ALPHA, json={"question": "How much is Pro?", "chunks": CHUNKS})
+    error = assert_error(response, 503, "llm_not_configured")
+    assert "--llm" in error["message"]

@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any
 
 from fastapi import Depends, FastAPI, Query, Request
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from groundwire.errors import InputError
@@ -100,10 +100,25 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                      limit: int = Query(100, ge=1, le=1000)) -> dict[str, Any]:
         return runtime.review_queue(scope=scope, limit=limit)
 
-    @app.get("/v1/eval", tags=["log"])
+    @app.get("/v1/eval", tags=["eval"])
     def eval_dashboard(scope: str = Depends(caller_scope),
                        limit: int = Query(500, ge=1, le=10_000)) -> dict[str, Any]:
+        """Eval-loop metrics over a rolling sample of your scope's request log (nothing is recorded)."""
         return runtime.eval_summary(scope=scope, limit=limit)
+
+    @app.post("/v1/eval/runs", tags=["eval"])
+    def record_eval_run(scope: str = Depends(caller_scope),
+                        limit: int = Query(500, ge=1, le=10_000)) -> dict[str, Any]:
+        """Run the eval loop and record the run in the history the dashboard plots."""
+        return runtime.eval_summary(scope=scope, limit=limit, save=True)
+
+    @app.get("/v1/eval/report", tags=["eval"], response_class=HTMLResponse)
+    def eval_report(scope: str = Depends(caller_scope),
+                    limit: int = Query(500, ge=1, le=10_000)) -> HTMLResponse:
+        """The eval loop's self-contained HTML report (plots over time, tables per release and segment)."""
+        from groundwire.evalloop import render_html
+
+        return HTMLResponse(render_html(runtime.eval_loop(scope=scope, sample_size=limit, save=False)))
 
     return app
 

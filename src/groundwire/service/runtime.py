@@ -7,6 +7,7 @@ the response is sent, so a client that got a request id can always look it up la
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -21,6 +22,9 @@ from groundwire.service.settings import ServiceSettings
 from groundwire.types import Chunk, Report
 
 if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.cache import SemanticCache
+    from groundwire.config import Config
+    from groundwire.llm import LLMClient
     from groundwire.store import RequestRecord, Store
 
 
@@ -30,6 +34,9 @@ class Runtime:
         self.model_loads = 0
         self._verifier: Any = None
         self._store: Store | None = None
+        self._client: LLMClient | None = None
+        self._config: Config | None = None
+        self.cache: SemanticCache | None = None
         self._lock = threading.Lock()
         # Request threads share one verifier, and not every part of it is thread-safe (pysbd's segmenter
         # keeps per-call state on the instance), so verification is serialised. The log writes are not.
@@ -43,15 +50,32 @@ class Runtime:
             if self._verifier is None:
                 from groundwire import Verifier
 
-                self._verifier = Verifier(self.settings.scorer, accept_at=self.settings.accept_at,
-                                          reject_at=self.settings.reject_at)
+                loaded = Verifier(self.settings.scorer, accept_at=self.settings.accept_at,
+                                  reject_at=self.settings.reject_at)
+                self._verifier = _SerialVerifier(loaded, self._verify_lock)
                 self.model_loads += 1
             if self._store is None:
                 from groundwire.store import Store
 
                 self._store = Store(self.settings.db_url)
+            if self._config is None:
+                from groundwire.config import Config
+
+                self._config = self.settings.config if self.settings.config is not None else Config()
+            if self.settings.use_llm and self._client is None:
+                from groundwire.llm import client_from_config
+
+                self._client = client_from_config(self._config)
+            if self.cache is None:
+                from groundwire.cache import SemanticCache
+
+                # The embedding model loads on the first /v1/generate, not at start-up.
+                self.cache = SemanticCache(threshold=self.settings.cache_threshold)
 
     def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -93,9 +117,7 @@ class Runtime:
 
     def _verify(self, answer: str, chunks: Sequence[Chunk], *, question: str | None,
                 require_citations: bool) -> Report:
-        verifier = self.verifier
-        with self._verify_lock:
-            return verifier.verify(answer, chunks, question=question, require_citations=require_citations)
+        return self.verifier.verify(answer, chunks, question=question, require_citations=require_citations)
 
     # the context ------------------------------------------------------------------------------------------
 
@@ -136,7 +158,7 @@ class Runtime:
         }
 
     def _invalidate_cache(self, *, scope: str, doc_ids: Sequence[str]) -> int:
-        return 0
+        return self._cache().invalidate(scope=scope, doc_ids=doc_ids) if doc_ids else 0
 
     # the request log --------------------------------------------------------------------------------------
 
@@ -223,14 +245,151 @@ class Runtime:
     # not yet wired ----------------------------------------------------------------------------------------
 
     def repair(self, body: models.RepairRequest, *, scope: str) -> dict[str, Any]:
-        raise ServiceError(501, "not_implemented", "repair is not wired yet")
+        from groundwire.repair import repair
+
+        started = time.perf_counter()
+        chunks, context = self._context(body, scope=scope)
+        report = self._verify(body.answer, chunks, question=body.question, require_citations=body.require_citations)
+        config = self._config_or_default()
+        # Without --llm the middle band is dropped rather than edited: repair still works offline.
+        repaired = repair(report, chunks, verifier=self.verifier, client=self._client,
+                          min_surviving_share=config.repair.min_surviving_share,
+                          abstain_message=config.repair.abstain_message)
+        request_id = uuid.uuid4().hex
+        out = {"request_id": request_id, "report": report.to_dict(),
+               "review": self._review(report.score, body.question, body.answer),
+               "chunks": [_chunk_dict(c) for c in chunks],
+               "repaired": {**repaired.to_dict(), "summary": _repair_summary(repaired)}}
+        self._log(report, out, kind="repair", scope=scope, context=context, body=body, chunks=chunks,
+                  started=started, response=repaired.answer, model_ids=self._model_ids(report),
+                  extra={"repaired_score": repaired.report.score, "repair_abstained": repaired.abstained})
+        return out
 
     def generate(self, body: models.GenerateRequest, *, scope: str) -> dict[str, Any]:
-        raise ServiceError(501, "not_implemented", "generate is not wired yet")
+        from groundwire.generate import Generator
+
+        if self._client is None:
+            raise ServiceError(503, "llm_not_configured",
+                               "/v1/generate needs an LLM endpoint: start the service with --llm and set [llm] "
+                               "in groundwire.toml (or GROUNDWIRE_LLM_BASE_URL).")
+        started = time.perf_counter()
+        chunks, context = self._context(body, scope=scope)
+        doc_version = self._doc_version(body, chunks, scope=scope)
+        cache = self._cache()
+        hit = cache.get(body.question, scope=scope, doc_version=doc_version) if body.use_cache else None
+        if hit is not None:
+            stored, report = hit.response
+            out = {**stored, "request_id": uuid.uuid4().hex, "cached": True,
+                   "detail": {**stored["detail"], "cache": {"similarity": hit.similarity, "matched_query": hit.query}}}
+            self._log_generation(report, out, scope=scope, context=context, body=body, chunks=chunks,
+                                 started=started)
+            return out
+        generator = Generator.from_config(self._config_or_default(), client=self._client, verifier=self.verifier)
+        generation = generator.generate(body.question, chunks)
+        detail = generation.to_dict()
+        report = detail.pop("report")
+        out = {"request_id": uuid.uuid4().hex, "answer": generation.answer, "cached": False, "report": report,
+               "review": self._review(generation.report.score, body.question, generation.answer),
+               "chunks": [_chunk_dict(c) for c in generation.chunks], "detail": detail}
+        self._log_generation(generation.report, out, scope=scope, context=context, body=body, chunks=chunks,
+                             started=started)
+        if generation.outcome.action in ("accept", "disclaim") and not generation.fallback:
+            stored = {k: v for k, v in out.items() if k != "request_id"}
+            cache.put(body.question, (stored, generation.report), scope=scope, doc_version=doc_version,
+                      doc_ids={c.doc_id or c.id for c in chunks})
+        return out
+
+    def _log_generation(self, report: Report, out: dict[str, Any], *, scope: str, context: str,
+                        body: models.GenerateRequest, chunks: Sequence[Chunk], started: float) -> None:
+        escalations = out["detail"].get("escalations", [])
+        self._log(report, out, kind="generate", scope=scope, context=context, body=body, chunks=chunks,
+                  started=started, response=out["answer"], model_ids=self._model_ids(report),
+                  extra={"cached": out["cached"], "model_escalations": escalations,
+                         "attempts": len(out["detail"].get("attempts", []))})
+
+    def _doc_version(self, body: models.GenerateRequest, chunks: Sequence[Chunk], *, scope: str) -> str:
+        if body.doc_ids is not None:
+            return f"store:{self.store.doc_version(scope=scope)}"
+        # Caller-supplied chunks: the document set is exactly these texts, so its version is their hash.
+        digest = hashlib.blake2b(digest_size=16)
+        for chunk in chunks:
+            digest.update(f"{chunk.id}\x1f{chunk.text}\x1e".encode())
+        return "chunks:" + digest.hexdigest()
+
+    def _cache(self) -> SemanticCache:
+        if self.cache is None:
+            raise ServiceError(503, "not_ready", "The service is still starting; retry in a moment.")
+        return self.cache
+
+    def _config_or_default(self) -> Config:
+        if self._config is None:
+            raise ServiceError(503, "not_ready", "The service is still starting; retry in a moment.")
+        return self._config
+
+    def _model_ids(self, report: Report) -> dict[str, str]:
+        ids = {"scorer": report.model_id}
+        if self._client is not None:
+            ids["llm"] = self._client.model
+        return ids
 
 
-    def eval_summary(self, *, scope: str, limit: int) -> dict[str, Any]:
-        raise ServiceError(501, "not_implemented", "eval is not wired yet")
+    # the eval loop --------------------------------------------------------------------------------------
+
+    def eval_loop(self, *, scope: str, sample_size: int, save: bool) -> Any:
+        """The eval loop over a rolling sample of this scope's log (and this scope's corpus only)."""
+        from groundwire.evalloop import run_eval_loop
+
+        return run_eval_loop(verifier=self.verifier, store=self.store, scope=scope, sample_size=sample_size,
+                             release=self.settings.release, save=save)
+
+    def eval_summary(self, *, scope: str, limit: int, save: bool = False) -> dict[str, Any]:
+        result = self.eval_loop(scope=scope, sample_size=limit, save=save)
+        rolling = result.rolling or {}
+        overall = dict(rolling.get("overall") or {})
+        failures = overall.pop("failures", {}) or {}
+        metrics = {**overall, **{f"failures_{name}": count for name, count in failures.items()}}
+        recent = self.store.requests(scope=scope, limit=min(limit, 200))
+        return {
+            "metrics": metrics,
+            "releases": [{"release": name, **_flat(values)} for name, values in rolling.get("by_release", {}).items()],
+            "segments": [{"segment": name, **_flat(values)} for name, values in rolling.get("by_segment", {}).items()],
+            "by_day": rolling.get("by_day", {}),
+            "series": [{"created_at": r.created_at.isoformat() if r.created_at else None, "score": r.answer_score}
+                       for r in reversed(recent) if r.answer_score is not None],
+            "failure_examples": rolling.get("failure_examples", []),
+            "history": result.history,
+            "meta": result.meta,
+        }
+
+
+class _SerialVerifier:
+    """The shared verifier with its verify() calls serialised; everything else passes through."""
+
+    def __init__(self, verifier: Any, lock: threading.Lock) -> None:
+        self._inner = verifier
+        self._lock = lock
+
+    def verify(self, *args: Any, **kwargs: Any) -> Report:
+        with self._lock:
+            return self._inner.verify(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _repair_summary(repaired: Any) -> str:
+    counts: dict[str, int] = {}
+    for action in repaired.actions:
+        counts[action.action] = counts.get(action.action, 0) + 1
+    parts = [f"{n} {name}" for name, n in sorted(counts.items())]
+    head = "abstained" if repaired.abstained else f"re-verified score {repaired.report.score:.2f}"
+    return f"{head}; claims: {', '.join(parts) or 'none'}"
+
+
+def _flat(values: dict[str, Any]) -> dict[str, Any]:
+    failures = values.get("failures") or {}
+    return {**{k: v for k, v in values.items() if k != "failures"},
+            **{f"failures_{name}": count for name, count in failures.items()}}
 
 
 def _with_id(record: RequestRecord, request_id: str) -> RequestRecord:

@@ -34,6 +34,8 @@ class ServiceSettings:
     """Release tag written on every request-log row, so the eval loop can compare releases."""
     config: Any = None
     """groundwire.config.Config (LLM endpoint, repair and generation settings); None uses load_config()'s defaults."""
+    use_llm: bool = False
+    """Use the configured LLM endpoint: /v1/generate, and minimal edits in /v1/repair (else the band is dropped)."""
     cache_threshold: float = 0.97
     history_limit: int = 200
 

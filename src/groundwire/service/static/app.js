@@ -39,7 +39,7 @@ async function guarded(fn) {
 }
 
 // ---- tabs
-const loaders = { history: loadHistory, review: loadReview, eval: loadEval };
+const loaders = { history: loadHistory, review: loadReview, eval: () => loadEval() };
 document.querySelectorAll("#tabs button").forEach((button) => {
   button.addEventListener("click", () => {
     document.querySelectorAll("#tabs button").forEach((b) => b.classList.toggle("active", b === button));
@@ -256,8 +256,10 @@ function fmt(value) {
   return typeof value === "number" ? (Number.isInteger(value) ? String(value) : value.toFixed(3)) : value == null ? "–" : String(value);
 }
 
-async function loadEval() {
-  const data = await api("GET", "/v1/eval");
+async function loadEval(record = false) {
+  const data = record ? await api("POST", "/v1/eval/runs") : await api("GET", "/v1/eval");
+  $("eval-meta").textContent = `rolling sample of ${data.meta.sample_size} logged requests · release ${data.meta.release}` +
+    ` · ${data.history.length} recorded run(s)`;
   const cards = $("eval-cards");
   cards.replaceChildren();
   for (const [name, value] of Object.entries(data.metrics)) {
@@ -274,20 +276,40 @@ async function loadEval() {
     cards.append(card);
   }
   drawSeries(data.series);
-  const table = $("eval-releases");
-  const columns = data.releases.length ? Object.keys(data.releases[0]) : [];
+  fillTable($("eval-releases"), data.releases);
+  const failures = $("eval-failures").querySelector("tbody");
+  failures.replaceChildren();
+  for (const f of data.failure_examples) {
+    const row = failures.insertRow();
+    for (const value of [f.id, f.failure, f.release || "", (f.unsupported || []).join(" | ")]) row.insertCell().textContent = value;
+  }
+}
+$("eval-refresh").addEventListener("click", () => guarded(() => loadEval()));
+$("eval-record").addEventListener("click", () => guarded(() => loadEval(true)));
+$("eval-report-btn").addEventListener("click", () => guarded(async () => {
+  const headers = {};
+  const key = keyInput.value.trim();
+  if (key) headers["Authorization"] = "Bearer " + key;
+  const response = await fetch("/v1/eval/report", { headers });
+  if (!response.ok) throw new Error(`${response.status}: ${(await response.json()).error.message}`);
+  const frame = $("eval-report");
+  frame.srcdoc = await response.text();
+  frame.hidden = false;
+}));
+
+function fillTable(table, rows) {
+  const columns = rows.length ? Object.keys(rows[0]) : [];
   const head = table.querySelector("thead");
   head.replaceChildren();
   const hr = head.insertRow();
-  columns.forEach((c) => { const th = document.createElement("th"); th.textContent = c; hr.append(th); });
+  columns.forEach((c) => { const th = document.createElement("th"); th.textContent = c.replaceAll("_", " "); hr.append(th); });
   const body = table.querySelector("tbody");
   body.replaceChildren();
-  for (const release of data.releases) {
+  for (const item of rows) {
     const row = body.insertRow();
-    columns.forEach((c) => { row.insertCell().textContent = fmt(release[c]); });
+    columns.forEach((c) => { row.insertCell().textContent = fmt(item[c]); });
   }
 }
-$("eval-refresh").addEventListener("click", () => guarded(loadEval));
 
 function drawSeries(series) {
   const svg = $("eval-chart");

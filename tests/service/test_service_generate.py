@@ -1,0 +1,101 @@
+"""/v1/generate with the semantic cache, against a SCRIPTED OpenAI-compatible server (tests/llm/scripted_llm.py).
+
+The LLM is the only scripted part: it answers from the passages it is sent. Verification, the cache
+(real MiniLM embeddings), scopes and the request log are the real ones.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ALPHA, BETA
+
+pytest.importorskip("fastapi")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from scripted_llm import ScriptedLLMServer  # noqa: E402
+
+RUNBOOK = [{"doc_id": "runbook", "title": "Cluster runbook", "page": 4,
+            "text": "Start the cluster with the command gw start.\n\nStop the cluster with the command gw stop."}]
+
+
+def answer_from_passages(request: dict) -> str:
+    """Scripted reply: the passage sentence about the verb the question asks about, with its cite id."""
+    prompt = request["messages"][-1]["content"]
+    question = prompt.rsplit("Question:", 1)[1].lower()
+    verb = "Stop" if "stop" in question else "Start"
+    for line in prompt.splitlines():
+        if line.startswith(f"{verb} the cluster"):
+            cite = [ln for ln in prompt.splitlines() if ln.startswith("[c_")][0 if verb == "Start" else -1]
+            return f"{line.strip()} [{cite[1:cite.index(']')]}]"
+    return "NOT_IN_CONTEXT"
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer() as server:
+        server.responder = answer_from_passages
+        yield server
+
+
+@pytest.fixture
+def gen_client(settings, llm) -> Iterator:  # noqa: ANN001
+    from dataclasses import replace
+
+    from fastapi.testclient import TestClient
+
+    from groundwire.config import Config, LLMConfig
+    from groundwire.service import create_app
+
+    config = Config(llm=LLMConfig(base_url=llm.url, model="scripted", max_retries=0, timeout_s=30))
+    with TestClient(create_app(replace(settings, use_llm=True, config=config)),
+                    raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+def generate(client, question: str, headers=ALPHA) -> dict:  # noqa: ANN001
+    response = client.post("/v1/generate", headers=headers, json={"question": question, "doc_ids": ["runbook"]})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_generate_verifies_logs_and_caches_per_question_scope_and_doc_set(gen_client, llm) -> None:  # noqa: ANN001
+    for headers in (ALPHA, BETA):
+        assert gen_client.post("/v1/ingest", headers=headers, json={"documents": RUNBOOK}).status_code == 200
+
+    first = generate(gen_client, "how do I start the cluster")
+    assert not first["cached"]
+    assert first["answer"].startswith("Start the cluster with the command gw start.")
+    assert first["report"]["decision"] == "accept"
+    calls = len(llm.requests)
+    assert calls >= 1
+
+    again = generate(gen_client, "How do I start the cluster?")
+    assert again["cached"] and again["answer"] == first["answer"]
+    assert again["request_id"] != first["request_id"]
+    assert len(llm.requests) == calls  # served from the cache: the LLM was not asked
+
+    # A near-identical question with the opposite meaning is not served the cached answer.
+    stop = generate(gen_client, "how do I stop the cluster")
+    assert not stop["cached"] and stop["answer"].startswith("Stop the cluster")
+
+    # The same question from another scope never gets alpha's cached answer.
+    beta = generate(gen_client, "how do I start the cluster", headers=BETA)
+    assert not beta["cached"]
+
+    # Ingest that changes the document invalidates the entries built on it.
+    changed = [{**RUNBOOK[0], "text": RUNBOOK[0]["text"] + "\n\nThe cluster needs three nodes."}]
+    ingest = gen_client.post("/v1/ingest", headers=ALPHA, json={"documents": changed}).json()
+    assert ingest["cache_invalidated"] == 2
+    assert not generate(gen_client, "how do I start the cluster")["cached"]
+
+    entry = gen_client.get(f"/v1/requests/{again['request_id']}", headers=ALPHA).json()
+    assert entry["endpoint"] == "generate"
+    assert entry["response_text"] == again["answer"]
+    assert entry["model_ids"]["llm"] == "scripted"
+    assert entry["context"].startswith("[c_") and "Source: Cluster runbook, page 4" in entry["context"]
+    assert entry["response"]["cached"] is True
+    stats = gen_client.app.state.runtime.cache.stats
+    assert stats.hits == 1 and stats.invalidations == 2

@@ -5,9 +5,7 @@ from pathlib import Path
 
 import pytest
 
-KEYS = {"key-alpha": "alpha", "key-beta": "beta"}
-ALPHA = {"Authorization": "Bearer key-alpha"}
-BETA = {"X-API-Key": "key-beta"}
+from service_common import KEYS
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ALPHA, BETA
+from service_common import ALPHA, BETA
 
 pytest.importorskip("fastapi")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import KEYS
+from service_common import KEYS
 from live_server import LiveServer
 
 pytest.importorskip("fastapi")

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ALPHA, BETA
+from service_common import ALPHA, BETA
 
 pytest.importorskip("fastapi")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))

@@ -8,13 +8,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import KEYS
+from service_common import ALPHA, KEYS
 from live_server import LiveServer
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
-
-ALPHA = {"Authorization": "Bearer key-alpha"}
 
 
 def case(i: int) -> dict:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
+import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,15 +26,66 @@ from groundwire.store import ClaimLog, RequestRecord, RetrievedChunk, Store
 MANUAL = "Run start.sh to start the cluster.\n\nRun stop.sh to stop the cluster.\n\nLogs live in /var/log/cluster."
 
 
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL server URL: $GROUNDWIRE_TEST_POSTGRES_URL, or a throwaway local cluster (skip if neither)."""
+    if os.environ.get("GROUNDWIRE_TEST_POSTGRES_URL"):
+        yield os.environ["GROUNDWIRE_TEST_POSTGRES_URL"]
+        return
+    pytest.importorskip("psycopg")
+    if not (shutil.which("initdb") and shutil.which("pg_ctl")):
+        pytest.skip("no PostgreSQL: install its server binaries or set GROUNDWIRE_TEST_POSTGRES_URL")
+    base = Path(tempfile.mkdtemp(prefix="gwpg"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # postgres refuses to run as root
+        if not shutil.which("runuser"):
+            pytest.skip("running as root without runuser: cannot start a PostgreSQL cluster")
+        shutil.chown(base, user="postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    data = base / "data"
+    subprocess.run([*as_user, "initdb", "-D", str(data), "-A", "trust", "-U", "gw"], check=True, capture_output=True)
+    options = f"-p {port} -k {base} -c listen_addresses='' -c fsync=off"
+    subprocess.run([*as_user, "pg_ctl", "-D", str(data), "-o", options, "-l", str(base / "log"), "-w", "start"], check=True, capture_output=True)
+    yield f"postgresql+psycopg://gw@/postgres?host={base}&port={port}"
+    subprocess.run([*as_user, "pg_ctl", "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _fresh_postgres_database(server_url: str) -> str:
+    import sqlalchemy as sa
+
+    name = f"gw_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+    admin.dispose()
+    return server_url.replace("/postgres?", f"/{name}?")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """The same tests on SQLite and, where a server is available, PostgreSQL."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'gw.db'}"
+    else:
+        url = _fresh_postgres_database(request.getfixturevalue("postgres_server"))
+    s = Store(url)
+    yield s
+    s.close()
+
+
 @pytest.fixture()
-def store(tmp_path: Path) -> Store:
+def sqlite_store(tmp_path: Path) -> Iterator[Store]:
     s = Store(f"sqlite:///{tmp_path / 'gw.db'}")
     yield s
     s.close()
 
 
-def test_sqlite_runs_in_wal_mode(store: Store, tmp_path: Path) -> None:
-    store.ingest([Document("m", "Manual", MANUAL)], scope="a")
+def test_sqlite_runs_in_wal_mode(sqlite_store: Store, tmp_path: Path) -> None:
+    sqlite_store.ingest([Document("m", "Manual", MANUAL)], scope="a")
     with sqlite3.connect(tmp_path / "gw.db") as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import sqlalchemy as sa
 
 DEFAULT_URL = "sqlite:///groundwire.db"
+SUPPORTED_DIALECTS = ("sqlite", "postgresql")
 
 
 def _now() -> datetime:
@@ -269,6 +270,8 @@ class Store:
         if url.startswith("sqlite"):
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
         self.engine = sa.create_engine(url, **kwargs)
+        if self.engine.dialect.name not in SUPPORTED_DIALECTS:
+            raise InputError(f"the store supports SQLite and PostgreSQL URLs, not {self.engine.dialect.name!r} ({url})")
         if self.engine.dialect.name == "sqlite":
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
             sa.event.listen(self.engine, "begin", _sqlite_begin)
@@ -301,7 +304,7 @@ class Store:
         out: list[Passage] = []
         collisions = 0
         with self._writer.begin() as conn:
-            version = self._bump_version(conn, scope, dry=True)
+            version = self._lock_scope(conn, scope) + 1
             for doc in documents:
                 content_hash = _content_hash(doc)
                 page_key = doc.page or 0
@@ -423,18 +426,21 @@ class Store:
         query = sa.select(self.t["chunks"]).where(c.scope == scope, c.document_id == document_id, c.active).order_by(c.ordinal)
         return [_passage(row) for row in conn.execute(query)]
 
-    def _bump_version(self, conn: sa.Connection, scope: str, *, dry: bool = False) -> int:
+    def _lock_scope(self, conn: sa.Connection, scope: str) -> int:
+        """Serialise ingests of one scope (row lock on PostgreSQL; SQLite's BEGIN IMMEDIATE already does),
+        so two concurrent ingests cannot both insert the same document or claim the same cite id."""
         import sqlalchemy as sa
 
         s = self.t["scopes"]
-        current = conn.execute(sa.select(s.c.doc_version).where(s.c.scope == scope)).scalar()
-        if dry:
-            return int(current or 0) + 1
-        if current is None:
-            conn.execute(sa.insert(s).values(scope=scope, doc_version=1))
-            return 1
+        conn.execute(_insert_ignore(conn, s, {"scope": scope, "doc_version": 0}))
+        return int(conn.execute(sa.select(s.c.doc_version).where(s.c.scope == scope).with_for_update()).scalar_one())
+
+    def _bump_version(self, conn: sa.Connection, scope: str) -> int:
+        import sqlalchemy as sa
+
+        s = self.t["scopes"]
         conn.execute(sa.update(s).where(s.c.scope == scope).values(doc_version=s.c.doc_version + 1))
-        return int(current) + 1
+        return int(conn.execute(sa.select(s.c.doc_version).where(s.c.scope == scope)).scalar_one())
 
     # request log ------------------------------------------------------------------------------------------
 
@@ -582,6 +588,14 @@ class Store:
 
 
 # --- helpers ----------------------------------------------------------------------------------------------
+
+
+def _insert_ignore(conn: sa.Connection, table: sa.Table, values: dict[str, Any]) -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING in the connection's dialect."""
+    import importlib
+
+    insert = importlib.import_module(f"sqlalchemy.dialects.{conn.dialect.name}").insert
+    return insert(table).values(**values).on_conflict_do_nothing()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

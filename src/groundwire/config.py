@@ -87,11 +87,10 @@ class RepairConfig(_Section):
 
 
 class GenerateConfig(_Section):
-    strengths: tuple[Literal["standard", "strict", "very_strict", "chain_of_thought"], ...] = (
-        "standard",
-        "strict",
-        "very_strict",
+    strengths: tuple[Literal["standard", "strict", "very_strict", "chain_of_thought"], ...] = Field(
+        ("standard", "strict", "very_strict"), min_length=1
     )
+    """The escalation ladder: each failed attempt retries at the next strength."""
     fallback_answer: str = REFUSAL_TOKEN
     escalate_below: float = Field(0.6, ge=0.0, le=1.0)
     """Confidence routing: a cheap model's answer scoring below this goes to llm.expensive_model."""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from groundwire import prompts
 from groundwire.config import Config, GenerateConfig, PolicyConfig
+from groundwire.errors import InputError
 from groundwire.llm import Completion, LLMClient, TokenLogprob
 from groundwire.policy import DELIVERED, PolicyOutcome, apply_policy
 from groundwire.prompts import Strength
@@ -122,8 +123,6 @@ class Generator:
         from groundwire.verifier import as_chunks
 
         if not question or not question.strip():
-            from groundwire.errors import InputError
-
             raise InputError("the question is empty: pass the user's question")
         context = as_chunks(chunks)
         models = [self.client.model] + ([self.expensive_model] if self.expensive_model else [])
@@ -242,7 +241,6 @@ class Generator:
         others = [self._complete(question, context, strength=strength, model=model,
                                  temperature=self.settings.sample_temperature)[1]
                   for _ in range(self.settings.samples - 1)]
-        others = [text for text in others if text.strip() and text.strip() != REFUSAL_TOKEN]
         agreement = claim_agreement(report, others, verifier=self.verifier)
         claims = tuple(
             dataclasses.replace(
@@ -390,6 +388,8 @@ def claim_agreement(report: Report, samples: Sequence[str], *, verifier: Verifie
                            combiner=verifier.combiner, pruner=verifier.pruner)
     votes = [0] * len(report.claims)
     for number, sample in enumerate(samples, start=1):
+        if not sample.strip():
+            continue  # an empty sample states nothing: it disagrees with every claim
         check = same_claims.verify(report.answer, [Chunk(id=f"sample{number}", text=sample)])
         for i, result in enumerate(check.claims):
             votes[i] += result.route is Route.ACCEPT

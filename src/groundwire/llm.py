@@ -34,6 +34,9 @@ RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 class LLMError(RuntimeError):
     """The LLM endpoint could not give a usable reply. The message says why and what to check."""
 
+    attempts: int = 1
+    """How many HTTP requests were made before giving up."""
+
 
 class LLMTimeout(LLMError):
     """Every attempt ran past the configured timeout."""
@@ -177,7 +180,7 @@ class LLMClient:
             payload, attempts = self._post_with_retries(body)
             completion = _parse_completion(payload, model=model, started=started, attempts=attempts)
         except LLMError as exc:
-            self._record(CallRecord(purpose, model, False, time.perf_counter() - started, 0, error=str(exc)))
+            self._record(CallRecord(purpose, model, False, time.perf_counter() - started, exc.attempts, error=str(exc)))
             raise
         self._record(
             CallRecord(purpose, completion.model, True, completion.latency_s, completion.attempts,
@@ -223,17 +226,23 @@ class LLMClient:
                 log.warning("llm attempt %d got HTTP %d", attempt, response.status_code)
                 continue
             if response.is_error:
-                raise LLMHTTPError(
+                error = LLMHTTPError(
                     f"{self.base_url}: HTTP {response.status_code}: {response.text[:300]} (not retried: check the "
                     "model name, API key and request)",
                     status=response.status_code,
                 )
+                error.attempts = attempt
+                raise error
             try:
                 return response.json(), attempt
             except json.JSONDecodeError as exc:
-                raise LLMOutputError(f"{self.base_url}: the reply is not JSON: {exc}", text=response.text) from exc
+                error = LLMOutputError(f"{self.base_url}: the reply is not JSON: {exc}", text=response.text)
+                error.attempts = attempt
+                raise error from exc
         assert last_error is not None
-        raise type(last_error)(f"{last_error} (gave up after {self.max_retries + 1} attempts)", **_extra(last_error))
+        final = type(last_error)(f"{last_error} (gave up after {self.max_retries + 1} attempts)", **_extra(last_error))
+        final.attempts = self.max_retries + 1
+        raise final
 
     def _backoff(self, retry: int, error: LLMError | None) -> float:
         retry_after = error.retry_after if isinstance(error, LLMHTTPError) else None

@@ -60,7 +60,7 @@ def test_backoff_doubles_and_gives_up_with_the_status(scripted_llm: ScriptedLLMS
     assert raised.value.status == 500
     assert "gave up after 4 attempts" in str(raised.value)
     assert waits == [0.1, 0.2, 0.4]
-    assert llm.calls[-1].ok is False
+    assert llm.calls[-1].ok is False and llm.calls[-1].attempts == 4 and "HTTP 500" in llm.calls[-1].error
 
 
 def test_client_errors_are_not_retried(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:

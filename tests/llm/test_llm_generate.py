@@ -153,12 +153,14 @@ def test_consistency_sampling_measures_agreement_per_claim(
         two_claims,
         "Refunds are issued within 14 days.",  # agrees on claim 1 only
         "Refunds are issued within 14 days, and shipping is free on orders over $50.",  # agrees on both
+        REFUSAL_TOKEN,  # states nothing: disagrees with both
     )
-    result = generator(client, verifier, samples=3, sample_temperature=0.9).generate(QUESTION, CHUNKS)
-    assert [r.get("temperature") for r in scripted_llm.requests] == [0.0, 0.9, 0.9]
+    result = generator(client, verifier, samples=4, sample_temperature=0.9).generate(QUESTION, CHUNKS)
+    assert [r.get("temperature") for r in scripted_llm.requests] == [0.0, 0.9, 0.9, 0.9]
     consistency = result.report.extra["consistency"]
-    assert consistency["samples"] == 3 and consistency["agreement"] == [1.0, 0.5]
-    assert [c.features["consistency"] for c in result.report.claims] == [1.0, 0.5]
+    assert consistency["samples"] == 4 and consistency["agreement"] == [0.6667, 0.3333]
+    assert [c.features["consistency"] for c in result.report.claims] == [0.6667, 0.3333]
+    assert [c.checks[-1].check if c.checks else None for c in result.report.claims][1] == "inconsistent_across_samples"
 
 
 def test_low_confidence_spans_are_marked(scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier) -> None:

@@ -183,3 +183,46 @@ def test_page_shows_structured_errors_and_other_scopes_see_nothing(browser, serv
     wait(browser, lambda d: d.find_element(By.ID, "tab-history").is_displayed())
     assert browser.find_elements(By.CSS_SELECTOR, "#history-table tbody tr") == []
     browser.save_screenshot(str(ARTIFACTS / "other-scope-history.png"))
+
+
+def test_load_files_repair_and_eval_dashboard(browser, server: LiveServer, tmp_path: Path) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, server, "key-alpha")
+    pricing = tmp_path / "pricing.txt"
+    pricing.write_text("The Pro plan costs $10 a month. Refunds are issued within 30 days of purchase.\n")
+    support = tmp_path / "support.md"
+    support.write_text("Support is available by email on weekdays.\n")
+    answer = tmp_path / "answer.txt"
+    answer.write_text(ANSWER + "\n")
+    browser.find_element(By.ID, "context").clear()
+    browser.find_element(By.ID, "context-files").send_keys(f"{pricing}\n{support}")
+    wait(browser, lambda d: "[S2] Support" in d.find_element(By.ID, "context").get_attribute("value"))
+    browser.find_element(By.ID, "answer").clear()
+    browser.find_element(By.ID, "answer-file").send_keys(str(answer))
+    wait(browser, lambda d: d.find_element(By.ID, "answer").get_attribute("value") == ANSWER)
+
+    browser.find_element(By.ID, "repair-btn").click()
+    repaired = browser.find_element(By.ID, "repaired")
+    wait(browser, lambda d: repaired.is_displayed())
+    idle(browser)
+    text = browser.find_element(By.ID, "repaired-text").text
+    assert "$10 a month" in text and "90 days" not in text
+    verdicts = [c.get_attribute("data-verdict") for c in browser.find_elements(By.CSS_SELECTOR, "#answer-view .claim")]
+    assert verdicts == ["SUPPORTED", "CONTRADICTED"]
+    browser.save_screenshot(str(ARTIFACTS / "repair.png"))
+
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="eval"]').click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#eval-cards .card[data-metric="faithfulness"]'))
+    idle(browser)
+    expected = httpx.get(f"{server.url}/v1/eval", headers={"X-API-Key": "key-alpha"}).json()["metrics"]
+    shown = browser.find_element(By.CSS_SELECTOR, '#eval-cards .card[data-metric="n"] .value').text
+    assert shown == str(expected["n"]) and expected["n"] >= 1
+    faithfulness = browser.find_element(By.CSS_SELECTOR, '#eval-cards .card[data-metric="faithfulness"] .value').text
+    assert faithfulness == f"{expected['faithfulness']:.3f}"
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#eval-chart circle")) == min(expected["n"], 200)
+    browser.find_element(By.ID, "eval-report-btn").click()
+    frame = browser.find_element(By.ID, "eval-report")
+    wait(browser, lambda d: frame.is_displayed())
+    idle(browser)
+    browser.save_screenshot(str(ARTIFACTS / "eval-dashboard.png"))

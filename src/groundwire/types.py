@@ -97,7 +97,8 @@ class ClaimResult:
 class Report:
     answer: str
     score: float
-    """Answer score: min over claim scores. An answer with no claims scores 1.0 (nothing is asserted)."""
+    """Answer score: min over the scores of the claims that could be scored. An answer with no claims scores 1.0
+    (nothing is asserted); a claim the model could not see at all is left out and the answer is escalated."""
     decision: Route
     claims: tuple[ClaimResult, ...]
     abstained: bool

@@ -93,6 +93,7 @@ def test_rolling_sample_metrics_and_failure_partition(logged: tuple[Store, dict[
     assert rolling["by_segment"]["support"]["grounded_rate"] == 0.0
     assert list(rolling["by_day"]) == ["2026-03-01", "2026-03-02", "2026-03-03"]
     assert rolling["by_day"]["2026-03-01"]["faithfulness"] == pytest.approx(0.5)
+    assert overall["feedback_n"] == 0 and overall["thumbs_down_rate"] is None
     # The run was recorded, so the next report can plot it over time.
     assert len(result.history) == 1 and result.history[0]["metrics"]["rolling"]["n"] == 6
 
@@ -190,3 +191,15 @@ def test_cli_rejects_missing_inputs(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "frozen" in str(result.exception)
     result = CliRunner().invoke(app, ["eval-loop", "--db", str(tmp_path / "nope.db"), "--out", str(tmp_path)])
     assert result.exit_code != 0 and "no such database" in str(result.exception)
+
+
+def test_feedback_enters_the_metrics(logged: tuple[Store, dict[str, str]], verifier: Verifier) -> None:
+    store, ids = logged
+    store.add_feedback(ids["ok"], scope="s", thumbs=1)
+    store.add_feedback(ids["drift"], scope="s", thumbs=-1)
+    store.add_feedback(ids["gold_hit"], scope="s", correction="It is start.sh, run as root.")
+    rolling = run_eval_loop(verifier=verifier, store=store, scope="s", save=False).rolling
+    assert rolling["overall"]["feedback_n"] == 3
+    assert rolling["overall"]["thumbs_down_rate"] == pytest.approx(2 / 3)
+    assert rolling["by_release"]["v1"]["thumbs_down_rate"] == pytest.approx(1 / 2)
+    assert rolling["by_release"]["v2"]["thumbs_down_rate"] == 1.0

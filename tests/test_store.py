@@ -182,6 +182,12 @@ def test_feedback_is_linked_and_validated(store: Store) -> None:
     got = store.feedback(request_id, scope="a")
     assert [(f.thumbs, f.correction) for f in got] == [(-1, "It is stop.sh, not start.sh."), (1, None)]
     assert store.feedback(request_id, scope="b") == []
+    other = store.log_request(RequestRecord(scope="a", response="r2", context="c"))
+    silent = store.log_request(RequestRecord(scope="a", response="r3", context="c"))
+    store.add_feedback(other, scope="a", correction="Wrong page cited.")
+    summary = store.feedback_summary([request_id, other, silent], scope="a")
+    assert {k: (v.up, v.down, v.corrections) for k, v in summary.items()} == {request_id: (1, 1, 1), other: (0, 0, 1)}
+    assert store.feedback_summary([request_id], scope="b") == {}
     with pytest.raises(InputError, match="thumbs"):
         store.add_feedback(request_id, scope="a", thumbs=5)
     with pytest.raises(InputError, match="needs"):

@@ -7,6 +7,7 @@ Metrics, overall and per release and per segment:
 - retrieval_hit_rate: share of answers whose gold passage was retrieved (only where gold is known)
 - claim_density: concrete claims per answered answer; non_answer_rate: answered answers with none
   (hedged non-answers score perfect faithfulness, so they are caught here instead)
+- thumbs_down_rate: share of answers with feedback that got a thumbs down or a correction (log only)
 
 Failures (an unsupported claim, or a gold "hallucinated" label) are split by one question: was the
 supporting evidence in the retrieved set? With gold ids the answer is direct. Otherwise the failed
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from groundwire.dataio import EvalRow
     from groundwire.embed import Embedder
     from groundwire.provenance import SupportsVerify
-    from groundwire.store import ClaimLog, RequestRecord, Store
+    from groundwire.store import ClaimLog, FeedbackSummary, RequestRecord, Store
 
 RETRIEVAL_MISS, GENERATOR_DRIFT, UNDETERMINED = "retrieval_miss", "generator_drift", "undetermined"
 NONE_LABEL = "(none)"
@@ -77,6 +78,8 @@ class EvalItem:
     created_at: datetime | None = None
     failure: str | None = None
     """None (not a failure), RETRIEVAL_MISS, GENERATOR_DRIFT or UNDETERMINED."""
+    thumbs_down: bool | None = None
+    """Whether a person gave the answer a thumbs down (or sent a correction); None without feedback."""
 
     @property
     def failed(self) -> bool:
@@ -133,8 +136,9 @@ def items_from_frozen(
     return items
 
 
-def items_from_log(records: Iterable[RequestRecord]) -> list[EvalItem]:
+def items_from_log(records: Iterable[RequestRecord], *, feedback: Mapping[str, FeedbackSummary] | None = None) -> list[EvalItem]:
     """Items from logged requests, using the verdicts logged at the time (no model is re-run)."""
+    feedback = feedback or {}
     return [
         EvalItem(
             id=record.id or "",
@@ -151,9 +155,14 @@ def items_from_log(records: Iterable[RequestRecord]) -> list[EvalItem]:
             segment=record.segment,
             scope=record.scope,
             created_at=record.created_at,
+            thumbs_down=_thumbs_down(feedback.get(record.id or "")),
         )
         for record in records
     ]
+
+
+def _thumbs_down(summary: FeedbackSummary | None) -> bool | None:
+    return None if summary is None else bool(summary.down or summary.corrections)
 
 
 def _logged(claim: ClaimLog) -> LoggedClaim:
@@ -242,6 +251,8 @@ def metrics(items: Sequence[EvalItem]) -> dict[str, Any]:
         "retrieval_n": len(with_gold),
         "claim_density": _mean(float(k) for k in concrete),
         "non_answer_rate": _mean(float(k == 0) for k in concrete),
+        "thumbs_down_rate": _mean(float(i.thumbs_down) for i in items if i.thumbs_down is not None),
+        "feedback_n": sum(i.thumbs_down is not None for i in items),
         "failures": failures,
     }
 
@@ -329,7 +340,7 @@ def run_eval_loop(
         meta["frozen_rows"] = len(frozen_rows)
     if store is not None:
         records = store.sample_requests(scope=scope, n=sample_size, seed=seed, since=since)
-        items = items_from_log(records)
+        items = items_from_log(records, feedback=store.feedback_summary([r.id for r in records if r.id], scope=scope))
         items = partition_by_scope(items, store, verifier, embedder) if corpus_check else partition_failures(items)
         rolling = summarise(items, by_day=True)
         meta["sample_size"] = len(records)
@@ -363,8 +374,10 @@ def text_id(text: str) -> str:
 
 # --- HTML report ------------------------------------------------------------------------------------------
 
-_PLOTTED = ("faithfulness", "grounded_rate", "refusal_rate", "escalation_rate", "retrieval_hit_rate", "non_answer_rate")
-_COLOURS = ("#1b7f3b", "#2563eb", "#b45309", "#b91c1c", "#7c3aed", "#0f766e")
+_PLOTTED = (
+    "faithfulness", "grounded_rate", "refusal_rate", "escalation_rate", "retrieval_hit_rate", "non_answer_rate", "thumbs_down_rate",
+)
+_COLOURS = ("#1b7f3b", "#2563eb", "#b45309", "#b91c1c", "#7c3aed", "#0f766e", "#52525b")
 
 
 def render_html(result: EvalLoopResult) -> str:

@@ -242,6 +242,13 @@ class Feedback:
 
 
 @dataclass(frozen=True, slots=True)
+class FeedbackSummary:
+    up: int
+    down: int
+    corrections: int
+
+
+@dataclass(frozen=True, slots=True)
 class IngestResult:
     scope: str
     doc_version: int
@@ -561,6 +568,25 @@ class Store:
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(f).where(f.c.request_id == request_id, f.c.scope == scope).order_by(f.c.id))
             return [Feedback(row.id, row.request_id, row.thumbs, row.correction, row.comment, _aware(row.created_at)) for row in rows]
+
+    def feedback_summary(self, request_ids: Sequence[str], *, scope: str | None) -> dict[str, FeedbackSummary]:
+        """Thumbs and corrections per request, in one query (requests without feedback are left out).
+
+        scope=None reads every scope: for operators' eval runs only.
+        """
+        import sqlalchemy as sa
+
+        f = self.t["feedback"]
+        query = sa.select(
+            f.c.request_id,
+            sa.func.sum(sa.case((f.c.thumbs == 1, 1), else_=0)),
+            sa.func.sum(sa.case((f.c.thumbs == -1, 1), else_=0)),
+            sa.func.count(f.c.correction),
+        ).where(f.c.request_id.in_(list(request_ids))).group_by(f.c.request_id)
+        if scope is not None:
+            query = query.where(f.c.scope == scope)
+        with self.engine.connect() as conn:
+            return {row[0]: FeedbackSummary(int(row[1]), int(row[2]), int(row[3])) for row in conn.execute(query)}
 
     # eval runs --------------------------------------------------------------------------------------------
 

@@ -99,3 +99,24 @@ def test_generate_verifies_logs_and_caches_per_question_scope_and_doc_set(gen_cl
     assert entry["response"]["cached"] is True
     stats = gen_client.app.state.runtime.cache.stats
     assert stats.hits == 1 and stats.invalidations == 2
+
+
+def test_an_unreachable_llm_endpoint_is_a_json_502_and_nothing_is_cached(settings) -> None:  # noqa: ANN001
+    from dataclasses import replace
+
+    from fastapi.testclient import TestClient
+    from live_server import free_port
+
+    from groundwire.config import Config, LLMConfig
+    from groundwire.service import create_app
+
+    # Nothing listens on this loopback port: every connection is refused at once.
+    config = Config(llm=LLMConfig(base_url=f"http://127.0.0.1:{free_port()}/v1", model="gone", max_retries=0,
+                                  connect_timeout_s=2, timeout_s=5))
+    with TestClient(create_app(replace(settings, use_llm=True, config=config)),
+                    raise_server_exceptions=False) as client:
+        chunks = [{"id": "S1", "text": "Start the cluster with the command gw start."}]
+        response = client.post("/v1/generate", headers=ALPHA, json={"question": "how do I start it", "chunks": chunks})
+        assert response.status_code == 502, response.text
+        assert response.json()["error"]["code"] == "llm_unavailable"
+        assert client.app.state.runtime.cache.stats.entries == 0

@@ -12,6 +12,7 @@ from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from groundwire.errors import InputError
+from groundwire.llm import LLMError
 from groundwire.service import models
 from groundwire.service.auth import caller_scope
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
@@ -20,7 +21,7 @@ from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": models.ErrorResponse} for status in (401, 404, 413, 422, 500, 503)
+    status: {"model": models.ErrorResponse} for status in (401, 404, 413, 422, 500, 502, 503)
 }
 
 
@@ -49,6 +50,11 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     @app.exception_handler(InputError)
     async def _input_error(_: Request, exc: InputError) -> Any:
         return error_response(422, "invalid_input", str(exc))
+
+    @app.exception_handler(LLMError)
+    async def _llm_error(_: Request, exc: LLMError) -> Any:
+        # The configured LLM endpoint failed (after its retries): a bad gateway, not our bug.
+        return error_response(502, "llm_unavailable", f"The LLM endpoint failed: {exc}")
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     static = resources.files("groundwire.service") / "static"

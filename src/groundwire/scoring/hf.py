@@ -40,6 +40,13 @@ def label_indices(id2label: dict[int, str], num_labels: int) -> tuple[int, int |
     )
 
 
+def count_with(tokenizer: Any, texts: Sequence[str]) -> list[int]:
+    """Token counts without special tokens, with any Hugging Face tokenizer."""
+    if not texts:
+        return []
+    return [len(ids) for ids in tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]]
+
+
 class HFClassifierScorer:
     """A sequence-classification model over (premise, hypothesis) pairs, e.g. an NLI cross-encoder."""
 
@@ -63,10 +70,7 @@ class HFClassifierScorer:
         return cls(arg)
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        if not texts:
-            return []
-        encoded = self.tokenizer(list(texts), add_special_tokens=False, truncation=False)
-        return [len(ids) for ids in encoded["input_ids"]]
+        return count_with(self.tokenizer, texts)
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> PairScores:
         n = len(pairs)
@@ -120,10 +124,7 @@ class HHEMScorer:
         return cls(arg)
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        if not texts:
-            return []
-        encoded = self.tokenizer(list(texts), add_special_tokens=False, truncation=False)
-        return [len(ids) for ids in encoded["input_ids"]]
+        return count_with(self.tokenizer, texts)
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> PairScores:
         import torch

@@ -32,6 +32,7 @@ CONTEXT = (
     "[S2] Support is available by email on weekdays."
 )
 ANSWER = "The Pro plan costs $10 a month. Refunds are issued within 90 days of purchase."
+UNSOURCED = "A dedicated account manager is assigned to every Pro customer."
 
 
 @pytest.fixture(scope="module")
@@ -82,10 +83,10 @@ def open_page(browser, server: LiveServer, key: str) -> None:  # noqa: ANN001
     field.send_keys(key)
 
 
-def fill_and_verify(browser, *, question: str = "") -> None:  # noqa: ANN001
+def fill_and_verify(browser, *, question: str = "", answer: str = ANSWER) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    for element_id, text in (("question", question), ("context", CONTEXT), ("answer", ANSWER)):
+    for element_id, text in (("question", question), ("context", CONTEXT), ("answer", answer)):
         element = browser.find_element(By.ID, element_id)
         element.clear()
         if text:
@@ -103,16 +104,17 @@ def test_page_highlights_claims_and_shows_the_evidence_span(browser, server: Liv
     from selenium.webdriver.common.by import By
 
     open_page(browser, server, "key-alpha")
-    fill_and_verify(browser)
+    fill_and_verify(browser, answer=f"{ANSWER} {UNSOURCED}")
     claims = browser.find_elements(By.CSS_SELECTOR, "#answer-view .claim")
-    assert [c.get_attribute("data-verdict") for c in claims] == ["SUPPORTED", "CONTRADICTED"]
+    assert [c.get_attribute("data-verdict") for c in claims] == ["SUPPORTED", "CONTRADICTED", "NOT_FOUND"]
     assert [c.text for c in claims] == ["The Pro plan costs $10 a month.",
-                                        "Refunds are issued within 90 days of purchase."]
-    supported, contradicted = claims
-    assert colour(supported) != colour(contradicted)
-    green = [int(v) for v in colour(supported).split("(")[1].split(",")[:3]]
-    red = [int(v) for v in colour(contradicted).split("(")[1].split(",")[:3]]
-    assert green[1] > green[0] and red[0] > red[1]  # green-ish vs red-ish
+                                        "Refunds are issued within 90 days of purchase.", UNSOURCED]
+    green, red, amber = ([int(v) for v in colour(c).split("(")[1].split(",")[:3]] for c in claims)
+    assert green[1] > green[0] and green[1] > green[2]  # green: G dominates
+    assert red[0] > red[1] and red[0] > red[2]  # red: R dominates
+    assert amber[0] > amber[2] and amber[1] > amber[2]  # amber: R and G over B
+    assert len({tuple(green), tuple(red), tuple(amber)}) == 3
+    contradicted = claims[1]
     assert browser.find_element(By.ID, "decision").text == "reject"
     assert not browser.find_element(By.ID, "tab-history").is_displayed()  # only the open tab shows
     assert browser.find_element(By.ID, "review-flag").is_displayed()
@@ -131,6 +133,7 @@ def test_page_highlights_claims_and_shows_the_evidence_span(browser, server: Liv
     request_id = browser.find_element(By.ID, "request-id").text
     entry = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()
     assert browser.find_element(By.ID, "claim-score").text == f"{entry['claims'][1]['score']:.3f}"
+    assert [c["verdict"] for c in entry["claims"]] == ["SUPPORTED", "CONTRADICTED", "NOT_FOUND"]
     browser.save_screenshot(str(ARTIFACTS / "check-claim-detail.png"))
 
 

@@ -18,6 +18,7 @@ from groundwire.types import Chunk
 
 if TYPE_CHECKING:
     from groundwire.config import Config
+    from groundwire.llm import LLMClient
     from groundwire.verifier import Verifier
 
 EXIT_FALLBACK, EXIT_LLM = 1, 3
@@ -49,8 +50,8 @@ def generate_command(
 
     config = _config(config_file, samples=samples)
     chunks = _chunks(context)
-    verifier = _verifier(config, scorer)
     with client_from_config(config, **({"model": model} if model else {})) as client:
+        verifier = _verifier(config, scorer, client=client)
         try:
             result = Generator.from_config(config, client=client, verifier=verifier).generate(question, chunks)
         except LLMError as error:
@@ -83,21 +84,24 @@ def repair_command(
 
     config = _config(config_file)
     chunks = _chunks(context)
-    verifier = _verifier(config, scorer)
     text = read_text(answer[1:]) if answer.startswith("@") else answer
-    report = verifier.verify(text, chunks, question=question, require_citations=config.verify.require_citations)
     use_llm = config.llm_configured if llm is None else llm
     options = {"min_surviving_share": config.repair.min_surviving_share,
                "abstain_message": config.repair.abstain_message}
     if use_llm:
         with client_from_config(config) as client:
+            verifier = _verifier(config, scorer, client=client)
             try:
+                report = verifier.verify(text, chunks, question=question,
+                                         require_citations=config.verify.require_citations)
                 # The judge first: a middle-band claim it can decide needs no edit.
                 report = adjudicate(report, chunks, client=client)
                 repaired = repair(report, chunks, verifier=verifier, client=client, **options)
             except LLMError as error:
                 _llm_failed(error)
     else:
+        verifier = _verifier(config, scorer)
+        report = verifier.verify(text, chunks, question=question, require_citations=config.verify.require_citations)
         repaired = repair(report, chunks, verifier=verifier, **options)
     if as_json:
         _print_json(repaired.to_dict())
@@ -128,12 +132,16 @@ def _chunks(paths: list[Path] | None) -> list[Chunk]:
     return [Chunk(id=f"S{i}", text=read_text(path), doc_id=path.name) for i, path in enumerate(paths, start=1)]
 
 
-def _verifier(config: Config, scorer: str | None) -> Verifier:
+def _verifier(config: Config, scorer: str | None, *, client: LLMClient | None = None) -> Verifier:
+    from groundwire.decompose_llm import LLMDecomposer
     from groundwire.verifier import Verifier
 
+    if config.verify.decomposer == "llm" and client is None:
+        raise InputError("[verify] decomposer = \"llm\" needs an LLM: configure [llm] or drop --no-llm")
+    decomposer = LLMDecomposer(client) if config.verify.decomposer == "llm" and client is not None else None
     try:
         return Verifier(scorer or config.verify.scorer, accept_at=config.verify.accept_at,
-                        reject_at=config.verify.reject_at)
+                        reject_at=config.verify.reject_at, decomposer=decomposer)
     except ValueError as error:
         raise InputError(str(error)) from None
 

@@ -52,6 +52,8 @@ class VerifyConfig(_Section):
     scorer: str | None = None
     """Scorer name or path; None lets the verifier pick its default."""
     require_citations: bool = False
+    decomposer: Literal["rules", "llm"] = "rules"
+    """How answers are split into claims: the rule-based splitter, or the [llm] endpoint (rules as fallback)."""
 
     @model_validator(mode="after")
     def _ordered(self) -> VerifyConfig:

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from groundwire import prompts
-from groundwire.llm import LLMClient, LLMError, LLMOutputError
+from groundwire.llm import Completion, LLMClient, LLMError, LLMOutputError, parse_json_reply
 from groundwire.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
 
 MIN_QUOTE_WORDS = 2
@@ -55,6 +55,8 @@ class Judgement:
     """confabulated_support, fabricated_citation, unquoted_contradiction or unparseable; None when clean."""
     model_verdict: Verdict | None = None
     """What the model said before the quote check (None when unparseable)."""
+    completion: Completion | None = None
+    """The call behind this judgement (latency, tokens); None when built from a reply directly."""
 
 
 def normalise_quote(text: str) -> str:
@@ -104,13 +106,14 @@ def check_reply(reply: JudgeReply, chunks: Sequence[Chunk]) -> Judgement:
 
 def judge_claim(claim: str, chunks: Sequence[Chunk], *, client: LLMClient) -> Judgement:
     """One judge call. Unparseable output is NOT_FOUND; transport errors (LLMError) propagate."""
-    messages = prompts.judge_messages(claim, chunks)
+    completion = client.chat(prompts.judge_messages(claim, chunks), json_object=True, purpose="judge")
     try:
-        reply, _ = client.chat_json(messages, JudgeReply, purpose="judge")
+        reply = parse_json_reply(completion.text, JudgeReply)
     except LLMOutputError as exc:
         finding = Finding("unparseable", f"the judge's reply could not be read: {exc}", Verdict.NOT_FOUND)
-        return Judgement(Verdict.NOT_FOUND, quote="", chunk_id=None, reason="unparseable", finding=finding)
-    return check_reply(reply, chunks)
+        return Judgement(Verdict.NOT_FOUND, quote="", chunk_id=None, reason="unparseable", finding=finding,
+                         completion=completion)
+    return dataclasses.replace(check_reply(reply, chunks), completion=completion)
 
 
 def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) -> Report:
@@ -120,10 +123,11 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
     own probability stays in `support`. Calls, tokens and outcomes go to report.extra["judge"]. A claim
     whose call failed (timeout, HTTP error) stays escalated and the failure is recorded as a warning.
     """
-    first_call = len(client.calls)
     chunks_text = {chunk.id: chunk.text for chunk in chunks}
     claims: list[ClaimResult] = []
     outcomes: list[dict[str, Any]] = []
+    completions: list[Completion] = []
+    failed_calls = 0
     warnings = list(report.warnings)
     for index, result in enumerate(report.claims):
         if result.route is not Route.ESCALATE:
@@ -132,22 +136,26 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
         try:
             judgement = judge_claim(result.claim.text, chunks, client=client)
         except LLMError as exc:
+            failed_calls += 1
             warnings.append(f"judge unavailable for claim {index + 1}: {exc}")
             outcomes.append({"claim": index, "error": str(exc)})
             claims.append(result)
             continue
         claims.append(_judged(result, judgement, chunks_text))
+        completions += [judgement.completion] if judgement.completion else []
         outcomes.append({"claim": index, "verdict": judgement.verdict.value, "model_verdict": _value(judgement.model_verdict),
                          "quote": judgement.quote, "chunk_id": judgement.chunk_id, "reason": judgement.reason,
                          "finding": judgement.finding.check if judgement.finding else None})
-    calls = client.calls[first_call:]
+    # Cost from this report's own completions, not client.calls: a shared client serves other threads too.
     extra = dict(report.extra)
     extra["judge"] = {
-        "calls": len(calls),
+        "calls": len(completions) + failed_calls,
+        "failed_calls": failed_calls,
         "decided": [o["claim"] for o in outcomes if "verdict" in o],
-        "prompt_tokens": sum(c.prompt_tokens or 0 for c in calls),
-        "completion_tokens": sum(c.completion_tokens or 0 for c in calls),
-        "latency_s": round(sum(c.latency_s for c in calls), 4),
+        "prompt_tokens": sum(c.prompt_tokens or 0 for c in completions),
+        "completion_tokens": sum(c.completion_tokens or 0 for c in completions),
+        "latency_s": round(sum(c.latency_s for c in completions), 4),
+        "http_requests": sum(c.attempts for c in completions),
         "outcomes": outcomes,
     }
     score = min((c.score for c in claims), default=1.0)

@@ -136,17 +136,6 @@ class LLMClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def with_model(self, model: str) -> LLMClient:
-        """A client for another model on the same endpoint, sharing the call log."""
-        clone = LLMClient(
-            base_url=self.base_url, model=model, api_key=self.api_key, timeout_s=self.timeout_s,
-            connect_timeout_s=self.connect_timeout_s, max_retries=self.max_retries, backoff_s=self.backoff_s,
-            max_backoff_s=self.max_backoff_s, temperature=self.temperature, max_tokens=self.max_tokens,
-            json_mode=self.json_mode, transport=self.transport, sleep=self.sleep,
-        )
-        clone.calls = self.calls
-        return clone
-
     # --- calls -------------------------------------------------------------------------------------
 
     def chat(

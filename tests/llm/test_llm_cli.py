@@ -88,3 +88,26 @@ def test_bad_config_is_exit_2(files: dict[str, Path]) -> None:
     (files["dir"] / "groundwire.toml").write_text("[llm]\ntimeout = 5\n")
     done = run(["repair", "-a", "Refunds take 14 days.", "-c", str(files["policy"])], files["dir"])
     assert done.returncode == 2 and "timeout" in done.stderr
+
+
+def test_repair_with_the_llm_decomposer(scripted_llm: ScriptedLLMServer, files: dict[str, Path]) -> None:
+    (files["dir"] / "groundwire.toml").write_text('[verify]\nscorer = "lexical"\ndecomposer = "llm"\n')
+    scripted_llm.script(
+        json.dumps({"claims": ["Refunds are issued within 14 days.", "The CEO is Jane Doe."]}),
+        json.dumps({"claims": ["Refunds are issued within 14 days."]}),  # re-verifying the repaired answer
+    )
+    answer = "Refunds are issued within 14 days and the CEO is Jane Doe [S1]."
+    done = run(["repair", "-a", answer, "-c", str(files["policy"]), "--json"], files["dir"],
+               GROUNDWIRE_LLM_BASE_URL=scripted_llm.url)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert [(a["claim"], a["action"]) for a in result["actions"]] == [
+        ("Refunds are issued within 14 days.", "keep"), ("The CEO is Jane Doe.", "drop")]
+    assert result["answer"] == "Refunds are issued within 14 days [S1]."
+    assert len(scripted_llm.requests) == 2 and "Split an answer" in scripted_llm.requests[0]["messages"][0]["content"]
+
+
+def test_llm_decomposer_without_llm_is_a_clear_error(files: dict[str, Path]) -> None:
+    (files["dir"] / "groundwire.toml").write_text('[verify]\nscorer = "lexical"\ndecomposer = "llm"\n')
+    done = run(["repair", "-a", "Refunds take 14 days.", "-c", str(files["policy"]), "--no-llm"], files["dir"])
+    assert done.returncode == 2 and "needs an LLM" in done.stderr

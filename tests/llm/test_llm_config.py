@@ -74,3 +74,11 @@ def test_bad_env_value_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError, match="max_retries"):
         load_config(env={"GROUNDWIRE_LLM_MAX_RETRIES": "many"})
+
+
+def test_the_shipped_example_file_loads_and_means_what_it_says() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "groundwire.example.toml"
+    config = load_config(example, env={})
+    assert config.verify.scorer == "lexical" and config.llm.model == "smollm2"
+    assert config.repair.abstain_message == "The sources don't support a complete answer."
+    assert config.policy.disclaimer_band == (0.5, 0.9) and config.generate.strengths[-1] == "very_strict"

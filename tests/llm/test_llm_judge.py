@@ -74,6 +74,7 @@ def test_unparseable_is_not_found(scripted_llm: ScriptedLLMServer, client: LLMCl
     scripted_llm.script(reply)
     judgement = judge_claim("Refunds take two weeks.", CHUNKS, client=client)
     assert (judgement.verdict, judgement.reason) == (Verdict.NOT_FOUND, "unparseable")
+    assert judgement.completion is not None and judgement.completion.text == reply
     assert judgement.finding.check == "unparseable"
 
 
@@ -112,3 +113,4 @@ def test_adjudicate_keeps_claim_escalated_when_the_judge_is_down(scripted_llm: S
     assert judged.claims[0].route is Route.ESCALATE and judged.decision is Route.ESCALATE
     assert any("judge unavailable" in w for w in judged.warnings)
     assert judged.extra["judge"]["decided"] == []
+    assert (judged.extra["judge"]["calls"], judged.extra["judge"]["failed_calls"]) == (1, 1)

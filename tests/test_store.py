@@ -21,7 +21,7 @@ import pytest
 from groundwire import Verifier
 from groundwire.errors import InputError
 from groundwire.provenance import Document, render_context
-from groundwire.store import ClaimLog, RequestRecord, RetrievedChunk, Store
+from groundwire.store import RequestRecord, RetrievedChunk, Store
 
 MANUAL = "Run start.sh to start the cluster.\n\nRun stop.sh to stop the cluster.\n\nLogs live in /var/log/cluster."
 
@@ -229,7 +229,7 @@ def test_concurrent_writers_lose_nothing(store: Store) -> None:
                 request_id = store.log_request(RequestRecord(scope="a", response=f"{worker}-{i}", context="c"))
                 store.add_feedback(request_id, scope="a", thumbs=1)
                 store.ingest([Document(f"doc{worker}", "T", f"version {i} of worker {worker}")], scope="a")
-        except BaseException as error:  # noqa: BLE001 - collected and asserted below
+        except BaseException as error:  # collected and asserted below
             errors.append(error)
 
     threads = [threading.Thread(target=work, args=(w,)) for w in range(8)]

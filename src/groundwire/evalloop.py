@@ -444,7 +444,7 @@ def line_chart(
     """An inline SVG line chart; x is the shared ordered labels, None values leave a gap."""
     labels = list(dict.fromkeys(label for points in series.values() for label, _ in points))
     values = [v for points in series.values() for _, v in points if v is not None]
-    top = y_max if y_max is not None else max(values + [1.0]) * 1.1
+    top = y_max if y_max is not None else max([*values, 1.0]) * 1.1
     left, right, upper, lower = 50, 70, 30, 40
     plot_w, plot_h = width - left - right, height - upper - lower
 
@@ -457,15 +457,15 @@ def line_chart(
     out = [f"<svg role='img' aria-label='{html.escape(title)}' width='{width}' height='{height}' xmlns='http://www.w3.org/2000/svg'>",
            f"<text x='{left}' y='18' font-size='13'>{html.escape(title)}</text>"]
     for tick in range(5):
-        value = top * tick / 4
-        out.append(f"<line x1='{left}' x2='{width - right}' y1='{y(value):.1f}' y2='{y(value):.1f}' stroke='#e5e5e5'/>")
-        out.append(f"<text x='{left - 6}' y='{y(value) + 4:.1f}' font-size='10' text-anchor='end'>{value:.2f}</text>")
+        level = top * tick / 4
+        out.append(f"<line x1='{left}' x2='{width - right}' y1='{y(level):.1f}' y2='{y(level):.1f}' stroke='#e5e5e5'/>")
+        out.append(f"<text x='{left - 6}' y='{y(level) + 4:.1f}' font-size='10' text-anchor='end'>{level:.2f}</text>")
     step = max(1, len(labels) // 10)
     for i, label in enumerate(labels):
         if i % step == 0:
             out.append(f"<text x='{x(i):.1f}' y='{height - lower + 16}' font-size='10' text-anchor='middle'>{html.escape(label)}</text>")
     legend = []
-    for number, ((name, points), colour) in enumerate(zip(series.items(), _COLOURS * 3)):
+    for number, ((name, points), colour) in enumerate(zip(series.items(), _COLOURS * 3, strict=False)):
         width_px = 4 if number == 0 else 2  # the first line is drawn wider, so an equal later one cannot hide it
         index = {label: i for i, label in enumerate(labels)}
         segments: list[list[str]] = [[]]

@@ -337,7 +337,7 @@ def _render(answer: str, tagged: Sequence[SentenceCitation]) -> str:
     parts: list[str] = []
     cursor = 0
     for item in tagged:
-        start, end = item.span
+        end = item.span[1]
         parts.append(answer[cursor:end])
         if item.method != "skipped":
             parts.append(f" [{', '.join(item.cite_ids)}]" if item.cite_ids else f" {UNVERIFIED}")

@@ -339,7 +339,7 @@ class Store:
                     "updated_at": _now(),
                 }
                 if row is None:
-                    document_id = conn.execute(sa.insert(t["documents"]).values(**values)).inserted_primary_key[0]
+                    document_id = conn.execute(sa.insert(t["documents"]).values(**values).returning(t["documents"].c.id)).scalar_one()
                     old_ids: set[str] = set()
                 else:
                     document_id = row.id
@@ -559,7 +559,7 @@ class Store:
             if found is None:
                 raise InputError(f"no logged request {request_id!r} in this scope")
             values = {"request_id": request_id, "scope": scope, "created_at": _now(), "thumbs": thumbs, "correction": correction, "comment": comment}
-            return int(conn.execute(sa.insert(self.t["feedback"]).values(**values)).inserted_primary_key[0])
+            return int(conn.execute(sa.insert(self.t["feedback"]).values(**values).returning(self.t["feedback"].c.id)).scalar_one())
 
     def feedback(self, request_id: str, *, scope: str) -> list[Feedback]:
         import sqlalchemy as sa
@@ -596,7 +596,7 @@ class Store:
         _check_json(metrics)
         with self._writer.begin() as conn:
             values = {"scope": scope, "created_at": _now(), "release": release, "metrics": metrics}
-            return int(conn.execute(sa.insert(self.t["eval_runs"]).values(**values)).inserted_primary_key[0])
+            return int(conn.execute(sa.insert(self.t["eval_runs"]).values(**values).returning(self.t["eval_runs"].c.id)).scalar_one())
 
     def eval_runs(self, *, scope: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
         """Earlier eval-loop runs, oldest first: the history the report plots."""

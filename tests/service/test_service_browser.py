@@ -168,6 +168,13 @@ def test_history_review_queue_and_feedback(browser, server: LiveServer) -> None:
     entry = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()
     assert [(f["thumbs"], f["correction"]) for f in entry["feedback"]] == [(-1, "Refunds are issued within 30 days.")]
 
+    # The history now shows the request as reviewed, with its feedback.
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="history"]').click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, row_selector))
+    idle(browser)
+    cells = [c.text for c in browser.find_elements(By.CSS_SELECTOR, f"{row_selector} td")]
+    assert cells[4] == "reviewed" and cells[5] == "up 0 · down 1 · 1 correction(s)"
+
 
 def test_page_shows_structured_errors_and_other_scopes_see_nothing(browser, server: LiveServer) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By

@@ -191,7 +191,14 @@ class Runtime:
         self.store.log_request(_with_id(record, out["request_id"]))
 
     def list_requests(self, *, scope: str, limit: int) -> list[dict[str, Any]]:
-        return [self._summary(r) for r in self.store.requests(scope=scope, limit=limit)]
+        records = self.store.requests(scope=scope, limit=limit)
+        feedback = self.store.feedback_summary([r.id for r in records if r.id], scope=scope)
+        out = []
+        for record in records:
+            given = feedback.get(record.id or "")
+            out.append({**self._summary(record), "feedback": None if given is None else {
+                "up": given.up, "down": given.down, "corrections": given.corrections}})
+        return out
 
     def get_request(self, request_id: str, *, scope: str) -> dict[str, Any] | None:
         record = self.store.get_request(request_id, scope=scope)
@@ -229,9 +236,9 @@ class Runtime:
         }
 
     def review_queue(self, *, scope: str, limit: int) -> dict[str, Any]:
-        flagged = [s for s in self.list_requests(scope=scope, limit=limit) if s["review"]["queued"]]
         # Feedback from a person takes a request out of the queue.
-        items = [s for s in flagged if not self.store.feedback(s["request_id"], scope=scope)]
+        items = [s for s in self.list_requests(scope=scope, limit=limit)
+                 if s["review"]["queued"] and s["feedback"] is None]
         return {"threshold": self.settings.review_threshold,
                 "patterns": list(self.settings.high_risk_patterns), "items": items}
 

@@ -181,7 +181,11 @@ async function loadHistory() {
   for (const item of data.requests) {
     const row = body.insertRow();
     row.dataset.requestId = item.request_id;
-    for (const value of [when(item.created_at), item.endpoint, item.decision || "", item.score == null ? "" : item.score.toFixed(2), summaryCell(item)]) {
+    const review = item.review.queued ? (item.feedback ? "reviewed" : "queued") : "";
+    const feedback = item.feedback ? `up ${item.feedback.up} · down ${item.feedback.down}` +
+      (item.feedback.corrections ? ` · ${item.feedback.corrections} correction(s)` : "") : "";
+    for (const value of [when(item.created_at), item.endpoint, item.decision || "", item.score == null ? "" : item.score.toFixed(2),
+                         review, feedback, summaryCell(item)]) {
       row.insertCell().textContent = value;
     }
     row.addEventListener("click", () => guarded(async () => {

@@ -24,8 +24,12 @@ if TYPE_CHECKING:
 EXIT_FALLBACK, EXIT_LLM = 1, 3
 
 ContextOption = Annotated[list[Path] | None, typer.Option("--context", "-c", help="A context file (one chunk each).")]
-ConfigOption = Annotated[Path | None, typer.Option("--config", help="groundwire.toml to read (default: ./groundwire.toml).")]
-ScorerOption = Annotated[str | None, typer.Option("--scorer", help="Scorer name (default: [verify] scorer in the config).")]
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", help="groundwire.toml to read (default: ./groundwire.toml).")
+]
+ScorerOption = Annotated[
+    str | None, typer.Option("--scorer", help="Scorer name (default: [verify] scorer in the config).")
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
@@ -71,8 +75,13 @@ def repair_command(
     question: Annotated[str | None, typer.Option("--question", "-q")] = None,
     config_file: ConfigOption = None,
     scorer: ScorerOption = None,
-    llm: Annotated[bool | None, typer.Option("--llm/--no-llm", help="Edit middle-band claims and judge with the "
-                                             "LLM (default: when groundwire.toml configures [llm]).")] = None,
+    llm: Annotated[
+        bool | None,
+        typer.Option(
+            "--llm/--no-llm",
+            help="Edit middle-band claims and judge with the LLM (default: when groundwire.toml configures [llm]).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
     fail_on_fallback: Annotated[bool, typer.Option(help="Exit 1 when the repaired answer abstains.")] = False,
 ) -> None:
@@ -86,14 +95,17 @@ def repair_command(
     chunks = _chunks(context)
     text = read_text(answer[1:]) if answer.startswith("@") else answer
     use_llm = config.llm_configured if llm is None else llm
-    options = {"min_surviving_share": config.repair.min_surviving_share,
-               "abstain_message": config.repair.abstain_message}
+    options = {
+        "min_surviving_share": config.repair.min_surviving_share,
+        "abstain_message": config.repair.abstain_message,
+    }
     if use_llm:
         with client_from_config(config) as client:
             verifier = _verifier(config, scorer, client=client)
             try:
-                report = verifier.verify(text, chunks, question=question,
-                                         require_citations=config.verify.require_citations)
+                report = verifier.verify(
+                    text, chunks, question=question, require_citations=config.verify.require_citations
+                )
                 # The judge first: a middle-band claim it can decide needs no edit.
                 report = adjudicate(report, chunks, client=client)
                 repaired = repair(report, chunks, verifier=verifier, client=client, **options)
@@ -137,11 +149,15 @@ def _verifier(config: Config, scorer: str | None, *, client: LLMClient | None = 
     from groundwire.verifier import Verifier
 
     if config.verify.decomposer == "llm" and client is None:
-        raise InputError("[verify] decomposer = \"llm\" needs an LLM: configure [llm] or drop --no-llm")
+        raise InputError('[verify] decomposer = "llm" needs an LLM: configure [llm] or drop --no-llm')
     decomposer = LLMDecomposer(client) if config.verify.decomposer == "llm" and client is not None else None
     try:
-        return Verifier(scorer or config.verify.scorer, accept_at=config.verify.accept_at,
-                        reject_at=config.verify.reject_at, decomposer=decomposer)
+        return Verifier(
+            scorer or config.verify.scorer,
+            accept_at=config.verify.accept_at,
+            reject_at=config.verify.reject_at,
+            decomposer=decomposer,
+        )
     except ValueError as error:
         raise InputError(str(error)) from None
 
@@ -149,8 +165,10 @@ def _verifier(config: Config, scorer: str | None, *, client: LLMClient | None = 
 def _llm_failed(error: Exception) -> None:
     from groundwire.cli import errors
 
-    errors.print(f"[red]LLM endpoint failed:[/] {error}\nCheck [llm] base_url / model / api_key in groundwire.toml "
-                 "or GROUNDWIRE_LLM_* in the environment.")
+    errors.print(
+        f"[red]LLM endpoint failed:[/] {error}\nCheck [llm] base_url / model / api_key in groundwire.toml "
+        "or GROUNDWIRE_LLM_* in the environment."
+    )
     raise typer.Exit(EXIT_LLM)
 
 
@@ -167,8 +185,9 @@ def _render_generation(result: Any, chunks: list[Chunk]) -> None:
     for column in ("#", "strength", "model", "score", "action", "reason"):
         table.add_column(column, overflow="fold")
     for attempt in result.attempts:
-        table.add_row(str(attempt.number), attempt.strength, attempt.model, f"{attempt.score:.2f}", attempt.action,
-                      attempt.reason)
+        table.add_row(
+            str(attempt.number), attempt.strength, attempt.model, f"{attempt.score:.2f}", attempt.action, attempt.reason
+        )
     console.print(table)
     for escalation in result.escalations:
         console.print(f"[yellow]escalated[/] {escalation.from_model} -> {escalation.to_model}: {escalation.reason}")

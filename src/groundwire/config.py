@@ -135,7 +135,9 @@ class Config(_Section):
         return bool(self.llm.model_fields_set - {"api_key"})
 
 
-def find_config_file(path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> Path | None:
+def find_config_file(
+    path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None
+) -> Path | None:
     env = os.environ if env is None else env
     if path is not None:
         explicit = Path(path)

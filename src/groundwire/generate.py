@@ -114,10 +114,18 @@ class Generator:
     self_rag: bool = False
 
     @classmethod
-    def from_config(cls, config: Config, *, client: LLMClient, verifier: Verifier,
-                    retriever: Retriever | None = None) -> Generator:
-        return cls(client=client, verifier=verifier, settings=config.generate, policy=config.policy,
-                   expensive_model=config.llm.expensive_model, retriever=retriever, self_rag=config.llm.self_rag)
+    def from_config(
+        cls, config: Config, *, client: LLMClient, verifier: Verifier, retriever: Retriever | None = None
+    ) -> Generator:
+        return cls(
+            client=client,
+            verifier=verifier,
+            settings=config.generate,
+            policy=config.policy,
+            expensive_model=config.llm.expensive_model,
+            retriever=retriever,
+            self_rag=config.llm.self_rag,
+        )
 
     def generate(self, question: str, chunks: Sequence[Chunk | str]) -> Generation:
         from groundwire.verifier import as_chunks
@@ -136,15 +144,32 @@ class Generator:
             result = self._attempt(question, context, strength=strength, model=model, number=len(attempts) + 1)
             context = result.context
             attempts.append(result.attempt)
-            log.info("generate attempt %d strength=%s model=%s score=%.2f action=%s: %s", len(attempts),
-                     strength.value, model, result.report.score, result.outcome.action, result.outcome.reason)
+            log.info(
+                "generate attempt %d strength=%s model=%s score=%.2f action=%s: %s",
+                len(attempts),
+                strength.value,
+                model,
+                result.report.score,
+                result.outcome.action,
+                result.outcome.reason,
+            )
             if result.outcome.action in DELIVERED:
                 report = self._consistency(question, context, result, strength=strength, model=model)
-                return Generation(question, result.outcome.answer, report, result.outcome, tuple(attempts),
-                                  tuple(escalations), False, tuple(context))
+                return Generation(
+                    question,
+                    result.outcome.answer,
+                    report,
+                    result.outcome,
+                    tuple(attempts),
+                    tuple(escalations),
+                    False,
+                    tuple(context),
+                )
             if result.report.score < self.settings.escalate_below and tier + 1 < len(models):
-                reason = (f"groundedness {result.report.score:.2f} < {self.settings.escalate_below} "
-                          f"at strength {strength.value}")
+                reason = (
+                    f"groundedness {result.report.score:.2f} < {self.settings.escalate_below} "
+                    f"at strength {strength.value}"
+                )
                 escalations.append(Escalation(model, models[tier + 1], reason))
                 log.warning("generate: escalating %s -> %s: %s", model, models[tier + 1], reason)
                 tier += 1
@@ -154,8 +179,9 @@ class Generator:
 
     # --- one attempt -------------------------------------------------------------------------------
 
-    def _attempt(self, question: str, context: list[Chunk], *, strength: Strength, model: str,
-                 number: int) -> _AttemptResult:
+    def _attempt(
+        self, question: str, context: list[Chunk], *, strength: Strength, model: str, number: int
+    ) -> _AttemptResult:
         completion, answer, reflection = self._complete(question, context, strength=strength, model=model)
         retrievals = 0
         while retrievals < self._retrieval_rounds() and self.retriever is not None:
@@ -169,15 +195,31 @@ class Generator:
             completion, answer, reflection = self._complete(question, context, strength=strength, model=model)
         report = self._check(question, answer, context, completion, reflection)
         outcome = apply_policy(report, config=self.policy, fallback=self.settings.fallback_answer)
-        attempt = Attempt(number, strength.value, model, answer, report.score, report.decision.value, outcome.action,
-                          outcome.reason, retrievals, tuple(f.check for f in report.findings))
+        attempt = Attempt(
+            number,
+            strength.value,
+            model,
+            answer,
+            report.score,
+            report.decision.value,
+            outcome.action,
+            outcome.reason,
+            retrievals,
+            tuple(f.check for f in report.findings),
+        )
         return _AttemptResult(attempt, report, outcome, context, completion)
 
-    def _complete(self, question: str, context: list[Chunk], *, strength: Strength, model: str,
-                  temperature: float | None = None) -> tuple[Completion, str, Reflection | None]:
+    def _complete(
+        self, question: str, context: list[Chunk], *, strength: Strength, model: str, temperature: float | None = None
+    ) -> tuple[Completion, str, Reflection | None]:
         build = prompts.selfrag_messages if self.self_rag else prompts.generation_messages
-        completion = self.client.chat(build(question, context, strength=strength), purpose="generate", model=model,
-                                      temperature=temperature, logprobs=self.settings.low_confidence_prob > 0)
+        completion = self.client.chat(
+            build(question, context, strength=strength),
+            purpose="generate",
+            model=model,
+            temperature=temperature,
+            logprobs=self.settings.low_confidence_prob > 0,
+        )
         if self.self_rag:
             reflection = parse_reflection(completion.text)
             return completion, reflection.text, reflection
@@ -188,8 +230,9 @@ class Generator:
         # A Self-RAG model asks for retrieval itself; give it at least one round when a retriever exists.
         return max(self.settings.active_retrieval_rounds, 1 if self.self_rag else 0)
 
-    def _retrieval_query(self, question: str, answer: str, completion: Completion,
-                         reflection: Reflection | None) -> str | None:
+    def _retrieval_query(
+        self, question: str, answer: str, completion: Completion, reflection: Reflection | None
+    ) -> str | None:
         if reflection is not None:
             return f"{question} {answer}".strip() if reflection.wants_retrieval else None
         spans = low_confidence_spans(completion, answer, threshold=self.settings.low_confidence_prob)
@@ -215,53 +258,84 @@ class Generator:
                 known.add(chunk.id)
         return added
 
-    def _check(self, question: str, answer: str, context: list[Chunk], completion: Completion,
-               reflection: Reflection | None) -> Report:
+    def _check(
+        self, question: str, answer: str, context: list[Chunk], completion: Completion, reflection: Reflection | None
+    ) -> Report:
         if not answer.strip():
             return _empty_report(answer, question, self.verifier.model_id)
         report = self.verifier.verify(answer, context, question=question)  # runs the output validators too
         sufficiency = false_sufficiency(report, min_supported_share=self.settings.insufficient_below)
         findings = [sufficiency] if sufficiency else []
-        report = mark_low_confidence(report, low_confidence_spans(completion, answer,
-                                                                  threshold=self.settings.low_confidence_prob))
+        report = mark_low_confidence(
+            report, low_confidence_spans(completion, answer, threshold=self.settings.low_confidence_prob)
+        )
         if reflection is not None:
             report = carry_reflection(report, reflection)
         blocking = [f for f in (*report.findings, *findings) if f.check in BLOCKING_CHECKS]
-        decision = Route.REJECT if blocking and report.decision is not Route.REJECT and not report.abstained \
+        decision = (
+            Route.REJECT
+            if blocking and report.decision is not Route.REJECT and not report.abstained
             else report.decision
+        )
         return dataclasses.replace(report, findings=report.findings + tuple(findings), decision=decision)
 
     # --- consistency and fallback ------------------------------------------------------------------
 
-    def _consistency(self, question: str, context: list[Chunk], chosen: _AttemptResult, *, strength: Strength,
-                     model: str) -> Report:
+    def _consistency(
+        self, question: str, context: list[Chunk], chosen: _AttemptResult, *, strength: Strength, model: str
+    ) -> Report:
         report = chosen.report
         if self.settings.samples <= 1 or report.abstained or not report.claims:
             return report
-        others = [self._complete(question, context, strength=strength, model=model,
-                                 temperature=self.settings.sample_temperature)[1]
-                  for _ in range(self.settings.samples - 1)]
+        others = [
+            self._complete(
+                question, context, strength=strength, model=model, temperature=self.settings.sample_temperature
+            )[1]
+            for _ in range(self.settings.samples - 1)
+        ]
         agreement = claim_agreement(report, others, verifier=self.verifier)
         claims = tuple(
             dataclasses.replace(
-                result, features={**result.features, "consistency": share},
-                checks=result.checks + ((Finding("inconsistent_across_samples",
-                                                 f"only {share:.0%} of {len(others)} other samples state this"),)
-                                        if share < 0.5 else ()),
+                result,
+                features={**result.features, "consistency": share},
+                checks=result.checks
+                + (
+                    (
+                        Finding(
+                            "inconsistent_across_samples", f"only {share:.0%} of {len(others)} other samples state this"
+                        ),
+                    )
+                    if share < 0.5
+                    else ()
+                ),
             )
             for result, share in zip(report.claims, agreement, strict=True)
         )
-        extra = {**report.extra, "consistency": {"samples": len(others) + 1, "agreement": agreement,
-                                                 "mean": sum(agreement) / len(agreement)}}
+        extra = {
+            **report.extra,
+            "consistency": {
+                "samples": len(others) + 1,
+                "agreement": agreement,
+                "mean": sum(agreement) / len(agreement),
+            },
+        }
         return dataclasses.replace(report, claims=claims, extra=extra)
 
-    def _fallback(self, question: str, context: list[Chunk], attempts: list[Attempt],
-                  escalations: list[Escalation]) -> Generation:
+    def _fallback(
+        self, question: str, context: list[Chunk], attempts: list[Attempt], escalations: list[Escalation]
+    ) -> Generation:
         answer = self.settings.fallback_answer
         log.warning("generate: every attempt failed (%d); returning the fallback answer", len(attempts))
-        report = Report(answer=answer, score=1.0, decision=Route.ACCEPT, claims=(), abstained=True,
-                        model_id=self.verifier.model_id, question=question,
-                        warnings=(f"fallback after {len(attempts)} failed attempts",))
+        report = Report(
+            answer=answer,
+            score=1.0,
+            decision=Route.ACCEPT,
+            claims=(),
+            abstained=True,
+            model_id=self.verifier.model_id,
+            question=question,
+            warnings=(f"fallback after {len(attempts)} failed attempts",),
+        )
         outcome = PolicyOutcome("abstain", answer, f"fallback: no attempt passed in {len(attempts)} tries")
         return Generation(question, answer, report, outcome, tuple(attempts), tuple(escalations), True, tuple(context))
 
@@ -275,14 +349,22 @@ class _AttemptResult:
     completion: Completion
 
 
-def generate(question: str, chunks: Sequence[Chunk | str], *, client: LLMClient, verifier: Verifier,
-             config: Config | None = None, retriever: Retriever | None = None) -> Generation:
+def generate(
+    question: str,
+    chunks: Sequence[Chunk | str],
+    *,
+    client: LLMClient,
+    verifier: Verifier,
+    config: Config | None = None,
+    retriever: Retriever | None = None,
+) -> Generation:
     """Grounded generation with the settings of groundwire.toml (or `config`)."""
     from groundwire.config import load_config
 
     config = load_config() if config is None else config
-    return Generator.from_config(config, client=client, verifier=verifier, retriever=retriever).generate(question,
-                                                                                                         chunks)
+    return Generator.from_config(config, client=client, verifier=verifier, retriever=retriever).generate(
+        question, chunks
+    )
 
 
 # --- signals -------------------------------------------------------------------------------------------
@@ -297,9 +379,12 @@ def false_sufficiency(report: Report, *, min_supported_share: float) -> Finding 
     share = supported / len(report.claims)
     if share >= min_supported_share:
         return None
-    return Finding("false_sufficiency",
-                   f"the answer asserts {len(report.claims)} claims but the context supports {supported}; "
-                   f"it should have answered {REFUSAL_TOKEN}", Verdict.NOT_FOUND)
+    return Finding(
+        "false_sufficiency",
+        f"the answer asserts {len(report.claims)} claims but the context supports {supported}; "
+        f"it should have answered {REFUSAL_TOKEN}",
+        Verdict.NOT_FOUND,
+    )
 
 
 def low_confidence_spans(completion: Completion, answer: str, *, threshold: float) -> list[dict[str, Any]]:
@@ -349,12 +434,12 @@ def mark_low_confidence(report: Report, spans: list[dict[str, Any]]) -> Report:
         if inside:
             detail = ", ".join(f"{s['text']!r} (p={s['min_prob']:.2f})" for s in inside)
             result = dataclasses.replace(
-                result, checks=result.checks + (Finding("low_confidence_tokens", detail),),
+                result,
+                checks=result.checks + (Finding("low_confidence_tokens", detail),),
                 features={**result.features, "min_token_prob": min(s["min_prob"] for s in inside)},
             )
         claims.append(result)
-    return dataclasses.replace(report, claims=tuple(claims),
-                               extra={**report.extra, "low_confidence_spans": spans})
+    return dataclasses.replace(report, claims=tuple(claims), extra={**report.extra, "low_confidence_spans": spans})
 
 
 def carry_reflection(report: Report, reflection: Reflection) -> Report:
@@ -369,10 +454,19 @@ def carry_reflection(report: Report, reflection: Reflection) -> Report:
         for i in overlapping:
             if segment.is_sup is not None:
                 claims[i] = dataclasses.replace(
-                    claims[i], features={**claims[i].features, "selfrag_is_sup": IS_SUP_SCORE[segment.is_sup]})
-        segments.append({"text": segment.text, "span": list(segment.span), "retrieve": segment.retrieve,
-                         "is_rel": segment.is_rel, "is_sup": segment.is_sup, "is_use": segment.is_use,
-                         "verifier": [claims[i].verdict.value for i in overlapping]})
+                    claims[i], features={**claims[i].features, "selfrag_is_sup": IS_SUP_SCORE[segment.is_sup]}
+                )
+        segments.append(
+            {
+                "text": segment.text,
+                "span": list(segment.span),
+                "retrieve": segment.retrieve,
+                "is_rel": segment.is_rel,
+                "is_sup": segment.is_sup,
+                "is_use": segment.is_use,
+                "verifier": [claims[i].verdict.value for i in overlapping],
+            }
+        )
     return dataclasses.replace(report, claims=tuple(claims), extra={**report.extra, "self_rag": segments})
 
 
@@ -383,9 +477,14 @@ def claim_agreement(report: Report, samples: Sequence[str], *, verifier: Verifie
     if not samples:
         return [1.0 for _ in report.claims]
     # The same scorer and thresholds, but the report's own claims: no second decomposition (LLM or not).
-    same_claims = Verifier(verifier.scorer, accept_at=verifier.accept_at, reject_at=verifier.reject_at,
-                           decomposer=_FixedClaims(tuple(r.claim for r in report.claims)),
-                           combiner=verifier.combiner, pruner=verifier.pruner)
+    same_claims = Verifier(
+        verifier.scorer,
+        accept_at=verifier.accept_at,
+        reject_at=verifier.reject_at,
+        decomposer=_FixedClaims(tuple(r.claim for r in report.claims)),
+        combiner=verifier.combiner,
+        pruner=verifier.pruner,
+    )
     votes = [0] * len(report.claims)
     for number, sample in enumerate(samples, start=1):
         if not sample.strip():
@@ -405,7 +504,13 @@ class _FixedClaims:
 
 
 def _empty_report(answer: str, question: str, model_id: str) -> Report:
-    return Report(answer=answer, score=0.0, decision=Route.REJECT, claims=(), abstained=False, model_id=model_id,
-                  findings=(Finding("empty_answer", "the model returned an empty answer", Verdict.NOT_FOUND),),
-                  question=question)
-
+    return Report(
+        answer=answer,
+        score=0.0,
+        decision=Route.REJECT,
+        claims=(),
+        abstained=False,
+        model_id=model_id,
+        findings=(Finding("empty_answer", "the model returned an empty answer", Verdict.NOT_FOUND),),
+        question=question,
+    )

@@ -23,7 +23,9 @@ from groundwire.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
 MIN_QUOTE_WORDS = 2
 """A one-word "quote" occurs in almost any chunk, so it proves nothing."""
 
-_QUOTE_CHARS = str.maketrans({c: '"' for c in "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"} | {c: "'" for c in "\u2018\u2019\u201a\u201b\u2032`"})
+_QUOTE_CHARS = str.maketrans(
+    {c: '"' for c in "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"} | {c: "'" for c in "\u2018\u2019\u201a\u201b\u2032`"}
+)
 _SPACE_RE = re.compile(r"\s+")
 
 
@@ -72,8 +74,10 @@ def quote_in_chunk(quote: str, chunk_text: str) -> bool:
 def quote_span(quote: str, chunk_text: str) -> tuple[int, int] | None:
     """Where a verified quote sits in the raw chunk text (same normalisation as quote_in_chunk)."""
     words = [re.escape(word.translate(_QUOTE_CHARS)) for word in quote.split()]
-    any_quote = {re.escape('"'): "[\"\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb]",
-                 re.escape("'"): "['\u2018\u2019\u201a\u201b\u2032`]"}
+    any_quote = {
+        re.escape('"'): '["\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb]',
+        re.escape("'"): "['\u2018\u2019\u201a\u201b\u2032`]",
+    }
     pattern = r"\s+".join("".join(any_quote.get(ch, ch) for ch in _escaped_units(word)) for word in words)
     match = re.search(pattern, chunk_text, re.IGNORECASE) if words else None
     return (match.start(), match.end()) if match else None
@@ -89,8 +93,11 @@ def check_reply(reply: JudgeReply, chunks: Sequence[Chunk]) -> Judgement:
     by_id = {chunk.id: chunk for chunk in chunks}
     base = {"quote": reply.quote, "chunk_id": reply.chunk_id, "reason": reply.reason, "model_verdict": reply.verdict}
     if reply.chunk_id is not None and reply.chunk_id not in by_id:
-        finding = Finding("fabricated_citation", f"the judge named chunk [{reply.chunk_id}], which is not in the context",
-                          Verdict.NOT_FOUND)
+        finding = Finding(
+            "fabricated_citation",
+            f"the judge named chunk [{reply.chunk_id}], which is not in the context",
+            Verdict.NOT_FOUND,
+        )
         return Judgement(Verdict.NOT_FOUND, finding=finding, **base)
     if reply.verdict is Verdict.NOT_FOUND:
         return Judgement(Verdict.NOT_FOUND, **base)
@@ -99,8 +106,11 @@ def check_reply(reply: JudgeReply, chunks: Sequence[Chunk]) -> Judgement:
         return Judgement(reply.verdict, **base)
     check = "confabulated_support" if reply.verdict is Verdict.SUPPORTED else "unquoted_contradiction"
     where = f"[{reply.chunk_id}]" if reply.chunk_id else "any named chunk"
-    finding = Finding(check, f"ruled {reply.verdict.value} but the quote {reply.quote!r} is not verbatim in {where}",
-                      Verdict.NOT_FOUND)
+    finding = Finding(
+        check,
+        f"ruled {reply.verdict.value} but the quote {reply.quote!r} is not verbatim in {where}",
+        Verdict.NOT_FOUND,
+    )
     return Judgement(Verdict.NOT_FOUND, finding=finding, **base)
 
 
@@ -111,8 +121,9 @@ def judge_claim(claim: str, chunks: Sequence[Chunk], *, client: LLMClient) -> Ju
         reply = parse_json_reply(completion.text, JudgeReply)
     except LLMOutputError as exc:
         finding = Finding("unparseable", f"the judge's reply could not be read: {exc}", Verdict.NOT_FOUND)
-        return Judgement(Verdict.NOT_FOUND, quote="", chunk_id=None, reason="unparseable", finding=finding,
-                         completion=completion)
+        return Judgement(
+            Verdict.NOT_FOUND, quote="", chunk_id=None, reason="unparseable", finding=finding, completion=completion
+        )
     return dataclasses.replace(check_reply(reply, chunks), completion=completion)
 
 
@@ -143,9 +154,17 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
             continue
         claims.append(_judged(result, judgement, chunks_text))
         completions += [judgement.completion] if judgement.completion else []
-        outcomes.append({"claim": index, "verdict": judgement.verdict.value, "model_verdict": _value(judgement.model_verdict),
-                         "quote": judgement.quote, "chunk_id": judgement.chunk_id, "reason": judgement.reason,
-                         "finding": judgement.finding.check if judgement.finding else None})
+        outcomes.append(
+            {
+                "claim": index,
+                "verdict": judgement.verdict.value,
+                "model_verdict": _value(judgement.model_verdict),
+                "quote": judgement.quote,
+                "chunk_id": judgement.chunk_id,
+                "reason": judgement.reason,
+                "finding": judgement.finding.check if judgement.finding else None,
+            }
+        )
     # Cost from this report's own completions, not client.calls: a shared client serves other threads too.
     extra = dict(report.extra)
     extra["judge"] = {
@@ -160,7 +179,11 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
     }
     score = min((c.score for c in claims), default=1.0)
     return dataclasses.replace(
-        report, claims=tuple(claims), score=score, decision=_decision(claims, report), warnings=tuple(warnings),
+        report,
+        claims=tuple(claims),
+        score=score,
+        decision=_decision(claims, report),
+        warnings=tuple(warnings),
         extra=extra,
     )
 
@@ -174,8 +197,16 @@ def _judged(result: ClaimResult, judgement: Judgement, chunks_text: dict[str, st
     checks = result.checks + ((judgement.finding,) if judgement.finding else ())
     note = f"judge: {judgement.verdict.value}" + (f" ({judgement.finding.check})" if judgement.finding else "")
     return dataclasses.replace(
-        result, verdict=judgement.verdict, score=1.0 if supported else 0.0, route=Route.ACCEPT if supported else Route.REJECT,
-        decided_by="judge", chunk_id=chunk_id, evidence=evidence, evidence_span=span, checks=checks, note=note,
+        result,
+        verdict=judgement.verdict,
+        score=1.0 if supported else 0.0,
+        route=Route.ACCEPT if supported else Route.REJECT,
+        decided_by="judge",
+        chunk_id=chunk_id,
+        evidence=evidence,
+        evidence_span=span,
+        checks=checks,
+        note=note,
     )
 
 

@@ -172,8 +172,15 @@ class LLMClient:
             self._record(CallRecord(purpose, model, False, time.perf_counter() - started, exc.attempts, error=str(exc)))
             raise
         self._record(
-            CallRecord(purpose, completion.model, True, completion.latency_s, completion.attempts,
-                       completion.prompt_tokens, completion.completion_tokens)
+            CallRecord(
+                purpose,
+                completion.model,
+                True,
+                completion.latency_s,
+                completion.attempts,
+                completion.prompt_tokens,
+                completion.completion_tokens,
+            )
         )
         return completion
 
@@ -188,8 +195,14 @@ class LLMClient:
         self.calls.append(record)
         log.info(
             "llm call purpose=%s model=%s ok=%s latency_s=%.3f attempts=%d prompt_tokens=%s completion_tokens=%s%s",
-            record.purpose, record.model, record.ok, record.latency_s, record.attempts, record.prompt_tokens,
-            record.completion_tokens, f" error={record.error}" if record.error else "",
+            record.purpose,
+            record.model,
+            record.ok,
+            record.latency_s,
+            record.attempts,
+            record.prompt_tokens,
+            record.completion_tokens,
+            f" error={record.error}" if record.error else "",
         )
 
     def _post_with_retries(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
@@ -210,7 +223,8 @@ class LLMClient:
             if response.status_code in RETRY_STATUS:
                 last_error = LLMHTTPError(
                     f"{self.base_url}: HTTP {response.status_code}: {response.text[:200]}",
-                    status=response.status_code, retry_after=_retry_after(response),
+                    status=response.status_code,
+                    retry_after=_retry_after(response),
                 )
                 log.warning("llm attempt %d got HTTP %d", attempt, response.status_code)
                 continue
@@ -252,7 +266,8 @@ def _parse_completion(payload: Any, *, model: str, started: float, attempts: int
     choices = payload.get("choices") if isinstance(payload, dict) else None
     if not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
         raise LLMOutputError(
-            f"the reply has no choices[0].message; is this an OpenAI-compatible chat endpoint? got {str(payload)[:200]}",
+            "the reply has no choices[0].message; is this an OpenAI-compatible chat endpoint? "
+            f"got {str(payload)[:200]}",
             text=json.dumps(payload)[:2000],
         )
     choice = choices[0]
@@ -294,7 +309,9 @@ def parse_json_reply(text: str, schema: type[T]) -> T:
     try:
         return schema.model_validate_json(candidate)
     except ValidationError as exc:
-        raise LLMOutputError(f"the reply does not match {schema.__name__}: {exc.errors()[0]['msg']}", text=text) from exc
+        raise LLMOutputError(
+            f"the reply does not match {schema.__name__}: {exc.errors()[0]['msg']}", text=text
+        ) from exc
 
 
 def client_from_config(config: Config | None = None, **overrides: Any) -> LLMClient:

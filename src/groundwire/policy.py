@@ -50,8 +50,11 @@ def _disclaimer(report: Report, config: PolicyConfig, fallback: str) -> PolicyOu
     if report.score >= high and report.decision is not Route.REJECT and not report.findings:
         return PolicyOutcome("accept", report.answer, f"score {report.score:.2f} >= {high}")
     if report.score >= low:
-        return PolicyOutcome("disclaim", f"{report.answer}\n\n{config.disclaimer}",
-                             f"score {report.score:.2f} in the disclaimer band [{low}, {high})")
+        return PolicyOutcome(
+            "disclaim",
+            f"{report.answer}\n\n{config.disclaimer}",
+            f"score {report.score:.2f} in the disclaimer band [{low}, {high})",
+        )
     return PolicyOutcome("reject", fallback, f"score {report.score:.2f} < {low}")
 
 

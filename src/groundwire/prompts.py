@@ -104,7 +104,7 @@ def judge_messages(claim: str, chunks: Sequence[Chunk]) -> Messages:
     system = (
         "You check whether a claim is supported by retrieved passages. Work in this order:\n"
         "1. Find the passage that bears most directly on the claim and copy the relevant sentence from it "
-        "EXACTLY, character for character, into \"quote\". Do not paraphrase, shorten or fix it. If no "
+        'EXACTLY, character for character, into "quote". Do not paraphrase, shorten or fix it. If no '
         "passage bears on the claim, use an empty quote and a null chunk_id.\n"
         "2. Only then rule: SUPPORTED if the quote states the claim, CONTRADICTED if it states the opposite "
         "or a different value, NOT_FOUND otherwise.\n"
@@ -144,14 +144,16 @@ def edit_messages(claim: str, chunk: Chunk) -> Messages:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-
 # --- Self-RAG ---------------------------------------------------------------------------------------
 
 
 def selfrag_messages(question: str, chunks: Sequence[Chunk], *, strength: Strength = Strength.STANDARD) -> Messages:
     """The Self-RAG instruction format, with each passage given as a <paragraph> the model may use."""
-    rules = " ".join(rule for rule in (_STRENGTH_RULES[strength], _INSUFFICIENT) if rule and strength is not
-                     Strength.CHAIN_OF_THOUGHT)
+    rules = " ".join(
+        rule
+        for rule in (_STRENGTH_RULES[strength], _INSUFFICIENT)
+        if rule and strength is not Strength.CHAIN_OF_THOUGHT
+    )
     instruction = f"{question.strip()}\n\n{rules}".strip()
     paragraphs = "".join(f"[Retrieval]<paragraph>{context_header(c)} {c.text.strip()}</paragraph>" for c in chunks)
     return [{"role": "user", "content": f"### Instruction:\n{instruction}\n\n### Response:\n{paragraphs}"}]

@@ -92,7 +92,11 @@ def repair(
 
 
 def _decide(
-    result: ClaimResult, chunks: Sequence[Chunk], by_id: dict[str, Chunk], *, verifier: Verifier,
+    result: ClaimResult,
+    chunks: Sequence[Chunk],
+    by_id: dict[str, Chunk],
+    *,
+    verifier: Verifier,
     client: LLMClient | None,
 ) -> RepairAction:
     text = result.claim.text
@@ -105,8 +109,9 @@ def _decide(
     return _edit(result, by_id[result.chunk_id], chunks, verifier=verifier, client=client)
 
 
-def _edit(result: ClaimResult, chunk: Chunk, chunks: Sequence[Chunk], *, verifier: Verifier,
-          client: LLMClient) -> RepairAction:
+def _edit(
+    result: ClaimResult, chunk: Chunk, chunks: Sequence[Chunk], *, verifier: Verifier, client: LLMClient
+) -> RepairAction:
     text = result.claim.text
     try:
         reply, _ = client.chat_json(prompts.edit_messages(text, chunk), EditReply, purpose="repair_edit")
@@ -117,13 +122,19 @@ def _edit(result: ClaimResult, chunk: Chunk, chunks: Sequence[Chunk], *, verifie
         return RepairAction(text, "drop", "the corrector found no supported edit")
     added = added_content(text, edited, " ".join(c.text for c in chunks))
     if added:
-        return RepairAction(text, "drop", f"the edit adds content the context does not have: {', '.join(added)}",
-                            edited=edited)
+        return RepairAction(
+            text, "drop", f"the edit adds content the context does not have: {', '.join(added)}", edited=edited
+        )
     check = verifier.verify(edited, chunks)
     if check.decision is not Route.ACCEPT or not check.claims:
         return RepairAction(text, "drop", f"the edit did not verify (score {check.score:.2f})", edited=edited)
-    return RepairAction(text, "edit", f"edited and re-verified (score {check.score:.2f})", edited=edited,
-                        chunk_id=check.claims[0].chunk_id)
+    return RepairAction(
+        text,
+        "edit",
+        f"edited and re-verified (score {check.score:.2f})",
+        edited=edited,
+        chunk_id=check.claims[0].chunk_id,
+    )
 
 
 def added_content(original: str, edited: str, context: str) -> list[str]:
@@ -166,6 +177,12 @@ def _cited(text: str, chunk_id: str | None) -> str:
 
 def _abstained(report: Report, message: str) -> Report:
     return dataclasses.replace(
-        report, answer=message, score=1.0, decision=Route.ACCEPT, claims=(), abstained=True, findings=(),
+        report,
+        answer=message,
+        score=1.0,
+        decision=Route.ACCEPT,
+        claims=(),
+        abstained=True,
+        findings=(),
         extra={**report.extra, "repaired_from": report.answer},
     )

@@ -8,6 +8,7 @@ answers HTTP 418 "no reply scripted", which the client does not retry, so a miss
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -84,7 +85,7 @@ class ScriptedLLMServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:  # http.server's naming
                 length = int(self.headers.get("content-length", 0))
                 request = json.loads(self.rfile.read(length) or b"{}")
                 request["_path"] = self.path
@@ -108,10 +109,8 @@ class ScriptedLLMServer:
                 pass
 
             def handle(self) -> None:
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     super().handle()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
 
         return Handler
 
@@ -137,6 +136,9 @@ def _completion(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
         "model": reply.model or request.get("model", "scripted"),
         "choices": [choice],
         # Word counts stand in for token counts: the server is scripted, not a tokenizer.
-        "usage": {"prompt_tokens": prompt_words, "completion_tokens": len(reply.content.split()),
-                  "total_tokens": prompt_words + len(reply.content.split())},
+        "usage": {
+            "prompt_tokens": prompt_words,
+            "completion_tokens": len(reply.content.split()),
+            "total_tokens": prompt_words + len(reply.content.split()),
+        },
     }

@@ -23,14 +23,34 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("GROUNDWIRE_", "OPENAI_"))} | env
-    return subprocess.run([sys.executable, "-c", "from groundwire.cli import main; main()", *args], cwd=cwd,
-                          env=environment, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", "from groundwire.cli import main; main()", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_generate_json(scripted_llm: ScriptedLLMServer, files: dict[str, Path]) -> None:
     scripted_llm.script("Refunds are issued within 14 days [S1].")
-    done = run(["generate", "-q", "How long do refunds take?", "-c", str(files["policy"]), "-c", str(files["hours"]),
-                "--model", "cheap", "--json"], files["dir"], GROUNDWIRE_LLM_BASE_URL=scripted_llm.url)
+    done = run(
+        [
+            "generate",
+            "-q",
+            "How long do refunds take?",
+            "-c",
+            str(files["policy"]),
+            "-c",
+            str(files["hours"]),
+            "--model",
+            "cheap",
+            "--json",
+        ],
+        files["dir"],
+        GROUNDWIRE_LLM_BASE_URL=scripted_llm.url,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["answer"] == "Refunds are issued within 14 days [S1]." and result["action"] == "accept"
@@ -58,13 +78,18 @@ def test_repair_without_llm(files: dict[str, Path]) -> None:
 def test_repair_with_judge_and_abstention_message(scripted_llm: ScriptedLLMServer, files: dict[str, Path]) -> None:
     (files["dir"] / "groundwire.toml").write_text(
         '[verify]\nscorer = "lexical"\n[repair]\nmin_surviving_share = 0.9\n'
-        'abstain_message = "The sources don\'t support a complete answer."\n')
+        'abstain_message = "The sources don\'t support a complete answer."\n'
+    )
     # The judge confabulates support for the band claim; the quote check turns it into NOT_FOUND.
-    scripted_llm.script(json.dumps({"quote": "The store is open on Sundays.", "chunk_id": "S2",
-                                    "verdict": "SUPPORTED", "reason": "x"}))
+    scripted_llm.script(
+        json.dumps({"quote": "The store is open on Sundays.", "chunk_id": "S2", "verdict": "SUPPORTED", "reason": "x"})
+    )
     answer = "Refunds are issued within 14 days [S1]. The store is open on Sundays [S2]."
-    done = run(["repair", "-a", answer, "-c", str(files["policy"]), "-c", str(files["hours"]), "--json",
-                "--fail-on-fallback"], files["dir"], GROUNDWIRE_LLM_BASE_URL=scripted_llm.url)
+    done = run(
+        ["repair", "-a", answer, "-c", str(files["policy"]), "-c", str(files["hours"]), "--json", "--fail-on-fallback"],
+        files["dir"],
+        GROUNDWIRE_LLM_BASE_URL=scripted_llm.url,
+    )
     assert done.returncode == 1, done.stderr
     result = json.loads(done.stdout)
     assert result["answer"] == "The sources don't support a complete answer." and result["abstained"]
@@ -72,11 +97,33 @@ def test_repair_with_judge_and_abstention_message(scripted_llm: ScriptedLLMServe
 
 
 def test_check_judge_uses_the_config(scripted_llm: ScriptedLLMServer, files: dict[str, Path]) -> None:
-    scripted_llm.script(json.dumps({"quote": "The store is open Monday to Friday", "chunk_id": "S2",
-                                    "verdict": "CONTRADICTED", "reason": "weekdays only"}))
-    done = run(["check", "--scorer", "lexical", "-c", str(files["policy"]), "-c", str(files["hours"]), "-a",
-                "The store is open on Sundays [S2].", "--judge", "--json"], files["dir"],
-               GROUNDWIRE_LLM_BASE_URL=scripted_llm.url)
+    scripted_llm.script(
+        json.dumps(
+            {
+                "quote": "The store is open Monday to Friday",
+                "chunk_id": "S2",
+                "verdict": "CONTRADICTED",
+                "reason": "weekdays only",
+            }
+        )
+    )
+    done = run(
+        [
+            "check",
+            "--scorer",
+            "lexical",
+            "-c",
+            str(files["policy"]),
+            "-c",
+            str(files["hours"]),
+            "-a",
+            "The store is open on Sundays [S2].",
+            "--judge",
+            "--json",
+        ],
+        files["dir"],
+        GROUNDWIRE_LLM_BASE_URL=scripted_llm.url,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     claim = report["claims"][0]
@@ -97,12 +144,17 @@ def test_repair_with_the_llm_decomposer(scripted_llm: ScriptedLLMServer, files: 
         json.dumps({"claims": ["Refunds are issued within 14 days."]}),  # re-verifying the repaired answer
     )
     answer = "Refunds are issued within 14 days and the CEO is Jane Doe [S1]."
-    done = run(["repair", "-a", answer, "-c", str(files["policy"]), "--json"], files["dir"],
-               GROUNDWIRE_LLM_BASE_URL=scripted_llm.url)
+    done = run(
+        ["repair", "-a", answer, "-c", str(files["policy"]), "--json"],
+        files["dir"],
+        GROUNDWIRE_LLM_BASE_URL=scripted_llm.url,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert [(a["claim"], a["action"]) for a in result["actions"]] == [
-        ("Refunds are issued within 14 days.", "keep"), ("The CEO is Jane Doe.", "drop")]
+        ("Refunds are issued within 14 days.", "keep"),
+        ("The CEO is Jane Doe.", "drop"),
+    ]
     assert result["answer"] == "Refunds are issued within 14 days [S1]."
     assert len(scripted_llm.requests) == 2 and "Split an answer" in scripted_llm.requests[0]["messages"][0]["content"]
 

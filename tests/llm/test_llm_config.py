@@ -26,8 +26,12 @@ def test_file_in_cwd_then_env_overrides(tmp_path: Path, monkeypatch: pytest.Monk
         '[policy]\nname = "disclaimer"\ndisclaimer_band = [0.4, 0.8]\n'
     )
     monkeypatch.chdir(tmp_path)
-    env = {"GROUNDWIRE_LLM_MODEL": "big", "GROUNDWIRE_VERIFY_REJECT_AT": "0.3", "OPENAI_API_KEY": "sk-x",
-           "GROUNDWIRE_GENERATE_STRENGTHS": "strict,very_strict"}
+    env = {
+        "GROUNDWIRE_LLM_MODEL": "big",
+        "GROUNDWIRE_VERIFY_REJECT_AT": "0.3",
+        "OPENAI_API_KEY": "sk-x",
+        "GROUNDWIRE_GENERATE_STRENGTHS": "strict,very_strict",
+    }
     config = load_config(env=env)
     assert config.source == str(tmp_path / "groundwire.toml")
     assert config.llm.base_url == "http://127.0.0.1:9/v1"

@@ -14,13 +14,23 @@ CHUNKS = ["The plan costs $10 a month. Storage: 5 GB.", "Plans renew every year.
 
 
 def test_claims_are_mapped_back_to_their_spans(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
-    scripted_llm.script(json.dumps({"claims": [
-        "The plan costs $10 a month", "The plan includes 5 GB of storage.", "The plan renews every year [S2].",
-        "The company was founded in 1999.",  # shares nothing with the answer: invented, dropped
-    ]}))
+    scripted_llm.script(
+        json.dumps(
+            {
+                "claims": [
+                    "The plan costs $10 a month",
+                    "The plan includes 5 GB of storage.",
+                    "The plan renews every year [S2].",
+                    "The company was founded in 1999.",  # shares nothing with the answer: invented, dropped
+                ]
+            }
+        )
+    )
     claims = LLMDecomposer(client).decompose(ANSWER, question="What does the plan cost?")
     assert [c.text for c in claims] == [
-        "The plan costs $10 a month.", "The plan includes 5 GB of storage.", "The plan renews every year.",
+        "The plan costs $10 a month.",
+        "The plan includes 5 GB of storage.",
+        "The plan renews every year.",
     ]
     first, second, third = claims
     assert ANSWER[slice(*first.span)] == "The plan costs $10 a month"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 
@@ -14,8 +15,12 @@ from groundwire.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.verifier import Verifier
 
 CHUNKS = [
-    Chunk("S1", "Refunds are issued within 14 days of the return. Shipping is free on orders over $50.",
-          doc_id="policy.md", page=2),
+    Chunk(
+        "S1",
+        "Refunds are issued within 14 days of the return. Shipping is free on orders over $50.",
+        doc_id="policy.md",
+        page=2,
+    ),
     Chunk("S2", "# Hours\nThe store is open Monday to Friday, 9am to 5pm.", doc_id="hours.md"),
 ]
 QUESTION = "How long do refunds take?"
@@ -34,8 +39,15 @@ def generator(client: LLMClient, verifier: Verifier, **settings: object) -> Gene
     expensive = settings.pop("expensive_model", None)
     retriever = settings.pop("retriever", None)
     self_rag = bool(settings.pop("self_rag", False))
-    return Generator(client=client, verifier=verifier, settings=GenerateConfig(**settings), policy=policy,
-                     expensive_model=expensive, retriever=retriever, self_rag=self_rag)
+    return Generator(
+        client=client,
+        verifier=verifier,
+        settings=GenerateConfig(**settings),
+        policy=policy,
+        expensive_model=expensive,
+        retriever=retriever,
+        self_rag=self_rag,
+    )
 
 
 class KeywordRetriever:
@@ -100,8 +112,9 @@ def test_refusal_is_delivered(scripted_llm: ScriptedLLMServer, client: LLMClient
     assert result.outcome.action == "abstain" and result.answer == REFUSAL_TOKEN and not result.fallback
 
 
-def test_answer_claiming_sufficiency_is_flagged(scripted_llm: ScriptedLLMServer, client: LLMClient,
-                                                verifier: Verifier) -> None:
+def test_answer_claiming_sufficiency_is_flagged(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier
+) -> None:
     scripted_llm.script(INVENTED, GOOD)
     result = generator(client, verifier, strengths=("standard",)).generate("Who is the CEO?", CHUNKS)
     assert "false_sufficiency" in result.attempts[0].findings and result.fallback
@@ -137,11 +150,13 @@ def test_disclaimer_policy_returns_the_answer_with_a_caveat(
     assert len(scripted_llm.requests) == 1
 
 
-def test_strict_policy_does_not_take_the_band(scripted_llm: ScriptedLLMServer, client: LLMClient,
-                                              verifier: Verifier) -> None:
+def test_strict_policy_does_not_take_the_band(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier
+) -> None:
     scripted_llm.script(BAND)
     result = generator(client, verifier, strengths=("standard",), policy=PolicyConfig(name="strict")).generate(
-        "When is the store open?", CHUNKS)
+        "When is the store open?", CHUNKS
+    )
     assert result.fallback and result.attempts[0].action == "reject"
 
 
@@ -163,9 +178,18 @@ def test_consistency_sampling_measures_agreement_per_claim(
     assert [c.checks[-1].check if c.checks else None for c in result.report.claims][1] == "inconsistent_across_samples"
 
 
-def test_low_confidence_spans_are_marked(scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier) -> None:
-    tokens = [("Refunds", -0.01), (" are", -0.01), (" issued", -0.02), (" within", -0.05), (" 14", math.log(0.1)),
-              (" days", math.log(0.2)), (" [S1].", -0.01)]
+def test_low_confidence_spans_are_marked(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier
+) -> None:
+    tokens = [
+        ("Refunds", -0.01),
+        (" are", -0.01),
+        (" issued", -0.02),
+        (" within", -0.05),
+        (" 14", math.log(0.1)),
+        (" days", math.log(0.2)),
+        (" [S1].", -0.01),
+    ]
     scripted_llm.script(Reply(content="".join(t for t, _ in tokens), logprobs=tokens))
     result = generator(client, verifier, low_confidence_prob=0.3).generate(QUESTION, CHUNKS)
     assert scripted_llm.requests[0]["logprobs"] is True
@@ -178,14 +202,8 @@ def test_low_confidence_spans_are_marked(scripted_llm: ScriptedLLMServer, client
 def test_low_confidence_spans_ignore_missing_logprobs() -> None:
     completion = Completion("Hello world", "m", "stop", 1, 2, 0.1, 1, None)
     assert low_confidence_spans(completion, "Hello world", threshold=0.5) == []
-    completion = dataclass_replace(completion, logprobs=(TokenLogprob("Hello", -3.0), TokenLogprob(" world", 0.0)))
+    completion = dataclasses.replace(completion, logprobs=(TokenLogprob("Hello", -3.0), TokenLogprob(" world", 0.0)))
     assert low_confidence_spans(completion, "Hello world", threshold=0.5)[0]["text"] == "Hello"
-
-
-def dataclass_replace(obj, **changes):  # noqa: ANN001, ANN201
-    import dataclasses
-
-    return dataclasses.replace(obj, **changes)
 
 
 def test_active_retrieval_on_a_low_confidence_sentence(
@@ -193,12 +211,21 @@ def test_active_retrieval_on_a_low_confidence_sentence(
 ) -> None:
     warranty = Chunk("W1", "Every laptop carries a two year warranty.")
     retriever = KeywordRetriever([warranty, Chunk("X1", "Gift cards never expire.")])
-    first = [("Laptops", -0.01), (" have", -0.01), (" a", -0.01), (" one", math.log(0.05)), (" year", -0.1),
-             (" warranty", -0.01), (".", -0.01)]
-    scripted_llm.script(Reply(content="".join(t for t, _ in first), logprobs=first),
-                        "Every laptop carries a two year warranty [W1].")
+    first = [
+        ("Laptops", -0.01),
+        (" have", -0.01),
+        (" a", -0.01),
+        (" one", math.log(0.05)),
+        (" year", -0.1),
+        (" warranty", -0.01),
+        (".", -0.01),
+    ]
+    scripted_llm.script(
+        Reply(content="".join(t for t, _ in first), logprobs=first), "Every laptop carries a two year warranty [W1]."
+    )
     result = generator(client, verifier, active_retrieval_rounds=2, retriever=retriever).generate(
-        "What warranty do laptops have?", CHUNKS)
+        "What warranty do laptops have?", CHUNKS
+    )
     # FLARE's masked query: the question plus the tentative sentence without its low-confidence token.
     assert retriever.queries[0] == "What warranty do laptops have? Laptops have a year warranty."
     assert [c.id for c in result.chunks] == ["S1", "S2", "W1"]
@@ -215,7 +242,8 @@ def test_self_rag_reflection_tokens(scripted_llm: ScriptedLLMServer, client: LLM
         "Every laptop carries a two year warranty [W1].[Fully supported][Utility:5]",
     )
     result = generator(client, verifier, retriever=retriever, self_rag=True).generate(
-        "What warranty do laptops have?", CHUNKS)
+        "What warranty do laptops have?", CHUNKS
+    )
     assert "### Instruction:" in scripted_llm.requests[0]["messages"][0]["content"]
     assert len(retriever.queries) == 1 and "<paragraph>" in scripted_llm.requests[1]["messages"][0]["content"]
     assert result.answer == "Every laptop carries a two year warranty [W1]."
@@ -225,8 +253,9 @@ def test_self_rag_reflection_tokens(scripted_llm: ScriptedLLMServer, client: LLM
     assert result.report.claims[0].features["selfrag_is_sup"] == 1.0
 
 
-def test_chain_of_thought_answer_is_extracted(scripted_llm: ScriptedLLMServer, client: LLMClient,
-                                              verifier: Verifier) -> None:
+def test_chain_of_thought_answer_is_extracted(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier
+) -> None:
     scripted_llm.script(f"<evidence>[S1] Refunds are issued within 14 days of the return.</evidence>\nAnswer: {GOOD}")
     result = generator(client, verifier, strengths=("chain_of_thought",)).generate(QUESTION, CHUNKS)
     assert result.answer == GOOD and result.report.decision is Route.ACCEPT

@@ -20,13 +20,29 @@ def judge_json(quote: str, chunk_id: str | None, verdict: str, reason: str = "be
 
 
 def result(text: str, *, score: float, route: Route, verdict: Verdict = Verdict.NOT_FOUND) -> ClaimResult:
-    return ClaimResult(claim=Claim(text, (0, len(text)), text), verdict=verdict, score=score, support=score,
-                       contradiction=None, chunk_id="S1", evidence=None, evidence_span=None, checks=(), route=route)
+    return ClaimResult(
+        claim=Claim(text, (0, len(text)), text),
+        verdict=verdict,
+        score=score,
+        support=score,
+        contradiction=None,
+        chunk_id="S1",
+        evidence=None,
+        evidence_span=None,
+        checks=(),
+        route=route,
+    )
 
 
 def report(*claims: ClaimResult) -> Report:
-    return Report(answer=" ".join(c.claim.text for c in claims), score=min(c.score for c in claims),
-                  decision=Route.ESCALATE, claims=claims, abstained=False, model_id="lexical")
+    return Report(
+        answer=" ".join(c.claim.text for c in claims),
+        score=min(c.score for c in claims),
+        decision=Route.ESCALATE,
+        claims=claims,
+        abstained=False,
+        model_id="lexical",
+    )
 
 
 def test_normalisation_is_only_whitespace_quotes_and_case() -> None:
@@ -46,7 +62,9 @@ def test_supported_with_a_verbatim_quote(scripted_llm: ScriptedLLMServer, client
     assert judgement.verdict is Verdict.SUPPORTED and judgement.finding is None and judgement.chunk_id == "S1"
     request = scripted_llm.requests[0]
     assert request["response_format"] == {"type": "json_object"}
-    assert "[S1]" in request["messages"][1]["content"] and "Refunds take two weeks." in request["messages"][1]["content"]
+    assert (
+        "[S1]" in request["messages"][1]["content"] and "Refunds take two weeks." in request["messages"][1]["content"]
+    )
 
 
 def test_quote_not_in_the_chunk_is_confabulated_support(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
@@ -86,7 +104,12 @@ def test_adjudicate_decides_only_escalated_claims(scripted_llm: ScriptedLLMServe
     assert len(scripted_llm.requests) == 1
     assert judged.claims[0] == accepted
     second = judged.claims[1]
-    assert (second.verdict, second.route, second.decided_by, second.score) == (Verdict.SUPPORTED, Route.ACCEPT, "judge", 1.0)
+    assert (second.verdict, second.route, second.decided_by, second.score) == (
+        Verdict.SUPPORTED,
+        Route.ACCEPT,
+        "judge",
+        1.0,
+    )
     assert second.support == 0.5  # the scorer's own number is kept
     assert CHUNKS[0].text[slice(*second.evidence_span)] == "Refunds are issued within 14 days of the return."
     assert judged.decision is Route.ACCEPT and judged.score == pytest.approx(0.95)
@@ -95,10 +118,14 @@ def test_adjudicate_decides_only_escalated_claims(scripted_llm: ScriptedLLMServe
 
 
 def test_adjudicate_rejects_on_confabulation_and_records_it(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
-    claims = (result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE),
-              result("The store opens on Sundays.", score=0.3, route=Route.ESCALATE))
-    scripted_llm.script(judge_json("Refunds take 30 days.", "S1", "SUPPORTED"),
-                        judge_json("The store is open Sunday", "S9", "SUPPORTED"))
+    claims = (
+        result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE),
+        result("The store opens on Sundays.", score=0.3, route=Route.ESCALATE),
+    )
+    scripted_llm.script(
+        judge_json("Refunds take 30 days.", "S1", "SUPPORTED"),
+        judge_json("The store is open Sunday", "S9", "SUPPORTED"),
+    )
     judged = adjudicate(report(*claims), CHUNKS, client=client)
     assert [c.verdict for c in judged.claims] == [Verdict.NOT_FOUND, Verdict.NOT_FOUND]
     assert [c.checks[-1].check for c in judged.claims] == ["confabulated_support", "fabricated_citation"]
@@ -109,7 +136,9 @@ def test_adjudicate_rejects_on_confabulation_and_records_it(scripted_llm: Script
 def test_adjudicate_keeps_claim_escalated_when_the_judge_is_down(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.script(Reply(status=503, raw_body="{}"), Reply(status=503, raw_body="{}"))
     with LLMClient(base_url=scripted_llm.url, model="m", max_retries=1, backoff_s=0.0) as llm:
-        judged = adjudicate(report(result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE)), CHUNKS, client=llm)
+        judged = adjudicate(
+            report(result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE)), CHUNKS, client=llm
+        )
     assert judged.claims[0].route is Route.ESCALATE and judged.decision is Route.ESCALATE
     assert any("judge unavailable" in w for w in judged.warnings)
     assert judged.extra["judge"]["decided"] == []

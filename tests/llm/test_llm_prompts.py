@@ -38,8 +38,10 @@ def test_strengths_differ() -> None:
 
 
 def test_chain_of_thought_extraction() -> None:
-    assert prompts.extract_cot_answer("<evidence>[S1] x</evidence>\nAnswer: Refunds take 14 days [S1].") == \
-        "Refunds take 14 days [S1]."
+    assert (
+        prompts.extract_cot_answer("<evidence>[S1] x</evidence>\nAnswer: Refunds take 14 days [S1].")
+        == "Refunds take 14 days [S1]."
+    )
     assert prompts.extract_cot_answer("<evidence>[S1] x</evidence> Refunds take 14 days.") == "Refunds take 14 days."
 
 

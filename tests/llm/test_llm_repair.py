@@ -68,7 +68,9 @@ def test_middle_band_claim_is_edited_and_reverified(
     assert "The store is open on Sundays." in request and "[S2]" in request and "Refunds" not in request
 
 
-def test_edit_that_adds_a_fact_is_dropped(scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier) -> None:
+def test_edit_that_adds_a_fact_is_dropped(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier
+) -> None:
     scripted_llm.script(json.dumps({"edited": "The store is open Monday to Friday, and on Sundays until 8pm."}))
     report = verifier.verify(f"{SUPPORTED} {BAND}", CHUNKS)
     repaired = repair(report, CHUNKS, verifier=verifier, client=client, min_surviving_share=0.5)
@@ -77,7 +79,9 @@ def test_edit_that_adds_a_fact_is_dropped(scripted_llm: ScriptedLLMServer, clien
     assert repaired.answer == SUPPORTED
 
 
-def test_edit_that_does_not_verify_is_dropped(scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier) -> None:
+def test_edit_that_does_not_verify_is_dropped(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier
+) -> None:
     # Every word is from the claim or the context, but the scorer does not accept the result.
     scripted_llm.script(json.dumps({"edited": "Refunds are open on Sundays."}))
     report = verifier.verify(f"{SUPPORTED} {BAND}", CHUNKS)

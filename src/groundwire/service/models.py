@@ -16,8 +16,9 @@ MAX_CHUNKS = 1_000
 
 
 class _Body(BaseModel):
-    # A misspelt field is an error, not silently ignored.
-    model_config = ConfigDict(extra="forbid")
+    # A misspelt field is an error, not silently ignored; NaN and Infinity (which Python's JSON parser
+    # accepts) are refused, since they could not be written back out as JSON.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ChunkIn(_Body):

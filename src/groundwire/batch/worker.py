@@ -1,0 +1,109 @@
+"""The unit of work both engines share: build the verifier once, then check batches of raw rows.
+
+The local engine calls `Worker.process` in-process; the Ray engine runs `RayWorker` as the actor class
+of `map_batches`, so each actor loads the model once and every actor runs this same code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from groundwire.batch.records import (
+    RESULT_FIELDS,
+    STATUS_DONE,
+    STATUS_ERROR,
+    STATUS_SKIPPED,
+    Item,
+    RowError,
+    parse_line,
+    parse_record,
+    result_row,
+)
+from groundwire.batch.sources import Format
+from groundwire.errors import InputError
+
+_EMPTY_RESULT = {name: None for name, _ in RESULT_FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """What each worker needs to build its verifier; plain data, so it pickles to Ray actors."""
+
+    scorer: str = "lexical"
+    pruner: str = "none"
+    accept_at: float = 0.8
+    reject_at: float = 0.2
+    require_citations: bool = False
+
+    def build_verifier(self) -> Any:
+        from groundwire import Verifier
+        from groundwire.pruning import get_pruner
+
+        return Verifier(
+            self.scorer, accept_at=self.accept_at, reject_at=self.reject_at, pruner=get_pruner(self.pruner)
+        )
+
+
+class Worker:
+    def __init__(self, *, fmt: Format, options: CheckOptions, skip_ids: frozenset[str] = frozenset()) -> None:
+        self.fmt = fmt
+        self.options = options
+        self.skip_ids = skip_ids
+        self.verifier = options.build_verifier()
+
+    def process(self, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One output row (status done / error / skipped) per input row, in order."""
+        return [self._one(row) for row in rows]
+
+    def _one(self, row: dict[str, Any]) -> dict[str, Any]:
+        parsed = self._parse(row)
+        # Rows an earlier run wrote or reported (errors included) are skipped, so re-runs add nothing twice.
+        if parsed.id in self.skip_ids:
+            return {**_EMPTY_RESULT, "id": parsed.id, "status": STATUS_SKIPPED, "error": None, "raw": None}
+        if isinstance(parsed, RowError):
+            return _error(parsed.id, parsed.error, parsed.raw)
+        return self._check(parsed, row)
+
+    def _parse(self, row: dict[str, Any]) -> Item | RowError:
+        if self.fmt == "jsonl":
+            return parse_line(row["line"], where=row["where"], utf8=row["utf8"])
+        return parse_record(row)
+
+    def _check(self, item: Item, row: dict[str, Any]) -> dict[str, Any]:
+        raw = row["line"] if self.fmt == "jsonl" else None
+        # A batch of millions must not die on one row: any failure is recorded with the row's id,
+        # and the totals at the end still account for it.
+        try:
+            report = self.verifier.verify(
+                item.answer, list(item.chunks), question=item.question,
+                require_citations=self.options.require_citations,
+            )
+        except InputError as err:
+            return _error(item.id, f"input error: {err}", raw, row)
+        except Exception as err:  # noqa: BLE001 - recorded per row, see above
+            return _error(item.id, f"internal error: {type(err).__name__}: {err}", raw, row)
+        return {**result_row(item.id, report), "status": STATUS_DONE, "error": None, "raw": None}
+
+
+def _error(row_id: str, message: str, raw: str | None, row: dict[str, Any] | None = None) -> dict[str, Any]:
+    if raw is None and row is not None:
+        raw = json.dumps(row, ensure_ascii=False, default=str)
+    return {**_EMPTY_RESULT, "id": row_id, "status": STATUS_ERROR, "error": message, "raw": raw}
+
+
+class RayWorker(Worker):
+    """The map_batches actor: Arrow table in, Arrow table out (explicit schema, so all-null columns keep
+    their types across blocks)."""
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        from groundwire.batch.sink import result_schema
+
+        schema = result_schema()
+        for name in ("status", "error", "raw"):
+            schema = schema.append(pa.field(name, pa.string()))
+        return pa.Table.from_pylist(self.process(batch.to_pylist()), schema=schema)

@@ -67,6 +67,12 @@ def test_many_concurrent_clients_each_get_their_own_answer(tmp_path: Path) -> No
                 assert entry["response_text"] == body["answer"]
         assert len(request_ids) == clients * rounds
 
+        # Through a real socket too, an oversized body is refused with the JSON error (default limit 1 MB).
+        big = httpx.post(f"{server.url}/v1/verify", headers=ALPHA, timeout=60.0,
+                         json={"answer": "z" * 2_000_000, "chunks": case(0)["chunks"]})
+        assert big.status_code == 413 and big.json()["error"]["code"] == "payload_too_large"
+        assert httpx.get(f"{server.url}/healthz").json()["model_loads"] == 1
+
 
 def test_sigkill_mid_write_loses_no_committed_log_row(tmp_path: Path) -> None:
     writers, kill_after = 6, 40

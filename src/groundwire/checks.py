@@ -207,9 +207,16 @@ def figure_findings(claim: str, context: ContextIndex) -> list[Finding]:
     return findings
 
 
+_NEGATION_OVERLAP = 0.6
+"""Only a near-restatement counts: most of the claim's content words must be in the evidence sentence."""
+
+
 def negation_finding(claim: str, evidence: str | None) -> Finding | None:
-    """A signal, not a verdict: the claim and its best evidence sentence disagree on negation."""
+    """A signal, not a verdict: the claim restates its best evidence sentence with the negation flipped."""
     if evidence is None or has_negation(claim) == has_negation(evidence):
+        return None
+    claim_words = set(content_words(claim))
+    if not claim_words or len(claim_words & set(content_words(evidence))) < _NEGATION_OVERLAP * len(claim_words):
         return None
     which = "claim" if has_negation(claim) else "evidence"
     return Finding("negation_mismatch", f"only the {which} is negated", None)

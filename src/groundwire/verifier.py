@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from groundwire.checks import ContextIndex, figure_findings, negation_finding, r
 from groundwire.claims import Decomposer, RuleDecomposer, sentences
 from groundwire.errors import InputError
 from groundwire.scoring import Scorer, get_scorer
+from groundwire.structured import rendered_chunk
 from groundwire.textutil import WORD_RE, content_words, looks_english, sentence_spans
 from groundwire.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.windows import Window, make_windows, premise_budget
@@ -118,7 +119,12 @@ class Verifier:
             decision = _cap_for_findings(Route.ACCEPT, findings)
             return Report(answer, NO_CLAIMS_SCORE, decision, (), False, self.model_id, timings, findings,
                           warnings, question, {"skipped": skipped})
-        results, stats = self._verify_claims(claims, context, timings)
+        # JSON records are checked as one statement per line; evidence spans then index the rendered text.
+        scoring_context = [rendered_chunk(chunk) for chunk in context]
+        rendered = {new.id: new.text for old, new in zip(context, scoring_context, strict=True) if new is not old}
+        results, stats = self._verify_claims(claims, scoring_context, timings)
+        if rendered:
+            stats["rendered_chunks"] = rendered
         # A claim the model could not see at all has no score to take the min of: it is left out of the
         # answer score, and the answer can then at best be escalated.
         scored = [r.score for r in results if r.support is not None or r.decided_by == "checks"]
@@ -135,7 +141,7 @@ class Verifier:
 
     def _verify_claims(
         self, claims: list[Claim], context: list[Chunk], timings: dict[str, float]
-    ) -> tuple[list[ClaimResult], dict[str, int]]:
+    ) -> tuple[list[ClaimResult], dict[str, Any]]:
         mark = time.perf_counter()
         index = ContextIndex.build(context)
         figure_checks = [figure_findings(claim.text, index) for claim in claims]

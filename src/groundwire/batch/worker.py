@@ -32,10 +32,13 @@ _EMPTY_RESULT = {name: None for name, _ in RESULT_FIELDS}
 class CheckOptions:
     """What each worker needs to build its verifier; plain data, so it pickles to Ray actors."""
 
-    scorer: str = "lexical"
+    scorer: str | None = None
+    """A scorer name (see groundwire.scoring); None = the library default."""
     pruner: str = "none"
-    accept_at: float = 0.8
-    reject_at: float = 0.2
+    """A name in pruning.PRUNERS; "none" scores the exact matrix."""
+    accept_at: float | None = None
+    reject_at: float | None = None
+    """None = the scorer's calibrated thresholds."""
     require_citations: bool = False
 
     def build_verifier(self) -> Any:

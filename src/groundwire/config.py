@@ -28,9 +28,9 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from groundwire.errors import InputError
 from groundwire.types import REFUSAL_TOKEN
@@ -68,7 +68,8 @@ class LLMConfig(_Section):
     model: str = "default"
     expensive_model: str | None = None
     """Confidence routing: escalate to this model when groundedness falls below routing.escalate_below."""
-    api_key: str | None = None
+    api_key: SecretStr | None = None
+    """Kept secret: never shown in a repr, a log line or an error message."""
     timeout_s: float = Field(60.0, gt=0)
     connect_timeout_s: float = Field(5.0, gt=0)
     max_retries: int = Field(3, ge=0)
@@ -186,12 +187,12 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
             section = merged.setdefault(section_name, {})
             if not isinstance(section, dict):
                 raise InputError(f"[{section_name}] in the config file must be a table")
-            section[key] = _env_value(raw)
+            section[key] = _env_value(raw, section_type.model_fields[key].annotation)
     if not merged.get("llm", {}).get("api_key") and env.get("OPENAI_API_KEY"):
         merged.setdefault("llm", {})["api_key"] = env["OPENAI_API_KEY"]
     return merged
 
 
-def _env_value(raw: str) -> Any:
-    # Comma lists become tuples (strengths, disclaimer_band); pydantic coerces strings to numbers/bools.
-    return tuple(part.strip() for part in raw.split(",")) if "," in raw else raw
+def _env_value(raw: str, annotation: Any) -> Any:
+    # Tuple settings (strengths, disclaimer_band) are comma lists; pydantic coerces the rest from strings.
+    return tuple(part.strip() for part in raw.split(",")) if get_origin(annotation) is tuple else raw

@@ -222,9 +222,10 @@ class Generator:
         )
         if self.self_rag:
             reflection = parse_reflection(completion.text)
-            return completion, reflection.text, reflection
+            return completion, _normalise_refusal(reflection.text), reflection
         text = completion.text.strip()
-        return completion, prompts.extract_cot_answer(text) if strength is Strength.CHAIN_OF_THOUGHT else text, None
+        answer = prompts.extract_cot_answer(text) if strength is Strength.CHAIN_OF_THOUGHT else text
+        return completion, _normalise_refusal(answer), None
 
     def _retrieval_rounds(self) -> int:
         # A Self-RAG model asks for retrieval itself; give it at least one round when a retriever exists.
@@ -501,6 +502,11 @@ class _FixedClaims:
 
     def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]:
         return list(self.claims)
+
+
+def _normalise_refusal(answer: str) -> str:
+    # "NOT_IN_CONTEXT." or "`NOT_IN_CONTEXT`" is the refusal token, dressed; anything more is not.
+    return REFUSAL_TOKEN if answer.strip(" \t\n.`'\"*") == REFUSAL_TOKEN else answer
 
 
 def _empty_report(answer: str, question: str, model_id: str) -> Report:

@@ -101,7 +101,7 @@ class CallRecord:
 class LLMClient:
     base_url: str
     model: str
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     timeout_s: float = 60.0
     connect_timeout_s: float = 5.0
     max_retries: int = 3
@@ -124,6 +124,7 @@ class LLMClient:
     @classmethod
     def from_config(cls, config: LLMConfig, **overrides: Any) -> LLMClient:
         settings = config.model_dump(exclude={"expensive_model", "self_rag"})
+        settings["api_key"] = config.api_key.get_secret_value() if config.api_key else None
         settings.update(overrides)
         return cls(**settings)
 

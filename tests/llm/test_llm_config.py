@@ -36,12 +36,13 @@ def test_file_in_cwd_then_env_overrides(tmp_path: Path, monkeypatch: pytest.Monk
     assert config.source == str(tmp_path / "groundwire.toml")
     assert config.llm.base_url == "http://127.0.0.1:9/v1"
     assert config.llm.model == "big"
-    assert config.llm.api_key == "sk-x" and config.llm_configured
+    assert config.llm.api_key is not None and config.llm.api_key.get_secret_value() == "sk-x"
+    assert config.llm_configured and "sk-x" not in repr(config)
     assert (config.verify.accept_at, config.verify.reject_at) == (0.9, 0.3)
     assert config.policy.disclaimer_band == (0.4, 0.8)
     assert config.generate.strengths == ("strict", "very_strict")
     client = client_from_config(config)
-    assert client.model == "big" and client.api_key == "sk-x"
+    assert client.model == "big" and client.api_key == "sk-x" and "sk-x" not in repr(client)
     client.close()
 
 
@@ -72,6 +73,11 @@ def test_bad_files_are_clear_input_errors(tmp_path: Path, text: str, message: st
 def test_missing_explicit_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not found"):
         load_config(tmp_path / "nope.toml", env={})
+
+
+def test_single_env_value_for_a_tuple_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_config(env={"GROUNDWIRE_GENERATE_STRENGTHS": "very_strict"}).generate.strengths == ("very_strict",)
 
 
 def test_bad_env_value_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -107,7 +107,7 @@ def test_fabricated_citation_fails_an_attempt_then_strict_passes(
 
 
 def test_refusal_is_delivered(scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier) -> None:
-    scripted_llm.script(REFUSAL_TOKEN)
+    scripted_llm.script(f"{REFUSAL_TOKEN}.")  # a trailing period is still the bare token
     result = generator(client, verifier).generate("Who is the CEO?", CHUNKS)
     assert result.outcome.action == "abstain" and result.answer == REFUSAL_TOKEN and not result.fallback
 

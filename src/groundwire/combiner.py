@@ -1,0 +1,75 @@
+"""The hybrid combiner: a logistic regression over claim features, stored as JSON and applied with numpy.
+
+It maps `ClaimResult.features` (model support/contradiction, lexical novelty, deterministic-check flags,
+claim length and position) to a calibrated claim support score in [0, 1]. Fitting lives in
+groundwire.train.combine (scikit-learn); applying it here needs only numpy.
+
+A feature name may carry a transform prefix: "logit:support" is log(p / (1 - p)) of "support".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+_EPS = 1e-4
+TRANSFORMS: dict[str, Callable[[float], float]] = {
+    "logit": lambda p: math.log(min(max(p, _EPS), 1 - _EPS) / (1 - min(max(p, _EPS), 1 - _EPS))),
+    "log1p": lambda x: math.log1p(max(x, 0.0)),
+}
+
+
+def feature_value(features: Mapping[str, float], name: str) -> float:
+    transform, _, base = name.rpartition(":")
+    if base not in features:
+        raise KeyError(f"combiner needs feature {base!r}, which the verifier did not produce; "
+                       f"available: {sorted(features)}")
+    value = float(features[base])
+    return TRANSFORMS[transform](value) if transform else value
+
+
+def feature_matrix(rows: Sequence[Mapping[str, float]], names: Sequence[str]) -> np.ndarray:
+    return np.array([[feature_value(row, name) for name in names] for row in rows], dtype=np.float64).reshape(
+        len(rows), len(names))
+
+
+@dataclass(frozen=True, slots=True)
+class LogisticCombiner:
+    """P(claim supported) = sigmoid(((x - mean) / scale) . coef + intercept)."""
+
+    names: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    meta: Mapping[str, object] | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.names)
+        if not (len(self.mean) == len(self.scale) == len(self.coef) == n):
+            raise ValueError("combiner names, mean, scale and coef must have the same length")
+
+    def predict(self, features: Sequence[Mapping[str, float]]) -> np.ndarray:
+        if not features:
+            return np.zeros(0)
+        x = (feature_matrix(features, self.names) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return 1.0 / (1.0 + np.exp(-(x @ np.asarray(self.coef) + self.intercept)))
+
+    def to_json(self) -> str:
+        return json.dumps({"kind": "logistic", **asdict(self)}, indent=2)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> LogisticCombiner:
+        if data.get("kind") != "logistic":
+            raise ValueError(f"unknown combiner kind {data.get('kind')!r}; expected 'logistic'")
+        return cls(names=tuple(data["names"]), mean=tuple(data["mean"]), scale=tuple(data["scale"]),  # type: ignore[arg-type]
+                   coef=tuple(data["coef"]), intercept=float(data["intercept"]), meta=data.get("meta"))  # type: ignore[arg-type]
+
+    @classmethod
+    def load(cls, path: str | Path) -> LogisticCombiner:
+        return cls.from_dict(json.loads(Path(path).read_text()))

@@ -1,0 +1,121 @@
+"""ONNX backend: groundwire's bundled int8 verifier ("bundled") or a user's own export ("onnx:<dir>").
+
+Runs on onnxruntime + tokenizers only: no torch, no transformers, no network. Pairs are sorted by length
+and scored in padded batches with attention masks, so padding is masked out. One caveat of dynamic int8:
+activations are quantized with one scale per tensor, so the other pairs in a batch can move a score by
+about 0.01 at most (the fp32 graph is exact; tests/train/test_export.py measures both).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from groundwire.scoring.base import PairScores
+
+BUNDLED_DIR = "models/verifier"
+_SUPPORT_LABEL = "entailment"
+_CONTRADICTION_LABEL = "contradiction"
+
+
+def bundled_path() -> Path:
+    return Path(str(resources.files("groundwire") / BUNDLED_DIR))
+
+
+class OnnxScorer:
+    """A 3-way (entailment / neutral / contradiction) cross-encoder exported by `groundwire train export`."""
+
+    def __init__(self, bundle: str | Path, *, batch_size: int = 32, threads: int | None = None,
+                 model_file: str | None = None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.bundle = Path(bundle)
+        config_path = self.bundle / "config.json"
+        if not config_path.is_file():
+            raise FileNotFoundError(
+                f"{self.bundle} is not a groundwire ONNX bundle (no config.json); "
+                "create one with `groundwire train export`")
+        self.config: dict[str, Any] = json.loads(config_path.read_text())
+        labels = [str(label).lower() for label in self.config["labels"]]
+        if _SUPPORT_LABEL not in labels:
+            raise ValueError(f"{config_path}: labels {labels} have no {_SUPPORT_LABEL!r}")
+        self.support_index = labels.index(_SUPPORT_LABEL)
+        self.contradiction_index = labels.index(_CONTRADICTION_LABEL) if _CONTRADICTION_LABEL in labels else None
+        self.max_tokens: int | None = int(self.config["max_length"])
+        self.model_id = str(self.config.get("model_id", f"onnx:{self.bundle}"))
+        self.thresholds: tuple[float, float] | None = (
+            (float(self.config["accept_at"]), float(self.config["reject_at"])) if "accept_at" in self.config else None)
+        self.batch_size = batch_size
+        self.tokenizer = Tokenizer.from_file(str(self.bundle / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+        self._pair_tokenizer = Tokenizer.from_file(str(self.bundle / "tokenizer.json"))
+        self._pair_tokenizer.no_padding()
+        self._pair_tokenizer.enable_truncation(self.max_tokens, strategy="longest_first")
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = ort.InferenceSession(str(self.bundle / (model_file or self.config.get("model_file", "model.onnx"))),
+                                            options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self.session.get_inputs()}
+        self.combiner = None
+        if self.config.get("combiner"):
+            from groundwire.combiner import LogisticCombiner
+
+            self.combiner = LogisticCombiner.load(self.bundle / self.config["combiner"])
+
+    @classmethod
+    def bundled(cls, _: str = "") -> OnnxScorer:
+        path = bundled_path()
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"the bundled model is missing from {path}; reinstall groundwire")
+        return cls(path)
+
+    @classmethod
+    def from_spec(cls, arg: str) -> OnnxScorer:
+        return cls(arg)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Softmax over the labels for each pair, shape (n, labels), in input order."""
+        n_labels = len(self.config["labels"])
+        if not pairs:
+            return np.zeros((0, n_labels), dtype=np.float32)
+        encodings = self._pair_tokenizer.encode_batch([(p, h) for p, h in pairs])
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+        out = np.zeros((len(pairs), n_labels), dtype=np.float32)
+        for begin in range(0, len(pairs), self.batch_size):
+            index = order[begin:begin + self.batch_size]
+            width = max(len(encodings[i].ids) for i in index)
+            feed = {name: np.zeros((len(index), width), dtype=np.int64)
+                    for name in ("input_ids", "attention_mask", "token_type_ids")}
+            for row, i in enumerate(index):
+                enc = encodings[i]
+                feed["input_ids"][row, :len(enc.ids)] = enc.ids
+                feed["attention_mask"][row, :len(enc.ids)] = 1
+                feed["token_type_ids"][row, :len(enc.ids)] = enc.type_ids
+            logits = self.session.run(["logits"], {k: v for k, v in feed.items() if k in self._inputs})[0]
+            logits = logits - logits.max(axis=-1, keepdims=True)
+            probs = np.exp(logits)
+            out[index] = probs / probs.sum(axis=-1, keepdims=True)
+        return out
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> PairScores:
+        probs = self.probabilities(pairs)
+        truncated = np.zeros(len(pairs), dtype=bool)
+        if pairs:
+            lengths = np.add(self.count_tokens([p for p, _ in pairs]), self.count_tokens([h for _, h in pairs]))
+            truncated = lengths + 3 > (self.max_tokens or 0)
+        contradiction = probs[:, self.contradiction_index] if self.contradiction_index is not None else None
+        return PairScores(probs[:, self.support_index].copy(), None if contradiction is None else contradiction.copy(),
+                          truncated)

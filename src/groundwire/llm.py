@@ -13,6 +13,7 @@ import logging
 import math
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -28,6 +29,7 @@ log = logging.getLogger("groundwire.llm")
 Message = Mapping[str, str]
 T = TypeVar("T", bound=BaseModel)
 
+CALL_LOG_SIZE = 1000
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
@@ -112,7 +114,8 @@ class LLMClient:
     json_mode: Literal["json_object", "none"] = "json_object"
     transport: httpx.BaseTransport | None = None
     sleep: Callable[[float], None] = time.sleep
-    calls: list[CallRecord] = field(default_factory=list)
+    calls: deque[CallRecord] = field(default_factory=lambda: deque(maxlen=CALL_LOG_SIZE))
+    """The most recent calls (bounded, so a long-running service does not grow without end)."""
 
     def __post_init__(self) -> None:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}

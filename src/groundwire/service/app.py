@@ -1,4 +1,4 @@
-"""The FastAPI app factory: routes only. The work is done by Runtime (runtime.py)."""
+"""The FastAPI app factory: routes only. The work is in actions.py, generation.py and history.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from groundwire.errors import InputError
 from groundwire.llm import LLMError
-from groundwire.service import models
+from groundwire.service import actions, generation, history, models
 from groundwire.service.auth import caller_scope
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
 from groundwire.service.limits import BodySizeLimit
@@ -70,32 +70,32 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     @app.post("/v1/verify", response_model=models.VerifyResponse, tags=["verify"])
     def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
-        return runtime.verify(body, scope=scope)
+        return actions.verify(runtime, body, scope=scope)
 
     @app.post("/v1/repair", response_model=models.RepairResponse, tags=["verify"])
     def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
-        return runtime.repair(body, scope=scope)
+        return actions.repair(runtime, body, scope=scope)
 
     @app.post("/v1/generate", response_model=models.GenerateResponse, tags=["generate"])
     def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
-        return runtime.generate(body, scope=scope)
+        return generation.generate(runtime, body, scope=scope)
 
     @app.post("/v1/ingest", response_model=models.IngestResponse, tags=["documents"])
     def ingest(body: models.IngestRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
-        return runtime.ingest(body, scope=scope)
+        return actions.ingest(runtime, body, scope=scope)
 
     @app.post("/v1/feedback", response_model=models.FeedbackResponse, tags=["log"])
     def feedback(body: models.FeedbackRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
-        return runtime.feedback(body, scope=scope)
+        return actions.feedback(runtime, body, scope=scope)
 
     @app.get("/v1/requests", tags=["log"])
     def list_requests(scope: str = Depends(caller_scope),
                       limit: int = Query(50, ge=1, le=1000)) -> dict[str, Any]:
-        return {"requests": runtime.list_requests(scope=scope, limit=limit)}
+        return {"requests": history.list_requests(runtime, scope=scope, limit=limit)}
 
     @app.get("/v1/requests/{request_id}", tags=["log"])
     def get_request(request_id: str, scope: str = Depends(caller_scope)) -> dict[str, Any]:
-        entry = runtime.get_request(request_id, scope=scope)
+        entry = history.get_request(runtime, request_id, scope=scope)
         if entry is None:
             # Another scope's id looks exactly like an id that does not exist.
             raise ServiceError(404, "request_not_found", f"No request {request_id!r} in your scope.")
@@ -104,19 +104,19 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     @app.get("/v1/review", tags=["log"])
     def review_queue(scope: str = Depends(caller_scope),
                      limit: int = Query(100, ge=1, le=1000)) -> dict[str, Any]:
-        return runtime.review_queue(scope=scope, limit=limit)
+        return history.review_queue(runtime, scope=scope, limit=limit)
 
     @app.get("/v1/eval", tags=["eval"])
     def eval_dashboard(scope: str = Depends(caller_scope),
                        limit: int = Query(500, ge=1, le=10_000)) -> dict[str, Any]:
         """Eval-loop metrics over a rolling sample of your scope's request log (nothing is recorded)."""
-        return runtime.eval_summary(scope=scope, limit=limit)
+        return history.eval_summary(runtime, scope=scope, limit=limit)
 
     @app.post("/v1/eval/runs", tags=["eval"])
     def record_eval_run(scope: str = Depends(caller_scope),
                         limit: int = Query(500, ge=1, le=10_000)) -> dict[str, Any]:
         """Run the eval loop and record the run in the history the dashboard plots."""
-        return runtime.eval_summary(scope=scope, limit=limit, save=True)
+        return history.eval_summary(runtime, scope=scope, limit=limit, save=True)
 
     @app.get("/v1/eval/report", tags=["eval"], response_class=HTMLResponse)
     def eval_report(scope: str = Depends(caller_scope),
@@ -124,7 +124,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         """The eval loop's self-contained HTML report (plots over time, tables per release and segment)."""
         from groundwire.evalloop import render_html
 
-        return HTMLResponse(render_html(runtime.eval_loop(scope=scope, sample_size=limit, save=False)))
+        return HTMLResponse(render_html(history.eval_loop(runtime, scope=scope, sample_size=limit, save=False)))
 
     return app
 

@@ -267,6 +267,7 @@ async function loadEval(record = false) {
   const cards = $("eval-cards");
   cards.replaceChildren();
   for (const [name, value] of Object.entries(data.metrics)) {
+    if (value !== null && typeof value === "object") continue; // cards show scalars only
     const card = document.createElement("div");
     card.className = "card";
     card.dataset.metric = name;

@@ -1,0 +1,80 @@
+"""The write-side endpoints: verify, repair, ingest, feedback."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from groundwire.service import models
+from groundwire.service.errors import ServiceError
+from groundwire.service.runtime import Runtime, chunk_dict
+
+
+def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    chunks, context = runtime.context(body, scope=scope)
+    report = runtime.verifier.verify(body.answer, chunks, question=body.question,
+                                     require_citations=body.require_citations)
+    out = {"request_id": uuid.uuid4().hex, "report": report.to_dict(),
+           "review": runtime.review(report.score, body.question, body.answer),
+           "chunks": [chunk_dict(c) for c in chunks]}
+    runtime.log(report, out, kind="verify", scope=scope, context=context, body=body, chunks=chunks, started=started)
+    return out
+
+
+def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> dict[str, Any]:
+    from groundwire.repair import repair as repair_answer
+
+    started = time.perf_counter()
+    chunks, context = runtime.context(body, scope=scope)
+    report = runtime.verifier.verify(body.answer, chunks, question=body.question,
+                                     require_citations=body.require_citations)
+    settings = runtime.config.repair
+    # Without --llm the middle band is dropped rather than edited: repair still works offline.
+    repaired = repair_answer(report, chunks, verifier=runtime.verifier, client=runtime.llm,
+                             min_surviving_share=settings.min_surviving_share,
+                             abstain_message=settings.abstain_message)
+    out = {"request_id": uuid.uuid4().hex, "report": report.to_dict(),
+           "review": runtime.review(report.score, body.question, body.answer),
+           "chunks": [chunk_dict(c) for c in chunks],
+           "repaired": {**repaired.to_dict(), "summary": _summary(repaired)}}
+    runtime.log(report, out, kind="repair", scope=scope, context=context, body=body, chunks=chunks, started=started,
+                response=repaired.answer,
+                extra={"repaired_score": repaired.report.score, "repair_abstained": repaired.abstained})
+    return out
+
+
+def ingest(runtime: Runtime, body: models.IngestRequest, *, scope: str) -> dict[str, Any]:
+    from groundwire.provenance import Document
+
+    documents = [Document(doc_id=d.doc_id, title=d.title, text=d.text, page=d.page, type=d.type)
+                 for d in body.documents]
+    result = runtime.store.ingest(documents, scope=scope)
+    changed = result.changed_doc_ids
+    invalidated = runtime.cache.invalidate(scope=scope, doc_ids=changed) if changed else 0
+    return {
+        "doc_set_version": str(result.doc_version),
+        "chunks": [{"id": p.cite_id, "doc_id": p.doc_id, "title": p.title, "page": p.page, "type": p.type,
+                    "text": p.text} for p in result.passages],
+        "changed_doc_ids": list(changed),
+        "retired_ids": list(result.retired_ids),
+        "cache_invalidated": invalidated,
+    }
+
+
+def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> dict[str, Any]:
+    if runtime.store.get_request(body.request_id, scope=scope) is None:
+        raise ServiceError(404, "request_not_found", f"No request {body.request_id!r} in your scope.")
+    thumbs = {"up": 1, "down": -1, None: None}[body.thumbs]
+    feedback_id = runtime.store.add_feedback(body.request_id, scope=scope, thumbs=thumbs, correction=body.correction)
+    return {"feedback_id": str(feedback_id), "request_id": body.request_id}
+
+
+def _summary(repaired: Any) -> str:
+    counts: dict[str, int] = {}
+    for action in repaired.actions:
+        counts[action.action] = counts.get(action.action, 0) + 1
+    parts = [f"{n} {name}" for name, n in sorted(counts.items())]
+    head = "abstained" if repaired.abstained else f"re-verified score {repaired.report.score:.2f}"
+    return f"{head}; claims: {', '.join(parts) or 'none'}"

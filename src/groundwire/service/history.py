@@ -1,0 +1,106 @@
+"""The read side: logged requests, the review queue and the eval-loop dashboard, always of one scope."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from groundwire.service.runtime import Runtime
+
+if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.evalloop import EvalLoopResult
+    from groundwire.store import RequestRecord
+
+
+def list_requests(runtime: Runtime, *, scope: str, limit: int) -> list[dict[str, Any]]:
+    records = runtime.store.requests(scope=scope, limit=limit)
+    feedback = runtime.store.feedback_summary([r.id for r in records if r.id], scope=scope)
+    out = []
+    for record in records:
+        given = feedback.get(record.id or "")
+        out.append({**_summary(runtime, record), "feedback": None if given is None else {
+            "up": given.up, "down": given.down, "corrections": given.corrections}})
+    return out
+
+
+def get_request(runtime: Runtime, request_id: str, *, scope: str) -> dict[str, Any] | None:
+    """One logged request with every logged field, or None (also for another scope's id)."""
+    record = runtime.store.get_request(request_id, scope=scope)
+    if record is None:
+        return None
+    feedback = runtime.store.feedback(request_id, scope=scope)
+    return {
+        **_summary(runtime, record),
+        "context": record.context,
+        "retrieved": [{"cite_id": r.cite_id, "score": r.score} for r in record.retrieved],
+        "claims": [{"text": c.text, "verdict": c.verdict, "score": c.score, "chunk_id": c.chunk_id, "route": c.route,
+                    "decided_by": c.decided_by} for c in record.claims],
+        "escalations": record.escalations,
+        "refused": record.refused,
+        "latency_ms": record.latency_ms,
+        "model_ids": record.model_ids,
+        "release": record.release,
+        "response_text": record.response,
+        "response": record.extra.get("body"),
+        "feedback": [{"id": f.id, "thumbs": f.thumbs, "correction": f.correction,
+                      "created_at": f.created_at.isoformat()} for f in feedback],
+    }
+
+
+def review_queue(runtime: Runtime, *, scope: str, limit: int) -> dict[str, Any]:
+    # Feedback from a person takes a request out of the queue.
+    items = [s for s in list_requests(runtime, scope=scope, limit=limit)
+             if s["review"]["queued"] and s["feedback"] is None]
+    return {"threshold": runtime.settings.review_threshold,
+            "patterns": list(runtime.settings.high_risk_patterns), "items": items}
+
+
+def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
+    body = record.extra.get("body") or {}
+    answer = (body.get("report") or {}).get("answer", record.response)
+    return {
+        "request_id": record.id,
+        "created_at": record.created_at.isoformat() if record.created_at else None,
+        "endpoint": record.kind,
+        "question": record.query,
+        "answer": answer,
+        "score": record.answer_score,
+        "decision": record.route,
+        # Recomputed with today's rule, so a changed threshold or pattern applies to the whole log.
+        "review": runtime.review(record.answer_score, record.query, answer),
+    }
+
+
+# --- the eval loop ----------------------------------------------------------------------------------------
+
+
+def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> EvalLoopResult:
+    """The eval loop over a rolling sample of this scope's log (and this scope's corpus only)."""
+    from groundwire.evalloop import run_eval_loop
+
+    return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
+                         release=runtime.settings.release, save=save)
+
+
+def eval_summary(runtime: Runtime, *, scope: str, limit: int, save: bool = False) -> dict[str, Any]:
+    """What the dashboard shows: metric cards, per release and segment, the score series, failures, history."""
+    result = eval_loop(runtime, scope=scope, sample_size=limit, save=save)
+    rolling = result.rolling or {}
+    recent = runtime.store.requests(scope=scope, limit=min(limit, 200))
+    return {
+        "metrics": _flat(rolling.get("overall") or {}),
+        "releases": [{"release": name, **_flat(values)} for name, values in rolling.get("by_release", {}).items()],
+        "segments": [{"segment": name, **_flat(values)} for name, values in rolling.get("by_segment", {}).items()],
+        "by_day": rolling.get("by_day", {}),
+        "series": [{"created_at": r.created_at.isoformat() if r.created_at else None, "score": r.answer_score}
+                   for r in reversed(recent) if r.answer_score is not None],
+        "failure_examples": rolling.get("failure_examples", []),
+        "history": result.history,
+        "meta": result.meta,
+    }
+
+
+def _flat(values: dict[str, Any]) -> dict[str, Any]:
+    """One level: the failure partition's counts become failures_<kind> next to the rates."""
+    failures = values.get("failures") or {}
+    return {**{k: v for k, v in values.items() if k != "failures"},
+            **{f"failures_{name}": count for name, count in failures.items()}}

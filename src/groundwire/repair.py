@@ -149,17 +149,22 @@ def added_content(original: str, edited: str, context: str) -> list[str]:
 def reassemble(report: Report, actions: Sequence[RepairAction]) -> str:
     """Surviving text with citations. A sentence whose claims all survive unedited keeps its own words;
     otherwise each surviving claim of it is written out with the chunk that supports it."""
-    pieces: list[str] = []
+    out = ""
+    last_end: int | None = None
     pairs = zip(report.claims, actions, strict=True)
     for sentence, group in groupby(pairs, key=lambda pair: pair[0].claim.sentence):
         members = list(group)
         if all(action.action == "keep" for _, action in members) and _citations_hold(members):
-            pieces.append(sentence.strip())
-            continue
-        for result, action in members:
-            if action.action != "drop":
-                pieces.append(_cited(action.edited or result.claim.text, action.chunk_id))
-    return " ".join(pieces)
+            pieces = [sentence.strip()]
+        else:
+            pieces = [_cited(a.edited or r.claim.text, a.chunk_id) for r, a in members if a.action != "drop"]
+        if pieces:
+            # Line breaks between surviving sentences are kept, so lists stay lists.
+            gap = report.answer[last_end : members[0][0].claim.span[0]] if last_end is not None else ""
+            out += ("\n" if "\n" in gap else " ") if out else ""
+            out += " ".join(pieces)
+            last_end = members[-1][0].claim.span[1]
+    return out
 
 
 def _citations_hold(members: list[tuple[ClaimResult, RepairAction]]) -> bool:

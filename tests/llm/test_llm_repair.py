@@ -111,3 +111,10 @@ def test_abstained_or_claimless_reports_pass_through(verifier: Verifier) -> None
     report = verifier.verify(REFUSAL_TOKEN, CHUNKS)
     repaired = repair(report, CHUNKS, verifier=verifier)
     assert repaired.answer == REFUSAL_TOKEN and repaired.abstained and repaired.actions == ()
+
+
+def test_lists_stay_lists(verifier: Verifier) -> None:
+    answer = f"- {SUPPORTED}\n- {UNSUPPORTED}\n- Shipping is free on orders over $50 [S1]."
+    repaired = repair(verifier.verify(answer, CHUNKS), CHUNKS, verifier=verifier, min_surviving_share=0.5)
+    assert [a.action for a in repaired.actions] == ["keep", "drop", "keep"]
+    assert repaired.answer == f"- {SUPPORTED}\n- Shipping is free on orders over $50 [S1]."

@@ -58,10 +58,11 @@ def blank(line: str) -> bool:
     return line.strip() == ""
 
 
-def fallback_id(raw: str, where: str | None) -> str:
-    """An id for a row that has none we can read: its position when known, else a content hash."""
-    found = _ID_IN_TEXT.search(raw)
-    if found:
+def fallback_id(raw: str, where: str | None, *, search: bool = False) -> str:
+    """An id for a row that has none we can read: with `search` (JSON that did not parse) the first
+    "id": "..." in the text, else its position when known, else a content hash."""
+    found = _ID_IN_TEXT.search(raw) if search else None
+    if found and found.group(1).strip():
         return found.group(1)
     if where is not None:
         return where
@@ -78,7 +79,7 @@ def parse_line(line: str, *, where: str | None = None, utf8: bool = True) -> Ite
         return RowError(fallback_id(line, where), "line is not valid UTF-8", line)
     record, problem = _loads(line)
     if problem is not None:
-        return RowError(fallback_id(line, where), problem, line)
+        return RowError(fallback_id(line, where, search=True), problem, line)
     return parse_record(record, raw=line, where=where)
 
 

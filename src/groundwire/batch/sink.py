@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,8 @@ class ResultSink:
             stale.unlink()  # a part a crash left unfinished; its rows are redone
         self.done_before = read_done_ids(self.output, self.errors_path)
         self._flush_rows = flush_rows
-        self._stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+        # Unique per run: two runs in the same second must never overwrite each other's parts.
+        self._stamp = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
         self._parts = 0
         self._pending: list[dict[str, Any]] = []
         self._seen: set[str] = set()

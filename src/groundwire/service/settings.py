@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from groundwire.errors import InputError
+
 DEFAULT_SCOPE = "default"
 
 
@@ -41,12 +43,12 @@ class ServiceSettings:
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
-            raise ValueError("max_body_bytes must be positive")
+            raise InputError("max_body_bytes must be positive")
         for key, scope in self.api_keys.items():
             if not key or not scope:
-                raise ValueError("API keys and scopes must be non-empty strings")
+                raise InputError("API keys and scopes must be non-empty strings")
         for pattern in self.high_risk_patterns:
-            re.compile(pattern)  # fail at start-up, not on the first request
+            _check_pattern(pattern)  # fail at start-up, not on the first request
 
     @property
     def open_access(self) -> bool:
@@ -59,8 +61,15 @@ def parse_api_keys(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
     for pair in pairs:
         key, sep, scope = pair.partition(":")
         if not sep or not key or not scope:
-            raise ValueError(f"API key {pair!r} must look like KEY:SCOPE")
+            raise InputError(f"an API key must look like KEY:SCOPE (got one starting {pair[:4]!r}...)")
         if key in keys:
-            raise ValueError(f"API key given twice: {key[:4]}...")
+            raise InputError(f"API key given twice: {key[:4]}...")
         keys[key] = scope
     return keys
+
+
+def _check_pattern(pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise InputError(f"high-risk pattern {pattern!r} is not a valid regex: {error}") from error

@@ -274,3 +274,9 @@ def test_generate_without_an_llm_endpoint_is_a_clear_503(client) -> None:  # noq
     response = client.post("/v1/generate", headers=ALPHA, json={"question": "How much is Pro?", "chunks": CHUNKS})
     error = assert_error(response, 503, "llm_not_configured")
     assert "--llm" in error["message"]
+
+
+def test_judge_without_an_llm_endpoint_is_a_clear_503(client) -> None:  # noqa: ANN001
+    response = client.post("/v1/verify", headers=ALPHA, json={"answer": GOOD, "chunks": CHUNKS, "judge": True})
+    assert assert_error(response, 503, "llm_not_configured")["message"].startswith("judge=true")
+    assert client.get("/v1/requests", headers=ALPHA).json()["requests"] == []

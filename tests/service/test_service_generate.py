@@ -120,3 +120,25 @@ def test_an_unreachable_llm_endpoint_is_a_json_502_and_nothing_is_cached(setting
         assert response.status_code == 502, response.text
         assert response.json()["error"]["code"] == "llm_unavailable"
         assert client.app.state.runtime.cache.stats.entries == 0
+
+
+def test_judge_decides_the_escalation_band_and_is_logged(gen_client, llm) -> None:  # noqa: ANN001
+    import json
+
+    chunks = [{"id": "S1", "text": "The Pro plan costs $10 a month."},
+              {"id": "S2", "text": "Support is available by email on weekdays."}]
+    answer = "Customers can reach support by email during the week."
+    plain = gen_client.post("/v1/verify", headers=ALPHA, json={"answer": answer, "chunks": chunks}).json()
+    assert [c["route"] for c in plain["report"]["claims"]] == ["escalate"]  # the lexical scorer is unsure
+    assert llm.requests == []
+
+    llm.responder = lambda request: json.dumps({"quote": "Support is available by email on weekdays.",
+                                                "chunk_id": "S2", "verdict": "SUPPORTED", "reason": "same"})
+    judged = gen_client.post("/v1/verify", headers=ALPHA, json={"answer": answer, "chunks": chunks, "judge": True})
+    assert judged.status_code == 200, judged.text
+    claim = judged.json()["report"]["claims"][0]
+    assert (claim["verdict"], claim["decided_by"], claim["chunk_id"]) == ("SUPPORTED", "judge", "S2")
+    assert judged.json()["report"]["decision"] == "accept"
+    assert len(llm.requests) == 1 and "Customers can reach support" in llm.requests[0]["messages"][-1]["content"]
+    entry = gen_client.get(f"/v1/requests/{judged.json()['request_id']}", headers=ALPHA).json()
+    assert entry["claims"][0]["decided_by"] == "judge" and entry["model_ids"]["llm"] == "scripted"

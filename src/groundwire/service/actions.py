@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.runtime import Runtime, chunk_dict
+from groundwire.types import Chunk, Report
 
 
 def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> dict[str, Any]:
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
-    report = runtime.verifier.verify(body.answer, chunks, question=body.question,
-                                     require_citations=body.require_citations)
+    report = _checked(runtime, body, chunks)
     out = {"request_id": uuid.uuid4().hex, "report": report.to_dict(),
            "review": runtime.review(report.score, body.question, body.answer),
            "chunks": [chunk_dict(c) for c in chunks]}
@@ -28,8 +29,7 @@ def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> dict[
 
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
-    report = runtime.verifier.verify(body.answer, chunks, question=body.question,
-                                     require_citations=body.require_citations)
+    report = _checked(runtime, body, chunks)
     settings = runtime.config.repair
     # Without --llm the middle band is dropped rather than edited: repair still works offline.
     repaired = repair_answer(report, chunks, verifier=runtime.verifier, client=runtime.llm,
@@ -69,6 +69,18 @@ def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> d
     thumbs = {"up": 1, "down": -1, None: None}[body.thumbs]
     feedback_id = runtime.store.add_feedback(body.request_id, scope=scope, thumbs=thumbs, correction=body.correction)
     return {"feedback_id": str(feedback_id), "request_id": body.request_id}
+
+
+def _checked(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chunk]) -> Report:
+    """Verify; with judge=true, the LLM judge then decides the claims in the escalation band."""
+    client = runtime.require_llm("judge=true") if body.judge else None
+    report = runtime.verifier.verify(body.answer, chunks, question=body.question,
+                                     require_citations=body.require_citations)
+    if client is not None:
+        from groundwire.judge import adjudicate
+
+        report = adjudicate(report, chunks, client=client)
+    return report
 
 
 def _summary(repaired: Any) -> str:

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from groundwire.service import models
-from groundwire.service.errors import ServiceError
 from groundwire.service.runtime import Runtime, chunk_dict
 from groundwire.types import Chunk, Report
 
@@ -21,10 +20,7 @@ from groundwire.types import Chunk, Report
 def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> dict[str, Any]:
     from groundwire.generate import Generator
 
-    if runtime.llm is None:
-        raise ServiceError(503, "llm_not_configured",
-                           "/v1/generate needs an LLM endpoint: start the service with --llm and set [llm] "
-                           "in groundwire.toml (or GROUNDWIRE_LLM_BASE_URL).")
+    client = runtime.require_llm("/v1/generate")
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
     doc_version = _doc_version(runtime, body, chunks, scope=scope)
@@ -36,7 +32,7 @@ def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> d
         _log(runtime, report, out, scope=scope, context=context, body=body, chunks=chunks, started=started)
         return out
 
-    generator = Generator.from_config(runtime.config, client=runtime.llm, verifier=runtime.verifier)
+    generator = Generator.from_config(runtime.config, client=client, verifier=runtime.verifier)
     generation = generator.generate(body.question, chunks)
     detail = generation.to_dict()
     report_dict = detail.pop("report")

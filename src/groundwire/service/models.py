@@ -52,6 +52,8 @@ class _WithContext(_Body):
 class VerifyRequest(_WithContext):
     answer: str = Field(max_length=MAX_TEXT)
     require_citations: bool = False
+    judge: bool = False
+    """Send claims in the escalation band to the LLM judge (needs the service started with --llm)."""
 
 
 class RepairRequest(VerifyRequest):

@@ -133,6 +133,13 @@ class Runtime:
                                  patterns=self.settings.high_risk_patterns)
         return {"queued": bool(reasons), "reasons": reasons}
 
+    def require_llm(self, what: str) -> LLMClient:
+        if self.llm is None:
+            raise ServiceError(503, "llm_not_configured",
+                               f"{what} needs an LLM endpoint: start the service with --llm and set [llm] in "
+                               "groundwire.toml (or GROUNDWIRE_LLM_BASE_URL).")
+        return self.llm
+
     def model_ids(self, report: Report) -> dict[str, str]:
         ids = {"scorer": report.model_id}
         if self.llm is not None:

@@ -171,7 +171,8 @@ function when(iso) {
 }
 
 function summaryCell(item) {
-  return (item.question ? "Q: " + item.question + " · " : "") + (item.answer || "").slice(0, 140);
+  const answer = item.answer || "";
+  return (item.question ? "Q: " + item.question + " · " : "") + (answer.length > 140 ? answer.slice(0, 139) + "…" : answer);
 }
 
 async function loadHistory() {

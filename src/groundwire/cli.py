@@ -20,7 +20,7 @@ from groundwire.errors import InputError
 from groundwire.types import Chunk, Report, Route, Verdict
 
 EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT = 0, 1, 2
-COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli_serve", "groundwire.cli_llm", "groundwire.cli_prod", "groundwire.cli_batch")
+COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli_serve", "groundwire.cli_llm", "groundwire.cli_prod", "groundwire.cli_batch", "groundwire.cli_train")
 
 app = typer.Typer(
     name="groundwire", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,

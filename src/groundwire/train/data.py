@@ -50,7 +50,7 @@ class MixSpec:
         "number_swap": 0.07, "date_swap": 0.03, "entity_swap": 0.07, "pronoun_swap": 0.03,
         "negation": 0.07, "antonym": 0.04, "qualifier": 0.14, "dropped": 0.10, "other_doc": 0.09,
     })
-    window_words: tuple[int, int] = (25, 150)
+    window_words: tuple[int, int] = (15, 100)
     val_fraction: float = 0.02
 
 

@@ -37,6 +37,7 @@ class TrainConfig:
     threads: int = 2
     bucket_batches: int = 50
     log_every: int = 50
+    freeze_layers: int = 2
     val_limit: int = 600
 
 
@@ -149,6 +150,11 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> dict:
     # The word-embedding table is half the model; freezing it halves the optimizer's work on a CPU and keeps
     # the pre-trained vocabulary geometry for words the mix rarely shows.
     model.get_input_embeddings().weight.requires_grad_(False)
+    # On a shared 2-core CPU every saved backward pass counts: the lowest layers (generic token features)
+    # stay frozen and the top layers, which learn the pair relation, train.
+    encoder = getattr(model, model.base_model_prefix)
+    for module in (encoder.embeddings, *encoder.encoder.layer[: cfg.freeze_layers]):
+        module.requires_grad_(False)
     no_decay = ("bias", "LayerNorm.weight")
     params = [
         {"params": [p for n, p in model.named_parameters() if p.requires_grad and not any(k in n for k in no_decay)],

@@ -1,0 +1,248 @@
+"""Fit and cross-validate the hybrid combiner on claim features from the dev files.
+
+Steps: run a Verifier over grounding-eval rows and keep every claim's features (`collect`); label claims
+(`claim_label`); fit a file-balanced logistic regression (`fit`); measure it with cross-validation grouped
+by source document (`cross_validate`), where an answer's score is the min over its claims, as in verify().
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from groundwire.combiner import LogisticCombiner, feature_matrix
+
+FEATURES: tuple[str, ...] = (
+    "logit:support", "logit:support_second", "logit:contradiction", "logit:contradiction_at_best",
+    "best_window_recall", "novel_word_share", "log1p:novel_names", "figures_not_in_context", "figure_conflicts",
+    "fabricated_citation", "log1p:claim_words", "position", "log1p:n_claims",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimRow:
+    file: str
+    row_id: str
+    task: str
+    group: str
+    hallucinated: bool
+    answer_score: float
+    """The verifier's own answer score (min over claims after checks), for the 'full verifier' line."""
+    claim_index: int
+    span: tuple[int, int]
+    gold_overlap: bool | None
+    """True when a gold hallucination span overlaps the claim (only where the file has spans)."""
+    features: dict[str, float]
+
+
+def _group(context: Sequence[str]) -> str:
+    return hashlib.sha1(context[0][:2000].encode()).hexdigest()[:12] if context else ""
+
+
+def collect(paths: Iterable[Path], verifier, *, limit: int | None = None, seed: int = 0) -> list[ClaimRow]:
+    """Claim rows for a seeded sample of at most `limit` answers per file (an answer with no claims is kept
+    as one row with empty features, so answer-level metrics still count it)."""
+    import random
+
+    from groundwire.dataio import read_eval_jsonl
+    from groundwire.evaluate import row_chunks
+
+    out: list[ClaimRow] = []
+    for path in paths:
+        rows = [r for r in read_eval_jsonl(path) if r.hallucinated is not None]
+        if limit is not None and len(rows) > limit:
+            rows = random.Random(seed).sample(rows, limit)
+        for row in rows:
+            report = verifier.verify(row.answer, row_chunks(row), question=row.question)
+            base = dict(file=Path(path).stem, row_id=row.id, task=row.task, group=_group(row.context),
+                        hallucinated=bool(row.hallucinated), answer_score=float(report.score))
+            if not report.claims:
+                out.append(ClaimRow(**base, claim_index=-1, span=(0, 0), gold_overlap=None, features={}))
+            for i, claim in enumerate(report.claims):
+                span = claim.claim.span
+                overlap = (any(s < span[1] and e > span[0] for s, e, _ in row.spans) if row.spans or
+                           row.source == "ragtruth" else None)
+                out.append(ClaimRow(**base, claim_index=i, span=span, gold_overlap=overlap,
+                                    features=dict(claim.features)))
+    return out
+
+
+def save_rows(rows: Sequence[ClaimRow], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        for row in rows:
+            fh.write(json.dumps(asdict(row)) + "\n")
+
+
+def load_rows(path: Path) -> list[ClaimRow]:
+    with path.open() as fh:
+        return [ClaimRow(**{**d, "span": tuple(d["span"])}) for d in map(json.loads, fh)]
+
+
+def claim_label(rows: Sequence[ClaimRow]) -> tuple[np.ndarray, np.ndarray]:
+    """(supported 0/1, usable) per claim row.
+
+    With gold spans: a claim is unsupported iff a span overlaps it. Without: every claim of a faithful answer
+    is supported; a hallucinated answer with one claim is unsupported; with several, only the claim the model
+    supports least is labelled unsupported and the others are left out (we do not know which are fine).
+    """
+    y = np.ones(len(rows))
+    use = np.ones(len(rows), dtype=bool)
+    by_answer: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        by_answer[(row.file, row.row_id)].append(i)
+    for members in by_answer.values():
+        first = rows[members[0]]
+        if first.claim_index < 0:
+            use[members] = False
+            continue
+        if first.gold_overlap is not None:
+            for i in members:
+                y[i] = 0.0 if rows[i].gold_overlap else 1.0
+            if first.hallucinated and all(y[i] == 1 for i in members):
+                use[members] = False  # the hallucinated part fell outside every claim (e.g. a skipped sentence)
+        elif first.hallucinated:
+            weakest = min(members, key=lambda i: rows[i].features.get("support", 0.0))
+            y[weakest] = 0.0
+            use[[i for i in members if i != weakest]] = False
+    return y, use
+
+
+def file_weights(rows: Sequence[ClaimRow], use: np.ndarray) -> np.ndarray:
+    """Each file weighs the same in total, so the 2,000-row HaluEval file cannot drown RAGTruth."""
+    counts: dict[str, int] = defaultdict(int)
+    for row, ok in zip(rows, use, strict=True):
+        counts[row.file] += int(ok)
+    return np.array([1.0 / counts[row.file] if counts[row.file] else 0.0 for row in rows]) * len(counts)
+
+
+def fit(rows: Sequence[ClaimRow], *, names: Sequence[str] = FEATURES, c: float = 0.5,
+        meta: dict | None = None) -> LogisticCombiner:
+    from sklearn.linear_model import LogisticRegression
+
+    y, use = claim_label(rows)
+    feats = [r.features for r, ok in zip(rows, use, strict=True) if ok]
+    x = feature_matrix(feats, names)
+    mean, scale = x.mean(0), x.std(0)
+    scale[scale < 1e-9] = 1.0
+    w = file_weights(rows, use)[use]
+    yy = y[use]
+    # Balance the classes inside the file weights.
+    for label in (0.0, 1.0):
+        mask = yy == label
+        w[mask] *= len(yy) / (2 * max(w[mask].sum(), 1e-9)) * (w.sum() / len(yy))
+    model = LogisticRegression(C=c, max_iter=2000).fit((x - mean) / scale, yy, sample_weight=w)
+    return LogisticCombiner(names=tuple(names), mean=tuple(mean.tolist()), scale=tuple(scale.tolist()),
+                            coef=tuple(model.coef_[0].tolist()), intercept=float(model.intercept_[0]), meta=meta)
+
+
+def answer_scores(rows: Sequence[ClaimRow], claim_scores: np.ndarray) -> dict[tuple[str, str], float]:
+    """min over an answer's claims; an answer with no claims scores 1.0, as in verify()."""
+    out: dict[tuple[str, str], float] = {}
+    for row, score in zip(rows, claim_scores, strict=True):
+        key = (row.file, row.row_id)
+        value = 1.0 if row.claim_index < 0 else float(score)
+        out[key] = min(out.get(key, 1.0), value)
+    return out
+
+
+def best_threshold(labels: Sequence[bool], scores: Sequence[float], files: Sequence[str]) -> float:
+    """The accept threshold that maximises balanced accuracy averaged over files."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    labels_a, scores_a, files_a = np.asarray(labels), np.asarray(scores), np.asarray(files)
+    candidates = np.unique(np.quantile(scores_a, np.linspace(0.02, 0.98, 97)))
+    best, best_value = 0.5, -1.0
+    for t in candidates:
+        values = [balanced_accuracy_score(labels_a[files_a == f], scores_a[files_a == f] < t)
+                  for f in np.unique(files_a) if len(set(labels_a[files_a == f])) == 2]
+        if np.mean(values) > best_value:
+            best, best_value = float(t), float(np.mean(values))
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerScore:
+    file: str
+    task: str
+    hallucinated: bool
+    score: float
+    accepted: bool
+
+
+def cross_validate(rows: Sequence[ClaimRow], *, folds: int = 5, names: Sequence[str] = FEATURES,
+                   c: float = 0.5) -> list[AnswerScore]:
+    """Out-of-fold answer scores; folds group rows by source document, and each fold's accept threshold is
+    chosen on its own training folds."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = np.array([f"{r.file}/{r.group}" for r in rows])
+    oof = np.zeros(len(rows))
+    thresholds = np.zeros(len(rows))
+    for train_idx, test_idx in GroupKFold(n_splits=folds).split(np.zeros(len(rows)), groups=groups):
+        train_rows = [rows[i] for i in train_idx]
+        combiner = fit(train_rows, names=names, c=c)
+        scored = [i for i in train_idx if rows[i].claim_index >= 0]
+        train_scores = np.ones(len(train_rows))
+        pred = combiner.predict([rows[i].features for i in scored])
+        pos = {i: k for k, i in enumerate(train_idx)}
+        for i, p in zip(scored, pred, strict=True):
+            train_scores[pos[i]] = p
+        answers = answer_scores(train_rows, train_scores)
+        meta = {(r.file, r.row_id): r for r in train_rows}
+        t = best_threshold([meta[k].hallucinated for k in answers], list(answers.values()),
+                           [meta[k].file for k in answers])
+        test_scored = [i for i in test_idx if rows[i].claim_index >= 0]
+        if test_scored:
+            oof[test_scored] = combiner.predict([rows[i].features for i in test_scored])
+        thresholds[test_idx] = t
+    answers = answer_scores(rows, oof)
+    first = {}
+    for i, r in enumerate(rows):
+        first.setdefault((r.file, r.row_id), (r, thresholds[i]))
+    return [AnswerScore(r.file, r.task, r.hallucinated, s, s >= first[k][1])
+            for k, s in answers.items() for r in [first[k][0]]]
+
+
+def model_only_scores(rows: Sequence[ClaimRow], accept_at: float) -> list[AnswerScore]:
+    """The model alone: min over claims of the raw support probability."""
+    answers = answer_scores(rows, np.array([r.features.get("support", 1.0) for r in rows]))
+    first = {(r.file, r.row_id): r for r in reversed(rows)}
+    return [AnswerScore(r.file, r.task, r.hallucinated, s, s >= accept_at)
+            for k, s in answers.items() for r in [first[k]]]
+
+
+def verifier_scores(rows: Sequence[ClaimRow], accept_at: float) -> list[AnswerScore]:
+    """The full verifier without a combiner: its own answer score (support after the deterministic checks)."""
+    first = {(r.file, r.row_id): r for r in reversed(rows)}
+    return [AnswerScore(r.file, r.task, r.hallucinated, r.answer_score, r.answer_score >= accept_at)
+            for r in first.values()]
+
+
+def metrics(answers: Sequence[AnswerScore]) -> dict[str, float | int | None]:
+    from groundwire.metrics import detection_metrics
+
+    m = detection_metrics([a.hallucinated for a in answers], [a.score for a in answers],
+                          [not a.accepted for a in answers])
+    return m.to_dict()
+
+
+def report(answers: Sequence[AnswerScore]) -> dict[str, dict]:
+    """Metrics per file, and per task for files with several tasks (ragtruth)."""
+    out: dict[str, dict] = {}
+    by_file: dict[str, list[AnswerScore]] = defaultdict(list)
+    for a in answers:
+        by_file[a.file].append(a)
+    for file, items in sorted(by_file.items()):
+        out[file] = metrics(items)
+        tasks = sorted({a.task for a in items})
+        if len(tasks) > 1:
+            for task in tasks:
+                out[f"{file}/{task}"] = metrics([a for a in items if a.task == task])
+    return out

@@ -269,6 +269,10 @@ def add_citations(
     when its cosine is >= `similarity_threshold`, except for a sentence the verifier found
     CONTRADICTED: a citation must never lend a contradicted sentence authority. Existing
     citation markers in the answer are removed first. Greetings and filler get no tag.
+
+    The fallback attributes; it does not verify. Measured on RAGTruth dev (60 answers with span
+    labels, lexical verifier, threshold 0.6): it tagged 9 of 335 clean sentences and 4 of 87
+    hallucinated ones, so `SentenceCitation.method` says which tags a model confirmed.
     """
     from groundwire.claims import CITATION_RE, sentences
 

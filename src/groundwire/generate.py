@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("groundwire.generate")
 
-BLOCKING_CHECKS = frozenset({"empty_answer", "refusal_token_not_alone", "fabricated_citation", "false_sufficiency"})
+BLOCKING_CHECKS = frozenset(
+    {"empty_answer", "refusal_token_not_alone", "fabricated_citation", "false_sufficiency", "no_answer"}
+)
 """Answer-level findings that fail an attempt whatever the score."""
 
 
@@ -267,6 +269,10 @@ class Generator:
         report = self.verifier.verify(answer, context, question=question)  # runs the output validators too
         sufficiency = false_sufficiency(report, min_supported_share=self.settings.insufficient_below)
         findings = [sufficiency] if sufficiency else []
+        if not report.abstained and not report.claims:
+            # Verification scores a claimless answer 1.0 (it asserts nothing), but as a generated answer it
+            # answers nothing either: "The answer to this question is:" must not be delivered.
+            findings.append(Finding("no_answer", f"the answer states nothing checkable and is not {REFUSAL_TOKEN}"))
         report = mark_low_confidence(
             report, low_confidence_spans(completion, answer, threshold=self.settings.low_confidence_prob)
         )

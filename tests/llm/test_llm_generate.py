@@ -106,6 +106,17 @@ def test_fabricated_citation_fails_an_attempt_then_strict_passes(
     assert result.answer == GOOD and result.attempts[1].strength == "strict"
 
 
+def test_an_answer_that_states_nothing_is_not_delivered(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier
+) -> None:
+    # Seen from SmolLM2-135M: a lead-in with no content. Verification alone scores it 1.0 (no claims).
+    scripted_llm.script("The answer to this question is:", GOOD)
+    result = generator(client, verifier).generate(QUESTION, CHUNKS)
+    assert verifier.verify("The answer to this question is:", CHUNKS).score == 1.0
+    assert [(a.action, a.findings) for a in result.attempts] == [("reject", ("no_answer",)), ("accept", ())]
+    assert result.answer == GOOD
+
+
 def test_refusal_is_delivered(scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier) -> None:
     scripted_llm.script(f"{REFUSAL_TOKEN}.")  # a trailing period is still the bare token
     result = generator(client, verifier).generate("Who is the CEO?", CHUNKS)

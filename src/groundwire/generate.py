@@ -402,7 +402,7 @@ def low_confidence_spans(completion: Completion, answer: str, *, threshold: floa
     shift = completion.text.find(answer) if answer else -1
     spans: list[dict[str, Any]] = []
     for (start, end), token in zip(offsets, completion.logprobs, strict=True):
-        if token.prob >= threshold or not token.token.strip() or shift < 0:
+        if token.prob >= threshold or not token.token.strip() or shift < 0 or end <= start:
             continue
         start, end = start - shift, end - shift
         if start < 0 or end > len(answer):
@@ -419,14 +419,17 @@ def low_confidence_spans(completion: Completion, answer: str, *, threshold: floa
 
 
 def _token_offsets(text: str, tokens: Sequence[TokenLogprob]) -> list[tuple[int, int]]:
-    # Tokens normally concatenate to the text; where one does not (special tokens), search forward for it.
-    offsets, cursor = [], 0
+    # Tokens normally concatenate to the text; where one does not, search forward for it. A token that is not
+    # in the text at all (a special token the server kept out of the content) gets an empty span.
+    offsets: list[tuple[int, int]] = []
+    cursor = 0
     for token in tokens:
-        at = cursor if text.startswith(token.token, cursor) else text.find(token.token, cursor)
-        at = cursor if at < 0 else at
-        end = min(at + len(token.token), len(text)) if at >= cursor else cursor
-        offsets.append((at, end))
-        cursor = end
+        at = text.find(token.token, cursor) if token.token else -1
+        if at < 0:
+            offsets.append((cursor, cursor))
+            continue
+        offsets.append((at, at + len(token.token)))
+        cursor = at + len(token.token)
     return offsets
 
 

@@ -215,6 +215,11 @@ def test_low_confidence_spans_ignore_missing_logprobs() -> None:
     assert low_confidence_spans(completion, "Hello world", threshold=0.5) == []
     completion = dataclasses.replace(completion, logprobs=(TokenLogprob("Hello", -3.0), TokenLogprob(" world", 0.0)))
     assert low_confidence_spans(completion, "Hello world", threshold=0.5)[0]["text"] == "Hello"
+    # A special token absent from the text takes no characters and shifts nothing after it.
+    completion = dataclasses.replace(
+        completion, logprobs=(TokenLogprob("<s>", -5.0), TokenLogprob("Hello", 0.0), TokenLogprob(" world", -3.0))
+    )
+    assert [s["text"] for s in low_confidence_spans(completion, "Hello world", threshold=0.5)] == ["world"]
 
 
 def test_active_retrieval_on_a_low_confidence_sentence(

@@ -1,0 +1,119 @@
+"""Speed and memory: the bundled int8 ONNX verifier against the same model in fp32 torch.
+
+    .venv/bin/python bench/speed.py --torch-model runs/v1/final
+
+Measures, each backend in its own subprocess (so peak memory is its own):
+  - pairs per second over a fixed set of (window, claim) pairs;
+  - p50 / p95 wall time of one verify() call: 5 claims against 5 chunks of about 120 words;
+  - peak resident memory (MB).
+Prints ratios (int8 ONNX vs fp32 torch), never asserts a time. The last line is a one-line summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+TOPICS = ("refund", "shipping", "warranty", "membership", "support")
+
+
+def chunks() -> list[str]:
+    """Five ~120-word passages with figures, names and dates, like a retrieved policy page."""
+    out = []
+    for i, topic in enumerate(TOPICS):
+        sentences = [
+            f"The {topic} policy of Northwind Traders was last revised on March {i + 3}, 2024.",
+            f"Customers can request a {topic} review within {14 + i * 7} days of delivery by contacting the help desk.",
+            f"Requests are handled by the {topic} team in Rotterdam, which answers most emails within {2 + i} business days.",
+            f"A fee of ${5 + i}.50 applies when the request is made by phone rather than online.",
+            f"Premium members are exempt from the fee and get priority handling for every {topic} request.",
+            f"The team does not process {topic} requests on public holidays or on Sundays.",
+            "Orders placed through third-party marketplaces follow the marketplace's own rules instead.",
+            f"In 2023 the company handled about {1200 + 300 * i} such requests, most of them resolved on first contact.",
+        ]
+        out.append(" ".join(sentences))
+    return out
+
+
+ANSWER = (
+    "Customers can ask for a refund review within 14 days of delivery. "
+    "The shipping team in Rotterdam answers most emails within 3 business days. "
+    "A fee of $7.50 applies to warranty requests made by phone. "
+    "Premium members pay no fee and get priority handling. "
+    "Support requests are processed on Sundays as well."
+)
+
+
+def pairs() -> list[tuple[str, str]]:
+    claims = [s.strip() for s in ANSWER.split(". ") if s.strip()]
+    return [(c, h) for c in chunks() for h in claims] * 4  # 100 pairs
+
+
+def run_backend(backend: str, torch_model: str | None, repeats: int) -> dict:
+    import numpy as np
+
+    from groundwire.verifier import Verifier
+
+    if backend == "int8":
+        from groundwire.scoring.onnx import OnnxScorer, bundled_path
+
+        scorer = OnnxScorer(bundled_path())
+    else:
+        from groundwire.scoring.hf import HFClassifierScorer
+
+        scorer = HFClassifierScorer(torch_model, batch_size=32)
+        scorer.max_tokens = 256  # the same windows as the bundled model
+    verifier = Verifier(scorer)
+    batch = pairs()
+    scorer.score(batch[:8])  # warm up
+    started = time.perf_counter()
+    scorer.score(batch)
+    pairs_per_s = len(batch) / (time.perf_counter() - started)
+    verifier.verify(ANSWER, chunks())
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        report = verifier.verify(ANSWER, chunks())
+        times.append(time.perf_counter() - started)
+    return {"backend": backend, "pairs_per_s": pairs_per_s, "p50_s": float(np.percentile(times, 50)),
+            "p95_s": float(np.percentile(times, 95)), "claims": len(report.claims),
+            "pairs_per_verify": report.extra.get("pairs_scored"),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--torch-model", default="runs/v1/final", help="the fp32 transformers checkpoint")
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--backend", choices=("int8", "torch"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.backend:
+        print(json.dumps(run_backend(args.backend, args.torch_model, args.repeats)))
+        return
+    results = {}
+    backends = ["int8"] + (["torch"] if Path(args.torch_model, "config.json").is_file() else [])
+    for backend in backends:
+        proc = subprocess.run([sys.executable, __file__, "--backend", backend, "--torch-model", args.torch_model,
+                               "--repeats", str(args.repeats)], capture_output=True, text=True, check=True)
+        results[backend] = json.loads(proc.stdout.strip().splitlines()[-1])
+        r = results[backend]
+        print(f"{backend:6s} pairs/s={r['pairs_per_s']:.1f} verify_5x5 p50={r['p50_s']:.3f}s p95={r['p95_s']:.3f}s "
+              f"claims={r['claims']} pairs={r['pairs_per_verify']} peak_rss={r['peak_rss_mb']:.0f}MB")
+    line = (f"speed: int8 pairs_per_s={results['int8']['pairs_per_s']:.1f} verify_5x5_p50_s={results['int8']['p50_s']:.3f} "
+            f"p95_s={results['int8']['p95_s']:.3f} rss_mb={results['int8']['peak_rss_mb']:.0f}")
+    if "torch" in results:
+        t, q = results["torch"], results["int8"]
+        line += (f"; int8/fp32-torch ratios: throughput x{q['pairs_per_s'] / t['pairs_per_s']:.2f}, "
+                 f"p50 latency x{q['p50_s'] / t['p50_s']:.2f}, memory x{q['peak_rss_mb'] / t['peak_rss_mb']:.2f}")
+    print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""The synthetic pair generator: each perturbation does what its label says, and the mix is reproducible."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from groundwire.train import perturb
+from groundwire.train.data import MixSpec, build
+from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL, Doc
+
+TEXT = ("In 2019, the Rotterdam museum sold 4,500 tickets in March. However, its director Anna Berg said "
+        "the figure was lower than expected. She is planning a new exhibition with the Louvre, which opens in May. "
+        "The museum was not open on Mondays.")
+
+
+@pytest.fixture()
+def doc() -> Doc:
+    return Doc.from_text(TEXT)
+
+
+def test_sentences_and_pools(doc: Doc) -> None:
+    assert len(doc.sentences) == 4
+    assert "4,500" in doc.numbers and "2019" in doc.numbers
+    assert any("Louvre" in e for e in doc.entities)
+    assert perturb.split_sentences("It began in 1846.First for Women is new.")[1].startswith("First")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_perturbations_change_what_they_claim(doc: Doc, seed: int) -> None:
+    rng = random.Random(seed)
+    first, second, third, fourth = doc.sentences
+    swapped = perturb.apply("number_swap", first, doc, rng)
+    assert swapped and swapped != first and re.findall(r"\d[\d,]*", swapped) != re.findall(r"\d[\d,]*", first)
+    assert "not" not in perturb.apply("negation", fourth, doc, rng)
+    assert " not " in perturb.apply("negation", second, doc, rng)
+    assert perturb.apply("pronoun_swap", third, doc, rng).startswith("He ")
+    qualified = perturb.apply("qualifier", first, doc, rng)
+    assert len(qualified) > len(first)
+    dated = perturb.apply("date_swap", first, doc, rng)
+    assert dated != first
+    prefix = perturb.apply("clause_prefix", third, doc, rng)
+    assert prefix == "She is planning a new exhibition with the Louvre."
+
+
+def test_labels_of_registry() -> None:
+    assert perturb.PERTURBATIONS["light_rewrite"].label == ENTAILMENT
+    assert perturb.PERTURBATIONS["qualifier"].label == NEUTRAL
+    assert {perturb.PERTURBATIONS[n].label for n in ("number_swap", "negation", "entity_swap")} == {CONTRADICTION}
+
+
+def _fake_train_dir(root: Path) -> Path:
+    rng = random.Random(1)
+    root.mkdir()
+    articles = [f"Town {i} opened a library in {1990 + i}. It has {100 + i} books and {i + 2} rooms. "
+                f"Mayor Jane Doe{i} said the library is popular. The library is not open on Sundays. "
+                f"Visitors came from Leeds and York in June." for i in range(30)]
+    with (root / "news.jsonl").open("w") as fh:
+        for i, text in enumerate(articles):
+            fh.write(json.dumps({"id": str(i), "premise": text, "hypothesis": "x", "label": "entailment",
+                                 "source": "news"}) + "\n")
+    with (root / "qa.jsonl").open("w") as fh:
+        for i in range(40):
+            label = rng.choice(["entailment", "neutral"])
+            fh.write(json.dumps({"id": f"q{i}", "premise": articles[i % 30], "hypothesis": "A short answer.",
+                                 "label": label, "source": "qa"}) + "\n")
+    return root
+
+
+def test_build_is_reproducible_and_balanced(tmp_path: Path) -> None:
+    data = _fake_train_dir(tmp_path / "train")
+    spec = MixSpec(context_docs={"news": 30}, per_doc=4, real={"qa": 20}, length_balanced=("qa",))
+    first = build(data, tmp_path / "a", seed=3, spec=spec)
+    second = build(data, tmp_path / "b", seed=3, spec=spec)
+    assert (tmp_path / "a" / "train.jsonl").read_text() == (tmp_path / "b" / "train.jsonl").read_text()
+    assert first["labels"] == second["labels"]
+    assert set(first["labels"]) == {ENTAILMENT, NEUTRAL, CONTRADICTION}
+    rows = [json.loads(line) for line in (tmp_path / "a" / "train.jsonl").open()]
+    assert all(r["hypothesis"] != r["premise"] and r["premise"] for r in rows)
+    # A contradiction never equals its source sentence verbatim inside the premise.
+    assert all(r["hypothesis"] not in r["premise"] for r in rows if r["label"] == CONTRADICTION)
+
+
+def test_noncommercial_data_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="noncommercial"):
+        build(tmp_path / "train-noncommercial", tmp_path / "out")

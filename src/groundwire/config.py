@@ -78,8 +78,9 @@ class LLMConfig(_Section):
     max_backoff_s: float = Field(8.0, ge=0)
     temperature: float = Field(0.0, ge=0)
     max_tokens: int | None = Field(512, gt=0)
-    json_mode: Literal["json_object", "none"] = "json_object"
-    """How to ask for JSON: OpenAI's response_format json_object, or only the prompt ("none")."""
+    json_mode: Literal["json_object", "json_schema", "none"] = "json_object"
+    """How to ask for JSON: response_format json_object; json_schema (the reply's pydantic schema, where the
+    server supports it: OpenAI, vLLM, llama.cpp); or only the prompt ("none")."""
     self_rag: bool = False
     """The model emits Self-RAG reflection tokens ([Retrieve], [IsRel], [IsSup], [IsUse])."""
 

@@ -116,7 +116,7 @@ def check_reply(reply: JudgeReply, chunks: Sequence[Chunk]) -> Judgement:
 
 def judge_claim(claim: str, chunks: Sequence[Chunk], *, client: LLMClient) -> Judgement:
     """One judge call. Unparseable output is NOT_FOUND; transport errors (LLMError) propagate."""
-    completion = client.chat(prompts.judge_messages(claim, chunks), json_object=True, purpose="judge")
+    completion = client.chat(prompts.judge_messages(claim, chunks), json_object=JudgeReply, purpose="judge")
     try:
         reply = parse_json_reply(completion.text, JudgeReply)
     except LLMOutputError as exc:

@@ -111,7 +111,7 @@ class LLMClient:
     max_backoff_s: float = 8.0
     temperature: float = 0.0
     max_tokens: int | None = 512
-    json_mode: Literal["json_object", "none"] = "json_object"
+    json_mode: Literal["json_object", "json_schema", "none"] = "json_object"
     transport: httpx.BaseTransport | None = None
     sleep: Callable[[float], None] = time.sleep
     calls: deque[CallRecord] = field(default_factory=lambda: deque(maxlen=CALL_LOG_SIZE))
@@ -150,7 +150,7 @@ class LLMClient:
         model: str | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
-        json_object: bool = False,
+        json_object: bool | type[BaseModel] = False,
         logprobs: bool = False,
         stop: Sequence[str] | None = None,
     ) -> Completion:
@@ -162,8 +162,8 @@ class LLMClient:
         }
         if (max_tokens or self.max_tokens) is not None:
             body["max_tokens"] = max_tokens or self.max_tokens
-        if json_object and self.json_mode == "json_object":
-            body["response_format"] = {"type": "json_object"}
+        if json_object:
+            body.update(_response_format(self.json_mode, json_object))
         if logprobs:
             body["logprobs"] = True
         if stop:
@@ -190,7 +190,7 @@ class LLMClient:
 
     def chat_json(self, messages: Sequence[Message], schema: type[T], **options: Any) -> tuple[T, Completion]:
         """Ask for a JSON reply and validate it against `schema`. Raises LLMOutputError when it does not fit."""
-        completion = self.chat(messages, json_object=True, **options)
+        completion = self.chat(messages, json_object=schema, **options)
         return parse_json_reply(completion.text, schema), completion
 
     # --- internals ---------------------------------------------------------------------------------
@@ -255,6 +255,16 @@ class LLMClient:
         retry_after = error.retry_after if isinstance(error, LLMHTTPError) else None
         wait = self.backoff_s * 2 ** (retry - 1) if retry_after is None else retry_after
         return min(wait, self.max_backoff_s)
+
+
+def _response_format(mode: str, schema: bool | type[BaseModel]) -> dict[str, Any]:
+    # json_schema constrains decoding to the schema where the server supports it (OpenAI, vLLM, llama.cpp).
+    if mode == "json_schema" and isinstance(schema, type):
+        spec = {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False}
+        return {"response_format": {"type": "json_schema", "json_schema": spec}}
+    if mode in ("json_object", "json_schema"):
+        return {"response_format": {"type": "json_object"}}
+    return {}
 
 
 def _extra(error: LLMError) -> dict[str, Any]:

@@ -100,6 +100,18 @@ def test_json_mode_validates_against_schema(scripted_llm: ScriptedLLMServer, cli
     assert completion.attempts == 1
 
 
+def test_json_schema_and_none_modes(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.script('{"value": 1}', '{"value": 2}')
+    with LLMClient(base_url=scripted_llm.url, model="m", json_mode="json_schema") as llm:
+        assert llm.chat_json(MESSAGES, Answer)[0].value == 1
+    with LLMClient(base_url=scripted_llm.url, model="m", json_mode="none") as llm:
+        assert llm.chat_json(MESSAGES, Answer)[0].value == 2
+    schema_format, none_request = scripted_llm.requests[0]["response_format"], scripted_llm.requests[1]
+    assert schema_format["type"] == "json_schema" and schema_format["json_schema"]["name"] == "Answer"
+    assert schema_format["json_schema"]["schema"]["properties"]["value"]["type"] == "integer"
+    assert "response_format" not in none_request
+
+
 @pytest.mark.parametrize("reply", ['{"value": "forty"}', '{"value": 4', "I think the value is 42.", ""])
 def test_malformed_json_raises_output_error_with_the_text(
     scripted_llm: ScriptedLLMServer, client: LLMClient, reply: str

@@ -106,7 +106,8 @@ class GenerateConfig(_Section):
     """FLARE-style rounds of retrieval on low-confidence sentences (needs a Retriever)."""
     retrieve_k: int = Field(3, ge=1)
     insufficient_below: float = Field(0.5, ge=0.0, le=1.0)
-    """An answer with less than this share of supported claims, that does not abstain, claims sufficiency."""
+    """An answer that does not abstain, yet keeps less than this share of its claims (the rest rejected), falsely
+    claims the context was sufficient."""
 
 
 class PolicyConfig(_Section):

@@ -378,17 +378,18 @@ def generate(
 
 
 def false_sufficiency(report: Report, *, min_supported_share: float) -> Finding | None:
-    """An answer (not an abstention) whose claims the context mostly does not support: by answering it
-    claims the context was sufficient, and it was not. It should have said NOT_IN_CONTEXT."""
+    """An answer (not an abstention) most of whose claims the context rejects: by answering, it claims the
+    context was sufficient, and it was not; it should have said NOT_IN_CONTEXT. Claims still in the
+    escalation band are undecided, not rejected, and do not count against it."""
     if report.abstained or not report.claims:
         return None
-    supported = sum(result.verdict is Verdict.SUPPORTED for result in report.claims)
-    share = supported / len(report.claims)
-    if share >= min_supported_share:
+    rejected = sum(result.route is Route.REJECT for result in report.claims)
+    standing = len(report.claims) - rejected
+    if standing / len(report.claims) >= min_supported_share:
         return None
     return Finding(
         "false_sufficiency",
-        f"the answer asserts {len(report.claims)} claims but the context supports {supported}; "
+        f"the answer asserts {len(report.claims)} claims and the context rejects {rejected}; "
         f"it should have answered {REFUSAL_TOKEN}",
         Verdict.NOT_FOUND,
     )

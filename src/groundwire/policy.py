@@ -47,7 +47,10 @@ def _strict(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcom
 
 def _disclaimer(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcome:
     low, high = config.disclaimer_band
-    if report.score >= high and report.decision is not Route.REJECT and not report.findings:
+    if report.decision is Route.REJECT:
+        # A rejected answer (a claim rejected, a fabricated citation...) is never delivered, caveat or not.
+        return PolicyOutcome("reject", fallback, f"score {report.score:.2f}: rejected")
+    if report.score >= high and not report.findings:
         return PolicyOutcome("accept", report.answer, f"score {report.score:.2f} >= {high}")
     if report.score >= low:
         return PolicyOutcome(

@@ -8,7 +8,7 @@ import pytest
 from scripted_llm import Reply, ScriptedLLMServer
 
 from groundwire.config import GenerateConfig, PolicyConfig
-from groundwire.generate import Generator, low_confidence_spans
+from groundwire.generate import Generator, false_sufficiency, low_confidence_spans
 from groundwire.llm import Completion, LLMClient, TokenLogprob
 from groundwire.textutil import content_words
 from groundwire.types import REFUSAL_TOKEN, Chunk, Route
@@ -131,6 +131,10 @@ def test_answer_claiming_sufficiency_is_flagged(
     assert "false_sufficiency" in result.attempts[0].findings and result.fallback
     supported = generator(client, verifier, strengths=("standard",)).generate(QUESTION, CHUNKS)
     assert "false_sufficiency" not in supported.attempts[0].findings
+    # A claim still in the escalation band is undecided, not rejected: no false sufficiency yet.
+    assert false_sufficiency(verifier.verify(BAND, CHUNKS), min_supported_share=0.5) is None
+    finding = false_sufficiency(verifier.verify(f"{GOOD} {INVENTED}", CHUNKS), min_supported_share=0.9)
+    assert finding is not None and "rejects 1" in finding.detail
 
 
 def test_confidence_routing_escalates_to_the_expensive_model(
@@ -159,6 +163,16 @@ def test_disclaimer_policy_returns_the_answer_with_a_caveat(
     assert result.outcome.action == "disclaim"
     assert result.answer == f"{BAND}\n\nCheck the sources."
     assert len(scripted_llm.requests) == 1
+
+
+def test_disclaimer_never_covers_a_rejected_answer(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier
+) -> None:
+    # Scores 1.0 on its words, but cites a chunk that was never retrieved: rejected, so no caveat can save it.
+    scripted_llm.script("Refunds are issued within 14 days [S7].", GOOD)
+    policy = PolicyConfig(name="disclaimer", disclaimer_band=(0.4, 0.9))
+    result = generator(client, verifier, policy=policy).generate(QUESTION, CHUNKS)
+    assert [a.action for a in result.attempts] == ["reject", "accept"] and result.answer == GOOD
 
 
 def test_strict_policy_does_not_take_the_band(

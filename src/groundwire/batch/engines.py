@@ -74,12 +74,10 @@ def run_ray(
         paths = [str(p.resolve()) for p in input_files(source)]
         # Reading is I/O: it asks for no CPU, so a pool of actors on every CPU cannot starve it (a deadlock
         # otherwise: actors waiting for blocks that no read task has a CPU to produce).
-        if fmt == "jsonl":
-            from groundwire.batch.ray_source import JsonlLinesDatasource
+        from groundwire.batch.ray_source import JsonlLinesDatasource, ParquetRowsDatasource
 
-            dataset = ray.data.read_datasource(JsonlLinesDatasource(paths), num_cpus=0)
-        else:
-            dataset = ray.data.read_parquet(paths, num_cpus=0)
+        datasource = {"jsonl": JsonlLinesDatasource, "parquet": ParquetRowsDatasource}[fmt](paths)
+        dataset = ray.data.read_datasource(datasource, num_cpus=0)
         actors = engine.num_actors or max(1, int(ray.cluster_resources().get("CPU", 1) // engine.cpus_per_actor))
         checked = dataset.map_batches(
             RayWorker,

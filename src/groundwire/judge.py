@@ -134,6 +134,9 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
     own probability stays in `support`. Calls, tokens and outcomes go to report.extra["judge"]. A claim
     whose call failed (timeout, HTTP error) stays escalated and the failure is recorded as a warning.
     """
+    from groundwire.verifier import as_chunks
+
+    chunks = as_chunks(chunks)
     chunks_text = {chunk.id: chunk.text for chunk in chunks}
     claims: list[ClaimResult] = []
     outcomes: list[dict[str, Any]] = []

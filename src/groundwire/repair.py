@@ -70,7 +70,7 @@ class Repaired:
 
 def repair(
     report: Report,
-    chunks: Sequence[Chunk],
+    chunks: Sequence[Chunk | str],
     *,
     verifier: Verifier,
     client: LLMClient | None = None,
@@ -78,6 +78,9 @@ def repair(
     abstain_message: str = REFUSAL_TOKEN,
 ) -> Repaired:
     """Repair the answer `report` describes. `chunks` must be the context it was checked against."""
+    from groundwire.verifier import as_chunks
+
+    chunks = as_chunks(chunks)
     if report.abstained or not report.claims:
         return Repaired(report.answer, report.abstained, 1.0, (), report, report)
     by_id = {chunk.id: chunk for chunk in chunks}

@@ -50,7 +50,7 @@ def test_fail_under_exit_codes(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["check", "--answer", "x"], "give --context"),
+    (["check", "--answer", "x"], "--context FILE"),
     (["check", "--context", "/nonexistent/file.txt", "--answer", "x"], "no such file"),
     (["check", "--scorer", "nonsense", "--context", "README.md", "--answer", "x"], "unknown scorer"),
     (["eval", "/nonexistent.jsonl"], "no such file"),
@@ -131,3 +131,18 @@ def test_batch_check_writes_one_report_per_row(tmp_path):
     assert [r["id"] for r in records] == ["a", "b", "c", "d"]
     assert [r["decision"] for r in records] == ["accept", "reject", "accept", "reject"]
     assert "checked 4 of 4 rows" in result.stderr
+
+
+def test_check_reads_scorer_and_thresholds_from_groundwire_toml(tmp_path):
+    context = tmp_path / "c.txt"
+    context.write_text("The castle faces the harbor.")
+    args = ["check", "--context", str(context), "--answer", "The castle faces the north harbor.", "--json"]
+    default = json.loads(run(*args, "--scorer", "lexical", cwd=tmp_path).stdout)
+    assert default["decision"] == "escalate"
+    (tmp_path / "groundwire.toml").write_text('[verify]\nscorer = "lexical"\naccept_at = 0.6\nreject_at = 0.1\n')
+    configured = json.loads(run(*args, cwd=tmp_path).stdout)
+    assert configured["model_id"] == "lexical-baseline" and configured["decision"] == "accept"
+    assert json.loads(run(*args, "--accept-at", "0.95", cwd=tmp_path).stdout)["decision"] == "escalate"
+    (tmp_path / "groundwire.toml").write_text('[verify]\naccept_at = "high"\n')
+    bad = run(*args, cwd=tmp_path)
+    assert bad.returncode == 2 and "accept_at" in bad.stderr

@@ -1,6 +1,6 @@
 """The `groundwire` command line: a thin layer over the library.
 
-Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input.
+Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input; 3 the LLM endpoint failed.
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 """
 
@@ -16,10 +16,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from groundwire.cli_common import build_verifier, read_chunks
 from groundwire.errors import InputError
 from groundwire.types import Chunk, Report, Route, Verdict
 
-EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT, EXIT_LLM = 0, 1, 2, 3
 COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli_serve", "groundwire.cli_llm", "groundwire.cli_prod", "groundwire.cli_batch", "groundwire.cli_train")
 
 app = typer.Typer(
@@ -31,6 +32,9 @@ errors = Console(stderr=True)
 _VERDICT_STYLE = {Verdict.SUPPORTED: "green", Verdict.CONTRADICTED: "red", Verdict.NOT_FOUND: "yellow"}
 _ROUTE_STYLE = {Route.ACCEPT: "bold green", Route.ESCALATE: "bold yellow", Route.REJECT: "bold red"}
 
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", help="groundwire.toml to read (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")
+]
 ScorerOption = Annotated[
     str | None, typer.Option("--scorer", help="lexical, bundled, hf:<id or path>, hhem:<id or path> (default: the bundled model)")
 ]
@@ -50,23 +54,30 @@ def check(
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
     judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml).")] = False,
+    config_file: ConfigOption = None,
 ) -> None:
     """Check one answer against context files, or a batch with --input."""
-    verifier = _verifier(scorer, accept_at, reject_at)
+    from groundwire.config import load_config
+
+    config = load_config(config_file)
+    require_citations = require_citations or config.verify.require_citations
+    client = _judge_client(config) if judge or config.verify.decomposer == "llm" else None
+    verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at, client=client)
+    judge_with = client if judge else None
     if input_file is not None:
         if context or answer:
             raise InputError("use either --input FILE.jsonl or --context/--answer, not both")
-        _check_batch(verifier, input_file, output, fail_under, judge)
+        _check_batch(verifier, input_file, output, fail_under, judge_with)
         return
-    if not context or answer is None:
+    if answer is None:
         raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl")
     from groundwire.dataio import read_text
 
-    chunks = [Chunk(id=f"S{i}", text=read_text(path), doc_id=path.name) for i, path in enumerate(context, start=1)]
+    chunks = read_chunks(context)
     answer_text = read_text(answer[1:]) if answer.startswith("@") else answer
     report = verifier.verify(answer_text, chunks, question=question, require_citations=require_citations)
-    if judge:
-        report = _adjudicate(report, chunks)
+    if judge_with is not None:
+        report = _adjudicate(report, chunks, judge_with)
     if as_json:
         console.print_json(json.dumps(report.to_dict()))
     else:
@@ -75,7 +86,7 @@ def check(
         raise typer.Exit(EXIT_NOT_GROUNDED)
 
 
-def _check_batch(verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: bool) -> None:
+def _check_batch(verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: Any) -> None:
     from rich.progress import Progress
 
     from groundwire.dataio import read_eval_jsonl
@@ -88,8 +99,8 @@ def _check_batch(verifier: Any, input_file: Path, output: Path | None, fail_unde
         task = progress.add_task(f"checking {input_file.name}", total=len(rows))
         for outcome in verify_rows(rows, verifier):
             report = outcome.report
-            if report is not None and judge:
-                report = _adjudicate(report, row_chunks(outcome.row))
+            if report is not None and judge is not None:
+                report = _adjudicate(report, row_chunks(outcome.row), judge)
             record: dict[str, Any] = {"id": outcome.row.id, "line": outcome.row.line}
             if report is None:
                 bad += 1
@@ -121,14 +132,16 @@ def eval_command(
     out: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
     accept_at: Annotated[float | None, typer.Option()] = None,
     reject_at: Annotated[float | None, typer.Option()] = None,
+    config_file: ConfigOption = None,
 ) -> None:
     """Balanced accuracy, F1 of the hallucinated class and AUROC, overall and per task."""
     from rich.progress import Progress
 
+    from groundwire.config import load_config
     from groundwire.dataio import read_eval_jsonl
     from groundwire.evaluate import evaluate
 
-    verifier = _verifier(scorer, accept_at, reject_at)
+    verifier = build_verifier(load_config(config_file), scorer, accept_at=accept_at, reject_at=reject_at)
     rows = list(read_eval_jsonl(file, limit=limit))
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"evaluating {file.name}", total=len(rows))
@@ -169,20 +182,18 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
                   f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)")
 
 
-def _verifier(scorer: str | None, accept_at: float | None, reject_at: float | None) -> Any:
-    from groundwire.verifier import Verifier
-
-    try:
-        return Verifier(scorer, accept_at=accept_at, reject_at=reject_at)
-    except ValueError as error:
-        raise InputError(str(error)) from None
-
-
-def _adjudicate(report: Report, chunks: list[Chunk]) -> Report:
-    from groundwire.judge import adjudicate
+def _judge_client(config: Any) -> Any:
     from groundwire.llm import client_from_config
 
-    return adjudicate(report, chunks, client=client_from_config())
+    if not config.llm_configured:
+        raise InputError("--judge needs an LLM endpoint: set [llm] base_url and model in groundwire.toml")
+    return client_from_config(config)
+
+
+def _adjudicate(report: Report, chunks: list[Chunk], client: Any) -> Report:
+    from groundwire.judge import adjudicate
+
+    return adjudicate(report, chunks, client=client)
 
 
 def _shorten(text: str, limit: int = 240) -> str:
@@ -204,6 +215,8 @@ _register_command_modules()
 
 def main() -> None:
     """Entry point: map bad input to exit status 2 with a one-line message instead of a traceback."""
+    from groundwire.llm import LLMError
+
     try:
         status = app(standalone_mode=False)  # returns the code of a typer.Exit raised by a command
     except InputError as error:
@@ -211,6 +224,9 @@ def main() -> None:
         sys.exit(EXIT_BAD_INPUT)
     except (typer.Abort, KeyboardInterrupt):
         sys.exit(130)
+    except LLMError as error:
+        errors.print(f"[red]LLM endpoint failed:[/] {error}")
+        sys.exit(EXIT_LLM)
     except typer.exceptions.TyperException as error:  # usage errors: unknown option, bad value...
         error.show()  # type: ignore[attr-defined]
         sys.exit(EXIT_BAD_INPUT)

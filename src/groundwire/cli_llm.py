@@ -13,13 +13,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from groundwire.errors import InputError
+from groundwire.cli_common import build_verifier, read_chunks
 from groundwire.types import Chunk
 
 if TYPE_CHECKING:
     from groundwire.config import Config
-    from groundwire.llm import LLMClient
-    from groundwire.verifier import Verifier
 
 EXIT_FALLBACK, EXIT_LLM = 1, 3
 
@@ -53,9 +51,9 @@ def generate_command(
     from groundwire.llm import LLMError, client_from_config
 
     config = _config(config_file, samples=samples)
-    chunks = _chunks(context)
+    chunks = read_chunks(context)
     with client_from_config(config, **({"model": model} if model else {})) as client:
-        verifier = _verifier(config, scorer, client=client)
+        verifier = build_verifier(config, scorer, client=client)
         try:
             result = Generator.from_config(config, client=client, verifier=verifier).generate(question, chunks)
         except LLMError as error:
@@ -92,7 +90,7 @@ def repair_command(
     from groundwire.repair import repair
 
     config = _config(config_file)
-    chunks = _chunks(context)
+    chunks = read_chunks(context)
     text = read_text(answer[1:]) if answer.startswith("@") else answer
     use_llm = config.llm_configured if llm is None else llm
     options = {
@@ -101,7 +99,7 @@ def repair_command(
     }
     if use_llm:
         with client_from_config(config) as client:
-            verifier = _verifier(config, scorer, client=client)
+            verifier = build_verifier(config, scorer, client=client)
             try:
                 report = verifier.verify(
                     text, chunks, question=question, require_citations=config.verify.require_citations
@@ -112,7 +110,7 @@ def repair_command(
             except LLMError as error:
                 _llm_failed(error)
     else:
-        verifier = _verifier(config, scorer)
+        verifier = build_verifier(config, scorer)
         report = verifier.verify(text, chunks, question=question, require_citations=config.verify.require_citations)
         repaired = repair(report, chunks, verifier=verifier, **options)
     if as_json:
@@ -134,32 +132,6 @@ def _config(path: Path | None, **generate_overrides: Any) -> Config:
     if changes:
         config = config.model_copy(update={"generate": config.generate.model_copy(update=changes)})
     return config
-
-
-def _chunks(paths: list[Path] | None) -> list[Chunk]:
-    from groundwire.dataio import read_text
-
-    if not paths:
-        raise InputError("give at least one --context FILE (each file is one retrieved chunk)")
-    return [Chunk(id=f"S{i}", text=read_text(path), doc_id=path.name) for i, path in enumerate(paths, start=1)]
-
-
-def _verifier(config: Config, scorer: str | None, *, client: LLMClient | None = None) -> Verifier:
-    from groundwire.decompose_llm import LLMDecomposer
-    from groundwire.verifier import Verifier
-
-    if config.verify.decomposer == "llm" and client is None:
-        raise InputError('[verify] decomposer = "llm" needs an LLM: configure [llm] or drop --no-llm')
-    decomposer = LLMDecomposer(client) if config.verify.decomposer == "llm" and client is not None else None
-    try:
-        return Verifier(
-            scorer or config.verify.scorer,
-            accept_at=config.verify.accept_at,
-            reject_at=config.verify.reject_at,
-            decomposer=decomposer,
-        )
-    except ValueError as error:
-        raise InputError(str(error)) from None
 
 
 def _llm_failed(error: Exception) -> None:

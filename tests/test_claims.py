@@ -58,3 +58,9 @@ def test_unsafe_splits_are_not_made():
 
 def test_no_claims_in_pure_filler():
     assert decompose("Thanks! I hope this helps. Let me know if you have any questions?") == []
+
+
+def test_markdown_emphasis_and_bold_citations():
+    claims = decompose("**Refunds** are issued within `14` days **[S1]**.\n## Shipping\n- **Express:** ships in 2 days [S2].")
+    assert [c.text for c in claims] == ["Refunds are issued within 14 days.", "Express: ships in 2 days."]
+    assert [c.cited_ids for c in claims] == [("S1",), ("S2",)]

@@ -73,13 +73,17 @@ def export(
     out: Annotated[Path, typer.Option(help="Bundle directory to write.")] = Path("runs/bundle"),
     max_length: Annotated[int, typer.Option(min=16, help="The scorer's window in tokens at run time.")] = 256,
     keep_fp32: Annotated[bool, typer.Option(help="Also keep model.fp32.onnx (for agreement checks).")] = True,
+    fixture: Annotated[Path | None, typer.Option(help="Write fp32 torch outputs on the fixed agreement pairs here.")] = None,
 ) -> None:
     """ONNX export + dynamic int8 quantization + tokenizer.json + config.json."""
+    from groundwire.train.agreement import write_fixture
     from groundwire.train.export import write_bundle
 
     if not (model / "config.json").is_file():
         raise InputError(f"{model}: not a model directory (no config.json)")
     write_bundle(model, out, max_length=max_length, keep_fp32=keep_fp32)
+    if fixture is not None:
+        write_fixture(model, fixture, max_length=max_length)
     typer.echo(f"wrote {out}")
 
 
@@ -96,3 +100,18 @@ def combiner(
 
     result = calibrate_bundle(bundle, dev, limit=limit, cache=cache, folds=folds)
     typer.echo(json.dumps(result, indent=2))
+
+
+@train_app.command("ship")
+def ship(
+    bundle: Annotated[Path, typer.Option(help="A calibrated bundle (export + combiner).")],
+    dest: Annotated[Path, typer.Option(help="The package's bundled-model folder.")] = Path("src/groundwire/models/verifier"),
+) -> None:
+    """Copy the shipped files (int8 model, tokenizer, config, combiner; not the fp32 graph) into the package."""
+    from groundwire.train.export import copy_bundle
+
+    if not (bundle / "config.json").is_file():
+        raise InputError(f"{bundle}: not a bundle (no config.json); run `groundwire train export` first")
+    copy_bundle(bundle, dest)
+    size = sum(p.stat().st_size for p in dest.iterdir()) / 2**20
+    typer.echo(f"shipped {bundle} -> {dest} ({size:.1f} MB)")

@@ -1,0 +1,49 @@
+"""The shipped model: int8 agrees with the fp32 model it was exported from, and loads without torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from groundwire.scoring.onnx import OnnxScorer, bundled_path
+
+FIXTURE = Path(__file__).parent / "fixtures" / "agreement.json"
+pytestmark = pytest.mark.skipif(not (bundled_path() / "config.json").is_file(), reason="no bundled model")
+
+
+def test_int8_agrees_with_fp32_reference() -> None:
+    data = json.loads(FIXTURE.read_text())
+    reference = np.array(data["fp32_probs"])
+    got = OnnxScorer.bundled().probabilities([tuple(p) for p in data["pairs"]])
+    assert got.shape == reference.shape
+    assert np.abs(got - reference).max() < 0.1
+    assert np.abs(got - reference).mean() < 0.03
+    clear = reference.max(axis=1) > 0.7
+    assert clear.sum() >= 5
+    assert (got[clear].argmax(1) == reference[clear].argmax(1)).all()
+
+
+def test_bundle_is_small_and_complete() -> None:
+    files = {p.name: p.stat().st_size for p in bundled_path().iterdir()}
+    assert {"model.onnx", "tokenizer.json", "config.json"} <= set(files)
+    assert "model.fp32.onnx" not in files
+    assert sum(files.values()) < 40 * 2**20
+    config = json.loads((bundled_path() / "config.json").read_text())
+    assert 0 <= config["reject_at"] < config["accept_at"] <= 1
+    if config.get("combiner"):
+        assert config["combiner"] in files
+
+
+def test_bundled_scorer_runs_without_torch() -> None:
+    code = ("import sys; from groundwire.scoring import get_scorer; s = get_scorer('bundled'); "
+            "r = s.score([('The shop opens at 9 am.', 'The shop opens at 9 am.')]); "
+            "assert 0 <= r.support[0] <= 1; "
+            "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'heavy import'; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

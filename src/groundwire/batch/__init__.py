@@ -64,8 +64,12 @@ def run_batch(
     check: CheckOptions | None = None,
     engine_options: EngineOptions | None = None,
     progress: bool = False,
+    on_rows: Callable[[int], None] | None = None,
 ) -> BatchSummary:
-    """Check every row of `input_path` and write results under `output` (see the module docstring)."""
+    """Check every row of `input_path` and write results under `output` (see the module docstring).
+
+    `on_rows(n)` is called each time n more rows have been written (for a caller's own progress display).
+    """
     from groundwire.batch.engines import ENGINES, EngineOptions
     from groundwire.batch.sink import ResultSink, default_errors_path
     from groundwire.batch.sources import count_rows, input_format
@@ -80,7 +84,7 @@ def run_batch(
     with ResultSink(output, errors_path=errors_file) as sink, _progress(rows_in, enabled=progress) as advance:
         ENGINES[engine](
             source, sink, fmt=fmt, check=check or CheckOptions(), engine=engine_options or EngineOptions(),
-            on_rows=advance,
+            on_rows=advance if on_rows is None else lambda n: (advance(n), on_rows(n)),
         )
     summary = BatchSummary(
         rows_in=rows_in, done=sink.done, errors=sink.errors, skipped=sink.skipped,

@@ -99,3 +99,21 @@ def test_bad_input(cache: SemanticCache) -> None:
         cache.get("a question", scope="", doc_version=1)
     with pytest.raises(InputError, match="query"):
         cache.put("   ", "x", scope="s", doc_version=1)
+
+
+def test_doc_set_fingerprint_keeps_unrelated_entries_servable(cache: SemanticCache, tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'v.db'}")
+    store.ingest([Document("manual", "Manual", "Run start.sh."), Document("pricing", "Pricing", "Pro costs $10.")], scope="s")
+    before = store.doc_set_version(scope="s", doc_ids=["manual"])
+    cache.put("how do I start the cluster", "Run start.sh.", scope="s", doc_version=before, doc_ids=["manual"])
+    store.ingest([Document("pricing", "Pricing", "Pro costs $12.")], scope="s")  # another document changes
+    assert store.doc_set_version(scope="s", doc_ids=["manual"]) == before
+    assert cache.get("how do I start the cluster", scope="s", doc_version=before) is not None
+    store.ingest([Document("manual", "Manual", "Run launch.sh.")], scope="s")  # this one changes
+    after = store.doc_set_version(scope="s", doc_ids=["manual"])
+    assert after != before
+    assert cache.get("how do I start the cluster", scope="s", doc_version=after) is None
+    # The scope-wide version moves with every content change.
+    assert store.doc_set_version(scope="s") == "scope:3"
+    assert store.doc_set_version(scope="other", doc_ids=["manual"]) != before  # another scope has no such docs
+    store.close()

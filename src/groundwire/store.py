@@ -397,6 +397,26 @@ class Store:
             value = conn.execute(sa.select(self.t["scopes"].c.doc_version).where(self.t["scopes"].c.scope == scope)).scalar()
         return int(value or 0)
 
+    def doc_set_version(self, *, scope: str, doc_ids: Sequence[str] | None = None) -> str:
+        """A cache key for "the documents an answer can draw on", for SemanticCache's doc_version.
+
+        With doc_ids: a fingerprint of exactly those documents' current content, so ingesting other
+        documents leaves cached answers over these servable, while changing one of them does not.
+        Without: the scope-wide counter (any content change anywhere in the scope makes a new version).
+        """
+        import sqlalchemy as sa
+
+        if doc_ids is None:
+            return f"scope:{self.doc_version(scope=scope)}"
+        d = self.t["documents"].c
+        query = sa.select(d.doc_id, d.page_key, d.content_hash).where(d.scope == scope, d.doc_id.in_(sorted(set(doc_ids))))
+        with self.engine.connect() as conn:
+            rows = sorted((row.doc_id, row.page_key, row.content_hash) for row in conn.execute(query))
+        digest = hashlib.blake2b(digest_size=16)
+        for doc_id, page_key, content_hash in rows:
+            digest.update(f"{doc_id}\x1f{page_key}\x1f{content_hash}\x1e".encode())
+        return "docs:" + digest.hexdigest()
+
     def passages(self, *, scope: str, cite_ids: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None) -> list[Passage]:
         """Active chunks of the scope, optionally only these cite ids or these documents."""
         import sqlalchemy as sa

@@ -11,6 +11,7 @@ file; they never stop the run. At the end, rows in = done + errors + skipped, or
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from groundwire.batch.records import RESULT_FIELDS
 from groundwire.batch.worker import CheckOptions
+from groundwire.errors import InputError
 
 if TYPE_CHECKING:
     from groundwire.batch.engines import EngineOptions
@@ -76,6 +78,9 @@ def run_batch(
 
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose one of {sorted(ENGINES)}")
+    for module in ("pyarrow", "ray") if engine == "ray" else ("pyarrow",):
+        if importlib.util.find_spec(module) is None:
+            raise InputError(f"groundwire batch needs {module}: pip install 'groundwire[ray]'")
     source = Path(input_path)
     fmt = input_format(source)
     rows_in = count_rows(source)

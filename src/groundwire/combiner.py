@@ -58,7 +58,8 @@ class LogisticCombiner:
         if not features:
             return np.zeros(0)
         x = (feature_matrix(features, self.names) - np.asarray(self.mean)) / np.asarray(self.scale)
-        return 1.0 / (1.0 + np.exp(-(x @ np.asarray(self.coef) + self.intercept)))
+        z = x @ np.asarray(self.coef) + self.intercept
+        return np.exp(-np.logaddexp(0.0, -z))  # sigmoid without overflow for large |z|
 
     def to_json(self) -> str:
         return json.dumps({"kind": "logistic", **asdict(self)}, indent=2)

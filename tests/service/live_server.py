@@ -46,7 +46,7 @@ class LiveServer:
                                         stdout=log, stderr=subprocess.STDOUT, env=env)
         log.close()
         # Bounded wait for readiness: the model loads before the port opens.
-        for _ in range(600):
+        for _ in range(1800):  # up to ~3 minutes on a loaded machine
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited with {self.process.returncode}:\n{self.log_path.read_text()}")
             try:

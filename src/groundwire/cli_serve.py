@@ -13,21 +13,26 @@ def register(app: typer.Typer) -> None:
 
 
 def serve(
-    host: Annotated[str, typer.Option(help="Interface to bind; keep 127.0.0.1 unless API keys are set.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(
+        help="Interface to bind; keep 127.0.0.1 unless API keys are set.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535)] = 8000,
-    db: Annotated[str, typer.Option(help="SQLAlchemy URL or SQLite file path for the request log and documents.")] = "groundwire.db",
+    db: Annotated[str, typer.Option(
+        help="SQLAlchemy URL, or an SQLite file path, for the request log and documents.")] = "groundwire.db",
     api_key: Annotated[list[str] | None, typer.Option(
-        "--api-key", help="KEY:SCOPE; repeat for several keys. Without any, access is open in one 'default' scope.",
-        envvar="GROUNDWIRE_API_KEYS")] = None,
-    config: Annotated[Path | None, typer.Option(help="groundwire.toml (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")] = None,
-    scorer: Annotated[str | None, typer.Option(help="Scorer name or model path (default: from the config, else bundled).")] = None,
+        "--api-key", envvar="GROUNDWIRE_API_KEYS",
+        help="KEY:SCOPE; repeat for several keys. Without any, access is open in one 'default' scope.")] = None,
+    config: Annotated[Path | None, typer.Option(
+        help="groundwire.toml (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")] = None,
+    scorer: Annotated[str | None, typer.Option(
+        help="Scorer name or model path (default: from the config, else the bundled model).")] = None,
     max_body_bytes: Annotated[int, typer.Option(min=1, help="Larger request bodies get 413.")] = 1_000_000,
-    review_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Requests scoring below go to the review queue.")] = 0.5,
+    review_threshold: Annotated[float, typer.Option(
+        min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = 0.5,
     high_risk: Annotated[list[str] | None, typer.Option(
-        "--high-risk", help="Regex; requests whose question or answer matches go to the review queue. Repeatable.")] = None,
+        "--high-risk", help="Regex; a request whose question or answer matches goes to the review queue.")] = None,
     release: Annotated[str, typer.Option(help="Release tag written on every request-log row.")] = "dev",
     llm: Annotated[bool, typer.Option(
-        "--llm/--no-llm", help="Use the LLM endpoint of groundwire.toml for /v1/generate and repair edits.")] = False,
+        "--llm/--no-llm", help="Use the LLM endpoint of groundwire.toml: /v1/generate, judge, repair edits.")] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve the verification API (/v1/...), its OpenAPI spec (/docs) and the web page (/)."""

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from service_common import KEYS
 from live_server import LiveServer
+from service_common import KEYS
 
 pytest.importorskip("fastapi")
 pytest.importorskip("selenium")

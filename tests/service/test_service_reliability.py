@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from service_common import ALPHA, KEYS
 from live_server import LiveServer
+from service_common import ALPHA, KEYS
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")

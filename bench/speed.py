@@ -56,7 +56,7 @@ def pairs() -> list[tuple[str, str]]:
     return [(c, h) for c in chunks() for h in claims] * 4  # 100 pairs
 
 
-def run_backend(backend: str, torch_model: str | None, repeats: int) -> dict:
+def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str | None = None) -> dict:
     import numpy as np
 
     from groundwire.verifier import Verifier
@@ -64,7 +64,7 @@ def run_backend(backend: str, torch_model: str | None, repeats: int) -> dict:
     if backend == "int8":
         from groundwire.scoring.onnx import OnnxScorer, bundled_path
 
-        scorer = OnnxScorer(bundled_path())
+        scorer = OnnxScorer(bundle or bundled_path())
     else:
         from groundwire.scoring.hf import HFClassifierScorer
 
@@ -92,16 +92,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--torch-model", default="runs/v1/final", help="the fp32 transformers checkpoint")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--bundle", default=None, help="an ONNX bundle (default: the shipped one)")
     parser.add_argument("--backend", choices=("int8", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.backend:
-        print(json.dumps(run_backend(args.backend, args.torch_model, args.repeats)))
+        print(json.dumps(run_backend(args.backend, args.torch_model, args.repeats, args.bundle)))
         return
     results = {}
     backends = ["int8"] + (["torch"] if Path(args.torch_model, "config.json").is_file() else [])
     for backend in backends:
         proc = subprocess.run([sys.executable, __file__, "--backend", backend, "--torch-model", args.torch_model,
-                               "--repeats", str(args.repeats)], capture_output=True, text=True, check=True)
+                               "--repeats", str(args.repeats)] + (["--bundle", args.bundle] if args.bundle else []), capture_output=True, text=True, check=True)
         results[backend] = json.loads(proc.stdout.strip().splitlines()[-1])
         r = results[backend]
         print(f"{backend:6s} pairs/s={r['pairs_per_s']:.1f} verify_5x5 p50={r['p50_s']:.3f}s p95={r['p95_s']:.3f}s "

@@ -72,7 +72,7 @@ def run_batch(
 
     `on_rows(n)` is called each time n more rows have been written (for a caller's own progress display).
     """
-    from groundwire.batch.engines import ENGINES, EngineOptions
+    from groundwire.batch.engines import ENGINES, EngineOptions, Job
     from groundwire.batch.sink import ResultSink, default_errors_path
     from groundwire.batch.sources import count_rows, input_format
 
@@ -87,10 +87,10 @@ def run_batch(
     errors_file = Path(errors_path) if errors_path is not None else default_errors_path(output)
     started = time.perf_counter()
     with ResultSink(output, errors_path=errors_file) as sink, _progress(rows_in, enabled=progress) as advance:
-        ENGINES[engine](
-            source, sink, fmt=fmt, check=check or CheckOptions(), engine=engine_options or EngineOptions(),
+        ENGINES[engine](Job(
+            source, sink, fmt=fmt, check=check or CheckOptions(), options=engine_options or EngineOptions(),
             on_rows=advance if on_rows is None else lambda n: (advance(n), on_rows(n)),
-        )
+        ))
     summary = BatchSummary(
         rows_in=rows_in, done=sink.done, errors=sink.errors, skipped=sink.skipped,
         output=sink.output, errors_path=errors_file, seconds=time.perf_counter() - started,

@@ -1,4 +1,4 @@
-"""Engines: where the rows are checked. Each takes the same arguments and feeds the same sink.
+"""Engines: where the rows are checked. Each takes a Job and feeds its sink; ENGINES is the registry.
 
 - "local": one process, one verifier, batches read and checked in order.
 - "ray":   Ray Data; a streaming read, `map_batches` over an actor pool (one verifier per actor),
@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from groundwire.batch.sink import ResultSink
 from groundwire.batch.sources import Format, input_files, iter_rows
@@ -28,67 +27,54 @@ class EngineOptions:
     """Ray cluster address ("auto", "ray://head:10001"); None starts or reuses a local instance."""
 
 
-class Engine(Protocol):
-    def __call__(
-        self,
-        source: Path,
-        sink: ResultSink,
-        *,
-        fmt: Format,
-        check: CheckOptions,
-        engine: EngineOptions,
-        on_rows: Callable[[int], None],
-    ) -> None: ...
+@dataclass(frozen=True, slots=True)
+class Job:
+    """Everything an engine needs: where rows come from, where they go, and how to check them."""
+
+    source: Path
+    sink: ResultSink
+    fmt: Format
+    check: CheckOptions
+    options: EngineOptions
+    on_rows: Callable[[int], None]
 
 
-def run_local(
-    source: Path,
-    sink: ResultSink,
-    *,
-    fmt: Format,
-    check: CheckOptions,
-    engine: EngineOptions,
-    on_rows: Callable[[int], None],
-) -> None:
-    worker = Worker(fmt=fmt, options=check, skip_ids=sink.done_before)
-    for rows in iter_rows(source, batch_size=engine.batch_size):
-        on_rows(sink.add(worker.process(rows)))
+Engine = Callable[[Job], None]
 
 
-def run_ray(
-    source: Path,
-    sink: ResultSink,
-    *,
-    fmt: Format,
-    check: CheckOptions,
-    engine: EngineOptions,
-    on_rows: Callable[[int], None],
-) -> None:
+def run_local(job: Job) -> None:
+    worker = Worker(fmt=job.fmt, options=job.check, skip_ids=job.sink.done_before)
+    for rows in iter_rows(job.source, batch_size=job.options.batch_size):
+        job.on_rows(job.sink.add(worker.process(rows)))
+
+
+def run_ray(job: Job) -> None:
     import ray
 
+    engine = job.options
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=engine.address, log_to_driver=False)
     try:
         ray.data.DataContext.get_current().enable_progress_bars = False  # ours counts written rows
-        paths = [str(p.resolve()) for p in input_files(source)]
+        paths = [str(p.resolve()) for p in input_files(job.source)]
         # Reading is I/O: it asks for no CPU, so a pool of actors on every CPU cannot starve it (a deadlock
         # otherwise: actors waiting for blocks that no read task has a CPU to produce).
         from groundwire.batch.ray_source import JsonlLinesDatasource, ParquetRowsDatasource
 
-        datasource = {"jsonl": JsonlLinesDatasource, "parquet": ParquetRowsDatasource}[fmt](paths)
+        datasource = {"jsonl": JsonlLinesDatasource, "parquet": ParquetRowsDatasource}[job.fmt](paths)
         dataset = ray.data.read_datasource(datasource, num_cpus=0)
         actors = engine.num_actors or max(1, int(ray.cluster_resources().get("CPU", 1) // engine.cpus_per_actor))
         checked = dataset.map_batches(
             RayWorker,
-            fn_constructor_kwargs={"fmt": fmt, "options": check, "skip_ids": sink.done_before},
+            fn_constructor_kwargs={"fmt": job.fmt, "options": job.check, "skip_ids": job.sink.done_before},
             batch_size=engine.batch_size,
             batch_format="pyarrow",
             compute=ray.data.ActorPoolStrategy(size=actors),
             num_cpus=engine.cpus_per_actor,
         )
         for batch in checked.iter_batches(batch_format="pyarrow", batch_size=None):
-            on_rows(sink.add(batch.to_pylist()))
+            job.on_rows(job.sink.add(batch.to_pylist()))
     finally:
         if started_here:
             ray.shutdown()

@@ -214,10 +214,16 @@ def test_review_queue_takes_low_scores_and_risky_patterns_until_reviewed(client)
     low = verify(client, BAD)
     risky = verify(client, GOOD, question="What dosage is safe?")
     fine = verify(client, GOOD)
+    # Supported text, but it cites a chunk that was never retrieved: a validator fires.
+    fabricated = verify(client, "The Pro plan costs $10 a month [S7].")
     assert low["review"]["queued"] and risky["review"]["queued"] and not fine["review"]["queued"]
     assert any("high-risk" in reason for reason in risky["review"]["reasons"])
+    assert fabricated["report"]["score"] >= 0.5
+    assert fabricated["review"]["reasons"] == ["validator: fabricated_citation"]
     queue = client.get("/v1/review", headers=ALPHA).json()
-    assert {item["request_id"] for item in queue["items"]} == {low["request_id"], risky["request_id"]}
+    assert {item["request_id"] for item in queue["items"]} == {
+        low["request_id"], risky["request_id"], fabricated["request_id"]}
+    client.post("/v1/feedback", headers=ALPHA, json={"request_id": fabricated["request_id"], "thumbs": "down"})
 
     feedback = client.post("/v1/feedback", headers=ALPHA, json={
         "request_id": low["request_id"], "thumbs": "down", "correction": "Refunds take 30 days."})

@@ -117,6 +117,7 @@ def test_page_highlights_claims_and_shows_the_evidence_span(browser, server: Liv
     contradicted = claims[1]
     assert browser.find_element(By.ID, "decision").text == "reject"
     assert not browser.find_element(By.ID, "tab-history").is_displayed()  # only the open tab shows
+    assert not browser.find_element(By.ID, "warnings").is_displayed()  # nothing answer-level to warn about
     assert browser.find_element(By.ID, "review-flag").is_displayed()
 
     contradicted.click()
@@ -187,7 +188,14 @@ def test_page_shows_structured_errors_and_other_scopes_see_nothing(browser, serv
     wait(browser, lambda d: error.is_displayed())
     assert "401" in error.text and "invalid_api_key" in error.text
 
+    # Answer-level findings are shown above the answer: here a citation of a chunk that was not retrieved.
     open_page(browser, server, "key-beta")
+    fill_and_verify(browser, answer="The Pro plan costs $10 a month [S9].")
+    warnings = browser.find_element(By.ID, "warnings")
+    assert warnings.is_displayed() and "S9" in warnings.text
+    browser.save_screenshot(str(ARTIFACTS / "fabricated-citation.png"))
+
+    open_page(browser, server, "key-gamma")
     browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="history"]').click()
     idle(browser)
     wait(browser, lambda d: d.find_element(By.ID, "tab-history").is_displayed())

@@ -18,7 +18,7 @@ def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> dict[
     chunks, context = runtime.context(body, scope=scope)
     report = _checked(runtime, body, chunks)
     out = {"request_id": uuid.uuid4().hex, "report": report.to_dict(),
-           "review": runtime.review(report.score, body.question, body.answer),
+           "review": runtime.review(report.score, body.question, body.answer, findings=_checks(report)),
            "chunks": [chunk_dict(c) for c in chunks]}
     runtime.log(report, out, kind="verify", scope=scope, context=context, body=body, chunks=chunks, started=started)
     return out
@@ -36,7 +36,7 @@ def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> dict[
                              min_surviving_share=settings.min_surviving_share,
                              abstain_message=settings.abstain_message)
     out = {"request_id": uuid.uuid4().hex, "report": report.to_dict(),
-           "review": runtime.review(report.score, body.question, body.answer),
+           "review": runtime.review(report.score, body.question, body.answer, findings=_checks(report)),
            "chunks": [chunk_dict(c) for c in chunks],
            "repaired": {**repaired.to_dict(), "summary": _summary(repaired)}}
     runtime.log(report, out, kind="repair", scope=scope, context=context, body=body, chunks=chunks, started=started,
@@ -81,6 +81,10 @@ def _checked(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chun
 
         report = adjudicate(report, chunks, client=client)
     return report
+
+
+def _checks(report: Report) -> list[str]:
+    return [finding.check for finding in report.findings]
 
 
 def _summary(repaired: Any) -> str:

@@ -37,7 +37,8 @@ def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> d
     detail = generation.to_dict()
     report_dict = detail.pop("report")
     out = {"request_id": uuid.uuid4().hex, "answer": generation.answer, "cached": False, "report": report_dict,
-           "review": runtime.review(generation.report.score, body.question, generation.answer),
+           "review": runtime.review(generation.report.score, body.question, generation.answer,
+                                   findings=[f.check for f in generation.report.findings]),
            "chunks": [chunk_dict(c) for c in generation.chunks], "detail": detail}
     _log(runtime, generation.report, out, scope=scope, context=context, body=body, chunks=chunks, started=started)
     if generation.outcome.action in ("accept", "disclaim") and not generation.fallback:

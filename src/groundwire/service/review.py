@@ -1,8 +1,9 @@
 """The review queue rule: which logged requests a person should look at.
 
-A request is queued when its answer score is below the threshold, or when its question or
-answer matches one of the configured high-risk patterns (case-insensitive regexes). It
-leaves the queue once someone gives feedback on it.
+A request is queued when its answer score is below the threshold, when its question or
+answer matches one of the configured high-risk patterns (case-insensitive regexes), or when
+an answer-level validator fired (a fabricated citation scores no claim down, but a person
+should see it). It leaves the queue once someone gives feedback on it.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
 
 
 def review_reasons(*, score: float | None, texts: Sequence[str | None], threshold: float,
-                   patterns: tuple[str, ...]) -> list[str]:
+                   patterns: tuple[str, ...], findings: Sequence[str] = ()) -> list[str]:
     reasons: list[str] = []
     if score is not None and score < threshold:
         reasons.append(f"score {score:.2f} below {threshold:.2f}")
     for pattern in _compiled(patterns):
         if any(text and pattern.search(text) for text in texts):
             reasons.append(f"matches high-risk pattern /{pattern.pattern}/")
+    reasons.extend(f"validator: {finding}" for finding in dict.fromkeys(findings))
     return reasons

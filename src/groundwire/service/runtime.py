@@ -128,9 +128,10 @@ class Runtime:
                                details={"doc_ids": missing})
         return [p.as_chunk() for p in found], render_context(found)
 
-    def review(self, score: float | None, *texts: str | None) -> dict[str, Any]:
-        reasons = review_reasons(score=score, texts=texts, threshold=self.settings.review_threshold,
-                                 patterns=self.settings.high_risk_patterns)
+    def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> dict[str, Any]:
+        """The review-queue verdict: score, question and answer, and the answer-level checks that fired."""
+        reasons = review_reasons(score=score, texts=texts, findings=findings,
+                                 threshold=self.settings.review_threshold, patterns=self.settings.high_risk_patterns)
         return {"queued": bool(reasons), "reasons": reasons}
 
     def require_llm(self, what: str) -> LLMClient:

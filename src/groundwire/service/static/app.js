@@ -102,6 +102,7 @@ function render(result) {
   $("decision").className = "badge " + report.decision;
   $("answer-score").textContent = report.score.toFixed(2);
   $("review-flag").hidden = !(result.review && result.review.queued);
+  renderWarnings(report);
   renderAnswer(report);
   $("claim-detail").hidden = true;
   const repaired = result.repaired;
@@ -111,6 +112,14 @@ function render(result) {
     $("repaired-note").textContent = repaired.summary || "";
   }
   refreshReviewCount().catch(showError);
+}
+
+function renderWarnings(report) {
+  // Answer-level findings (fabricated citations, misplaced refusal token...) and warnings (language...).
+  const notes = [...(report.findings || []).map((f) => `${f.check}: ${f.detail}`), ...(report.warnings || [])];
+  const list = $("warnings");
+  list.replaceChildren(...notes.map((note) => { const li = document.createElement("li"); li.textContent = note; return li; }));
+  list.hidden = notes.length === 0;
 }
 
 function renderAnswer(report) {

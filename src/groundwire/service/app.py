@@ -11,6 +11,7 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+import groundwire
 from groundwire.errors import InputError
 from groundwire.llm import LLMError
 from groundwire.service import actions, generation, history, models
@@ -38,7 +39,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="groundwire",
-        version=_version(),
+        version=groundwire.__version__,
         summary="Verify RAG answers against their sources, claim by claim; repair, generate, log and review.",
         lifespan=lifespan,
         responses=_ERRORS,
@@ -127,9 +128,3 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return HTMLResponse(render_html(history.eval_loop(runtime, scope=scope, sample_size=limit, save=False)))
 
     return app
-
-
-def _version() -> str:
-    from importlib.metadata import version
-
-    return version("groundwire")

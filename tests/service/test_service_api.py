@@ -75,6 +75,7 @@ def test_verify_grades_claims_and_returns_the_chunks(client) -> None:  # noqa: A
 def test_requests_without_a_valid_key_get_401_json(client, headers, code) -> None:  # noqa: ANN001
     response = client.post("/v1/verify", json={"answer": GOOD, "chunks": CHUNKS}, headers=headers)
     assert_error(response, 401, code)
+    assert response.headers["www-authenticate"] == "Bearer"
     assert_error(client.get("/v1/requests", headers=headers), 401, code)
 
 
@@ -208,6 +209,8 @@ def test_ingest_gives_durable_ids_and_versions_only_on_change(client) -> None:  
     assert int(changed["doc_set_version"]) == int(first["doc_set_version"]) + 1
     assert changed["changed_doc_ids"] == ["manual"]
     assert_error(client.post("/v1/ingest", headers=ALPHA, json={"documents": [{**doc, "page": 0}]}), 422)
+    # Query parameters are checked too, with the same error shape.
+    assert_error(client.get("/v1/requests", params={"limit": 0}, headers=ALPHA), 422, "invalid_request")
 
 
 def test_review_queue_takes_low_scores_and_risky_patterns_until_reviewed(client) -> None:  # noqa: ANN001

@@ -13,6 +13,8 @@ from fastapi import Request
 from groundwire.service.errors import ServiceError
 from groundwire.service.settings import DEFAULT_SCOPE, ServiceSettings
 
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
 
 def presented_key(request: Request) -> str | None:
     header = request.headers.get("authorization", "")
@@ -27,14 +29,15 @@ def scope_for_key(settings: ServiceSettings, key: str | None) -> str:
         return DEFAULT_SCOPE
     if key is None:
         raise ServiceError(401, "missing_api_key",
-                           "Send an API key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.")
+                           "Send an API key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.",
+                           headers=_CHALLENGE)
     # Compare against every key in constant time so response timing says nothing about near misses.
     found: str | None = None
     for known, scope in settings.api_keys.items():
         if hmac.compare_digest(known.encode(), key.encode()):
             found = scope
     if found is None:
-        raise ServiceError(401, "invalid_api_key", "The API key is not recognised.")
+        raise ServiceError(401, "invalid_api_key", "The API key is not recognised.", headers=_CHALLENGE)
     return found
 
 

@@ -24,8 +24,9 @@ class ServiceError(StarletteHTTPException):
     raised while the body is being read (the size limit does that).
     """
 
-    def __init__(self, status: int, code: str, message: str, *, details: Any = None) -> None:
-        super().__init__(status_code=status, detail=message)
+    def __init__(self, status: int, code: str, message: str, *, details: Any = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(status_code=status, detail=message, headers=headers)
         self.status = status
         self.code = code
         self.message = message
@@ -44,15 +45,18 @@ def error_response(status: int, code: str, message: str, details: Any = None, *,
     return JSONResponse(error_body(status, code, message, details), status_code=status, headers=headers)
 
 
+_KNOWN_STATUSES = frozenset(status.value for status in HTTPStatus)
+
+
 def _code_for(status: int) -> str:
-    phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "error"
+    phrase = HTTPStatus(status).phrase if status in _KNOWN_STATUSES else "error"
     return phrase.lower().replace(" ", "_").replace("-", "_")
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service_error(_: Request, exc: ServiceError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, exc.details)
+        return error_response(exc.status, exc.code, exc.message, exc.details, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -60,7 +64,7 @@ def install_error_handlers(app: FastAPI) -> None:
             {"loc": list(err.get("loc", ())), "msg": err.get("msg", ""), "type": err.get("type", "")}
             for err in exc.errors()
         ]
-        return error_response(422, "invalid_request", "The request body does not match the schema.", details)
+        return error_response(422, "invalid_request", "The request does not match the schema (see details).", details)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -181,6 +181,9 @@ def test_cli_writes_json_and_html(tmp_path: Path, logged: tuple[Store, dict[str,
     assert data["meta"]["release"] == "r9"
     assert "<svg" in (out / "eval-loop.html").read_text()
     assert "frozen: n=5" in result.output
+    from groundwire.cli import app as main_app
+
+    assert "eval-loop" in {command.name for command in main_app.registered_commands}
 
 
 def test_cli_rejects_missing_inputs(tmp_path: Path) -> None:

@@ -551,9 +551,25 @@ class Store:
         Rows are ranked by a hash of (seed, id), so the same seed over the same rows gives the same sample
         and a growing log keeps most of an earlier sample.
         """
-        rows = self.requests(scope=scope, since=since, limit=None)
-        rows.sort(key=lambda rec: hashlib.blake2b(f"{seed}:{rec.id}".encode(), digest_size=8).digest())
-        return sorted(rows[: max(n, 0)], key=lambda rec: (rec.created_at or _now(), rec.id or ""))
+        import sqlalchemy as sa
+
+        r = self.t["requests"]
+        ids_query = sa.select(r.c.id)
+        if scope is not None:
+            ids_query = ids_query.where(r.c.scope == scope)
+        if since is not None:
+            ids_query = ids_query.where(r.c.created_at >= since)
+        # Rank ids only; the full rows (context, report) are read for the chosen few.
+        with self.engine.connect() as conn:
+            ids = list(conn.execute(ids_query).scalars())
+        ids.sort(key=lambda request_id: hashlib.blake2b(f"{seed}:{request_id}".encode(), digest_size=8).digest())
+        chosen = ids[: max(n, 0)]
+        rows: list[RequestRecord] = []
+        with self.engine.connect() as conn:
+            for start in range(0, len(chosen), 500):
+                batch = chosen[start : start + 500]
+                rows.extend(_record(row) for row in conn.execute(sa.select(r).where(r.c.id.in_(batch))))
+        return sorted(rows, key=lambda rec: (rec.created_at or _now(), rec.id or ""))
 
     # feedback ---------------------------------------------------------------------------------------------
 

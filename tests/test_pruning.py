@@ -85,5 +85,9 @@ def test_embedding_pruner_matches_paraphrases():
     from groundwire.pruning import EmbeddingPruner
 
     claims = ["Antarctica is home to most penguins.", "Snowmelt makes the river overflow each year."]
-    mask = EmbeddingPruner(top_k=1, margin=0.0).keep(claims, WINDOWS)
+    mask = EmbeddingPruner(top_k=1, margin=0.0, lexical=None).keep(claims, WINDOWS)
     assert [int(np.flatnonzero(row)[0]) for row in mask] == [4, 5]
+    assert mask.sum() == 2
+    # United with the lexical choice it keeps at least what either ranking keeps.
+    both = EmbeddingPruner(top_k=1, margin=0.0, lexical=LexicalPruner(top_k=1, margin=0.0)).keep(claims, WINDOWS)
+    assert (both >= mask).all() and (both >= LexicalPruner(top_k=1, margin=0.0).keep(claims, WINDOWS)).all()

@@ -15,7 +15,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -100,15 +100,20 @@ class LexicalPruner:
 
 @dataclass(slots=True)
 class EmbeddingPruner:
-    """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings (groundwire.embed, onnxruntime).
+    """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings (groundwire.embed, onnxruntime), united
+    with the lexical pruner's choice.
 
-    Catches paraphrases the lexical pruner misses, at the cost of one small encoder pass per claim
-    and per window. `embedder` defaults to the process-wide shared one, loaded on first use.
+    The embedding catches paraphrases the lexical pruner misses; the lexical side keeps exact words,
+    numbers and names, and evidence past the embedder's 256-token reach in a long window. The cost is one
+    small encoder pass per claim and per window (claims + windows, not claims x windows), which pays off
+    with a cross-encoder scorer and not with the lexical one. `embedder` defaults to the process-wide
+    shared one, loaded on first use.
     """
 
     top_k: int = 3
     margin: float = 0.1
     embedder: Any = None
+    lexical: LexicalPruner | None = field(default_factory=LexicalPruner)
 
     def keep(self, claims: Sequence[str], windows: Sequence[str]) -> np.ndarray:
         if len(windows) <= self.top_k:
@@ -118,7 +123,10 @@ class EmbeddingPruner:
 
             self.embedder = default_embedder()
         sim = self.embedder.embed(list(claims)) @ self.embedder.embed(list(windows)).T
-        return keep_top(sim, top_k=self.top_k, margin=self.margin)
+        mask = keep_top(sim, top_k=self.top_k, margin=self.margin)
+        if self.lexical is not None:
+            mask |= self.lexical.keep(claims, windows)
+        return mask
 
 
 PRUNERS: dict[str, Callable[..., Pruner] | None] = {

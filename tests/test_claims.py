@@ -64,3 +64,13 @@ def test_markdown_emphasis_and_bold_citations():
     claims = decompose("**Refunds** are issued within `14` days **[S1]**.\n## Shipping\n- **Express:** ships in 2 days [S2].")
     assert [c.text for c in claims] == ["Refunds are issued within 14 days.", "Express: ships in 2 days."]
     assert [c.cited_ids for c in claims] == [("S1",), ("S2",)]
+
+
+def test_decomposition_is_thread_safe():
+    from concurrent.futures import ThreadPoolExecutor
+
+    answers = [f"The plan number {i} costs ${i} per month. Refunds take {i} days; shipping is free." for i in range(40)]
+    expected = [[c.text for c in decompose(a)] for a in answers]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for _ in range(3):
+            assert list(pool.map(lambda a: [c.text for c in decompose(a)], answers)) == expected

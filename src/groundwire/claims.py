@@ -9,9 +9,9 @@ safely: semicolons, ", and/but <new subject>" and relative ", which ..." clauses
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 from groundwire.textutil import content_words
@@ -177,8 +177,14 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-@lru_cache(maxsize=1)
-def _segmenter():  # noqa: ANN202 - pysbd has no type hints
-    import pysbd
+_THREAD_STATE = threading.local()
 
-    return pysbd.Segmenter(language="en", clean=False, char_span=True)
+
+def _segmenter():  # noqa: ANN202 - pysbd has no type hints
+    """One pysbd segmenter per thread: a segmenter keeps per-call state on itself and is not thread-safe."""
+    segmenter = getattr(_THREAD_STATE, "segmenter", None)
+    if segmenter is None:
+        import pysbd
+
+        segmenter = _THREAD_STATE.segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    return segmenter

@@ -41,9 +41,6 @@ class Runtime:
         self._config: Config | None = None
         self._cache: SemanticCache | None = None
         self._lock = threading.Lock()
-        # Request threads share one verifier, and not every part of it is thread-safe (pysbd's segmenter
-        # keeps per-call state on the instance), so verification is serialised. Log writes are not.
-        self._verify_lock = threading.Lock()
 
     # lifecycle --------------------------------------------------------------------------------------------
 
@@ -53,9 +50,9 @@ class Runtime:
             if self._verifier is None:
                 from groundwire import Verifier
 
-                loaded = Verifier(self.settings.scorer, accept_at=self.settings.accept_at,
-                                  reject_at=self.settings.reject_at)
-                self._verifier = _SerialVerifier(loaded, self._verify_lock)
+                # Shared by the request threads: verify() is thread-safe (per-thread sentence segmenters).
+                self._verifier = Verifier(self.settings.scorer, accept_at=self.settings.accept_at,
+                                          reject_at=self.settings.reject_at)
                 self.model_loads += 1
             if self._store is None:
                 from groundwire.store import Store
@@ -169,21 +166,6 @@ class Runtime:
             extra={"body": out, **(extra or {})},
         )
         self.store.log_request(replace(record, id=out["request_id"]))
-
-
-class _SerialVerifier:
-    """The shared verifier with its verify() calls serialised; everything else passes through."""
-
-    def __init__(self, verifier: Any, lock: threading.Lock) -> None:
-        self._inner = verifier
-        self._lock = lock
-
-    def verify(self, *args: Any, **kwargs: Any) -> Report:
-        with self._lock:
-            return self._inner.verify(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
 
 def _ready(value: T | None) -> T:

@@ -28,6 +28,7 @@ def test_good_line_becomes_an_item_with_s_ids_and_object_chunks():
         ('{"id": "b", "context": [], "answer": "y"}', "b", "'context' must be a non-empty list"),
         ('{"id": "c", "context": ["ok", "  "], "answer": "y"}', "c", "context[1]"),
         ('{"id": "d", "context": ["x"], "answer": "y", "question": 5}', "d", "'question'"),
+        ('{"id": "e", "context": [{"text": "x", "page": "two"}], "answer": "y"}', "e", "context[0].page must be an integer"),
         ('{"id": "", "context": ["x"], "answer": "y"}', "f.jsonl:3", "missing or empty 'id'"),
         ('{"id": "torn", "context": ["x', "torn", "invalid JSON"),
         ("[1, 2]", "f.jsonl:3", "not an object"),

@@ -34,6 +34,7 @@ STATUS_DONE = "done"
 STATUS_ERROR = "error"
 STATUS_SKIPPED = "skipped"
 
+_KIND_NAMES = {str: "a string", int: "an integer"}
 _ID_IN_TEXT = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
@@ -51,11 +52,6 @@ class RowError:
     error: str
     raw: str
     """The row as it came in (the JSON line, or the Parquet row as JSON), so nothing is lost."""
-
-
-def blank(line: str) -> bool:
-    """Lines both engines skip: empty or whitespace only (not rows at all)."""
-    return line.strip() == ""
 
 
 def fallback_id(raw: str, where: str | None, *, search: bool = False) -> str:
@@ -124,8 +120,10 @@ def _problem(record: Mapping[str, Any]) -> str | None:
         text = chunk.get("text") if isinstance(chunk, Mapping) else chunk
         if not isinstance(text, str) or not text.strip():
             return f"context[{i}] must be a non-empty string or an object with a non-empty 'text'"
-        if isinstance(chunk, Mapping) and chunk.get("id") is not None and not isinstance(chunk.get("id"), str):
-            return f"context[{i}].id must be a string"
+        if isinstance(chunk, Mapping):
+            for key, kind in (("id", str), ("doc_id", str), ("page", int)):
+                if chunk.get(key) is not None and not isinstance(chunk.get(key), kind):
+                    return f"context[{i}].{key} must be {_KIND_NAMES[kind]} or null"
     return None
 
 

@@ -148,6 +148,8 @@ def test_concrete_claims() -> None:
     assert is_concrete("Run start.sh to start the cluster.")
     assert not is_concrete("It may vary depending on your setup.")
     assert not is_concrete("Results usually differ.")
+    assert is_concrete("Arthur's Magazine.")  # a short answer still commits to something
+    assert not is_concrete("It is what it is.")
 
 
 def test_html_report_has_plots_and_escapes_text(logged: tuple[Store, dict[str, str]], verifier: Verifier) -> None:

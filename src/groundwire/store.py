@@ -105,6 +105,8 @@ def _tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         sa.Column("gold_ids", sa.JSON, nullable=True),
         sa.Column("report", sa.JSON, nullable=True),
         sa.Column("extra", sa.JSON, nullable=False),
+        # The rolling sample and the history page read one scope's recent rows.
+        sa.Index("ix_requests_scope_created", "scope", "created_at"),
     )
     feedback = sa.Table(
         "feedback",

@@ -126,16 +126,17 @@ def run_local(scorer: object, pruner: object, answers: list[dict]) -> dict:
 
     verifier = Verifier(scorer, pruner=pruner)
     verifier.verify(answers[0]["answer"], answers[0]["context"])  # warm-up
-    times, pairs = [], 0
+    times, pairs, verdicts = [], 0, []
     with peak_memory() as peak:
         for row in answers:
             started = time.perf_counter()
             report = verifier.verify(row["answer"], row["context"])
             times.append(time.perf_counter() - started)
             pairs += report.extra.get("pairs_scored", 0)
+            verdicts.extend(claim.verdict for claim in report.claims)
         memory = peak()
     return {"latency_s": statistics.median(times), "pairs_per_s": pairs / sum(times), "pairs": pairs / len(answers),
-            "peak_mb": memory[0], "added_mb": memory[1]}
+            "peak_mb": memory[0], "added_mb": memory[1], "verdicts": verdicts}
 
 
 def run_ray(scorer_name: str, pruner_name: str, answers: list[dict], workdir: Path, actors: int) -> dict:
@@ -203,6 +204,10 @@ def main() -> None:
               f"{r['pairs_per_s']:>9.0f} {r['peak_mb']:>8.0f} {r['added_mb']:>6.0f} "
               f"{r['latency_s'] / base['latency_s']:>9.2f}x {r['pairs'] / base['pairs']:>7.2f}x "
               f"{r.get('wall_s', float('nan')):>6.1f} {r.get('first_row_s', float('nan')):>7.1f}")
+    for claims, chunks in SIZES:
+        exact, pruned = (results[("local", mode, f"{claims}x{chunks}")]["verdicts"] for mode in ("exact", "pruned"))
+        same = sum(a == b for a, b in zip(exact, pruned, strict=True))
+        print(f"local {claims}x{chunks}: pruned verdicts agree with the exact matrix on {same}/{len(exact)} claims")
     for engine in sorted({k[0] for k in results}):
         big = "20x50"
         exact, pruned = results[(engine, "exact", big)], results[(engine, "pruned", big)]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groundwire import Verifier
 from groundwire.errors import InputError
@@ -170,3 +172,12 @@ def test_add_citations_replaces_existing_markers_and_rejects_bad_input(library: 
         add_citations("  ", library, verifier=verifier)
     with pytest.raises(InputError):
         add_citations("Some answer.", [], verifier=verifier)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab .\n"), min_size=1, max_size=400), min_size=1, max_size=6))
+def test_split_text_never_loses_text(paragraphs: list[str]) -> None:
+    text = "\n\n".join(paragraphs)
+    chunks = split_text(text, max_chars=120)
+    assert "".join(text.split()) == "".join("".join(chunks).split())
+    assert all(chunk.strip() for chunk in chunks)

@@ -117,3 +117,13 @@ def test_doc_set_fingerprint_keeps_unrelated_entries_servable(cache: SemanticCac
     assert store.doc_set_version(scope="s") == "scope:3"
     assert store.doc_set_version(scope="other", doc_ids=["manual"]) != before  # another scope has no such docs
     store.close()
+
+
+def test_versions_coexist_and_a_repeat_put_replaces(cache: SemanticCache) -> None:
+    cache.put("what does the pro plan cost", "$10", scope="s", doc_version="docs:a")
+    cache.put("what does the pro plan cost", "$12", scope="s", doc_version="docs:b")  # another document selection
+    assert cache.get("what does the pro plan cost", scope="s", doc_version="docs:a").response == "$10"
+    assert cache.get("what does the pro plan cost", scope="s", doc_version="docs:b").response == "$12"
+    cache.put("What does the Pro plan cost?", "$11", scope="s", doc_version="docs:a")
+    assert cache.get("what does the pro plan cost", scope="s", doc_version="docs:a").response == "$11"
+    assert cache.stats.entries == 2

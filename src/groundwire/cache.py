@@ -138,15 +138,17 @@ class SemanticCache:
         doc_version: str | int,
         doc_ids: Iterable[str] = (),
     ) -> str:
-        """Store an answer; returns the entry id. Entries of the same scope that this query matches
-        (any document-set version) are replaced, so stale answers do not pile up."""
+        """Store an answer; returns the entry id. An entry of the same scope and document-set version that
+        this query matches is replaced. Entries for other versions stay: a fingerprint version may belong
+        to another document selection that is still current. Stale ones age out by LRU eviction."""
         vector = self._embed(query)
         doc_version = str(doc_version)
         entry = _Entry(query, vector, response, doc_version, frozenset(doc_ids))
         entry_id = uuid.uuid4().hex
         with self._lock:
             entries = self._scopes.setdefault(_scope(scope), OrderedDict())
-            for old_id in [i for i, e in entries.items() if float(e.vector @ vector) >= self.threshold]:
+            duplicates = [i for i, e in entries.items() if e.doc_version == doc_version and float(e.vector @ vector) >= self.threshold]
+            for old_id in duplicates:
                 del entries[old_id]
             entries[entry_id] = entry
             while sum(len(e) for e in self._scopes.values()) > self.max_entries:

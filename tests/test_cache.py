@@ -61,7 +61,9 @@ def test_threshold_is_configurable() -> None:
 
 def test_ingest_invalidates_exactly_the_affected_entries(cache: SemanticCache, tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'c.db'}")
-    store.ingest([Document("manual", "Manual", "Run start.sh."), Document("pricing", "Pricing", "Pro costs $10.")], scope="s")
+    store.ingest(
+        [Document("manual", "Manual", "Run start.sh."), Document("pricing", "Pricing", "Pro costs $10.")], scope="s"
+    )
     version = store.doc_version(scope="s")
     cache.put("how do I start the cluster", "Run start.sh.", scope="s", doc_version=version, doc_ids=["manual"])
     cache.put("how much is the pro plan", "$10.", scope="s", doc_version=version, doc_ids=["pricing"])
@@ -76,7 +78,12 @@ def test_ingest_invalidates_exactly_the_affected_entries(cache: SemanticCache, t
     assert cache.get("how much is the pro plan", scope="s", doc_version=version) is None
     assert cache.get("how much is the pro plan", scope="other", doc_version=version) is not None
     # An unchanged re-ingest affects nothing.
-    assert cache.invalidate(scope="s", doc_ids=store.ingest([Document("manual", "Manual", "Run start.sh.")], scope="s").changed_doc_ids) == 0
+    assert (
+        cache.invalidate(
+            scope="s", doc_ids=store.ingest([Document("manual", "Manual", "Run start.sh.")], scope="s").changed_doc_ids
+        )
+        == 0
+    )
     store.close()
 
 
@@ -103,7 +110,9 @@ def test_bad_input(cache: SemanticCache) -> None:
 
 def test_doc_set_fingerprint_keeps_unrelated_entries_servable(cache: SemanticCache, tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'v.db'}")
-    store.ingest([Document("manual", "Manual", "Run start.sh."), Document("pricing", "Pricing", "Pro costs $10.")], scope="s")
+    store.ingest(
+        [Document("manual", "Manual", "Run start.sh."), Document("pricing", "Pricing", "Pro costs $10.")], scope="s"
+    )
     before = store.doc_set_version(scope="s", doc_ids=["manual"])
     cache.put("how do I start the cluster", "Run start.sh.", scope="s", doc_version=before, doc_ids=["manual"])
     store.ingest([Document("pricing", "Pricing", "Pro costs $12.")], scope="s")  # another document changes

@@ -28,7 +28,9 @@ def test_vectors_are_unit_length_and_batch_independent() -> None:
 
 
 def test_paraphrase_is_closer_than_opposite_action() -> None:
-    vectors = default_embedder().embed(["how do I start the cluster", "How do I start the cluster?", "how do I stop the cluster"])
+    vectors = default_embedder().embed(
+        ["how do I start the cluster", "How do I start the cluster?", "how do I stop the cluster"]
+    )
     assert vectors[0] @ vectors[1] > 0.97
     assert vectors[0] @ vectors[2] < 0.9
 

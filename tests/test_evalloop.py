@@ -34,7 +34,9 @@ def verifier() -> Verifier:
     return Verifier("lexical")
 
 
-def _log(store: Store, verifier: Verifier, *, answer: str, retrieved: list, day: int, release: str, segment: str, gold=None) -> str:
+def _log(
+    store: Store, verifier: Verifier, *, answer: str, retrieved: list, day: int, release: str, segment: str, gold=None
+) -> str:
     report = verifier.verify(answer, [p.as_chunk() for p in retrieved], question="q")
     record = RequestRecord.from_report(
         report,
@@ -62,12 +64,56 @@ def logged(tmp_path: Path, verifier: Verifier) -> tuple[Store, dict[str, str]]:
     manual, pricing, warranty = docs
     store.ingest([Document("other", "Other scope", "Secret: the launch code is 1234.")], scope="t")
     ids = {
-        "ok": _log(store, verifier, answer="Run start.sh to start the cluster.", retrieved=[manual], day=0, release="v1", segment="docs"),
-        "miss": _log(store, verifier, answer="The warranty on every device lasts two years.", retrieved=[manual], day=0, release="v1", segment="support"),
-        "drift": _log(store, verifier, answer="The Pro plan includes free hosting on Mars.", retrieved=[pricing], day=1, release="v1", segment="docs"),
-        "refused": _log(store, verifier, answer=REFUSAL_TOKEN, retrieved=[pricing], day=1, release="v2", segment="docs"),
-        "gold_miss": _log(store, verifier, answer="Devices are covered for ten years.", retrieved=[manual], day=2, release="v2", segment="support", gold=[warranty.cite_id]),
-        "gold_hit": _log(store, verifier, answer="Run start.sh to start the cluster.", retrieved=[manual], day=2, release="v2", segment="docs", gold=[manual.cite_id]),
+        "ok": _log(
+            store,
+            verifier,
+            answer="Run start.sh to start the cluster.",
+            retrieved=[manual],
+            day=0,
+            release="v1",
+            segment="docs",
+        ),
+        "miss": _log(
+            store,
+            verifier,
+            answer="The warranty on every device lasts two years.",
+            retrieved=[manual],
+            day=0,
+            release="v1",
+            segment="support",
+        ),
+        "drift": _log(
+            store,
+            verifier,
+            answer="The Pro plan includes free hosting on Mars.",
+            retrieved=[pricing],
+            day=1,
+            release="v1",
+            segment="docs",
+        ),
+        "refused": _log(
+            store, verifier, answer=REFUSAL_TOKEN, retrieved=[pricing], day=1, release="v2", segment="docs"
+        ),
+        "gold_miss": _log(
+            store,
+            verifier,
+            answer="Devices are covered for ten years.",
+            retrieved=[manual],
+            day=2,
+            release="v2",
+            segment="support",
+            gold=[warranty.cite_id],
+        ),
+        "gold_hit": _log(
+            store,
+            verifier,
+            answer="Run start.sh to start the cluster.",
+            retrieved=[manual],
+            day=2,
+            release="v2",
+            segment="docs",
+            gold=[manual.cite_id],
+        ),
     }
     yield store, ids
     store.close()
@@ -98,10 +144,14 @@ def test_rolling_sample_metrics_and_failure_partition(logged: tuple[Store, dict[
     assert len(result.history) == 1 and result.history[0]["metrics"]["rolling"]["n"] == 6
 
 
-def test_other_scopes_are_neither_sampled_nor_searched(logged: tuple[Store, dict[str, str]], verifier: Verifier) -> None:
+def test_other_scopes_are_neither_sampled_nor_searched(
+    logged: tuple[Store, dict[str, str]], verifier: Verifier
+) -> None:
     store, _ = logged
     record = RequestRecord.from_report(
-        verifier.verify("The launch code is 1234.", ["Nothing relevant here."]), scope="s", context="Nothing relevant here."
+        verifier.verify("The launch code is 1234.", ["Nothing relevant here."]),
+        scope="s",
+        context="Nothing relevant here.",
     )
     leaked = store.log_request(record)
     result = run_eval_loop(verifier=verifier, store=store, scope="s", save=False)
@@ -112,16 +162,56 @@ def test_other_scopes_are_neither_sampled_nor_searched(logged: tuple[Store, dict
 
 def _write_frozen(path: Path) -> None:
     rows = [
-        {"id": "a1", "task": "qa", "question": "How do I start it?", "context": ["Run start.sh to start the cluster."],
-         "answer": "Run start.sh to start the cluster.", "hallucinated": False, "spans": [], "source": "ops"},
-        {"id": "a2", "task": "qa", "question": "Warranty?", "context": ["The warranty on every device lasts two years."],
-         "answer": "The warranty on every device lasts two years.", "hallucinated": False, "spans": [], "source": "support"},
-        {"id": "a3", "task": "qa", "question": "Warranty length?", "context": ["Run start.sh to start the cluster."],
-         "answer": "The warranty on every device lasts two years.", "hallucinated": True, "spans": [], "source": "support"},
-        {"id": "a4", "task": "qa", "question": "Hosting?", "context": ["The Pro plan costs $10 per month."],
-         "answer": "The Pro plan includes free hosting on Mars.", "hallucinated": True, "spans": [], "source": "ops"},
-        {"id": "a5", "task": "qa", "question": "Anything?", "context": ["The Pro plan costs $10 per month."],
-         "answer": "It may vary depending on your setup.", "hallucinated": False, "spans": [], "source": "ops"},
+        {
+            "id": "a1",
+            "task": "qa",
+            "question": "How do I start it?",
+            "context": ["Run start.sh to start the cluster."],
+            "answer": "Run start.sh to start the cluster.",
+            "hallucinated": False,
+            "spans": [],
+            "source": "ops",
+        },
+        {
+            "id": "a2",
+            "task": "qa",
+            "question": "Warranty?",
+            "context": ["The warranty on every device lasts two years."],
+            "answer": "The warranty on every device lasts two years.",
+            "hallucinated": False,
+            "spans": [],
+            "source": "support",
+        },
+        {
+            "id": "a3",
+            "task": "qa",
+            "question": "Warranty length?",
+            "context": ["Run start.sh to start the cluster."],
+            "answer": "The warranty on every device lasts two years.",
+            "hallucinated": True,
+            "spans": [],
+            "source": "support",
+        },
+        {
+            "id": "a4",
+            "task": "qa",
+            "question": "Hosting?",
+            "context": ["The Pro plan costs $10 per month."],
+            "answer": "The Pro plan includes free hosting on Mars.",
+            "hallucinated": True,
+            "spans": [],
+            "source": "ops",
+        },
+        {
+            "id": "a5",
+            "task": "qa",
+            "question": "Anything?",
+            "context": ["The Pro plan costs $10 per month."],
+            "answer": "It may vary depending on your setup.",
+            "hallucinated": False,
+            "spans": [],
+            "source": "ops",
+        },
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
@@ -156,7 +246,9 @@ def test_html_report_has_plots_and_escapes_text(logged: tuple[Store, dict[str, s
     store, _ = logged
     record = RequestRecord.from_report(
         verifier.verify("The <script>alert(1)</script> plan is free.", ["The Pro plan costs $10."]),
-        scope="s", context="x", release="<b>v3</b>",
+        scope="s",
+        context="x",
+        release="<b>v3</b>",
     )
     store.log_request(record)
     run_eval_loop(verifier=verifier, store=store, scope="s")
@@ -174,8 +266,23 @@ def test_cli_writes_json_and_html(tmp_path: Path, logged: tuple[Store, dict[str,
     app.command("noop")(lambda: None)  # two commands, so typer keeps the subcommand name
     db_path = store.url.removeprefix("sqlite:///")
     out = tmp_path / "report"
-    args = ["eval-loop", "--frozen", str(tmp_path / "frozen.jsonl"), "--db", db_path, "--scope", "s",
-            "--days", "0", "--scorer", "lexical", "--release", "r9", "--out", str(out)]
+    args = [
+        "eval-loop",
+        "--frozen",
+        str(tmp_path / "frozen.jsonl"),
+        "--db",
+        db_path,
+        "--scope",
+        "s",
+        "--days",
+        "0",
+        "--scorer",
+        "lexical",
+        "--release",
+        "r9",
+        "--out",
+        str(out),
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     data = json.loads((out / "eval-loop.json").read_text())

@@ -107,9 +107,17 @@ def test_context_blocks() -> None:
 
 
 def test_resolver_maps_ids_and_flags_ids_outside_the_retrieved_set() -> None:
-    retrieved = passages([Document("manual", "Manual", "Run start.sh.", page=3), Document("faq", "FAQ", "Refunds take 5 days.", type="table")])
+    retrieved = passages(
+        [
+            Document("manual", "Manual", "Run start.sh.", page=3),
+            Document("faq", "FAQ", "Refunds take 5 days.", type="table"),
+        ]
+    )
     other = make_cite_id(cite_key("secret", None, "not retrieved"))
-    answer = f"Run start.sh [{retrieved[0].cite_id}]. Refunds take 5 days [{retrieved[1].cite_id}, {other}]. Also c_deadbeef00 unbracketed."
+    answer = (
+        f"Run start.sh [{retrieved[0].cite_id}]. Refunds take 5 days [{retrieved[1].cite_id}, {other}]. "
+        "Also c_deadbeef00 unbracketed."
+    )
     result = resolve_citations(answer, retrieved)
     assert [c.cite_id for c in result.citations] == [retrieved[0].cite_id, retrieved[1].cite_id, other]
     assert result.unknown_ids == (other,)
@@ -124,7 +132,9 @@ def test_resolver_maps_ids_and_flags_ids_outside_the_retrieved_set() -> None:
 def library() -> list[Passage]:
     return passages(
         [
-            Document("manual", "Cluster manual", "Run start.sh to start the cluster. It takes about two minutes.", page=3),
+            Document(
+                "manual", "Cluster manual", "Run start.sh to start the cluster. It takes about two minutes.", page=3
+            ),
             Document("pricing", "Pricing", "The Pro plan costs $10 per month and includes 5 seats."),
         ]
     )
@@ -159,7 +169,9 @@ def test_add_citations_falls_back_to_embeddings_but_never_cites_a_contradiction(
     assert cited.sentences[0].cite_ids == (library[0].cite_id,)
 
     wrong = "The Pro plan costs $12 per month."
-    assert any(r.verdict is Verdict.CONTRADICTED for r in verifier.verify(wrong, [p.as_chunk() for p in library]).claims)
+    assert any(
+        r.verdict is Verdict.CONTRADICTED for r in verifier.verify(wrong, [p.as_chunk() for p in library]).claims
+    )
     cited = add_citations(wrong, library, verifier=verifier)
     assert cited.text == f"{wrong} {UNVERIFIED}"
 

@@ -48,7 +48,11 @@ def postgres_server() -> Iterator[str]:
     data = base / "data"
     subprocess.run([*as_user, "initdb", "-D", str(data), "-A", "trust", "-U", "gw"], check=True, capture_output=True)
     options = f"-p {port} -k {base} -c listen_addresses='' -c fsync=off"
-    subprocess.run([*as_user, "pg_ctl", "-D", str(data), "-o", options, "-l", str(base / "log"), "-w", "start"], check=True, capture_output=True)
+    subprocess.run(
+        [*as_user, "pg_ctl", "-D", str(data), "-o", options, "-l", str(base / "log"), "-w", "start"],
+        check=True,
+        capture_output=True,
+    )
     yield f"postgresql+psycopg://gw@/postgres?host={base}&port={port}"
     subprocess.run([*as_user, "pg_ctl", "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
     shutil.rmtree(base, ignore_errors=True)
@@ -103,13 +107,17 @@ def test_reingest_keeps_ids_and_version_and_changes_only_what_changed(store: Sto
     edited = MANUAL.replace("Logs live in /var/log/cluster.", "Logs live in /srv/logs.")
     after = split.ingest([Document("n", "Notes", edited)], scope="a", max_chars=50)
     assert after.doc_version == small.doc_version + 1 and after.changed_doc_ids == ("n",)
-    assert [p.cite_id for p in after.passages[:2]] == [p.cite_id for p in small.passages[:2]]  # unchanged text keeps ids
+    assert [p.cite_id for p in after.passages[:2]] == [
+        p.cite_id for p in small.passages[:2]
+    ]  # unchanged text keeps ids
     assert after.passages[2].cite_id != small.passages[2].cite_id
     assert after.retired_ids == (small.passages[2].cite_id,)
     current = {p.cite_id for p in split.passages(scope="a", doc_ids=["n"])}
     assert current == {p.cite_id for p in after.passages}
     # A retired id still resolves for old log rows.
-    assert split.lookup_passages([small.passages[2].cite_id], scope="a")[small.passages[2].cite_id].text.endswith("/var/log/cluster.")
+    assert split.lookup_passages([small.passages[2].cite_id], scope="a")[small.passages[2].cite_id].text.endswith(
+        "/var/log/cluster."
+    )
     split.close()
 
 
@@ -208,7 +216,9 @@ def test_requests_filter_and_sample_reproducibly(store: Store) -> None:
     start = datetime(2026, 1, 1, tzinfo=UTC)
     for i in range(30):
         store.log_request(
-            RequestRecord(scope="a", response=f"r{i}", context="c", release=f"v{i % 2}", created_at=start + timedelta(hours=i))
+            RequestRecord(
+                scope="a", response=f"r{i}", context="c", release=f"v{i % 2}", created_at=start + timedelta(hours=i)
+            )
         )
     assert len(store.requests(scope="a", limit=None)) == 30
     assert {r.release for r in store.requests(scope="a", release="v1", limit=None)} == {"v1"}
@@ -238,7 +248,9 @@ def test_concurrent_writers_lose_nothing(store: Store) -> None:
     for thread in threads:
         thread.join()
     assert errors == []
-    assert {r.response for r in store.requests(scope="a", limit=None)} == {f"{w}-{i}" for w in range(8) for i in range(10)}
+    assert {r.response for r in store.requests(scope="a", limit=None)} == {
+        f"{w}-{i}" for w in range(8) for i in range(10)
+    }
     assert store.doc_version(scope="a") == 1 + 8 * 10
 
 

@@ -85,7 +85,9 @@ class SemanticCache:
     so that `invalidate(scope=..., doc_ids=...)` after an ingest drops exactly the affected entries.
     """
 
-    def __init__(self, embedder: Embedder | None = None, *, threshold: float = DEFAULT_THRESHOLD, max_entries: int = 10_000) -> None:
+    def __init__(
+        self, embedder: Embedder | None = None, *, threshold: float = DEFAULT_THRESHOLD, max_entries: int = 10_000
+    ) -> None:
         if not 0.0 < threshold <= 1.0:
             raise InputError(f"cache threshold must be in (0, 1], not {threshold}")
         if max_entries < 1:
@@ -147,7 +149,11 @@ class SemanticCache:
         entry_id = uuid.uuid4().hex
         with self._lock:
             entries = self._scopes.setdefault(_scope(scope), OrderedDict())
-            duplicates = [i for i, e in entries.items() if e.doc_version == doc_version and float(e.vector @ vector) >= self.threshold]
+            duplicates = [
+                i
+                for i, e in entries.items()
+                if e.doc_version == doc_version and float(e.vector @ vector) >= self.threshold
+            ]
             for old_id in duplicates:
                 del entries[old_id]
             entries[entry_id] = entry

@@ -17,17 +17,31 @@ def register(app: typer.Typer) -> None:
 
 
 def eval_loop(
-    frozen: Annotated[list[Path] | None, typer.Option("--frozen", "-f", help="A frozen set: grounding-eval JSONL. Repeatable.")] = None,
+    frozen: Annotated[
+        list[Path] | None, typer.Option("--frozen", "-f", help="A frozen set: grounding-eval JSONL. Repeatable.")
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Read at most this many rows of each frozen file.")] = None,
     db: Annotated[str | None, typer.Option(help="The request log: SQLAlchemy URL or SQLite file path.")] = None,
-    scope: Annotated[str | None, typer.Option(help="Only this permission scope's requests (default: every scope).")] = None,
+    scope: Annotated[
+        str | None, typer.Option(help="Only this permission scope's requests (default: every scope).")
+    ] = None,
     sample: Annotated[int, typer.Option(min=1, help="Size of the rolling sample of the request log.")] = 500,
-    days: Annotated[float, typer.Option(min=0.0, help="The rolling window: requests of the last N days (0: all).")] = 28.0,
+    days: Annotated[
+        float, typer.Option(min=0.0, help="The rolling window: requests of the last N days (0: all).")
+    ] = 28.0,
     seed: Annotated[int, typer.Option(help="Seed of the rolling sample (the same seed resamples the same rows).")] = 0,
-    release: Annotated[str | None, typer.Option(help="Release tag of this run (frozen-set rows are labelled with it).")] = None,
-    scorer: Annotated[str | None, typer.Option(help="Scorer for the frozen set and the evidence check (default: bundled).")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for eval-loop.json and eval-loop.html.")] = Path("eval-loop"),
-    corpus_check: Annotated[bool, typer.Option(help="Search the corpus to split failures into retrieval misses and generator drift.")] = True,
+    release: Annotated[
+        str | None, typer.Option(help="Release tag of this run (frozen-set rows are labelled with it).")
+    ] = None,
+    scorer: Annotated[
+        str | None, typer.Option(help="Scorer for the frozen set and the evidence check (default: bundled).")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for eval-loop.json and eval-loop.html.")] = Path(
+        "eval-loop"
+    ),
+    corpus_check: Annotated[
+        bool, typer.Option(help="Search the corpus to split failures into retrieval misses and generator drift.")
+    ] = True,
     save: Annotated[bool, typer.Option(help="Record this run in the store's history (plotted over time).")] = True,
 ) -> None:
     """Faithfulness, refusal, escalation, retrieval hit rate and claim density, per release and segment."""
@@ -68,7 +82,10 @@ def eval_loop(
     for name, section in (("frozen", result.frozen), ("rolling", result.rolling)):
         if section:
             overall = section["overall"]
-            shown = ", ".join(f"{k}={_short(overall[k])}" for k in ("n", "faithfulness", "refusal_rate", "escalation_rate", "retrieval_hit_rate", "claim_density"))
+            shown = ", ".join(
+                f"{k}={_short(overall[k])}"
+                for k in ("n", "faithfulness", "refusal_rate", "escalation_rate", "retrieval_hit_rate", "claim_density")
+            )
             typer.echo(f"{name}: {shown}; failures {overall['failures']}")
     typer.echo(f"wrote {out / 'eval-loop.json'} and {out / 'eval-loop.html'}")
 

@@ -140,7 +140,9 @@ def items_from_frozen(
     return items
 
 
-def items_from_log(records: Iterable[RequestRecord], *, feedback: Mapping[str, FeedbackSummary] | None = None) -> list[EvalItem]:
+def items_from_log(
+    records: Iterable[RequestRecord], *, feedback: Mapping[str, FeedbackSummary] | None = None
+) -> list[EvalItem]:
     """Items from logged requests, using the verdicts logged at the time (no model is re-run)."""
     feedback = feedback or {}
     return [
@@ -247,7 +249,9 @@ def metrics(items: Sequence[EvalItem]) -> dict[str, Any]:
             failures[item.failure] += 1
     return {
         "n": len(items),
-        "faithfulness": _mean(sum(c.verdict == Verdict.SUPPORTED.value for c in i.claims) / len(i.claims) for i in with_claims),
+        "faithfulness": _mean(
+            sum(c.verdict == Verdict.SUPPORTED.value for c in i.claims) / len(i.claims) for i in with_claims
+        ),
         "grounded_rate": _mean(float(all(c.verdict == Verdict.SUPPORTED.value for c in i.claims)) for i in with_claims),
         "refusal_rate": _mean(float(i.refused) for i in items),
         "escalation_rate": _mean(float(i.escalated) for i in items),
@@ -276,7 +280,9 @@ def summarise(items: Sequence[EvalItem], *, by_day: bool = False, examples: int 
         "by_segment": grouped(items, lambda i: i.segment),
     }
     if by_day:
-        out["by_day"] = grouped([i for i in items if i.created_at], lambda i: i.created_at.date().isoformat() if i.created_at else None)
+        out["by_day"] = grouped(
+            [i for i in items if i.created_at], lambda i: i.created_at.date().isoformat() if i.created_at else None
+        )
     labelled = [i for i in items if i.hallucinated is not None and i.score is not None and i.route is not None]
     if labelled and len({i.hallucinated for i in labelled}) == 2:
         from groundwire.metrics import detection_metrics
@@ -287,7 +293,13 @@ def summarise(items: Sequence[EvalItem], *, by_day: bool = False, examples: int 
             [i.route != Route.ACCEPT.value for i in labelled],
         ).to_dict()
     out["failure_examples"] = [
-        {"id": i.id, "failure": i.failure, "release": i.release, "segment": i.segment, "unsupported": list(i.unsupported_claims)[:3]}
+        {
+            "id": i.id,
+            "failure": i.failure,
+            "release": i.release,
+            "segment": i.segment,
+            "unsupported": list(i.unsupported_claims)[:3],
+        }
         for i in items
         if i.failure is not None
     ][:examples]
@@ -357,7 +369,9 @@ def run_eval_loop(
     return EvalLoopResult(frozen, rolling, history, meta)
 
 
-def partition_by_scope(items: Sequence[EvalItem], store: Store, verifier: SupportsVerify, embedder: Embedder | None) -> list[EvalItem]:
+def partition_by_scope(
+    items: Sequence[EvalItem], store: Store, verifier: SupportsVerify, embedder: Embedder | None
+) -> list[EvalItem]:
     """Partition logged failures, checking each item against its own scope's corpus only."""
     out: list[EvalItem] = []
     by_scope: dict[str | None, list[EvalItem]] = defaultdict(list)
@@ -379,22 +393,36 @@ def text_id(text: str) -> str:
 # --- HTML report ------------------------------------------------------------------------------------------
 
 _PLOTTED = (
-    "faithfulness", "grounded_rate", "refusal_rate", "escalation_rate", "retrieval_hit_rate", "non_answer_rate", "thumbs_down_rate",
+    "faithfulness",
+    "grounded_rate",
+    "refusal_rate",
+    "escalation_rate",
+    "retrieval_hit_rate",
+    "non_answer_rate",
+    "thumbs_down_rate",
 )
 _COLOURS = ("#1b7f3b", "#2563eb", "#b45309", "#b91c1c", "#7c3aed", "#0f766e", "#52525b")
 
 
+_CSS = (
+    "body{font-family:system-ui,sans-serif;margin:2rem;max-width:1100px}"
+    "table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}"
+    "td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:right}"
+    "th:first-child,td:first-child,td.text{text-align:left}"
+    "svg{background:#fafafa;border:1px solid #ddd;margin:.5rem 0}.legend span{margin-right:1rem}"
+)
+_NO_CLAIM = "(the verifier found no unsupported claim)"
+
+
 def render_html(result: EvalLoopResult) -> str:
     """A self-contained page: line charts (inline SVG) over time, then tables per release and segment."""
+    meta = {key: html.escape(str(result.meta.get(key) or "")) for key in ("generated_at", "release", "scope")}
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>groundwire eval loop</title>",
-        "<style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:1100px}table{border-collapse:collapse;margin:1rem 0}"
-        "table{font-size:.85rem}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:right}"
-        "th:first-child,td:first-child,td.text{text-align:left}"
-        "svg{background:#fafafa;border:1px solid #ddd;margin:.5rem 0}.legend span{margin-right:1rem}</style></head><body>",
+        f"<style>{_CSS}</style></head><body>",
         "<h1>groundwire eval loop</h1>",
-        f"<p>Generated {html.escape(str(result.meta.get('generated_at')))}; release {html.escape(str(result.meta.get('release')))}"
-        f"; scope {html.escape(str(result.meta.get('scope') or 'all'))}.</p>",
+        f"<p>Generated {meta['generated_at']}; release {meta['release'] or 'none'}; "
+        f"scope {meta['scope'] or 'all'}.</p>",
     ]
     if result.rolling and result.rolling.get("by_day"):
         parts.append("<h2>Request log: metrics by day</h2>")
@@ -417,10 +445,12 @@ def render_html(result: EvalLoopResult) -> str:
         if section["failure_examples"]:
             rows = "".join(
                 f"<tr><td>{html.escape(e['id'])}</td><td>{html.escape(str(e['failure']))}</td>"
-                f"<td class='text'>{html.escape(' | '.join(e['unsupported']) or '(the verifier found no unsupported claim)')}</td></tr>"
+                f"<td class='text'>{html.escape(' | '.join(e['unsupported']) or _NO_CLAIM)}</td></tr>"
                 for e in section["failure_examples"]
             )
-            parts.append(f"<h3>Failures</h3><table><tr><th>id</th><th>kind</th><th>unsupported claims</th></tr>{rows}</table>")
+            parts.append(
+                f"<h3>Failures</h3><table><tr><th>id</th><th>kind</th><th>unsupported claims</th></tr>{rows}</table>"
+            )
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -434,7 +464,11 @@ def _series(points: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple[str
 
 
 def _claim_density_chart(by_day: Mapping[str, Mapping[str, Any]]) -> str:
-    return line_chart({"claim_density": [(day, m.get("claim_density")) for day, m in by_day.items()]}, title="concrete claims per answer", y_max=None)
+    return line_chart(
+        {"claim_density": [(day, m.get("claim_density")) for day, m in by_day.items()]},
+        title="concrete claims per answer",
+        y_max=None,
+    )
 
 
 def line_chart(
@@ -458,8 +492,10 @@ def line_chart(
     def y(v: float) -> float:
         return upper + plot_h * (1 - v / top)
 
-    out = [f"<svg role='img' aria-label='{html.escape(title)}' width='{width}' height='{height}' xmlns='http://www.w3.org/2000/svg'>",
-           f"<text x='{left}' y='18' font-size='13'>{html.escape(title)}</text>"]
+    out = [
+        f"<svg role='img' aria-label='{html.escape(title)}' width='{width}' height='{height}' xmlns='http://www.w3.org/2000/svg'>",
+        f"<text x='{left}' y='18' font-size='13'>{html.escape(title)}</text>",
+    ]
     for tick in range(5):
         level = top * tick / 4
         out.append(f"<line x1='{left}' x2='{width - right}' y1='{y(level):.1f}' y2='{y(level):.1f}' stroke='#e5e5e5'/>")
@@ -467,7 +503,8 @@ def line_chart(
     step = max(1, len(labels) // 10)
     for i, label in enumerate(labels):
         if i % step == 0:
-            out.append(f"<text x='{x(i):.1f}' y='{height - lower + 16}' font-size='10' text-anchor='middle'>{html.escape(label)}</text>")
+            anchor = f"x='{x(i):.1f}' y='{height - lower + 16}'"
+            out.append(f"<text {anchor} font-size='10' text-anchor='middle'>{html.escape(label)}</text>")
     legend = []
     for number, ((name, points), colour) in enumerate(zip(series.items(), _COLOURS * 3, strict=False)):
         width_px = 4 if number == 0 else 2  # the first line is drawn wider, so an equal later one cannot hide it
@@ -480,10 +517,14 @@ def line_chart(
                 segments[-1].append(f"{x(index[label]):.1f},{y(value):.1f}")
         for segment in segments:
             if len(segment) > 1:
-                out.append(f"<polyline fill='none' stroke='{colour}' stroke-width='{width_px}' points='{' '.join(segment)}'/>")
+                out.append(
+                    f"<polyline fill='none' stroke='{colour}' stroke-width='{width_px}' points='{' '.join(segment)}'/>"
+                )
             for point in segment:
                 cx, cy = point.split(",")
-                out.append(f"<circle cx='{cx}' cy='{cy}' r='3' fill='{colour}'><title>{html.escape(name)}</title></circle>")
+                out.append(
+                    f"<circle cx='{cx}' cy='{cy}' r='3' fill='{colour}'><title>{html.escape(name)}</title></circle>"
+                )
         legend.append(f"<span style='color:{colour}'>&#9632; {html.escape(name)}</span>")
     out.append("</svg>")
     return "".join(out) + f"<div class='legend'>{''.join(legend)}</div>"
@@ -494,7 +535,9 @@ def _table(groups: Mapping[str, Mapping[str, Any]], label: str) -> str:
         return "<p>none</p>"
     columns = [k for k in next(iter(groups.values())) if k != "failures"]
     has_failures = any("failures" in m for m in groups.values())
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in [label, *columns]) + ("<th>miss / drift / undetermined</th>" if has_failures else "")
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in [label, *columns]) + (
+        "<th>miss / drift / undetermined</th>" if has_failures else ""
+    )
     rows = []
     for name, m in groups.items():
         cells = "".join(f"<td>{_fmt(m.get(c))}</td>" for c in columns)

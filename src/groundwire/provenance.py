@@ -158,7 +158,9 @@ def passages(documents: Iterable[Document], *, index: CiteIndex | None = None, m
     out: list[Passage] = []
     for doc in documents:
         for text in split_text(doc.text, max_chars=max_chars):
-            out.append(Passage(index.assign(doc.doc_id, doc.page, text), text, doc.doc_id, doc.title, doc.page, doc.type))
+            out.append(
+                Passage(index.assign(doc.doc_id, doc.page, text), text, doc.doc_id, doc.title, doc.page, doc.type)
+            )
     return out
 
 
@@ -210,7 +212,9 @@ class CitationResolution:
     @property
     def sources(self) -> tuple[tuple[str, int | None, str], ...]:
         """(doc_id, page, type) of every resolved citation, first-seen order."""
-        return tuple(dict.fromkeys((c.passage.doc_id, c.passage.page, c.passage.type) for c in self.citations if c.passage))
+        return tuple(
+            dict.fromkeys((c.passage.doc_id, c.passage.page, c.passage.type) for c in self.citations if c.passage)
+        )
 
     @property
     def ok(self) -> bool:
@@ -348,4 +352,3 @@ def _render(answer: str, tagged: Sequence[SentenceCitation]) -> str:
         cursor = end
     parts.append(answer[cursor:])
     return "".join(parts)
-

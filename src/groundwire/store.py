@@ -70,7 +70,9 @@ def _tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         metadata,
         sa.Column("scope", sa.String(200), primary_key=True),
         sa.Column("cite_id", sa.String(80), primary_key=True),
-        sa.Column("document_id", sa.Integer, sa.ForeignKey("documents.id", ondelete="CASCADE"), nullable=True, index=True),
+        sa.Column(
+            "document_id", sa.Integer, sa.ForeignKey("documents.id", ondelete="CASCADE"), nullable=True, index=True
+        ),
         sa.Column("doc_id", sa.String(500), nullable=False),
         sa.Column("page", sa.Integer, nullable=True),
         sa.Column("type", sa.String(32), nullable=False),
@@ -112,7 +114,9 @@ def _tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         "feedback",
         metadata,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("request_id", sa.String(32), sa.ForeignKey("requests.id", ondelete="CASCADE"), nullable=False, index=True),
+        sa.Column(
+            "request_id", sa.String(32), sa.ForeignKey("requests.id", ondelete="CASCADE"), nullable=False, index=True
+        ),
         sa.Column("scope", sa.String(200), nullable=False, index=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("thumbs", sa.SmallInteger, nullable=True),
@@ -208,7 +212,9 @@ class RequestRecord:
         """`response` defaults to the verified answer; pass the repaired text when a repair ran."""
         response = report.answer if response is None else response
         claims = tuple(
-            ClaimLog(r.claim.text, Verdict(r.verdict).value, float(r.score), r.chunk_id, Route(r.route).value, r.decided_by)
+            ClaimLog(
+                r.claim.text, Verdict(r.verdict).value, float(r.score), r.chunk_id, Route(r.route).value, r.decided_by
+            )
             for r in report.claims
         )
         return cls(
@@ -341,7 +347,9 @@ class Store:
                     "updated_at": _now(),
                 }
                 if row is None:
-                    document_id = conn.execute(sa.insert(t["documents"]).values(**values).returning(t["documents"].c.id)).scalar_one()
+                    document_id = conn.execute(
+                        sa.insert(t["documents"]).values(**values).returning(t["documents"].c.id)
+                    ).scalar_one()
                     old_ids: set[str] = set()
                 else:
                     document_id = row.id
@@ -396,7 +404,9 @@ class Store:
         import sqlalchemy as sa
 
         with self.engine.connect() as conn:
-            value = conn.execute(sa.select(self.t["scopes"].c.doc_version).where(self.t["scopes"].c.scope == scope)).scalar()
+            value = conn.execute(
+                sa.select(self.t["scopes"].c.doc_version).where(self.t["scopes"].c.scope == scope)
+            ).scalar()
         return int(value or 0)
 
     def doc_set_version(self, *, scope: str, doc_ids: Sequence[str] | None = None) -> str:
@@ -411,7 +421,9 @@ class Store:
         if doc_ids is None:
             return f"scope:{self.doc_version(scope=scope)}"
         d = self.t["documents"].c
-        query = sa.select(d.doc_id, d.page_key, d.content_hash).where(d.scope == scope, d.doc_id.in_(sorted(set(doc_ids))))
+        query = sa.select(d.doc_id, d.page_key, d.content_hash).where(
+            d.scope == scope, d.doc_id.in_(sorted(set(doc_ids)))
+        )
         with self.engine.connect() as conn:
             rows = sorted((row.doc_id, row.page_key, row.content_hash) for row in conn.execute(query))
         digest = hashlib.blake2b(digest_size=16)
@@ -419,7 +431,9 @@ class Store:
             digest.update(f"{doc_id}\x1f{page_key}\x1f{content_hash}\x1e".encode())
         return "docs:" + digest.hexdigest()
 
-    def passages(self, *, scope: str, cite_ids: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None) -> list[Passage]:
+    def passages(
+        self, *, scope: str, cite_ids: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None
+    ) -> list[Passage]:
         """Active chunks of the scope, optionally only these cite ids or these documents."""
         import sqlalchemy as sa
 
@@ -445,14 +459,20 @@ class Store:
         import sqlalchemy as sa
 
         c = self.t["chunks"].c
-        row = conn.execute(sa.select(c.doc_id, c.page, c.norm_text).where(c.scope == scope, c.cite_id == cite_id)).first()
+        row = conn.execute(
+            sa.select(c.doc_id, c.page, c.norm_text).where(c.scope == scope, c.cite_id == cite_id)
+        ).first()
         return None if row is None else (row.doc_id, row.page, row.norm_text)
 
     def _passages(self, conn: sa.Connection, scope: str, *, document_id: int) -> list[Passage]:
         import sqlalchemy as sa
 
         c = self.t["chunks"].c
-        query = sa.select(self.t["chunks"]).where(c.scope == scope, c.document_id == document_id, c.active).order_by(c.ordinal)
+        query = (
+            sa.select(self.t["chunks"])
+            .where(c.scope == scope, c.document_id == document_id, c.active)
+            .order_by(c.ordinal)
+        )
         return [_passage(row) for row in conn.execute(query)]
 
     def _lock_scope(self, conn: sa.Connection, scope: str) -> int:
@@ -547,7 +567,9 @@ class Store:
         with self.engine.connect() as conn:
             return [_record(row) for row in conn.execute(query)]
 
-    def sample_requests(self, *, scope: str | None, n: int, seed: int = 0, since: datetime | None = None) -> list[RequestRecord]:
+    def sample_requests(
+        self, *, scope: str | None, n: int, seed: int = 0, since: datetime | None = None
+    ) -> list[RequestRecord]:
         """A reproducible random sample of up to n logged requests (the eval loop's rolling sample).
 
         Rows are ranked by a hash of (seed, id), so the same seed over the same rows gives the same sample
@@ -596,8 +618,19 @@ class Store:
             found = conn.execute(sa.select(r.c.id).where(r.c.id == request_id, r.c.scope == scope)).first()
             if found is None:
                 raise InputError(f"no logged request {request_id!r} in this scope")
-            values = {"request_id": request_id, "scope": scope, "created_at": _now(), "thumbs": thumbs, "correction": correction, "comment": comment}
-            return int(conn.execute(sa.insert(self.t["feedback"]).values(**values).returning(self.t["feedback"].c.id)).scalar_one())
+            values = {
+                "request_id": request_id,
+                "scope": scope,
+                "created_at": _now(),
+                "thumbs": thumbs,
+                "correction": correction,
+                "comment": comment,
+            }
+            return int(
+                conn.execute(
+                    sa.insert(self.t["feedback"]).values(**values).returning(self.t["feedback"].c.id)
+                ).scalar_one()
+            )
 
     def feedback(self, request_id: str, *, scope: str) -> list[Feedback]:
         import sqlalchemy as sa
@@ -605,7 +638,10 @@ class Store:
         f = self.t["feedback"]
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(f).where(f.c.request_id == request_id, f.c.scope == scope).order_by(f.c.id))
-            return [Feedback(row.id, row.request_id, row.thumbs, row.correction, row.comment, _aware(row.created_at)) for row in rows]
+            return [
+                Feedback(row.id, row.request_id, row.thumbs, row.correction, row.comment, _aware(row.created_at))
+                for row in rows
+            ]
 
     def feedback_summary(self, request_ids: Sequence[str], *, scope: str | None) -> dict[str, FeedbackSummary]:
         """Thumbs and corrections per request, in one query (requests without feedback are left out).
@@ -615,12 +651,16 @@ class Store:
         import sqlalchemy as sa
 
         f = self.t["feedback"]
-        query = sa.select(
-            f.c.request_id,
-            sa.func.sum(sa.case((f.c.thumbs == 1, 1), else_=0)),
-            sa.func.sum(sa.case((f.c.thumbs == -1, 1), else_=0)),
-            sa.func.count(f.c.correction),
-        ).where(f.c.request_id.in_(list(request_ids))).group_by(f.c.request_id)
+        query = (
+            sa.select(
+                f.c.request_id,
+                sa.func.sum(sa.case((f.c.thumbs == 1, 1), else_=0)),
+                sa.func.sum(sa.case((f.c.thumbs == -1, 1), else_=0)),
+                sa.func.count(f.c.correction),
+            )
+            .where(f.c.request_id.in_(list(request_ids)))
+            .group_by(f.c.request_id)
+        )
         if scope is not None:
             query = query.where(f.c.scope == scope)
         with self.engine.connect() as conn:
@@ -634,7 +674,11 @@ class Store:
         _check_json(metrics)
         with self._writer.begin() as conn:
             values = {"scope": scope, "created_at": _now(), "release": release, "metrics": metrics}
-            return int(conn.execute(sa.insert(self.t["eval_runs"]).values(**values).returning(self.t["eval_runs"].c.id)).scalar_one())
+            return int(
+                conn.execute(
+                    sa.insert(self.t["eval_runs"]).values(**values).returning(self.t["eval_runs"].c.id)
+                ).scalar_one()
+            )
 
     def eval_runs(self, *, scope: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
         """Earlier eval-loop runs, oldest first: the history the report plots."""
@@ -646,7 +690,12 @@ class Store:
         with self.engine.connect() as conn:
             rows = list(conn.execute(query))
         return [
-            {"id": row.id, "created_at": _aware(row.created_at).isoformat(), "release": row.release, "metrics": row.metrics}
+            {
+                "id": row.id,
+                "created_at": _aware(row.created_at).isoformat(),
+                "release": row.release,
+                "metrics": row.metrics,
+            }
             for row in reversed(rows)
         ]
 

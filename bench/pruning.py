@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.errors import InputError  # noqa: E402
-from groundwire.pruning import get_pruner  # noqa: E402
-from groundwire.scoring import get_scorer  # noqa: E402
-from groundwire.verifier import Verifier  # noqa: E402
+from groundwire.errors import InputError
+from groundwire.pruning import get_pruner
+from groundwire.scoring import get_scorer
+from groundwire.verifier import Verifier
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 

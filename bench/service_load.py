@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale import make_answer  # noqa: E402
+from scale import make_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from batch_rows import BAD_LINES, GOOD_ROWS, write_jsonl
 from typer.testing import CliRunner
 
-from conftest import BAD_LINES, GOOD_ROWS, write_jsonl
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.records import RESULT_FIELDS
 from groundwire.batch.sink import ResultSink

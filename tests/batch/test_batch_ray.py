@@ -6,8 +6,8 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from batch_rows import BAD_LINES, GOOD_ROWS, write_jsonl
 
-from conftest import BAD_LINES, GOOD_ROWS, write_jsonl
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.engines import EngineOptions
 

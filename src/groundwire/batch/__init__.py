@@ -26,7 +26,7 @@ from groundwire.errors import InputError
 if TYPE_CHECKING:
     from groundwire.batch.engines import EngineOptions
 
-__all__ = ["BatchSummary", "CheckOptions", "RESULT_FIELDS", "engine_names", "run_batch"]
+__all__ = ["RESULT_FIELDS", "BatchSummary", "CheckOptions", "engine_names", "run_batch"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from groundwire.batch.records import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED
 from groundwire.errors import InputError
@@ -125,7 +125,7 @@ class ResultSink:
         self.flush()
         self._errors.close()
 
-    def __enter__(self) -> ResultSink:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -59,3 +59,16 @@ def test_bad_lines_do_not_stop_a_ray_run(ray_local, tmp_path):
     summary = run_batch(bad_only, tmp_path / "out.parquet", engine="ray", check=CheckOptions(scorer="lexical"),
                         engine_options=SMALL)
     assert (summary.rows_in, summary.done, summary.errors) == (len(BAD_LINES), 0, len(BAD_LINES))
+
+
+def test_cli_ray_engine_writes_what_the_local_engine_writes(ray_local, mixed_jsonl, tmp_path):
+    from typer.testing import CliRunner
+
+    from groundwire.cli import app
+
+    common = ["--input", str(mixed_jsonl), "--scorer", "lexical", "--no-progress", "--batch-size", "3"]
+    local = CliRunner().invoke(app, ["batch", *common, "--output", str(tmp_path / "local.parquet")])
+    distributed = CliRunner().invoke(app, ["batch", *common, "--output", str(tmp_path / "ray.parquet"),
+                                           "--engine", "ray", "--actors", "2"])
+    assert local.exit_code == distributed.exit_code == 2  # the bad lines were reported
+    assert rows_by_id(tmp_path / "ray.parquet") == rows_by_id(tmp_path / "local.parquet")

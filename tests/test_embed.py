@@ -57,3 +57,19 @@ def test_int8_onnx_matches_the_safetensors_model() -> None:
     assert cosines.min() > 0.995, cosines
     # The cache decision (>= 0.97) must come out the same under either model.
     assert ((reference @ reference.T) >= 0.97).tolist() == ((ours @ ours.T) >= 0.97).tolist()
+
+
+def test_long_texts_are_compared_window_by_window() -> None:
+    from groundwire.embed import best_similarity, index_texts
+
+    embedder = default_embedder()
+    filler = " ".join(f"Paragraph {i} describes the history of the company and its offices." for i in range(60))
+    long_text = f"{filler}\n\nTo start the cluster, run start.sh on the head node."
+    assert len(long_text.split()) > 400  # far past 256 word pieces: the model alone never sees the end
+    index = index_texts(embedder, [long_text, "Refunds are paid within five days."])
+    assert index.size == 2 and len(index.vectors) > 2
+    query = embedder.embed(["run start.sh on the head node to start the cluster"])
+    windowed = best_similarity(index, query)[0]
+    truncated = float(query[0] @ embedder.embed([long_text])[0])
+    assert windowed[0] > 0.7 > truncated
+    assert windowed[0] > windowed[1]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -117,3 +118,41 @@ def mean_pool_normalise(hidden: np.ndarray, attention_mask: np.ndarray) -> np.nd
 def default_embedder() -> OnnxMiniLMEmbedder:
     """One shared embedder per process (the model loads once)."""
     return OnnxMiniLMEmbedder()
+
+
+WINDOW_CHARS = 300
+"""One to a few sentences: far inside the model's 256 word pieces, and short enough that a sentence-sized query
+is compared with text of its own size instead of being diluted by a long chunk."""
+
+
+@dataclass(frozen=True, slots=True)
+class WindowIndex:
+    """Texts cut into model-sized windows and embedded, so a long text is compared in full, not by its start."""
+
+    vectors: np.ndarray
+    """(windows, dim) unit vectors."""
+    starts: np.ndarray
+    """Index of each text's first window; a text's windows are contiguous."""
+
+    @property
+    def size(self) -> int:
+        return len(self.starts)
+
+
+def index_texts(embedder: Embedder, texts: Sequence[str], *, window_chars: int = WINDOW_CHARS) -> WindowIndex:
+    from groundwire.provenance import split_text
+
+    windows: list[str] = []
+    starts: list[int] = []
+    for text in texts:
+        starts.append(len(windows))
+        windows.extend(split_text(text, max_chars=window_chars) or [text])
+    vectors = embedder.embed(windows) if windows else np.zeros((0, embedder.dim), dtype=np.float32)
+    return WindowIndex(vectors, np.array(starts, dtype=np.int64))
+
+
+def best_similarity(index: WindowIndex, queries: np.ndarray) -> np.ndarray:
+    """(queries, texts) cosine of each query with each text's best-matching window."""
+    if index.size == 0:
+        return np.zeros((len(queries), 0), dtype=np.float32)
+    return np.maximum.reduceat(queries @ index.vectors.T, index.starts, axis=1)

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from groundwire.textutil import content_words
 from groundwire.types import Chunk, Route, Verdict
 
@@ -193,22 +195,24 @@ class EvidenceFinder:
         embedder: Embedder | None = None,
         top_k: int = 3,
     ) -> None:
-        from groundwire.embed import default_embedder
+        from groundwire.embed import default_embedder, index_texts
 
         self._corpus = list(corpus)
         self._verifier = verifier
         self._embedder = embedder if embedder is not None else default_embedder()
         self._top_k = top_k
-        self._vectors = self._embedder.embed([c.text for c in self._corpus]) if self._corpus else None
+        self._index = index_texts(self._embedder, [c.text for c in self._corpus])
 
     def has_outside_support(self, claims: Sequence[str], retrieved_ids: Sequence[str]) -> bool:
-        if self._vectors is None or not claims:
+        from groundwire.embed import best_similarity
+
+        if not self._corpus or not claims:
             return False
         retrieved = set(retrieved_ids)
-        outside = [i for i, c in enumerate(self._corpus) if c.id not in retrieved]
-        if not outside:
+        outside = np.array([i for i, c in enumerate(self._corpus) if c.id not in retrieved], dtype=np.int64)
+        if not len(outside):
             return False
-        similarity = self._embedder.embed(list(claims)) @ self._vectors[outside].T
+        similarity = best_similarity(self._index, self._embedder.embed(list(claims)))[:, outside]
         for row, claim in enumerate(claims):
             nearest = [self._corpus[outside[i]] for i in similarity[row].argsort()[::-1][: self._top_k]]
             report = self._verifier.verify(claim, nearest)

@@ -263,7 +263,7 @@ def add_citations(
     verifier: SupportsVerify | None = None,
     embedder: Embedder | None = None,
     threshold: float | None = None,
-    similarity_threshold: float = 0.6,
+    similarity_threshold: float = 0.7,
     question: str | None = None,
 ) -> CitedAnswer:
     """Tag each sentence of `answer` with the id of the chunk that supports it, or with [Unverified].
@@ -274,9 +274,10 @@ def add_citations(
     CONTRADICTED: a citation must never lend a contradicted sentence authority. Existing
     citation markers in the answer are removed first. Greetings and filler get no tag.
 
-    The fallback attributes; it does not verify. Measured on RAGTruth dev (60 answers with span
-    labels, lexical verifier, threshold 0.6): it tagged 9 of 335 clean sentences and 4 of 87
-    hallucinated ones, so `SentenceCitation.method` says which tags a model confirmed.
+    The fallback attributes; it does not verify. Chunks are compared window by window (a few sentences
+    each). Measured on RAGTruth dev (60 answers with span labels, lexical verifier): at 0.7 it tagged 38
+    of 335 clean sentences and 3 of 87 hallucinated ones; at 0.6, 95 and 13. `SentenceCitation.method`
+    says which tags a model confirmed.
     """
     from groundwire.claims import CITATION_RE, sentences
 
@@ -325,12 +326,12 @@ def _embedding_fallback(
     embedder: Embedder | None,
     similarity_threshold: float,
 ) -> list[SentenceCitation]:
-    from groundwire.embed import default_embedder
+    from groundwire.embed import best_similarity, default_embedder, index_texts
 
     embedder = embedder if embedder is not None else default_embedder()
-    vectors = embedder.embed([tagged[i].sentence for i in positions] + [c.text for c in chunks])
-    queries, keys = vectors[: len(positions)], vectors[len(positions) :]
-    similarity = queries @ keys.T
+    # Long chunks are compared window by window, so a sentence supported near a chunk's end still matches.
+    index = index_texts(embedder, [c.text for c in chunks])
+    similarity = best_similarity(index, embedder.embed([tagged[i].sentence for i in positions]))
     out = list(tagged)
     for row, position in enumerate(positions):
         best = int(similarity[row].argmax())

@@ -35,7 +35,7 @@ from groundwire.types import Chunk, Route, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.dataio import EvalRow
-    from groundwire.embed import Embedder
+    from groundwire.embed import Embedder, WindowIndex
     from groundwire.provenance import SupportsVerify
     from groundwire.store import ClaimLog, FeedbackSummary, RequestRecord, Store
 
@@ -195,19 +195,21 @@ class EvidenceFinder:
         embedder: Embedder | None = None,
         top_k: int = 3,
     ) -> None:
-        from groundwire.embed import default_embedder, index_texts
+        from groundwire.embed import default_embedder
 
         self._corpus = list(corpus)
         self._verifier = verifier
         self._embedder = embedder if embedder is not None else default_embedder()
         self._top_k = top_k
-        self._index = index_texts(self._embedder, [c.text for c in self._corpus])
+        self._index: WindowIndex | None = None  # built on the first failure: a clean sample never pays for it
 
     def has_outside_support(self, claims: Sequence[str], retrieved_ids: Sequence[str]) -> bool:
-        from groundwire.embed import best_similarity
+        from groundwire.embed import best_similarity, index_texts
 
         if not self._corpus or not claims:
             return False
+        if self._index is None:
+            self._index = index_texts(self._embedder, [c.text for c in self._corpus])
         retrieved = set(retrieved_ids)
         outside = np.array([i for i, c in enumerate(self._corpus) if c.id not in retrieved], dtype=np.int64)
         if not len(outside):

@@ -278,8 +278,9 @@ def grouped(items: Sequence[EvalItem], key: Callable[[EvalItem], str | None]) ->
     return {name: metrics(group) for name, group in sorted(groups.items())}
 
 
-def summarise(items: Sequence[EvalItem], *, by_day: bool = False, examples: int = 20) -> dict[str, Any]:
-    """Overall, per release and per segment metrics (and per day for the log), plus failure examples."""
+def summarise(items: Sequence[EvalItem], *, by_day: bool = False, examples: int = 10) -> dict[str, Any]:
+    """Overall, per release and per segment metrics (and per day for the log), plus up to `examples`
+    failures of each kind."""
     out: dict[str, Any] = {
         "overall": metrics(items),
         "by_release": grouped(items, lambda i: i.release),
@@ -306,9 +307,9 @@ def summarise(items: Sequence[EvalItem], *, by_day: bool = False, examples: int 
             "segment": i.segment,
             "unsupported": list(i.unsupported_claims)[:3],
         }
-        for i in items
-        if i.failure is not None
-    ][:examples]
+        for kind in (RETRIEVAL_MISS, GENERATOR_DRIFT, UNDETERMINED)
+        for i in [i for i in items if i.failure == kind][:examples]  # each kind shown, however rare
+    ]
     return out
 
 

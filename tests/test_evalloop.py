@@ -315,3 +315,18 @@ def test_feedback_enters_the_metrics(logged: tuple[Store, dict[str, str]], verif
     assert rolling["overall"]["thumbs_down_rate"] == pytest.approx(2 / 3)
     assert rolling["by_release"]["v1"]["thumbs_down_rate"] == pytest.approx(1 / 2)
     assert rolling["by_release"]["v2"]["thumbs_down_rate"] == 1.0
+
+
+def test_one_invented_claim_makes_the_failure_drift(verifier: Verifier) -> None:
+    from groundwire.evalloop import EvalItem, EvidenceFinder, LoggedClaim, partition_failures
+    from groundwire.types import Chunk
+
+    corpus = [Chunk("manual", "Run start.sh to start the cluster."), Chunk("warranty", "The warranty lasts two years.")]
+    finder = EvidenceFinder(corpus, verifier)
+    found = LoggedClaim("The warranty lasts two years.", "NOT_FOUND", 0.1)
+    invented = LoggedClaim("The cluster ships with a free pony.", "NOT_FOUND", 0.1)
+    items = [
+        EvalItem("only-found", "log", "a", (found,), refused=False, escalated=False, retrieved_ids=("manual",)),
+        EvalItem("mixed", "log", "a", (found, invented), refused=False, escalated=False, retrieved_ids=("manual",)),
+    ]
+    assert [i.failure for i in partition_failures(items, finder=finder)] == [RETRIEVAL_MISS, GENERATOR_DRIFT]

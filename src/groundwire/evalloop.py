@@ -12,8 +12,8 @@ Metrics, overall and per release and per segment:
 Failures (an unsupported claim, or a gold "hallucinated" label) are split by one question: was the
 supporting evidence in the retrieved set? With gold ids the answer is direct. Otherwise the failed
 claims are checked against the rest of the corpus (the nearest passages by embedding, then the
-verifier): evidence found outside the retrieved set is a retrieval miss; none found is generator
-drift. With no corpus to look in, or when the verifier found no unsupported claim in an answer the
+verifier): when every one of them is supported outside the retrieved set, it is a retrieval miss;
+when any has no evidence anywhere, the generator made it up: generator drift. With no corpus to look in, or when the verifier found no unsupported claim in an answer the
 gold label calls hallucinated (a missed detection), the failure stays undetermined.
 """
 
@@ -203,7 +203,8 @@ class EvidenceFinder:
         self._top_k = top_k
         self._index: WindowIndex | None = None  # built on the first failure: a clean sample never pays for it
 
-    def has_outside_support(self, claims: Sequence[str], retrieved_ids: Sequence[str]) -> bool:
+    def supported_outside(self, claims: Sequence[str], retrieved_ids: Sequence[str]) -> bool:
+        """True when every claim is supported by some corpus chunk outside the retrieved set."""
         from groundwire.embed import best_similarity, index_texts
 
         if not self._corpus or not claims:
@@ -218,9 +219,9 @@ class EvidenceFinder:
         for row, claim in enumerate(claims):
             nearest = [self._corpus[outside[i]] for i in similarity[row].argsort()[::-1][: self._top_k]]
             report = self._verifier.verify(claim, nearest)
-            if report.claims and all(r.verdict is Verdict.SUPPORTED for r in report.claims):
-                return True
-        return False
+            if not report.claims or any(r.verdict is not Verdict.SUPPORTED for r in report.claims):
+                return False  # this claim has no evidence anywhere: the generator made it up
+        return True
 
 
 def partition_failures(items: Sequence[EvalItem], *, finder: EvidenceFinder | None = None) -> list[EvalItem]:
@@ -233,7 +234,7 @@ def partition_failures(items: Sequence[EvalItem], *, finder: EvidenceFinder | No
             hit = bool(set(item.gold_ids) & set(item.retrieved_ids))
             out.append(replace(item, failure=GENERATOR_DRIFT if hit else RETRIEVAL_MISS))
         elif finder is not None and item.unsupported_claims:
-            outside = finder.has_outside_support(item.unsupported_claims, item.retrieved_ids)
+            outside = finder.supported_outside(item.unsupported_claims, item.retrieved_ids)
             out.append(replace(item, failure=RETRIEVAL_MISS if outside else GENERATOR_DRIFT))
         else:
             out.append(replace(item, failure=UNDETERMINED))

@@ -13,8 +13,9 @@ Failures (an unsupported claim, or a gold "hallucinated" label) are split by one
 supporting evidence in the retrieved set? With gold ids the answer is direct. Otherwise the failed
 claims are checked against the rest of the corpus (the nearest passages by embedding, then the
 verifier): when every one of them is supported outside the retrieved set, it is a retrieval miss;
-when any has no evidence anywhere, the generator made it up: generator drift. With no corpus to look in, or when the verifier found no unsupported claim in an answer the
-gold label calls hallucinated (a missed detection), the failure stays undetermined.
+when any has no evidence anywhere, the generator made it up: generator drift. With no corpus to
+look in, or when the verifier found no unsupported claim in an answer the gold label calls
+hallucinated (a missed detection), the failure stays undetermined.
 """
 
 from __future__ import annotations

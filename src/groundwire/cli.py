@@ -28,7 +28,7 @@ app = typer.Typer(
     help="Catch and repair fabricated claims in RAG answers.",
 )
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)  # never wrap a message: a wrapped path is hard to copy
 _VERDICT_STYLE = {Verdict.SUPPORTED: "green", Verdict.CONTRADICTED: "red", Verdict.NOT_FOUND: "yellow"}
 _ROUTE_STYLE = {Route.ACCEPT: "bold green", Route.ESCALATE: "bold yellow", Route.REJECT: "bold red"}
 

@@ -58,7 +58,8 @@ def _log(runtime: Runtime, report: Report, out: dict[str, Any], *, scope: str, c
 
 def _doc_version(runtime: Runtime, body: models.GenerateRequest, chunks: Sequence[Chunk], *, scope: str) -> str:
     if body.doc_ids is not None:
-        return f"store:{runtime.store.doc_version(scope=scope)}"
+        # A fingerprint of exactly these documents: ingesting unrelated documents keeps cached answers servable.
+        return runtime.store.doc_set_version(scope=scope, doc_ids=body.doc_ids)
     # Caller-supplied chunks: the document set is exactly these texts, so its version is their hash.
     digest = hashlib.blake2b(digest_size=16)
     for chunk in chunks:

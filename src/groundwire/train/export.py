@@ -40,7 +40,9 @@ def export_onnx(model_dir: str | Path, onnx_path: str | Path, *, opset: int = 17
 def quantize_int8(fp32_path: str | Path, int8_path: str | Path) -> Path:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(str(fp32_path), str(int8_path), weight_type=QuantType.QInt8)
+    # Per-channel weight scales: per-tensor int8 moved some probabilities by 0.4 on the agreement pairs,
+    # per-channel keeps them within about 0.15 at the same size.
+    quantize_dynamic(str(fp32_path), str(int8_path), weight_type=QuantType.QInt8, per_channel=True)
     return Path(int8_path)
 
 

@@ -7,6 +7,11 @@ Every sampled answer is verified twice with the same loaded scorer, exact matrix
 back (so load on a shared machine hits both alike). Prints, per dev file and overall: claims compared,
 the share with the same verdict, pairs scored (exact / pruned) and the time ratio exact / pruned for the
 whole verify() call and for its scoring stage. Ratios only; nothing is asserted.
+
+    .venv/bin/python bench/pruning.py --scorer bundled --per-file 40 --sweep 3:0.15,5:0.2,8:0.3
+
+--sweep scores the exact matrix once and replays those scores for each pruner setting, so it measures
+what pruning alone changes (no timing), free of batch effects in the backend.
 """
 
 from __future__ import annotations
@@ -16,14 +21,18 @@ import json
 import random
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.errors import InputError
 from groundwire.pruning import get_pruner
 from groundwire.scoring import get_scorer
+from groundwire.scoring.base import PairScores
 from groundwire.verifier import Verifier
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
@@ -97,6 +106,55 @@ def compare(rows: list[dict], exact: Verifier, pruned: Verifier) -> Tally:
     return tally
 
 
+class CachedScorer:
+    """Remembers each (premise, hypothesis) score from the exact run and replays it, so a pruned run sees
+    exactly the scores the exact run saw. This isolates what pruning itself changes: with a backend
+    whose scores depend on the rest of the batch (int8 dynamic quantisation), the plain comparison also
+    counts those batch effects as flips."""
+
+    def __init__(self, scorer: object) -> None:
+        self.inner = scorer
+        self.model_id = scorer.model_id
+        self.max_tokens = scorer.max_tokens
+        self.thresholds = getattr(scorer, "thresholds", None)
+        self.combiner = getattr(scorer, "combiner", None)
+        self.cache: dict[tuple[str, str], tuple[float, float | None, bool]] = {}
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return self.inner.count_tokens(texts)
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> PairScores:
+        missing = [pair for pair in dict.fromkeys(pairs) if pair not in self.cache]
+        if missing:
+            fresh = self.inner.score(missing)
+            for i, pair in enumerate(missing):
+                contradiction = None if fresh.contradiction is None else float(fresh.contradiction[i])
+                truncated = False if fresh.truncated is None else bool(fresh.truncated[i])
+                self.cache[pair] = (float(fresh.support[i]), contradiction, truncated)
+        rows = [self.cache[pair] for pair in pairs]
+        has_contradiction = bool(rows) and rows[0][1] is not None
+        return PairScores(
+            np.array([r[0] for r in rows], dtype=np.float32),
+            np.array([r[1] for r in rows], dtype=np.float32) if has_contradiction else None,
+            np.array([r[2] for r in rows], dtype=bool),
+        )
+
+
+def sweep(args: argparse.Namespace, scorer: object) -> None:
+    """Agreement and pair savings for several (top_k, margin) settings, from one exact run's scores."""
+    cached = CachedScorer(scorer)
+    rows = [row for path in sorted(args.data.glob("*.jsonl")) for row in sample_rows(path, args.per_file, args.seed)]
+    exact = Verifier(cached)
+    for setting in args.sweep.split(","):
+        top_k, margin = setting.split(":")
+        pruner = get_pruner(args.pruner, top_k=int(top_k), margin=float(margin))
+        tally = compare(rows, exact, Verifier(cached, pruner=pruner))
+        agree = tally.same / tally.claims if tally.claims else float("nan")
+        print(f"top_k {int(top_k):>2} margin {float(margin):4.2f}: {agree:7.2%} of {tally.claims} claims keep their "
+              f"verdict; {_ratio(tally.pairs_exact, tally.pairs_pruned):.2f}x fewer pairs "
+              f"({len(tally.flips)} flips)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scorer", default="lexical")
@@ -107,7 +165,11 @@ def main() -> None:
     parser.add_argument("--per-file", type=int, default=None, help="sample this many rows per file (default: all)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--show-flips", type=int, default=5)
+    parser.add_argument("--sweep", default=None, help='e.g. "3:0.15,5:0.2": top_k:margin settings, scored once')
     args = parser.parse_args()
+    if args.sweep:
+        sweep(args, get_scorer(args.scorer))
+        return
 
     options = {k: v for k, v in (("top_k", args.top_k), ("margin", args.margin)) if v is not None}
     pruner = get_pruner(args.pruner, **options)

@@ -15,7 +15,7 @@ from groundwire.scoring.base import PairScores, Scorer
 ScorerFactory = Callable[[str], Scorer]
 """Builds a scorer from the text after "prefix:" (empty for plain names)."""
 
-DEFAULT_SCORER = "lexical"
+DEFAULT_SCORER = "bundled"
 
 # name or prefix -> "module:attribute" of a factory, so nothing heavy is imported until a scorer is asked for.
 _LAZY: dict[str, str] = {

@@ -24,7 +24,7 @@ def serve(
     config: Annotated[Path | None, typer.Option(
         help="groundwire.toml (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")] = None,
     scorer: Annotated[str | None, typer.Option(
-        help="Scorer name or model path (default: from the config, else the bundled model).")] = None,
+        help="Scorer name or model path (default: from the config, else the default scorer).")] = None,
     max_body_bytes: Annotated[int, typer.Option(min=1, help="Larger request bodies get 413.")] = 1_000_000,
     review_threshold: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = 0.5,

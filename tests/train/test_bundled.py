@@ -48,3 +48,12 @@ def test_bundled_scorer_runs_without_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_bundled_scores_do_not_depend_on_the_other_pairs_in_the_call() -> None:
+    data = json.loads(FIXTURE.read_text())
+    pairs = [tuple(p) for p in data["pairs"]]
+    scorer = OnnxScorer.bundled()
+    alone = np.array([scorer.score([pair]).support[0] for pair in pairs[:6]])
+    together = scorer.score(pairs[:6] + pairs[6:] + [(" ".join(["filler words here"] * 60), "A claim.")]).support[:6]
+    np.testing.assert_allclose(together, alone, atol=1e-6)

@@ -20,7 +20,7 @@ class ServiceSettings:
     api_keys: dict[str, str] = field(default_factory=dict)
     """API key -> permission scope. Empty means open access in DEFAULT_SCOPE (local use only)."""
     scorer: str | None = None
-    """Scorer name or path handed to `Verifier`; None takes the bundled default."""
+    """Scorer name or path handed to `Verifier`; None takes the default scorer (groundwire.scoring.DEFAULT_SCORER)."""
     accept_at: float | None = None
     reject_at: float | None = None
     """Routing thresholds; None takes the scorer's calibrated ones (or 0.8 / 0.2)."""

@@ -70,7 +70,10 @@ def write_bundle(
     labels = [config.id2label[i] for i in range(config.num_labels)]
     write_config(out, {"model_id": model_id, "labels": labels, "max_length": max_length,
                        "accept_at": thresholds[0], "reject_at": thresholds[1],
-                       "do_lower_case": bool(getattr(tokenizer, "do_lower_case", False))})
+                       "do_lower_case": bool(getattr(tokenizer, "do_lower_case", False)),
+                       # Dynamic int8 quantizes activations with one scale per batch tensor: only pairs
+                       # scored one at a time keep a score independent of the other pairs in the call.
+                       "batch_size": 1})
     return out
 
 

@@ -187,6 +187,7 @@ def main() -> None:
     if args.ray_answers:
         import ray
 
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report leaves the machine
         ray.init(num_cpus=args.actors, include_dashboard=False, log_to_driver=False)
         with tempfile.TemporaryDirectory() as tmp:
             for claims, chunks in SIZES:

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,9 @@ def run_local(job: Job) -> None:
 
 
 def run_ray(job: Job) -> None:
+    # Ray reports usage statistics to its vendor by default; groundwire reaches no network of its own accord.
+    # An existing cluster keeps whatever its operator chose.
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
 
     engine = job.options
@@ -60,7 +64,10 @@ def run_ray(job: Job) -> None:
         paths = [str(p.resolve()) for p in input_files(job.source)]
         # Reading is I/O: it asks for no CPU, so a pool of actors on every CPU cannot starve it (a deadlock
         # otherwise: actors waiting for blocks that no read task has a CPU to produce).
-        from groundwire.batch.ray_source import JsonlLinesDatasource, ParquetRowsDatasource
+        from groundwire.batch.ray_source import (
+            JsonlLinesDatasource,
+            ParquetRowsDatasource,
+        )
 
         datasource = {"jsonl": JsonlLinesDatasource, "parquet": ParquetRowsDatasource}[job.fmt](paths)
         dataset = ray.data.read_datasource(datasource, num_cpus=0)

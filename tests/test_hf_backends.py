@@ -138,3 +138,14 @@ def test_unknown_and_incomplete_scorer_names_fail_clearly():
         get_scorer("nonsense")
     with pytest.raises(ValueError, match="needs a model"):
         get_scorer("hf")
+
+
+def test_a_hub_id_that_is_not_cached_is_refused_without_any_download(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    with pytest.raises(ValueError, match="does not download"):
+        get_scorer("hf:some-org/some-nli-model")
+    with pytest.raises(ValueError, match="does not download"):
+        get_scorer("hhem:vectara/hallucination_evaluation_model")

@@ -40,6 +40,21 @@ def label_indices(id2label: dict[int, str], num_labels: int) -> tuple[int, int |
     )
 
 
+def _require_local(model_name: str) -> None:
+    """groundwire never downloads: a hub id must already be in the local Hugging Face cache."""
+    from pathlib import Path
+
+    if Path(model_name).exists():
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    if not isinstance(try_to_load_from_cache(model_name, "config.json"), str):
+        raise ValueError(
+            f"{model_name!r} is neither a local folder nor in the Hugging Face cache, and groundwire does not "
+            f"download models: fetch it yourself (e.g. `huggingface-cli download {model_name}`) or pass its path"
+        )
+
+
 def count_with(tokenizer: Any, texts: Sequence[str]) -> list[int]:
     """Token counts without special tokens, with any Hugging Face tokenizer."""
     if not texts:
@@ -55,8 +70,10 @@ class HFClassifierScorer:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self._torch = torch
-        self.tokenizer = AutoTokenizer.from_pretrained(model_name)
-        self.model = AutoModelForSequenceClassification.from_pretrained(model_name).to(device).eval()
+        _require_local(model_name)
+        self.tokenizer = AutoTokenizer.from_pretrained(model_name, local_files_only=True)
+        self.model = (AutoModelForSequenceClassification.from_pretrained(model_name, local_files_only=True)
+                      .to(device).eval())
         self.device = device
         self.batch_size = batch_size
         self.model_id = f"hf:{model_name}"
@@ -110,11 +127,14 @@ class HHEMScorer:
     def __init__(self, model_name: str, *, max_tokens: int = 512, batch_size: int = 8) -> None:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        self.model: Any = AutoModelForSequenceClassification.from_pretrained(model_name, trust_remote_code=True)
+        _require_local(model_name)
+        self.model: Any = AutoModelForSequenceClassification.from_pretrained(
+            model_name, trust_remote_code=True, local_files_only=True)
         self.model.eval()
         if not hasattr(self.model, "predict"):
             raise ValueError(f"{model_name} has no predict(pairs) method; use 'hf:{model_name}' for plain classifiers")
-        self.tokenizer = getattr(self.model, "tokenizer", None) or AutoTokenizer.from_pretrained(model_name)
+        self.tokenizer = getattr(self.model, "tokenizer", None) or AutoTokenizer.from_pretrained(
+            model_name, local_files_only=True)
         self.model_id = f"hhem:{model_name}"
         self.max_tokens: int | None = max_tokens
         self.batch_size = batch_size

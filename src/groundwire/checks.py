@@ -168,7 +168,6 @@ class ContextIndex:
             if day != "00" and o_day not in ("00", day):
                 continue
             return True
-        # A bare month-year ("May 2023") is supported by that year alone when the month is named nearby.
         return False
 
     def conflicting(self, figure: Figure, claim_words: frozenset[str]) -> str | None:

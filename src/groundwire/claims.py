@@ -12,9 +12,10 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
-from groundwire.textutil import content_words
+from groundwire.textutil import content_words, trim_span
 from groundwire.types import REFUSAL_TOKEN, Claim
 
 # [S1], [S1, S2], [c_8f21ab], [Source 2], [1], [1, 3], [doc3], [Unverified]. A marker must contain a digit
@@ -78,16 +79,21 @@ def cited_ids(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ids))
 
 
-def sentences(answer: str) -> list[Sentence]:
-    """Split the answer into sentences (lines first, so bullet lists split) and classify each."""
+@lru_cache(maxsize=1024)
+def sentences(answer: str) -> tuple[Sentence, ...]:
+    """Split the answer into sentences (lines first, so bullet lists split) and classify each.
+
+    Cached: one verify() asks for the same answer's sentences from the decomposer, the validators and the
+    report, and pysbd is the slowest step of claim splitting.
+    """
     result: list[Sentence] = []
     for line_start, line in _lines(answer):
         for piece in _segmenter().segment(line):
-            start, end = _trim(line, piece.start, piece.end)
+            start, end = trim_span(line, piece.start, piece.end)
             if end > start:
                 text = line[start:end]
                 result.append(Sentence(text, (line_start + start, line_start + end), _skip_reason(text)))
-    return result
+    return tuple(result)
 
 
 class RuleDecomposer:
@@ -167,14 +173,6 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
         if line.strip():
             yield offset, line
         offset += len(line)
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
 
 
 _THREAD_STATE = threading.local()

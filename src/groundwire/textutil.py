@@ -70,11 +70,17 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _trimmed(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span with surrounding whitespace removed (empty when it held only whitespace)."""
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
+    return start, end
+
+
+def _trimmed(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    start, end = trim_span(text, start, end)
     return [(start, end)] if end > start else []
 
 

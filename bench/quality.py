@@ -5,8 +5,9 @@
 - lexical:  Verifier("lexical") at its default thresholds (the floor to beat).
 - model:    the bundled model alone: min over claims of the raw support, at the bundle's model_accept_at.
 - verifier: the full verifier without the combiner (support after the deterministic checks).
-- hybrid:   the combiner, cross-validated with folds grouped by source document (out-of-fold scores,
-            each fold's threshold chosen on its training folds): the honest figure.
+- hybrid:   the combiner (one per task type with enough answers, plus a pooled one), cross-validated with
+            folds grouped by source document (out-of-fold scores, each fold's per-task thresholds chosen on
+            its training folds): the honest figure.
 - shipped:  the shipped combiner and default thresholds on the same rows (in-sample: it was fitted on them).
 Answers are a seeded sample of at most --limit per file. The last line is a one-line summary.
 """
@@ -23,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.combiner import LogisticCombiner  # noqa: E402
+from groundwire.combiner import load_combiner  # noqa: E402
 from groundwire.dataio import read_eval_jsonl  # noqa: E402
 from groundwire.evaluate import evaluate  # noqa: E402
 from groundwire.scoring.onnx import bundled_path  # noqa: E402
@@ -54,14 +55,13 @@ def shipped_report(rows: list[combine.ClaimRow], bundle: Path) -> dict[str, dict
     config = json.loads((bundle / "config.json").read_text())
     if not config.get("combiner"):
         return {}
-    comb = LogisticCombiner.load(bundle / config["combiner"])
-    scores = np.ones(len(rows))
-    scored = [i for i, r in enumerate(rows) if r.claim_index >= 0]
-    scores[scored] = comb.predict([rows[i].features for i in scored])
-    answers = combine.answer_scores(rows, scores)
+    comb = load_combiner(bundle / config["combiner"])
+    answers = combine.answer_scores(rows, combine.claim_scores(comb, rows))
     first = {(r.file, r.row_id): r for r in reversed(rows)}
+    accept_at = {task: pair[0] for task, pair in config.get("task_thresholds", {}).items()}
     return combine.report([combine.AnswerScore(first[k].file, first[k].task, first[k].hallucinated, s,
-                                               s >= config["accept_at"]) for k, s in answers.items()])
+                                               s >= accept_at.get(first[k].task, config["accept_at"]))
+                           for k, s in answers.items()])
 
 
 def fmt(m: dict | None) -> str:

@@ -146,3 +146,15 @@ def test_check_reads_scorer_and_thresholds_from_groundwire_toml(tmp_path):
     (tmp_path / "groundwire.toml").write_text('[verify]\naccept_at = "high"\n')
     bad = run(*args, cwd=tmp_path)
     assert bad.returncode == 2 and "accept_at" in bad.stderr
+
+
+def test_task_option_selects_the_calibration_and_is_reported(tmp_path):
+    record = tmp_path / "record.json"
+    record.write_text('{"name": "Pizza Mizza", "city": "Santa Barbara", "attributes": {"Music": null}}')
+    inferred = json.loads(run("check", "--context", str(record), "--answer", "Pizza Mizza is in Santa Barbara.",
+                              "--json").stdout)
+    assert inferred["extra"]["task"] == "data2text"
+    given = run("check", "--context", str(record), "--answer", "Pizza Mizza is in Santa Barbara.", "--task", "qa",
+                "--json")
+    assert given.returncode == 0, given.stderr
+    assert json.loads(given.stdout)["extra"]["task"] == "qa"

@@ -178,3 +178,58 @@ def test_report_is_json_serialisable():
     data = json.loads(json.dumps(report.to_dict()))
     assert data["decision"] == "reject"
     assert data["claims"][1]["verdict"] == "NOT_FOUND" and data["claims"][1]["checks"][0]["check"] == "figure_not_in_context"
+
+
+class _CalibratedLexical(LexicalScorer):
+    """The lexical baseline with per-task thresholds, as a calibrated bundle carries them."""
+
+    task_thresholds = {"qa": (0.95, 0.9)}
+
+
+_HALF = "The plan costs $10 a month and includes free international roaming for every customer."
+
+
+def test_task_thresholds_apply_only_to_their_task():
+    verifier = Verifier(_CalibratedLexical(), accept_at=None)
+    chunks = ["The plan costs $10 a month and includes roaming in the EU."]
+    pooled = verifier.verify(_HALF, chunks)
+    qa = verifier.verify(_HALF, chunks, task="qa")
+    assert pooled.score == pytest.approx(qa.score)  # thresholds route; they do not change the score
+    assert 0.2 < qa.score < 0.8
+    assert pooled.decision is Route.ESCALATE and qa.decision is Route.REJECT
+    assert qa.extra["task"] == "qa" and "task" not in pooled.extra
+    # Thresholds the caller sets win over every calibrated one.
+    explicit = Verifier(_CalibratedLexical(), accept_at=0.3, reject_at=0.1).verify(_HALF, chunks, task="qa")
+    assert explicit.decision is Route.ACCEPT
+
+
+def test_a_json_record_context_is_verified_as_data2text():
+    record = '{"name": "Pizza Mizza", "city": "Santa Barbara", "attributes": {"WiFi": "free", "Music": null}}'
+    report = Verifier("lexical").verify("Pizza Mizza is in Santa Barbara.", [record])
+    assert report.extra["task"] == "data2text"
+    assert Verifier("lexical").verify("It is in Santa Barbara.", ["It is in Santa Barbara."]).extra.get("task") is None
+
+
+def test_claims_carry_the_lexical_baseline_as_a_feature():
+    from groundwire.scoring.lexical import weighted_recall
+    from groundwire.textutil import content_words
+
+    chunks = ["The plan costs $10 a month.", "Roaming is included in the EU."]
+    report = Verifier("lexical").verify("The plan costs $10 a month. Roaming is free in Japan.", chunks)
+    for claim in report.claims:
+        expected = max(weighted_recall(claim.claim.text, frozenset(content_words(c))) for c in chunks)
+        assert claim.features["lexical_support"] == pytest.approx(expected)
+    assert report.claims[0].features["lexical_support"] == pytest.approx(1.0)
+    assert report.claims[1].features["lexical_support"] < 0.7
+
+
+def test_a_per_task_combiner_is_chosen_by_the_task():
+    from groundwire.combiner import LogisticCombiner, TaskCombiner
+
+    trusting = LogisticCombiner(names=("support",), mean=(0.0,), scale=(1.0,), coef=(8.0,), intercept=-4.0)
+    doubting = LogisticCombiner(names=("support",), mean=(0.0,), scale=(1.0,), coef=(8.0,), intercept=-7.0)
+    verifier = Verifier("lexical", combiner=TaskCombiner(default=trusting, by_task={"data2text": doubting}))
+    chunks = ["The plan costs $10 a month."]
+    default, record = (verifier.verify("The plan costs $10 a month.", chunks, task=t) for t in (None, "data2text"))
+    assert default.claims[0].score == pytest.approx(1 / (1 + np.exp(-4.0)))
+    assert record.claims[0].score == pytest.approx(1 / (1 + np.exp(-1.0)))

@@ -45,6 +45,8 @@ def check(
     context: Annotated[list[Path] | None, typer.Option("--context", "-c", help="A context file (one chunk each).")] = None,
     answer: Annotated[str | None, typer.Option("--answer", "-a", help="Answer text, or @FILE to read it.")] = None,
     question: Annotated[str | None, typer.Option("--question", "-q")] = None,
+    task: Annotated[str | None, typer.Option(help="qa, summary, data2text, dialogue or claim: the calibration to use "
+                                                  "(default: data2text for a JSON context, else pooled).")] = None,
     input_file: Annotated[Path | None, typer.Option("--input", "-i", help="Batch: a grounding-eval JSONL file.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Batch: write one JSON report per line here.")] = None,
     scorer: ScorerOption = None,
@@ -75,7 +77,7 @@ def check(
 
     chunks = read_chunks(context)
     answer_text = read_text(answer[1:]) if answer.startswith("@") else answer
-    report = verifier.verify(answer_text, chunks, question=question, require_citations=require_citations)
+    report = verifier.verify(answer_text, chunks, question=question, require_citations=require_citations, task=task)
     if judge_with is not None:
         report = _adjudicate(report, chunks, judge_with)
     if as_json:

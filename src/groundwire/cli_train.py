@@ -32,13 +32,14 @@ def prepare(
     data: Annotated[Path, typer.Option(help="A train/ directory of pair files (commercially usable sources only).")] = Path("../shared/data/train"),
     out: Annotated[Path, typer.Option(help="Where train.jsonl, val.jsonl and mix.json go.")] = Path("runs/data"),
     seed: Annotated[int, typer.Option(help="Seed of every random choice in the mix.")] = 13,
+    records: Annotated[int, typer.Option(min=0, help="Generated business records (structured premises); 0: none.")] = 1500,
 ) -> None:
     """Synthetic RAG-style pairs from real contexts + a length-balanced sample of the real pair files."""
-    from groundwire.train.data import build
+    from groundwire.train.data import MixSpec, build
 
     if not data.is_dir():
         raise InputError(f"{data}: no such directory (give the train/ folder of the shared data)")
-    summary = build(data, out, seed=seed)
+    summary = build(data, out, seed=seed, spec=MixSpec(records=records))
     typer.echo(json.dumps({k: v for k, v in summary.items() if k != "spec"}, indent=2))
 
 
@@ -94,11 +95,12 @@ def combiner(
     limit: Annotated[int | None, typer.Option(min=1, help="At most this many answers per file (seeded sample).")] = None,
     cache: Annotated[Path | None, typer.Option(help="Claim-feature cache (JSONL); reused when it exists.")] = None,
     folds: Annotated[int, typer.Option(min=2)] = 5,
+    workers: Annotated[int, typer.Option(min=1, help="Score dev files in this many one-thread processes.")] = 1,
 ) -> None:
     """Fit the hybrid combiner on claim features, cross-validate it (grouped by source), set thresholds."""
     from groundwire.train.calibrate import calibrate_bundle
 
-    result = calibrate_bundle(bundle, dev, limit=limit, cache=cache, folds=folds)
+    result = calibrate_bundle(bundle, dev, limit=limit, cache=cache, folds=folds, workers=workers)
     typer.echo(json.dumps(result, indent=2))
 
 

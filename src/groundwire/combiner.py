@@ -54,7 +54,8 @@ class LogisticCombiner:
         if not (len(self.mean) == len(self.scale) == len(self.coef) == n):
             raise ValueError("combiner names, mean, scale and coef must have the same length")
 
-    def predict(self, features: Sequence[Mapping[str, float]]) -> np.ndarray:
+    def predict(self, features: Sequence[Mapping[str, float]], task: str | None = None) -> np.ndarray:
+        """Claim support scores; `task` is accepted for the Combiner protocol and ignored."""
         if not features:
             return np.zeros(0)
         x = (feature_matrix(features, self.names) - np.asarray(self.mean)) / np.asarray(self.scale)
@@ -74,3 +75,42 @@ class LogisticCombiner:
     @classmethod
     def load(cls, path: str | Path) -> LogisticCombiner:
         return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCombiner:
+    """One logistic combiner per task type ("qa", "summary", "data2text", ...) and a pooled one for the rest.
+
+    Features weigh differently by task: on JSON records the claim count and novel words matter most, on
+    short QA answers the model's support does. An unknown or absent task gets the pooled combiner.
+    """
+
+    default: LogisticCombiner
+    by_task: Mapping[str, LogisticCombiner]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(n for c in (self.default, *self.by_task.values()) for n in c.names))
+
+    def predict(self, features: Sequence[Mapping[str, float]], task: str | None = None) -> np.ndarray:
+        return self.by_task.get(task or "", self.default).predict(features)
+
+    def to_json(self) -> str:
+        return json.dumps({"kind": "per_task", "default": asdict(self.default),
+                           "by_task": {t: asdict(c) for t, c in sorted(self.by_task.items())}}, indent=2)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> TaskCombiner:
+        def one(d: Mapping[str, object]) -> LogisticCombiner:
+            return LogisticCombiner.from_dict({"kind": "logistic", **d})
+
+        return cls(default=one(data["default"]),  # type: ignore[arg-type]
+                   by_task={str(t): one(d) for t, d in data["by_task"].items()})  # type: ignore[union-attr]
+
+
+def load_combiner(path: str | Path) -> LogisticCombiner | TaskCombiner:
+    """A combiner file of either kind."""
+    data = json.loads(Path(path).read_text())
+    if data.get("kind") == "per_task":
+        return TaskCombiner.from_dict(data)
+    return LogisticCombiner.from_dict(data)

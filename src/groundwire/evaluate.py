@@ -52,7 +52,7 @@ def verify_rows(rows: Iterable[EvalRow], verifier: Verifier) -> Iterator[RowOutc
     """Verify each row; a row that cannot be checked is reported with its id, never dropped."""
     for row in rows:
         try:
-            report = verifier.verify(row.answer, row_chunks(row), question=row.question)
+            report = verifier.verify(row.answer, row_chunks(row), question=row.question, task=row.task)
         except InputError as error:
             yield RowOutcome(row, None, str(error))
         else:

@@ -90,7 +90,7 @@ def repair(
     if surviving == 0 or share < min_surviving_share:
         return Repaired(abstain_message, True, share, tuple(decisions), _abstained(report, abstain_message), report)
     answer = reassemble(report, decisions)
-    repaired = verifier.verify(answer, chunks, question=report.question)
+    repaired = verifier.verify(answer, chunks, question=report.question, task=report.extra.get("task"))
     return Repaired(answer, False, share, tuple(decisions), repaired, report)
 
 

@@ -32,9 +32,16 @@ NO_CLAIMS_SCORE = 1.0
 
 
 class Combiner(Protocol):
-    """Maps claim features to a calibrated support score in [0, 1] (the hybrid verifier)."""
+    """Maps claim features to a calibrated support score in [0, 1] (the hybrid verifier); it may weigh
+    features differently per task type ("qa", "summary", "data2text", ...)."""
 
-    def predict(self, features: Sequence[Mapping[str, float]]) -> np.ndarray: ...
+    def predict(self, features: Sequence[Mapping[str, float]], task: str | None = None) -> np.ndarray: ...
+
+
+Thresholds = tuple[float, float]
+"""(accept_at, reject_at)."""
+STRUCTURED_TASK = "data2text"
+"""The task a verify() call is taken to be when a chunk is a JSON record and no task is given."""
 
 
 class Pruner(Protocol):
@@ -79,15 +86,24 @@ class Verifier:
         self.decomposer: Decomposer = decomposer or RuleDecomposer()
         self.combiner: Combiner | None = combiner if combiner is not None else getattr(self.scorer, "combiner", None)
         self.pruner = pruner
+        # Thresholds calibrated per task type apply only while the caller has not set thresholds explicitly.
+        explicit = accept_at is not None or reject_at is not None
+        self.task_thresholds: Mapping[str, Thresholds] = (
+            {} if explicit else dict(getattr(self.scorer, "task_thresholds", None) or {}))
+        self._lexical: Scorer | None = None
+
+    def thresholds_for(self, task: str | None) -> Thresholds:
+        return self.task_thresholds.get(task or "", (self.accept_at, self.reject_at))
 
     @property
     def model_id(self) -> str:
         return self.scorer.model_id
 
-    def route(self, score: float) -> Route:
-        if score >= self.accept_at:
+    def route(self, score: float, thresholds: Thresholds | None = None) -> Route:
+        accept_at, reject_at = thresholds or (self.accept_at, self.reject_at)
+        if score >= accept_at:
             return Route.ACCEPT
-        if score <= self.reject_at:
+        if score <= reject_at:
             return Route.REJECT
         return Route.ESCALATE
 
@@ -98,7 +114,14 @@ class Verifier:
         *,
         question: str | None = None,
         require_citations: bool = False,
+        task: str | None = None,
     ) -> Report:
+        """Verify one answer against its chunks.
+
+        `task` ("qa", "summary", "data2text", "dialogue", "claim") selects the combiner and thresholds
+        calibrated for that kind of answer, where the scorer has them; without it, a context holding a JSON
+        record is taken as "data2text" and anything else gets the pooled calibration.
+        """
         started = time.perf_counter()
         context = as_chunks(chunks)
         if not answer or not answer.strip():
@@ -122,14 +145,19 @@ class Verifier:
         # JSON records are checked as one statement per line; evidence spans then index the rendered text.
         scoring_context = [rendered_chunk(chunk) for chunk in context]
         rendered = {new.id: new.text for old, new in zip(context, scoring_context, strict=True) if new is not old}
-        results, stats = self._verify_claims(claims, scoring_context, timings)
+        if task is None and rendered:
+            task = STRUCTURED_TASK
+        thresholds = self.thresholds_for(task)
+        results, stats = self._verify_claims(claims, scoring_context, timings, task, thresholds)
         if rendered:
             stats["rendered_chunks"] = rendered
+        if task is not None:
+            stats["task"] = task
         # A claim the model could not see at all has no score to take the min of: it is left out of the
         # answer score, and the answer can then at best be escalated.
         scored = [r.score for r in results if r.support is not None or r.decided_by == "checks"]
         score = min(scored, default=NO_CLAIMS_SCORE)
-        decision = self.route(score)
+        decision = self.route(score, thresholds)
         if len(scored) < len(results):
             warnings += (f"{len(results) - len(scored)} claim(s) could not be scored; the answer score covers the rest",)
         if decision is Route.ACCEPT and any(not r.scored or r.route is not Route.ACCEPT for r in results):
@@ -140,7 +168,8 @@ class Verifier:
                       question, {"skipped": skipped, **stats})
 
     def _verify_claims(
-        self, claims: list[Claim], context: list[Chunk], timings: dict[str, float]
+        self, claims: list[Claim], context: list[Chunk], timings: dict[str, float], task: str | None,
+        thresholds: Thresholds,
     ) -> tuple[list[ClaimResult], dict[str, Any]]:
         mark = time.perf_counter()
         index = ContextIndex.build(context)
@@ -159,16 +188,17 @@ class Verifier:
         mark = time.perf_counter()
         context_words = frozenset(w for chunk in context for w in content_words(chunk.text))
         chunk_ids = [chunk.id for chunk in context]
+        lexical = self._lexical_support([c.text for c in claims], windows, allowed, matrix)
         features = [
             claim_features(claim, position, len(claims), matrix, windows, context_words, figure_checks[position],
-                           chunk_ids)
+                           chunk_ids) | {"lexical_support": float(lexical[position])}
             for position, claim in enumerate(claims)
         ]
-        calibrated = self.combiner.predict(features) if self.combiner is not None else None
+        calibrated = self.combiner.predict(features, task=task) if self.combiner is not None else None
         results = [
             self._claim_result(position, claim, matrix, windows, context, figure_checks[position],
                                features[position], scorable[position],
-                               None if calibrated is None else float(calibrated[position]))
+                               None if calibrated is None else float(calibrated[position]), thresholds)
             for position, claim in enumerate(claims)
         ]
         timings["aggregate"] = time.perf_counter() - mark
@@ -202,6 +232,21 @@ class Verifier:
             allowed[np.asarray(members)[:, None], np.arange(*spans[bucket])[None, :]] = True
         return windows, allowed
 
+    def _lexical_support(self, claims: list[str], windows: list[Window], allowed: np.ndarray,
+                         matrix: _Matrix) -> np.ndarray:
+        """Per claim, the lexical baseline's best score over the claim's own windows: a combiner feature that
+        catches novel names and figures a small model reads past. Cheap next to a model call."""
+        if self.scorer.model_id == "lexical-baseline":
+            return matrix.support.max(axis=1) if matrix.support.size else np.zeros(len(claims))
+        if self._lexical is None:
+            self._lexical = get_scorer("lexical")
+        rows, cols = np.nonzero(allowed)
+        best = np.zeros(len(claims), dtype=np.float32)
+        if len(rows):
+            scores = self._lexical.score([(windows[j].text, claims[i]) for i, j in zip(rows, cols, strict=True)])
+            np.maximum.at(best, rows, scores.support)
+        return best
+
     def _score_matrix(self, claims: list[str], windows: list[Window], allowed: np.ndarray) -> _Matrix:
         keep = allowed.copy()
         if self.pruner is not None:
@@ -231,7 +276,9 @@ class Verifier:
         features: dict[str, float],
         scorable: bool,
         calibrated: float | None,
+        thresholds: Thresholds,
     ) -> ClaimResult:
+        accept_at, reject_at = thresholds
         row = matrix.support[position]
         best = int(np.argmax(row)) if len(row) else 0
         window = windows[best]
@@ -254,12 +301,12 @@ class Verifier:
         decided_by = "scorer"
         if hard:
             verdict = Verdict.CONTRADICTED if Verdict.CONTRADICTED in hard else Verdict.NOT_FOUND
-            score = min(score, self.reject_at)
+            score = min(score, reject_at)
             decided_by = "checks"
         elif negation is not None:
             # A negation flip is a signal, not proof: never accept outright, let the judge look.
-            score = min(score, (self.accept_at + self.reject_at) / 2)
-        route = self.route(score)
+            score = min(score, (accept_at + reject_at) / 2)
+        route = self.route(score, thresholds)
         if support is None and not hard:
             route = Route.ESCALATE  # unknown, not unsupported: a person or the judge should look
         elif not fully_scored and route is Route.ACCEPT:
@@ -385,6 +432,7 @@ def verify(
     question: str | None = None,
     scorer: Scorer | str | None = None,
     require_citations: bool = False,
+    task: str | None = None,
     **options: object,
 ) -> Report:
     """One-call verification. A named scorer is loaded once per process and reused."""
@@ -395,4 +443,4 @@ def verify(
         verifier = _DEFAULT_VERIFIERS[key]
     else:
         verifier = Verifier(scorer, **options)  # type: ignore[arg-type]
-    return verifier.verify(answer, chunks, question=question, require_citations=require_citations)
+    return verifier.verify(answer, chunks, question=question, require_citations=require_citations, task=task)

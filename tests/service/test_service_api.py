@@ -105,6 +105,7 @@ def test_oversized_chunked_body_without_content_length_gets_413(client, settings
     {"answer": GOOD, "chunks": [{"id": "S1", "text": "a"}, {"id": "S1", "text": "b"}]},  # duplicate ids
     {"answer": GOOD, "chunks": CHUNKS, "temperature": 0.3},  # unknown field
     {"answer": GOOD, "chunks": [{"id": "S1", "text": "a", "type": "video"}]},  # bad chunk type
+    {"answer": GOOD, "chunks": CHUNKS, "task": "poetry"},  # unknown task type
 ])
 def test_malformed_bodies_get_422_json_naming_the_problem(client, body) -> None:  # noqa: ANN001
     error = assert_error(client.post("/v1/verify", json=body, headers=ALPHA), 422, "invalid_request")

@@ -73,11 +73,12 @@ def _fake_train_dir(root: Path) -> Path:
 
 def test_build_is_reproducible_and_balanced(tmp_path: Path) -> None:
     data = _fake_train_dir(tmp_path / "train")
-    spec = MixSpec(context_docs={"news": 30}, per_doc=4, real={"qa": 20}, length_balanced=("qa",))
+    spec = MixSpec(context_docs={"news": 30}, per_doc=4, real={"qa": 20}, length_balanced=("qa",), records=20)
     first = build(data, tmp_path / "a", seed=3, spec=spec)
     second = build(data, tmp_path / "b", seed=3, spec=spec)
     assert (tmp_path / "a" / "train.jsonl").read_text() == (tmp_path / "b" / "train.jsonl").read_text()
     assert first["labels"] == second["labels"]
+    assert 40 <= first["sources"]["records"] <= 80  # about per_record pairs for each generated record
     assert set(first["labels"]) == {ENTAILMENT, NEUTRAL, CONTRADICTION}
     rows = [json.loads(line) for line in (tmp_path / "a" / "train.jsonl").open()]
     assert all(r["hypothesis"] != r["premise"] and r["premise"] for r in rows)

@@ -44,6 +44,8 @@ class Item:
     answer: str
     chunks: tuple[Chunk, ...]
     question: str | None
+    task: str | None = None
+    """The grounding-eval 'task' when the row has one: it selects the verifier's calibration."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +105,8 @@ def parse_record(record: Mapping[str, Any], *, raw: str | None = None, where: st
         return RowError(row_id, problem, raw_text)
     context = record.get("context") if record.get("context") is not None else record.get("chunks")
     chunks = tuple(_chunk(i, c) for i, c in enumerate(context))
-    return Item(id=row_id, answer=record["answer"], chunks=chunks, question=record.get("question"))
+    return Item(id=row_id, answer=record["answer"], chunks=chunks, question=record.get("question"),
+                task=record.get("task"))
 
 
 def _problem(record: Mapping[str, Any]) -> str | None:
@@ -113,6 +116,8 @@ def _problem(record: Mapping[str, Any]) -> str | None:
     question = record.get("question")
     if question is not None and not isinstance(question, str):
         return "'question' must be a string or null"
+    if record.get("task") is not None and not isinstance(record.get("task"), str):
+        return "'task' must be a string or null"
     context = record.get("context") if record.get("context") is not None else record.get("chunks")
     if not isinstance(context, (list, tuple)) or not context:
         return "'context' must be a non-empty list of chunks"

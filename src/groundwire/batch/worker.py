@@ -81,7 +81,7 @@ class Worker:
         # and the totals at the end still account for it.
         try:
             report = self.verifier.verify(
-                item.answer, list(item.chunks), question=item.question,
+                item.answer, list(item.chunks), question=item.question, task=item.task,
                 require_citations=self.options.require_citations,
             )
         except InputError as err:

@@ -54,6 +54,9 @@ class OnnxScorer:
         self.model_id = str(self.config.get("model_id", f"onnx:{self.bundle}"))
         self.thresholds: tuple[float, float] | None = (
             (float(self.config["accept_at"]), float(self.config["reject_at"])) if "accept_at" in self.config else None)
+        # Calibrated per task type where the bundle has them ({"data2text": [accept_at, reject_at], ...}).
+        self.task_thresholds: dict[str, tuple[float, float]] = {
+            str(task): (float(pair[0]), float(pair[1])) for task, pair in self.config.get("task_thresholds", {}).items()}
         self.batch_size = batch_size or int(self.config.get("batch_size", 32))
         self.tokenizer = Tokenizer.from_file(str(self.bundle / "tokenizer.json"))
         self.tokenizer.no_padding()
@@ -71,9 +74,9 @@ class OnnxScorer:
         self._inputs = {i.name for i in self.session.get_inputs()}
         self.combiner = None
         if self.config.get("combiner"):
-            from groundwire.combiner import LogisticCombiner
+            from groundwire.combiner import load_combiner
 
-            self.combiner = LogisticCombiner.load(self.bundle / self.config["combiner"])
+            self.combiner = load_combiner(self.bundle / self.config["combiner"])
 
     @classmethod
     def bundled(cls, _: str = "") -> OnnxScorer:

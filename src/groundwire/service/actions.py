@@ -75,7 +75,7 @@ def _checked(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chun
     """Verify; with judge=true, the LLM judge then decides the claims in the escalation band."""
     client = runtime.require_llm("judge=true") if body.judge else None
     report = runtime.verifier.verify(body.answer, chunks, question=body.question,
-                                     require_citations=body.require_citations)
+                                     require_citations=body.require_citations, task=body.task)
     if client is not None:
         from groundwire.judge import adjudicate
 

@@ -37,6 +37,8 @@ class _WithContext(_Body):
     doc_ids: list[str] | None = Field(None, max_length=MAX_CHUNKS)
     """Or: use the chunks of these documents ingested earlier in the caller's scope."""
     question: str | None = Field(None, max_length=MAX_TEXT)
+    task: Literal["qa", "summary", "data2text", "dialogue", "claim"] | None = None
+    """The kind of answer, which selects the verifier's calibration for it; by default a JSON context is data2text."""
 
     @model_validator(mode="after")
     def _one_context(self) -> _WithContext:

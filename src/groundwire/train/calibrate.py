@@ -16,18 +16,36 @@ COMBINER_FILE = "combiner.json"
 
 
 def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache: Path | None,
-                 seed: int = 0) -> list[combine.ClaimRow]:
+                 seed: int = 0, workers: int = 1) -> list[combine.ClaimRow]:
+    """Claim rows for the dev files (from `cache` when it exists). With several workers, files are scored in
+    parallel processes of one thread each; the rows are the same as with one."""
     if cache is not None and cache.is_file():
         return combine.load_rows(cache)
-    from groundwire.scoring.onnx import OnnxScorer
-    from groundwire.verifier import Verifier
+    jobs = [(Path(bundle), Path(path), limit, seed, 1 if workers > 1 else 0) for path in dev]
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
 
-    scorer = OnnxScorer(bundle)
-    scorer.combiner = None  # features and the plain answer score must not depend on an older combiner
-    rows = combine.collect(dev, Verifier(scorer, accept_at=0.5, reject_at=0.1), limit=limit, seed=seed)
+        # Heaviest files first (long contexts), so one slow file does not run alone at the end.
+        order = sorted(range(len(jobs)), key=lambda i: -Path(jobs[i][1]).stat().st_size)
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            done = dict(zip(order, pool.map(_collect_file, [jobs[i] for i in order]), strict=True))
+        parts = [done[i] for i in range(len(jobs))]
+    else:
+        parts = [_collect_file(job) for job in jobs]
+    rows = [row for part in parts for row in part]
     if cache is not None:
         combine.save_rows(rows, cache)
     return rows
+
+
+def _collect_file(job: tuple[Path, Path, int | None, int, int]) -> list[combine.ClaimRow]:
+    from groundwire.scoring.onnx import OnnxScorer
+    from groundwire.verifier import Verifier
+
+    bundle, path, limit, seed, threads = job
+    scorer = OnnxScorer(bundle, threads=threads or None)
+    scorer.combiner = None  # features and the plain answer score must not depend on an older combiner
+    return combine.collect([path], Verifier(scorer, accept_at=0.5, reject_at=0.1), limit=limit, seed=seed)
 
 
 def reject_threshold(labels: Sequence[bool], scores: Sequence[float], accept_at: float,
@@ -45,20 +63,23 @@ def reject_threshold(labels: Sequence[bool], scores: Sequence[float], accept_at:
 
 
 def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = None, cache: Path | None = None,
-                     folds: int = 5) -> dict:
-    rows = features_for(bundle, dev, limit=limit, cache=cache)
+                     folds: int = 5, workers: int = 1) -> dict:
+    rows = features_for(bundle, dev, limit=limit, cache=cache, workers=workers)
     cv = combine.cross_validate(rows, folds=folds)
-    final = combine.fit(rows, meta={"features_from": str(bundle), "files": sorted({r.file for r in rows}),
-                                    "claims": len(rows)})
-    claim_scores = np.ones(len(rows))
-    scored = [i for i, r in enumerate(rows) if r.claim_index >= 0]
-    claim_scores[scored] = final.predict([rows[i].features for i in scored])
+    final = combine.fit_tasks(rows, meta={"features_from": str(bundle), "files": sorted({r.file for r in rows}),
+                                          "claims": len(rows)})
+    claim_scores = combine.claim_scores(final, rows)
+    pooled, by_task = combine.task_thresholds(rows, claim_scores, combine.eligible_tasks(rows))
     answers = combine.answer_scores(rows, claim_scores)
     first = {(r.file, r.row_id): r for r in reversed(rows)}
-    labels = [first[k].hallucinated for k in answers]
-    scores = list(answers.values())
-    accept_at = round(combine.best_threshold(labels, scores, [first[k].file for k in answers]), 4)
-    reject_at = reject_threshold(labels, scores, accept_at)
+
+    def band(accept_at: float, task: str | None) -> tuple[float, float]:
+        keys = [k for k in answers if task is None or first[k].task == task]
+        return round(accept_at, 4), reject_threshold([first[k].hallucinated for k in keys],
+                                                     [answers[k] for k in keys], accept_at)
+
+    accept_at, reject_at = band(pooled, None)
+    per_task = {task: band(t, task) for task, t in by_task.items()}
     # Baselines on the same rows, each at its own best macro-balanced-accuracy threshold (in-sample: generous).
     model = combine.model_only_scores(rows, 0.0)
     model_t = combine.best_threshold([a.hallucinated for a in model], [a.score for a in model], [a.file for a in model])
@@ -66,13 +87,16 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
     plain_t = combine.best_threshold([a.hallucinated for a in plain], [a.score for a in plain], [a.file for a in plain])
     (Path(bundle) / COMBINER_FILE).write_text(final.to_json() + "\n")
     write_config(Path(bundle), {"combiner": COMBINER_FILE, "accept_at": accept_at, "reject_at": reject_at,
+                                "task_thresholds": {t: list(pair) for t, pair in per_task.items()},
                                 "model_accept_at": round(model_t, 4)})
     return {
         "accept_at": accept_at, "reject_at": reject_at, "model_accept_at": model_t, "verifier_accept_at": plain_t,
         "hybrid_cv": combine.report(cv),
         "model_alone": combine.report(combine.model_only_scores(rows, model_t)),
         "verifier_plain": combine.report(combine.verifier_scores(rows, plain_t)),
-        "coefficients": dict(zip(final.names, [round(c, 3) for c in final.coef], strict=True)),
+        "task_thresholds": per_task,
+        "coefficients": {task: dict(zip(c.names, [round(v, 3) for v in c.coef], strict=True))
+                         for task, c in {"pooled": final.default, **final.by_task}.items()},
     }
 
 

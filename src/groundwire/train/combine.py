@@ -1,8 +1,10 @@
 """Fit and cross-validate the hybrid combiner on claim features from the dev files.
 
 Steps: run a Verifier over grounding-eval rows and keep every claim's features (`collect`); label claims
-(`claim_label`); fit a file-balanced logistic regression (`fit`); measure it with cross-validation grouped
-by source document (`cross_validate`), where an answer's score is the min over its claims, as in verify().
+(`claim_label`); fit a file-balanced logistic regression (`fit`), one per task type with enough answers
+plus a pooled one (`fit_tasks`); measure it with cross-validation grouped by source document
+(`cross_validate`), where an answer's score is the min over its claims, as in verify(), and each task's
+accept threshold is chosen on the training folds.
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from groundwire.combiner import LogisticCombiner, feature_matrix
+from groundwire.combiner import LogisticCombiner, TaskCombiner, feature_matrix
 
 FEATURES: tuple[str, ...] = (
     "logit:support", "logit:support_second", "logit:contradiction", "logit:contradiction_at_best",
     "best_window_recall", "novel_word_share", "log1p:novel_names", "figures_not_in_context", "figure_conflicts",
-    "fabricated_citation", "log1p:claim_words", "position", "log1p:n_claims",
+    "fabricated_citation", "log1p:claim_words", "position", "log1p:n_claims", "lexical_support",
 )
+MIN_TASK_ANSWERS = 80
+"""A task type gets its own combiner and threshold only with at least this many labelled answers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +63,7 @@ def collect(paths: Iterable[Path], verifier, *, limit: int | None = None, seed: 
         if limit is not None and len(rows) > limit:
             rows = random.Random(seed).sample(rows, limit)
         for row in rows:
-            report = verifier.verify(row.answer, row_chunks(row), question=row.question)
+            report = verifier.verify(row.answer, row_chunks(row), question=row.question, task=row.task)
             base = dict(file=Path(path).stem, row_id=row.id, task=row.task, group=_group(row.context),
                         hallucinated=bool(row.hallucinated), answer_score=float(report.score))
             if not report.claims:
@@ -90,7 +94,8 @@ def claim_label(rows: Sequence[ClaimRow]) -> tuple[np.ndarray, np.ndarray]:
 
     With gold spans: a claim is unsupported iff a span overlaps it. Without: every claim of a faithful answer
     is supported; a hallucinated answer with one claim is unsupported; with several, only the claim the model
-    supports least is labelled unsupported and the others are left out (we do not know which are fine).
+    and the lexical baseline together support least is labelled unsupported and the others are left out (we
+    do not know which are fine).
     """
     y = np.ones(len(rows))
     use = np.ones(len(rows), dtype=bool)
@@ -108,7 +113,9 @@ def claim_label(rows: Sequence[ClaimRow]) -> tuple[np.ndarray, np.ndarray]:
             if first.hallucinated and all(y[i] == 1 for i in members):
                 use[members] = False  # the hallucinated part fell outside every claim (e.g. a skipped sentence)
         elif first.hallucinated:
-            weakest = min(members, key=lambda i: rows[i].features.get("support", 0.0))
+            # Model and lexical baseline together pick the suspect, so neither one's blind spots set the labels.
+            weakest = min(members, key=lambda i: rows[i].features.get("support", 0.0)
+                          + rows[i].features.get("lexical_support", 0.0))
             y[weakest] = 0.0
             use[[i for i in members if i != weakest]] = False
     return y, use
@@ -176,32 +183,104 @@ class AnswerScore:
     accepted: bool
 
 
-def cross_validate(rows: Sequence[ClaimRow], *, folds: int = 5, names: Sequence[str] = FEATURES,
-                   c: float = 0.5) -> list[AnswerScore]:
-    """Out-of-fold answer scores; folds group rows by source document, and each fold's accept threshold is
-    chosen on its own training folds."""
+def eligible_tasks(rows: Sequence[ClaimRow], min_answers: int = MIN_TASK_ANSWERS) -> list[str]:
+    """Task types with at least `min_answers` labelled answers of both labels: they get their own threshold,
+    and may get their own combiner."""
+    out = []
+    for task in sorted({r.task for r in rows}):
+        labels = {(r.file, r.row_id): r.hallucinated for r in rows if r.task == task}
+        if len(labels) >= min_answers and len(set(labels.values())) == 2:
+            out.append(task)
+    return out
+
+
+def fit_tasks(rows: Sequence[ClaimRow], *, names: Sequence[str] = FEATURES, c: float = 0.5,
+              min_answers: int = MIN_TASK_ANSWERS, select: bool = True, meta: dict | None = None) -> TaskCombiner:
+    """A pooled combiner, plus one per eligible task type. With `select`, a task keeps its own combiner only
+    where an inner cross-validation on these rows says it ranks that task's answers better than the pooled
+    one (a task's own combiner sees fewer answers, and on some tasks that costs more than it gains)."""
+    by_task: dict[str, LogisticCombiner] = {}
+    for task in eligible_tasks(rows, min_answers):
+        if select and _own_combiner_gain(rows, task, names=names, c=c) <= 0:
+            continue
+        subset = [r for r in rows if r.task == task]
+        by_task[task] = fit(subset, names=names, c=c,
+                            meta={"task": task, "answers": len({(r.file, r.row_id) for r in subset})})
+    return TaskCombiner(default=fit(rows, names=names, c=c, meta=meta), by_task=by_task)
+
+
+def _own_combiner_gain(rows: Sequence[ClaimRow], task: str, *, names: Sequence[str], c: float,
+                       folds: int = 3) -> float:
+    """Out-of-fold AUROC on `task`'s answers of a combiner fitted on that task alone, minus the pooled one's."""
+    from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import GroupKFold
 
     groups = np.array([f"{r.file}/{r.group}" for r in rows])
-    oof = np.zeros(len(rows))
+    own, pooled = np.ones(len(rows)), np.ones(len(rows))
+    for train_idx, test_idx in GroupKFold(n_splits=folds).split(np.zeros(len(rows)), groups=groups):
+        train = [rows[i] for i in train_idx]
+        subset = [r for r in train if r.task == task]
+        test = [i for i in test_idx if rows[i].task == task and rows[i].claim_index >= 0]
+        if not test or len(set(claim_label(subset)[0][claim_label(subset)[1]])) < 2:
+            continue
+        feats = [rows[i].features for i in test]
+        own[test] = fit(subset, names=names, c=c).predict(feats)
+        pooled[test] = fit(train, names=names, c=c).predict(feats)
+    keys = [i for i, r in enumerate(rows) if r.task == task]
+    task_rows = [rows[i] for i in keys]
+    labels = {(r.file, r.row_id): r.hallucinated for r in task_rows}
+    if len(set(labels.values())) < 2:
+        return 0.0
+    aucs = []
+    for scores in (own, pooled):
+        answers = answer_scores(task_rows, scores[keys])
+        aucs.append(roc_auc_score([labels[k] for k in answers], [-v for v in answers.values()]))
+    return float(aucs[0] - aucs[1])
+
+
+def claim_scores(combiner: TaskCombiner, rows: Sequence[ClaimRow]) -> np.ndarray:
+    """Each claim row scored by its task's combiner (rows of an answer with no claims score 1.0)."""
+    scores = np.ones(len(rows))
+    for task in {r.task for r in rows}:
+        idx = [i for i, r in enumerate(rows) if r.task == task and r.claim_index >= 0]
+        if idx:
+            scores[idx] = combiner.predict([rows[i].features for i in idx], task=task)
+    return scores
+
+
+def task_thresholds(rows: Sequence[ClaimRow], scores: np.ndarray,
+                    tasks: Sequence[str]) -> tuple[float, dict[str, float]]:
+    """The pooled accept threshold and one per task in `tasks`, each maximising balanced accuracy
+    averaged over the files of its answers."""
+    answers = answer_scores(rows, scores)
+    meta = {(r.file, r.row_id): r for r in rows}
+    keys = list(answers)
+
+    def best(selected: list[tuple[str, str]]) -> float:
+        return best_threshold([meta[k].hallucinated for k in selected], [answers[k] for k in selected],
+                              [meta[k].file for k in selected])
+
+    return best(keys), {task: best([k for k in keys if meta[k].task == task]) for task in tasks}
+
+
+def cross_validate(rows: Sequence[ClaimRow], *, folds: int = 5, names: Sequence[str] = FEATURES,
+                   c: float = 0.5, per_task: bool = True) -> list[AnswerScore]:
+    """Out-of-fold answer scores; folds group rows by source document, and each fold's accept thresholds
+    (per task with `per_task`) are chosen on its own training folds."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = np.array([f"{r.file}/{r.group}" for r in rows])
+    oof = np.ones(len(rows))
     thresholds = np.zeros(len(rows))
     for train_idx, test_idx in GroupKFold(n_splits=folds).split(np.zeros(len(rows)), groups=groups):
         train_rows = [rows[i] for i in train_idx]
-        combiner = fit(train_rows, names=names, c=c)
-        scored = [i for i in train_idx if rows[i].claim_index >= 0]
-        train_scores = np.ones(len(train_rows))
-        pred = combiner.predict([rows[i].features for i in scored])
-        pos = {i: k for k, i in enumerate(train_idx)}
-        for i, p in zip(scored, pred, strict=True):
-            train_scores[pos[i]] = p
-        answers = answer_scores(train_rows, train_scores)
-        meta = {(r.file, r.row_id): r for r in train_rows}
-        t = best_threshold([meta[k].hallucinated for k in answers], list(answers.values()),
-                           [meta[k].file for k in answers])
-        test_scored = [i for i in test_idx if rows[i].claim_index >= 0]
-        if test_scored:
-            oof[test_scored] = combiner.predict([rows[i].features for i in test_scored])
-        thresholds[test_idx] = t
+        min_answers = MIN_TASK_ANSWERS if per_task else 10**9
+        combiner = fit_tasks(train_rows, names=names, c=c, min_answers=min_answers)
+        pooled, by_task = task_thresholds(train_rows, claim_scores(combiner, train_rows),
+                                          eligible_tasks(train_rows, min_answers))
+        test_rows = [rows[i] for i in test_idx]
+        oof[test_idx] = claim_scores(combiner, test_rows)
+        thresholds[test_idx] = [by_task.get(r.task, pooled) for r in test_rows]
     answers = answer_scores(rows, oof)
     first = {}
     for i, r in enumerate(rows):

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from groundwire.train import perturb
+from groundwire.train.records import record_pairs
 from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL, Doc
 
 LABELS = (ENTAILMENT, NEUTRAL, CONTRADICTION)
@@ -52,6 +53,9 @@ class MixSpec:
     })
     window_words: tuple[int, int] = (15, 100)
     val_fraction: float = 0.02
+    # Generated business records (train/records.py): the only structured premises in the mix.
+    records: int = 1500
+    per_record: int = 4
 
 
 def read_pairs(path: Path) -> list[dict]:
@@ -196,6 +200,9 @@ def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None
         raise ValueError("the shipped model trains on train/ only; train-noncommercial/ is for experiments")
     rng = random.Random(seed)
     pairs = synthetic_pairs(load_docs(data_dir, spec, rng), spec, rng) + real_pairs(data_dir, spec, rng)
+    # Their own RNG, so adding records leaves every other pair of a seed unchanged.
+    pairs += [Pair(p.premise, p.hypothesis, p.label, "records", p.kind)
+              for p in record_pairs(spec.records, spec.per_record, random.Random(seed + 1_000_003))]
     rng.shuffle(pairs)
     n_val = int(len(pairs) * spec.val_fraction)
     out_dir.mkdir(parents=True, exist_ok=True)

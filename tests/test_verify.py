@@ -233,3 +233,25 @@ def test_a_per_task_combiner_is_chosen_by_the_task():
     default, record = (verifier.verify("The plan costs $10 a month.", chunks, task=t) for t in (None, "data2text"))
     assert default.claims[0].score == pytest.approx(1 / (1 + np.exp(-4.0)))
     assert record.claims[0].score == pytest.approx(1 / (1 + np.exp(-1.0)))
+
+
+def test_flagged_claims_say_which_words_are_unsupported():
+    chunks = ["Refunds are issued within 14 days of the return. Shipping is free on orders over 50 euros."]
+    answer = "Refunds are issued within 14 days [S1]. Express shipping costs 25 euros on weekends."
+    report = Verifier("lexical").verify(answer, chunks)
+    supported, flagged = report.claims
+    assert supported.verdict is Verdict.SUPPORTED and supported.unsupported_spans == ()
+    assert flagged.verdict is not Verdict.SUPPORTED
+    words = [answer[a:b] for a, b in flagged.unsupported_spans]
+    assert words == ["Express", "costs 25", "weekends"]  # "shipping", "euros" and stopwords occur in the context
+
+
+def test_a_flagged_claim_with_no_novel_word_is_flagged_whole():
+    from groundwire.spans import unsupported_spans
+    from groundwire.textutil import content_words
+
+    answer = "Shipping is not free."
+    context_words = frozenset(content_words("Shipping is free."))
+    assert unsupported_spans(answer, (0, len(answer)), context_words) == ((0, len(answer)),)
+    only_shipping = frozenset(content_words("shipping"))
+    assert unsupported_spans("  Shipping is free.  ", (0, 21), only_shipping) == ((14, 18),)

@@ -210,6 +210,8 @@ def _judged(result: ClaimResult, judgement: Judgement, chunks_text: dict[str, st
         evidence_span=span,
         checks=checks,
         note=note,
+        # The judge found support: no word of the claim is flagged any more.
+        unsupported_spans=() if supported else result.unsupported_spans,
     )
 
 

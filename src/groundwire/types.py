@@ -91,6 +91,9 @@ class ClaimResult:
     note: str | None = None
     features: dict[str, float] = field(default_factory=dict)
     """The claim-level features the score was computed from (model, lexical, checks); see verify.claim_features."""
+    unsupported_spans: tuple[tuple[int, int], ...] = ()
+    """For a claim that is not SUPPORTED: (start, end) in the answer of its words found nowhere in the context,
+    or the whole claim when every word occurs somewhere (see groundwire.spans)."""
 
 
 @dataclass(frozen=True, slots=True)

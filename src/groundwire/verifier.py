@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -18,6 +18,7 @@ from groundwire.checks import ContextIndex, figure_findings, negation_finding, r
 from groundwire.claims import Decomposer, RuleDecomposer, sentences
 from groundwire.errors import InputError
 from groundwire.scoring import Scorer, get_scorer
+from groundwire.spans import unsupported_spans
 from groundwire.structured import rendered_chunk
 from groundwire.textutil import WORD_RE, content_words, looks_english, sentence_spans
 from groundwire.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
@@ -148,7 +149,7 @@ class Verifier:
         if task is None and rendered:
             task = STRUCTURED_TASK
         thresholds = self.thresholds_for(task)
-        results, stats = self._verify_claims(claims, scoring_context, timings, task, thresholds)
+        results, stats = self._verify_claims(answer, claims, scoring_context, timings, task, thresholds)
         if rendered:
             stats["rendered_chunks"] = rendered
         if task is not None:
@@ -168,7 +169,7 @@ class Verifier:
                       question, {"skipped": skipped, **stats})
 
     def _verify_claims(
-        self, claims: list[Claim], context: list[Chunk], timings: dict[str, float], task: str | None,
+        self, answer: str, claims: list[Claim], context: list[Chunk], timings: dict[str, float], task: str | None,
         thresholds: Thresholds,
     ) -> tuple[list[ClaimResult], dict[str, Any]]:
         mark = time.perf_counter()
@@ -201,6 +202,9 @@ class Verifier:
                                None if calibrated is None else float(calibrated[position]), thresholds)
             for position, claim in enumerate(claims)
         ]
+        results = [r if r.verdict is Verdict.SUPPORTED else
+                   replace(r, unsupported_spans=unsupported_spans(answer, r.claim.span, context_words))
+                   for r in results]
         timings["aggregate"] = time.perf_counter() - mark
         return results, {"windows": len(windows), "pairs_scored": matrix.pairs_scored}
 

@@ -1,7 +1,7 @@
 """groundwire: catch and repair fabricated claims in RAG answers.
 
     from groundwire import verify
-    report = verify(answer, chunks, question=None, scorer="lexical")
+    report = verify(answer, chunks, question=None)   # the bundled verifier; scorer="lexical" for the baseline
 
 Importing groundwire is cheap: models, torch, onnxruntime and servers load only when used.
 """

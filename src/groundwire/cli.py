@@ -36,7 +36,7 @@ ConfigOption = Annotated[
     Path | None, typer.Option("--config", help="groundwire.toml to read (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")
 ]
 ScorerOption = Annotated[
-    str | None, typer.Option("--scorer", help="lexical, bundled, hf:<id or path>, hhem:<id or path> (default: lexical)")
+    str | None, typer.Option("--scorer", help="lexical, bundled, hf:<id or path>, hhem:<id or path> (default: bundled)")
 ]
 
 

@@ -8,7 +8,7 @@ is never read from the file unless written there: GROUNDWIRE_LLM_API_KEY, then O
 Example:
 
     [verify]
-    scorer = "lexical"
+    scorer = "bundled"   # the default; "lexical" needs no model
     accept_at = 0.8      # leave both out to use the scorer's calibrated thresholds
     reject_at = 0.2
 

@@ -57,3 +57,12 @@ def test_bundled_scores_do_not_depend_on_the_other_pairs_in_the_call() -> None:
     alone = np.array([scorer.score([pair]).support[0] for pair in pairs[:6]])
     together = scorer.score(pairs[:6] + pairs[6:] + [(" ".join(["filler words here"] * 60), "A claim.")]).support[:6]
     np.testing.assert_allclose(together, alone, atol=1e-6)
+
+
+def test_one_pair_runs_in_parallel_give_the_same_scores_as_in_sequence() -> None:
+    data = json.loads(FIXTURE.read_text())
+    pairs = [tuple(p) for p in data["pairs"]]
+    sequential = OnnxScorer(bundled_path(), threads=1)
+    parallel = OnnxScorer(bundled_path(), threads=3)
+    assert sequential.parallel_runs == 1 and parallel.parallel_runs == 3
+    np.testing.assert_allclose(parallel.probabilities(pairs), sequential.probabilities(pairs), atol=1e-6)

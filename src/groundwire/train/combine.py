@@ -229,7 +229,8 @@ def _own_combiner_gain(rows: Sequence[ClaimRow], task: str, *, names: Sequence[s
         train = [rows[i] for i in train_idx]
         subset = [r for r in train if r.task == task]
         test = [i for i in test_idx if rows[i].task == task and rows[i].claim_index >= 0]
-        if not test or len(set(claim_label(subset)[0][claim_label(subset)[1]])) < 2:
+        labels, usable = claim_label(subset)
+        if not test or len(set(labels[usable])) < 2:
             continue
         feats = [rows[i].features for i in test]
         own[test] = fit(subset, names=names, c=c).predict(feats)

@@ -84,6 +84,8 @@ _DISHES = ("pizza", "burrito", "ramen", "pad thai", "fish tacos", "pancakes", "c
 _FILLER = ("We came here on a Friday night.", "I had been meaning to try this place for a while.",
            "My friend recommended it.", "We sat near the window.", "I ordered for pickup.",
            "Parking was easy to find.", "I will definitely be back.", "Not sure I would return.")
+_PLAIN = ("customers", "reviewers", "food comes", "diners")
+"""Review-point predicates are whole sentences: they take no subject and are never fused."""
 _INVENTED = (
     "It has been family-owned since 1998.", "The restaurant is popular with local college students.",
     "It was voted the best brunch spot in town.", "The menu changes with the seasons.",
@@ -308,5 +310,3 @@ def record_pairs(n_records: int, per_record: int, rng: random.Random,
                 out.append(RecordPair(premise, hypothesis, label, kind))
     return out
 
-
-_PLAIN = ("customers", "reviewers", "food comes", "diners")

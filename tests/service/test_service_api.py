@@ -290,3 +290,13 @@ def test_judge_without_an_llm_endpoint_is_a_clear_503(client) -> None:  # noqa: 
     response = client.post("/v1/verify", headers=ALPHA, json={"answer": GOOD, "chunks": CHUNKS, "judge": True})
     assert assert_error(response, 503, "llm_not_configured")["message"].startswith("judge=true")
     assert client.get("/v1/requests", headers=ALPHA).json()["requests"] == []
+
+
+def test_task_selects_the_calibration_on_verify_and_is_refused_where_nothing_uses_it(client) -> None:  # noqa: ANN001
+    response = client.post("/v1/verify", json={"answer": GOOD, "chunks": CHUNKS, "task": "qa"}, headers=ALPHA)
+    assert response.status_code == 200, response.text
+    assert response.json()["report"]["extra"]["task"] == "qa"
+    assert "task" not in verify(client, GOOD)["report"]["extra"]
+    # /v1/generate writes its own answer and has no task calibration: the field is not silently ignored.
+    refused = client.post("/v1/generate", json={"question": "How much?", "chunks": CHUNKS, "task": "qa"}, headers=ALPHA)
+    assert_error(refused, 422, "invalid_request")

@@ -37,8 +37,6 @@ class _WithContext(_Body):
     doc_ids: list[str] | None = Field(None, max_length=MAX_CHUNKS)
     """Or: use the chunks of these documents ingested earlier in the caller's scope."""
     question: str | None = Field(None, max_length=MAX_TEXT)
-    task: Literal["qa", "summary", "data2text", "dialogue", "claim"] | None = None
-    """The kind of answer, which selects the verifier's calibration for it; by default a JSON context is data2text."""
 
     @model_validator(mode="after")
     def _one_context(self) -> _WithContext:
@@ -56,6 +54,8 @@ class VerifyRequest(_WithContext):
     require_citations: bool = False
     judge: bool = False
     """Send claims in the escalation band to the LLM judge (needs the service started with --llm)."""
+    task: Literal["qa", "summary", "data2text", "dialogue", "claim"] | None = None
+    """The kind of answer, which selects the verifier's calibration for it; by default a JSON context is data2text."""
 
 
 class RepairRequest(VerifyRequest):

@@ -18,6 +18,7 @@ from groundwire.checks import ContextIndex, figure_findings, negation_finding, r
 from groundwire.claims import Decomposer, RuleDecomposer, sentences
 from groundwire.errors import InputError
 from groundwire.scoring import Scorer, get_scorer
+from groundwire.scoring.lexical import LexicalScorer
 from groundwire.spans import unsupported_spans
 from groundwire.structured import rendered_chunk
 from groundwire.textutil import WORD_RE, content_words, looks_english, sentence_spans
@@ -240,7 +241,7 @@ class Verifier:
                          matrix: _Matrix) -> np.ndarray:
         """Per claim, the lexical baseline's best score over the claim's own windows: a combiner feature that
         catches novel names and figures a small model reads past. Cheap next to a model call."""
-        if self.scorer.model_id == "lexical-baseline":
+        if isinstance(self.scorer, LexicalScorer):  # its own matrix already holds these scores
             return matrix.support.max(axis=1) if matrix.support.size else np.zeros(len(claims))
         if self._lexical is None:
             self._lexical = get_scorer("lexical")

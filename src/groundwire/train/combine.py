@@ -208,8 +208,10 @@ def fit_tasks(rows: Sequence[ClaimRow], *, names: Sequence[str] = FEATURES, c: f
     where an inner cross-validation on these rows says it ranks that task's answers better than the pooled
     one (a task's own combiner sees fewer answers, and on some tasks that costs more than it gains)."""
     by_task: dict[str, LogisticCombiner] = {}
-    for task in eligible_tasks(rows, min_answers):
-        if select and _own_combiner_gain(rows, task, names=names, c=c) <= 0:
+    tasks = eligible_tasks(rows, min_answers)
+    gains = _own_combiner_gains(rows, tasks, names=names, c=c) if select else {}
+    for task in tasks:
+        if select and gains[task] <= 0:
             continue
         subset = [r for r in rows if r.task == task]
         by_task[task] = fit(subset, names=names, c=c,
@@ -217,37 +219,42 @@ def fit_tasks(rows: Sequence[ClaimRow], *, names: Sequence[str] = FEATURES, c: f
     return TaskCombiner(default=fit(rows, names=names, c=c, meta=meta), by_task=by_task)
 
 
-def _own_combiner_gain(rows: Sequence[ClaimRow], task: str, *, names: Sequence[str], c: float,
-                       folds: int = 3) -> float:
-    """Out-of-fold AUROC on `task`'s answers of a combiner fitted on that task alone, minus the pooled one's."""
+def _own_combiner_gains(rows: Sequence[ClaimRow], tasks: Sequence[str], *, names: Sequence[str], c: float,
+                        folds: int = 3) -> dict[str, float]:
+    """Per task: out-of-fold AUROC on its answers of a combiner fitted on that task alone, minus the pooled
+    combiner's (fitted once per fold for all tasks)."""
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import GroupKFold
 
     groups = np.array([f"{r.file}/{r.group}" for r in rows])
-    own, pooled = np.ones(len(rows)), np.ones(len(rows))
+    own = {task: np.ones(len(rows)) for task in tasks}
+    pooled = np.ones(len(rows))
     for train_idx, test_idx in GroupKFold(n_splits=folds).split(np.zeros(len(rows)), groups=groups):
         train = [rows[i] for i in train_idx]
-        subset = [r for r in train if r.task == task]
-        test = [i for i in test_idx if rows[i].task == task and rows[i].claim_index >= 0]
-        labels, usable = claim_label(subset)
-        if not test or len(set(labels[usable])) < 2:
-            continue
-        feats = [rows[i].features for i in test]
-        own[test] = fit(subset, names=names, c=c).predict(feats)
-        pooled[test] = fit(train, names=names, c=c).predict(feats)
-    keys = [i for i, r in enumerate(rows) if r.task == task]
-    task_rows = [rows[i] for i in keys]
-    labels = {(r.file, r.row_id): r.hallucinated for r in task_rows}
-    if len(set(labels.values())) < 2:
-        return 0.0
-    aucs = []
-    for scores in (own, pooled):
-        answers = answer_scores(task_rows, scores[keys])
-        aucs.append(roc_auc_score([labels[k] for k in answers], [-v for v in answers.values()]))
-    return float(aucs[0] - aucs[1])
+        pooled_fit = fit(train, names=names, c=c)
+        scored = [i for i in test_idx if rows[i].claim_index >= 0]
+        if scored:
+            pooled[scored] = pooled_fit.predict([rows[i].features for i in scored])
+        for task in tasks:
+            subset = [r for r in train if r.task == task]
+            test = [i for i in scored if rows[i].task == task]
+            labels, usable = claim_label(subset)
+            if test and len(set(labels[usable])) == 2:
+                own[task][test] = fit(subset, names=names, c=c).predict([rows[i].features for i in test])
+            else:
+                own[task][test] = pooled[test]  # no own fit possible here: no gain either way
+    gains: dict[str, float] = {}
+    for task in tasks:
+        keys = [i for i, r in enumerate(rows) if r.task == task]
+        task_rows = [rows[i] for i in keys]
+        labels = {(r.file, r.row_id): r.hallucinated for r in task_rows}
+        aucs = [roc_auc_score([labels[k] for k in answers], [-v for v in answers.values()])
+                for answers in (answer_scores(task_rows, s[keys]) for s in (own[task], pooled))]
+        gains[task] = float(aucs[0] - aucs[1])
+    return gains
 
 
-def claim_scores(combiner: TaskCombiner, rows: Sequence[ClaimRow]) -> np.ndarray:
+def claim_scores(combiner: LogisticCombiner | TaskCombiner, rows: Sequence[ClaimRow]) -> np.ndarray:
     """Each claim row scored by its task's combiner (rows of an answer with no claims score 1.0)."""
     scores = np.ones(len(rows))
     for task in {r.task for r in rows}:

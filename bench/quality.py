@@ -52,15 +52,18 @@ def lexical_report(paths: list[Path], limit: int | None, seed: int) -> dict[str,
 
 
 def shipped_report(rows: list[combine.ClaimRow], bundle: Path) -> dict[str, dict]:
+    """The bundle's combiner and thresholds, with verify()'s figure-check cap, per calibration key."""
     config = json.loads((bundle / "config.json").read_text())
     if not config.get("combiner"):
         return {}
     comb = load_combiner(bundle / config["combiner"])
-    answers = combine.answer_scores(rows, combine.claim_scores(comb, rows))
+    pooled = (config["accept_at"], config["reject_at"])
+    by_key = {key: tuple(pair) for key, pair in config.get("task_thresholds", {}).items()}
+    scores = combine.checked_scores(rows, combine.claim_scores(comb, rows), lambda key: by_key.get(key, pooled))
+    answers = combine.answer_scores(rows, scores)
     first = {(r.file, r.row_id): r for r in reversed(rows)}
-    accept_at = {task: pair[0] for task, pair in config.get("task_thresholds", {}).items()}
     return combine.report([combine.AnswerScore(first[k].file, first[k].task, first[k].hallucinated, s,
-                                               s >= accept_at.get(first[k].task, config["accept_at"]))
+                                               s >= by_key.get(first[k].key, pooled)[0])
                            for k, s in answers.items()])
 
 

@@ -56,6 +56,22 @@ def test_names_with_digits_are_not_figures():
     assert len(claim_figures("COVID-19 spread in March 2020 via MP3 files.")) == 1
 
 
+def test_passage_references_and_rating_scales_are_not_figures():
+    assert claim_figures("According to passage 1, plans cost $20 (Passage 2:4); sources 1 and 3 agree.")[0].text == "$20"
+    assert len(claim_figures("According to passage 1, plans cost $20 (Passage 2:4); sources 1 and 3 agree.")) == 1
+    assert [f.key for f in claim_figures("It has 3.5 out of 5 stars.")] == ["3.5"]
+    assert [f.key for f in claim_figures("4 out of 10 dentists agree.")] == ["4", "10"]  # a real ratio stays
+
+
+def test_amounts_with_b_and_day_ranges_match_their_context():
+    context = ContextIndex.build([Chunk("S1", "PG&E must pay a record $1.6 billion. Park Week runs April 18 to "
+                                              "April 26, with free entry.")])
+    assert figure_findings("PG&E must pay a record $1.6b.", context) == []
+    assert figure_findings("Park Week runs Apr. 18-26.", context) == []
+    assert [f.check for f in figure_findings("Park Week runs Apr. 18-27.", context)] == ["figure_conflict"]
+    assert claim_figures("Fill in Form 5b.") == []  # "b" scales only an amount of money
+
+
 def test_negation_mismatch_is_a_signal_without_verdict():
     finding = negation_finding("Refunds are not available for storage.", "Refunds are available for storage.")
     assert finding is not None and finding.check == "negation_mismatch" and finding.verdict is None

@@ -60,6 +60,17 @@ def test_no_claims_in_pure_filler():
     assert decompose("Thanks! I hope this helps. Let me know if you have any questions?") == []
 
 
+def test_a_did_you_know_question_asserts_what_follows():
+    answer = ("Yes. Did you know the park closes at 5 pm on Sundays [S2]? "
+              "Do you know who coaches the team? Have you heard of the Berlin city marathon?")
+    claims = decompose(answer)
+    assert [c.text for c in claims] == ["The park closes at 5 pm on Sundays."]
+    assert claims[0].cited_ids == ("S2",)
+    assert answer[claims[0].span[0]:claims[0].span[1]].startswith("the park closes")
+    reasons = [s.skip_reason for s in sentences(answer)]
+    assert reasons == ["greeting_or_too_short", None, "question", "question"]
+
+
 def test_markdown_emphasis_and_bold_citations():
     claims = decompose("**Refunds** are issued within `14` days **[S1]**.\n## Shipping\n- **Express:** ships in 2 days [S2].")
     assert [c.text for c in claims] == ["Refunds are issued within 14 days.", "Express: ships in 2 days."]

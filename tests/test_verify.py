@@ -203,6 +203,33 @@ def test_task_thresholds_apply_only_to_their_task():
     assert explicit.decision is Route.ACCEPT
 
 
+class _LongFormCalibrated(LexicalScorer):
+    task_thresholds = {"qa": (0.3, 0.1), "qa/long": (0.95, 0.9)}
+
+
+def test_a_long_form_answer_gets_its_own_calibration():
+    chunk = "The plan costs $10 a month and includes roaming in the EU."
+    verifier = Verifier(_LongFormCalibrated(), accept_at=None)
+    short = verifier.verify(_HALF, [chunk], task="qa")
+    long_answer = " ".join([_HALF] * 4)  # four claims: long-form
+    long = verifier.verify(long_answer, [chunk], task="qa")
+    assert short.extra["calibration"] == "qa" and long.extra["calibration"] == "qa/long"
+    assert long.extra["task"] == "qa"
+    assert short.score == pytest.approx(long.score)
+    assert short.decision is Route.ACCEPT and long.decision is Route.REJECT
+    # No task: no key, the pooled thresholds.
+    assert "calibration" not in verifier.verify(long_answer, [chunk]).extra
+
+
+def test_a_figure_check_caps_the_claim_at_the_reject_threshold():
+    from groundwire.verifier import checked_score
+
+    assert checked_score(0.9, (0.8, 0.2), hard=True, negation=False) == 0.2
+    assert checked_score(0.1, (0.8, 0.2), hard=True, negation=False) == 0.1
+    assert checked_score(0.9, (0.8, 0.2), hard=False, negation=True) == pytest.approx(0.5)
+    assert checked_score(0.9, (0.8, 0.2), hard=False, negation=False) == 0.9
+
+
 def test_a_json_record_context_is_verified_as_data2text():
     record = '{"name": "Pizza Mizza", "city": "Santa Barbara", "attributes": {"WiFi": "free", "Music": null}}'
     report = Verifier("lexical").verify("Pizza Mizza is in Santa Barbara.", [record])

@@ -31,7 +31,7 @@ _MONTHS = {
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12, "k": 10**3, "m": 10**6,
-           "bn": 10**9}
+           "bn": 10**9, "b": 10**9}
 _WORD_NUMBERS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
@@ -41,6 +41,11 @@ _WORD_NUMBERS = {
 
 _VERSION_RE = re.compile(r"\bv?(?P<v>\d+\.\d+\.\d+(?:[.-][0-9A-Za-z]+)*|(?<=v)\d+(?:\.\d+)?)\b", re.IGNORECASE)
 _ISO_DATE_RE = re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b")
+# "Apr. 18-26": both ends are dates.
+_MDY_RANGE_RE = re.compile(
+    rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s*[-\u2013]\s*(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b",
+    re.IGNORECASE,
+)
 _MDY_RE = re.compile(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE)
 _DMY_RE = re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE)
 _MY_RE = re.compile(rf"\b{_MONTH}\s+(?:of\s+)?(?P<y>\d{{4}})\b", re.IGNORECASE)
@@ -49,7 +54,7 @@ _TIME_RE = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_RE = re.compile(
-    rf"(?P<cur>[$€£¥])?\s?(?P<num>{_NUM})(?:\s?(?P<scale>thousand|million|billion|trillion|bn|k|m)\b)?"
+    rf"(?P<cur>[$€£¥])?\s?(?P<num>{_NUM})(?:\s?(?P<scale>thousand|million|billion|trillion|bn|b|k|m)\b)?"
     r"(?:\s?(?P<pct>%|percent\b|per cent\b))?",
     re.IGNORECASE,
 )
@@ -60,6 +65,14 @@ _CURRENCY_UNITS = frozenset({"dollars", "dollar", "usd", "euros", "euro", "eur",
 _UNIT_RE = re.compile(r"\s?(?P<unit>[a-zA-Z%]+)")
 # Word numbers such as "one" are too often not figures ("one of the best"); only claims' larger ones count.
 _CLAIM_WORD_NUMBER_MIN = 2
+# Numbers that name a passage ("According to passage 2", "(Passage 1:4)", "sources 1 and 3") or a rating
+# scale ("3.5 out of 5 stars") are not facts about the world: a claim's figure check skips them.
+_NOT_A_FIGURE_RE = re.compile(
+    r"\b(?:passage|source|document|doc|chunk|snippet|excerpt|context)s?\s*(?:#|no\.\s*)?\d+(?::\d+)?"
+    r"(?:\s*(?:,|and|&|-|\u2013|to|or)\s*\d+(?::\d+)?)*"
+    r"|\bout\s+of\s+(?:5|five|10|ten)\s+stars?\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +94,11 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
             taken.append((figure.start, end))
             found.append(figure)
 
+    for m in _MDY_RANGE_RE.finditer(text):
+        month, year = _MONTHS[m.group("month").lower()], m.group("y") or "*"
+        add(Figure("date", f"{year}-{month:02d}-{int(m.group('d')):02d}", m.group(0)[: m.end("d") - m.start()],
+                   m.start()), m.end("d"))
+        add(Figure("date", f"{year}-{month:02d}-{int(m.group('d2')):02d}", m.group("d2"), m.start("d2")), m.end())
     for regex in (_ISO_DATE_RE, _MDY_RE, _DMY_RE, _MY_RE):
         for m in regex.finditer(text):
             groups = m.groupdict()
@@ -101,8 +119,11 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
         value = _to_decimal(m.group("num"))
         if value is None:
             continue
-        if m.group("scale"):
-            value *= _SCALES[m.group("scale").lower()]
+        scale = (m.group("scale") or "").lower()
+        if scale == "b" and not m.group("cur"):
+            continue  # "5b" is a label ("Form 5b"); only "$1.6b" is an amount
+        if scale:
+            value *= _SCALES[scale]
         kind = "money" if m.group("cur") else "percent" if m.group("pct") else "number"
         unit_match = _UNIT_RE.match(text, m.end())
         unit = unit_match.group("unit").lower() if unit_match and kind == "number" else ""
@@ -117,7 +138,10 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
 
 
 def claim_figures(claim: str) -> list[Figure]:
-    return [f for f in extract_figures(claim) if not (f.text.isalpha() and int(f.key) < _CLAIM_WORD_NUMBER_MIN)]
+    skipped = [m.span() for m in _NOT_A_FIGURE_RE.finditer(claim)]
+    return [f for f in extract_figures(claim)
+            if not (f.text.isalpha() and int(f.key) < _CLAIM_WORD_NUMBER_MIN)
+            and not any(start <= f.start < end for start, end in skipped)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,16 @@ _CLAUSE_SPLIT_RE = re.compile(
     r"there|[A-Z])\b)"
 )
 _RELATIVE_RE = re.compile(r",\s+which\s+", re.IGNORECASE)
+# "Did you know (that) X?" asserts X; chat assistants state facts this way. Not when a wh-word follows
+# ("do you know who coaches them?") or it asks about a thing ("have you heard of the band?").
+_ASSERTIVE_QUESTION_RE = re.compile(
+    r"^(?:did|do|have)\s+you\s+(?:know|hear|heard|realize|realise|notice|noticed)\b(?:\s+that\b)?\s+"
+    r"(?!(?:who|whom|whose|what|where|when|why|how|which|whether|if|of|about)\b)",
+    re.IGNORECASE,
+)
 _MIN_CONTENT_WORDS = 2
+_MIN_ASSERTED_WORDS = 3
+"""A "did you know" question counts as a claim only with this many content words after the prefix."""
 
 
 @runtime_checkable
@@ -112,7 +121,7 @@ def _atomic_claims(answer: str, sentence: Sentence) -> Iterator[Claim]:
     ids = cited_ids(sentence.text)
     body_start = start + _leading_noise_length(answer[start:end])
     for part_start, part_end, is_relative in _clause_spans(answer, body_start, end):
-        text = strip_citations(answer[part_start:part_end]).rstrip(" ,;:.")
+        text = strip_citations(answer[part_start:part_end]).rstrip(" ,;:.?!")
         if len(content_words(text)) < _MIN_CONTENT_WORDS:
             continue
         text = ("This " + text) if is_relative else (text[:1].upper() + text[1:])
@@ -146,14 +155,24 @@ def _leading_noise_length(text: str) -> int:
     interjection = _INTERJECTION_RE.match(text[cut:])
     if interjection and len(content_words(text[cut + interjection.end() :])) >= _MIN_CONTENT_WORDS:
         cut += interjection.end()
-    return cut
+    assertive = _asserted_question(text[cut:])
+    return cut + assertive.end() if assertive else cut
+
+
+def _asserted_question(text: str) -> re.Match[str] | None:
+    """The "did you know (that)" prefix of a question that asserts what follows it, else None."""
+    body = text.rstrip()
+    match = _ASSERTIVE_QUESTION_RE.match(body) if body.endswith("?") else None
+    if match and len(content_words(body[match.end() :])) >= _MIN_ASSERTED_WORDS:
+        return match
+    return None
 
 
 def _skip_reason(text: str) -> str | None:
     body = strip_citations(_LIST_MARKER_RE.sub("", text, count=1))
     if not body or body.strip() == REFUSAL_TOKEN:
         return "empty_or_refusal_token"
-    if body.endswith("?"):
+    if body.endswith("?") and _asserted_question(body[_interjection_length(body):]) is None:
         return "question"
     if body.endswith(":") or body.startswith("#"):
         return "heading"
@@ -161,10 +180,15 @@ def _skip_reason(text: str) -> str | None:
         return "filler"
     if _REFUSAL_RE.search(body):
         return "refusal"
-    remainder = body[_INTERJECTION_RE.match(body).end() :] if _INTERJECTION_RE.match(body) else body
+    remainder = body[_interjection_length(body):]
     if len(content_words(remainder)) < _MIN_CONTENT_WORDS and not any(ch.isdigit() for ch in remainder):
         return "greeting_or_too_short"
     return None
+
+
+def _interjection_length(text: str) -> int:
+    match = _INTERJECTION_RE.match(text)
+    return match.end() if match else 0
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:

@@ -18,6 +18,20 @@ from pathlib import Path
 import numpy as np
 
 _EPS = 1e-4
+LONG_FORM_CLAIMS = 4
+"""An answer with at least this many claims is long-form and is calibrated apart from short answers."""
+
+
+def calibration_key(task: str | None, n_claims: int) -> str | None:
+    """The key that picks an answer's combiner and thresholds: its task type, plus "/long" for a long-form
+    answer ("qa/long").
+
+    The min over a dozen claims sits lower than the min over one or two, and multi-paragraph RAG answers
+    differ from one-line answers in what goes wrong, so a bundle may calibrate them apart. A key the
+    bundle has no calibration for gets the pooled one.
+    """
+    return f"{task}/long" if task and n_claims >= LONG_FORM_CLAIMS else task
+
 TRANSFORMS: dict[str, Callable[[float], float]] = {
     "logit": lambda p: math.log(min(max(p, _EPS), 1 - _EPS) / (1 - min(max(p, _EPS), 1 - _EPS))),
     "log1p": lambda x: math.log1p(max(x, 0.0)),

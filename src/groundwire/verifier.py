@@ -16,6 +16,7 @@ import numpy as np
 
 from groundwire.checks import ContextIndex, figure_findings, negation_finding, resolve_cited_id, validate_output
 from groundwire.claims import Decomposer, RuleDecomposer, sentences
+from groundwire.combiner import calibration_key
 from groundwire.errors import InputError
 from groundwire.scoring import Scorer, get_scorer
 from groundwire.scoring.lexical import LexicalScorer
@@ -149,12 +150,15 @@ class Verifier:
         rendered = {new.id: new.text for old, new in zip(context, scoring_context, strict=True) if new is not old}
         if task is None and rendered:
             task = STRUCTURED_TASK
-        thresholds = self.thresholds_for(task)
-        results, stats = self._verify_claims(answer, claims, scoring_context, timings, task, thresholds)
+        calibration = calibration_key(task, len(claims))
+        thresholds = self.thresholds_for(calibration)
+        results, stats = self._verify_claims(answer, claims, scoring_context, timings, calibration, thresholds)
         if rendered:
             stats["rendered_chunks"] = rendered
         if task is not None:
             stats["task"] = task
+        if calibration is not None:
+            stats["calibration"] = calibration
         # A claim the model could not see at all has no score to take the min of: it is left out of the
         # answer score, and the answer can then at best be escalated.
         scored = [r.score for r in results if r.support is not None or r.decided_by == "checks"]
@@ -283,7 +287,6 @@ class Verifier:
         calibrated: float | None,
         thresholds: Thresholds,
     ) -> ClaimResult:
-        accept_at, reject_at = thresholds
         row = matrix.support[position]
         best = int(np.argmax(row)) if len(row) else 0
         window = windows[best]
@@ -306,11 +309,8 @@ class Verifier:
         decided_by = "scorer"
         if hard:
             verdict = Verdict.CONTRADICTED if Verdict.CONTRADICTED in hard else Verdict.NOT_FOUND
-            score = min(score, reject_at)
             decided_by = "checks"
-        elif negation is not None:
-            # A negation flip is a signal, not proof: never accept outright, let the judge look.
-            score = min(score, (accept_at + reject_at) / 2)
+        score = checked_score(score, thresholds, hard=bool(hard), negation=negation is not None)
         route = self.route(score, thresholds)
         if support is None and not hard:
             route = Route.ESCALATE  # unknown, not unsupported: a person or the judge should look
@@ -326,6 +326,18 @@ class Verifier:
             checks=tuple(checks), route=route, scored=fully_scored, decided_by=decided_by, note=note,
             features=features,
         )
+
+
+def checked_score(score: float, thresholds: Thresholds, *, hard: bool, negation: bool) -> float:
+    """A claim score after the deterministic checks: a figure the context lacks caps it at the reject
+    threshold; a negation flip is a signal, not proof, so it caps the score mid-band (never accepted
+    outright, the judge looks). The calibration code applies the same caps to its cross-validated scores."""
+    accept_at, reject_at = thresholds
+    if hard:
+        return min(score, reject_at)
+    if negation:
+        return min(score, (accept_at + reject_at) / 2)
+    return score
 
 
 def _model_verdict(route: Route, support: float, contradiction: float | None) -> Verdict:

@@ -98,3 +98,29 @@ def test_per_task_combiners_learn_what_each_task_needs(tmp_path) -> None:
 def test_a_task_with_too_few_answers_uses_the_pooled_combiner() -> None:
     comb = combine.fit_tasks(_rows(120, task="qa"), min_answers=500)
     assert comb.by_task == {}
+
+
+def test_long_form_answers_are_calibrated_apart() -> None:
+    short = _rows(120, task="qa")
+    long = [replace(r, row_id="L" + r.row_id, features={**r.features, "n_claims": 6.0})
+            for r in _rows(120, seed=1, task="qa", flip=True)]
+    assert {r.key for r in short} == {"qa"} and {r.key for r in long} == {"qa/long"}
+    comb = combine.fit_tasks(short + long, min_answers=50)
+    assert set(comb.by_task) == {"qa", "qa/long"}
+    pooled, by_key = combine.task_thresholds(short + long, combine.claim_scores(comb, short + long), ["qa", "qa/long"])
+    assert set(by_key) == {"qa", "qa/long"} and all(reject < accept for accept, reject in by_key.values())
+
+
+def test_cross_validation_caps_figure_check_claims_as_verify_does() -> None:
+    rows = _rows(120, task="qa")
+    # A faithful answer whose every claim has a figure the context lacks is scored at most reject_at.
+    flagged = {r.row_id for r in rows if not r.hallucinated and int(r.row_id) % 6 == 1}
+    rows = [replace(r, features={**r.features, "figures_not_in_context": 1.0}) if r.row_id in flagged else r
+            for r in rows]
+    answers = combine.cross_validate(rows, folds=3)
+    capped = [a for a, r in zip(answers, dict.fromkeys((r.file, r.row_id) for r in rows), strict=True)
+              if r[1] in flagged]
+    assert capped and not any(a.accepted for a in capped)
+    plain = [a.score for a, key in zip(answers, dict.fromkeys((r.file, r.row_id) for r in rows), strict=True)
+             if key[1] not in flagged and not a.hallucinated]
+    assert max(a.score for a in capped) < np.median(plain)

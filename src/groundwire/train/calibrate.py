@@ -7,8 +7,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from groundwire.train import combine
 from groundwire.train.export import write_config
 
@@ -48,20 +46,6 @@ def _collect_file(job: tuple[Path, Path, int | None, int, int]) -> list[combine.
     return combine.collect([path], Verifier(scorer, accept_at=0.5, reject_at=0.1), limit=limit, seed=seed)
 
 
-def reject_threshold(labels: Sequence[bool], scores: Sequence[float], accept_at: float,
-                     *, precision: float = 0.9) -> float:
-    """The highest score at or below which at least `precision` of answers are hallucinated (the reject band)."""
-    order = np.argsort(scores)
-    y = np.asarray(labels, dtype=float)[order]
-    s = np.asarray(scores)[order]
-    best = float(min(s[0], accept_at / 2)) if len(s) else 0.0
-    hits = np.cumsum(y) / np.arange(1, len(y) + 1)
-    for i in range(len(s)):
-        if hits[i] >= precision and i >= 9 and s[i] < accept_at:
-            best = float(s[i])
-    return round(min(best, accept_at - 0.05), 4)
-
-
 def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = None, cache: Path | None = None,
                      folds: int = 5, workers: int = 1) -> dict:
     rows = features_for(bundle, dev, limit=limit, cache=cache, workers=workers)
@@ -69,17 +53,7 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
     final = combine.fit_tasks(rows, meta={"features_from": str(bundle), "files": sorted({r.file for r in rows}),
                                           "claims": len(rows)})
     claim_scores = combine.claim_scores(final, rows)
-    pooled, by_task = combine.task_thresholds(rows, claim_scores, combine.eligible_tasks(rows))
-    answers = combine.answer_scores(rows, claim_scores)
-    first = {(r.file, r.row_id): r for r in reversed(rows)}
-
-    def band(accept_at: float, task: str | None) -> tuple[float, float]:
-        keys = [k for k in answers if task is None or first[k].task == task]
-        return round(accept_at, 4), reject_threshold([first[k].hallucinated for k in keys],
-                                                     [answers[k] for k in keys], accept_at)
-
-    accept_at, reject_at = band(pooled, None)
-    per_task = {task: band(t, task) for task, t in by_task.items()}
+    (accept_at, reject_at), per_task = combine.task_thresholds(rows, claim_scores, combine.eligible_tasks(rows))
     # Baselines on the same rows, each at its own best macro-balanced-accuracy threshold (in-sample: generous).
     model = combine.model_only_scores(rows, 0.0)
     model_t = combine.best_threshold([a.hallucinated for a in model], [a.score for a in model], [a.file for a in model])

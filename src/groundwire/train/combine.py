@@ -3,8 +3,8 @@
 Steps: run a Verifier over grounding-eval rows and keep every claim's features (`collect`); label claims
 (`claim_label`); fit a file-balanced logistic regression (`fit`), one per task type with enough answers
 plus a pooled one (`fit_tasks`); measure it with cross-validation grouped by source document
-(`cross_validate`), where an answer's score is the min over its claims, as in verify(), and each task's
-accept threshold is chosen on the training folds.
+(`cross_validate`), where an answer's score is the min over its claims after the figure-check cap, as in
+verify(), and each calibration key's thresholds are chosen on the training folds.
 """
 
 from __future__ import annotations
@@ -12,13 +12,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from groundwire.combiner import LogisticCombiner, TaskCombiner, feature_matrix
+from groundwire.combiner import (
+    LogisticCombiner,
+    TaskCombiner,
+    calibration_key,
+    feature_matrix,
+)
 
 FEATURES: tuple[str, ...] = (
     "logit:support", "logit:support_second", "logit:contradiction", "logit:contradiction_at_best",
@@ -43,6 +48,16 @@ class ClaimRow:
     gold_overlap: bool | None
     """True when a gold hallucination span overlaps the claim (only where the file has spans)."""
     features: dict[str, float]
+
+    @property
+    def key(self) -> str:
+        """The calibration key verify() uses for this claim's answer: its task, "/long" for long-form."""
+        return calibration_key(self.task, int(self.features.get("n_claims", 0))) or ""
+
+    @property
+    def hard_check(self) -> bool:
+        """A figure the context lacks: verify() caps such a claim at the reject threshold."""
+        return self.features.get("figures_not_in_context", 0) + self.features.get("figure_conflicts", 0) > 0
 
 
 def _group(context: Sequence[str]) -> str:
@@ -192,11 +207,11 @@ class AnswerScore:
 
 
 def eligible_tasks(rows: Sequence[ClaimRow], min_answers: int = MIN_TASK_ANSWERS) -> list[str]:
-    """Task types with at least `min_answers` labelled answers of both labels: they get their own threshold,
-    and may get their own combiner."""
+    """Calibration keys (task types, "qa/long" for long-form answers) with at least `min_answers` labelled
+    answers of both labels: they get their own threshold, and may get their own combiner."""
     out = []
-    for task in sorted({r.task for r in rows}):
-        labels = {(r.file, r.row_id): r.hallucinated for r in rows if r.task == task}
+    for task in sorted({r.key for r in rows}):
+        labels = {(r.file, r.row_id): r.hallucinated for r in rows if r.key == task}
         if len(labels) >= min_answers and len(set(labels.values())) == 2:
             out.append(task)
     return out
@@ -213,7 +228,7 @@ def fit_tasks(rows: Sequence[ClaimRow], *, names: Sequence[str] = FEATURES, c: f
     for task in tasks:
         if select and gains[task] <= 0:
             continue
-        subset = [r for r in rows if r.task == task]
+        subset = [r for r in rows if r.key == task]
         by_task[task] = fit(subset, names=names, c=c,
                             meta={"task": task, "answers": len({(r.file, r.row_id) for r in subset})})
     return TaskCombiner(default=fit(rows, names=names, c=c, meta=meta), by_task=by_task)
@@ -236,8 +251,8 @@ def _own_combiner_gains(rows: Sequence[ClaimRow], tasks: Sequence[str], *, names
         if scored:
             pooled[scored] = pooled_fit.predict([rows[i].features for i in scored])
         for task in tasks:
-            subset = [r for r in train if r.task == task]
-            test = [i for i in scored if rows[i].task == task]
+            subset = [r for r in train if r.key == task]
+            test = [i for i in scored if rows[i].key == task]
             labels, usable = claim_label(subset)
             if test and len(set(labels[usable])) == 2:
                 own[task][test] = fit(subset, names=names, c=c).predict([rows[i].features for i in test])
@@ -245,7 +260,7 @@ def _own_combiner_gains(rows: Sequence[ClaimRow], tasks: Sequence[str], *, names
                 own[task][test] = pooled[test]  # no own fit possible here: no gain either way
     gains: dict[str, float] = {}
     for task in tasks:
-        keys = [i for i, r in enumerate(rows) if r.task == task]
+        keys = [i for i, r in enumerate(rows) if r.key == task]
         task_rows = [rows[i] for i in keys]
         labels = {(r.file, r.row_id): r.hallucinated for r in task_rows}
         aucs = [roc_auc_score([labels[k] for k in answers], [-v for v in answers.values()])
@@ -255,52 +270,83 @@ def _own_combiner_gains(rows: Sequence[ClaimRow], tasks: Sequence[str], *, names
 
 
 def claim_scores(combiner: LogisticCombiner | TaskCombiner, rows: Sequence[ClaimRow]) -> np.ndarray:
-    """Each claim row scored by its task's combiner (rows of an answer with no claims score 1.0)."""
+    """Each claim row scored by its calibration key's combiner (rows of an answer with no claims score 1.0)."""
     scores = np.ones(len(rows))
-    for task in {r.task for r in rows}:
-        idx = [i for i, r in enumerate(rows) if r.task == task and r.claim_index >= 0]
+    for task in {r.key for r in rows}:
+        idx = [i for i, r in enumerate(rows) if r.key == task and r.claim_index >= 0]
         if idx:
             scores[idx] = combiner.predict([rows[i].features for i in idx], task=task)
     return scores
 
 
+def checked_scores(rows: Sequence[ClaimRow], scores: np.ndarray,
+                   thresholds: Callable[[str], tuple[float, float]]) -> np.ndarray:
+    """Claim scores after verify()'s figure-check cap, each at its key's thresholds. (verify() also caps a
+    negation flip mid-band; the features do not record it, so this leaves it out.)"""
+    from groundwire.verifier import checked_score
+
+    return np.array([checked_score(float(s), thresholds(r.key), hard=r.hard_check, negation=False)
+                     for r, s in zip(rows, scores, strict=True)])
+
+
+def reject_threshold(labels: Sequence[bool], scores: Sequence[float], accept_at: float,
+                     *, precision: float = 0.9) -> float:
+    """The highest score at or below which at least `precision` of answers are hallucinated (the reject band)."""
+    order = np.argsort(scores)
+    y = np.asarray(labels, dtype=float)[order]
+    s = np.asarray(scores)[order]
+    best = float(min(s[0], accept_at / 2)) if len(s) else 0.0
+    hits = np.cumsum(y) / np.arange(1, len(y) + 1)
+    for i in range(len(s)):
+        if hits[i] >= precision and i >= 9 and s[i] < accept_at:
+            best = float(s[i])
+    return round(min(best, accept_at - 0.05), 4)
+
+
 def task_thresholds(rows: Sequence[ClaimRow], scores: np.ndarray,
-                    tasks: Sequence[str]) -> tuple[float, dict[str, float]]:
-    """The pooled accept threshold and one per task in `tasks`, each maximising balanced accuracy
-    averaged over the files of its answers."""
-    answers = answer_scores(rows, scores)
+                    tasks: Sequence[str]) -> tuple[tuple[float, float], dict[str, tuple[float, float]]]:
+    """(accept_at, reject_at), pooled and per key in `tasks`, for uncapped claim scores.
+
+    accept_at maximises balanced accuracy averaged over the files of the key's answers, with figure-check
+    claims capped below it (any cap under accept_at gives the same choice); reject_at is then the highest
+    score below which 90% of answers are hallucinated, on scores capped as verify() caps them.
+    """
     meta = {(r.file, r.row_id): r for r in rows}
-    keys = list(answers)
+    floor = answer_scores(rows, checked_scores(rows, scores, lambda _key: (1.0, 0.0)))
+    keys = list(floor)
 
-    def best(selected: list[tuple[str, str]]) -> float:
-        return best_threshold([meta[k].hallucinated for k in selected], [answers[k] for k in selected],
-                              [meta[k].file for k in selected])
+    def pair(selected: list[tuple[str, str]]) -> tuple[float, float]:
+        labels = [meta[k].hallucinated for k in selected]
+        accept_at = best_threshold(labels, [floor[k] for k in selected], [meta[k].file for k in selected])
+        return round(accept_at, 4), reject_threshold(labels, [floor[k] for k in selected], accept_at)
 
-    return best(keys), {task: best([k for k in keys if meta[k].task == task]) for task in tasks}
+    return pair(keys), {task: pair([k for k in keys if meta[k].key == task]) for task in tasks}
 
 
 def cross_validate(rows: Sequence[ClaimRow], *, folds: int = 5, names: Sequence[str] = FEATURES,
                    c: float = 0.5, per_task: bool = True) -> list[AnswerScore]:
-    """Out-of-fold answer scores; folds group rows by source document, and each fold's accept thresholds
-    (per task with `per_task`) are chosen on its own training folds."""
+    """Out-of-fold answer scores, as verify() would give them: folds group rows by source document; each
+    fold's combiners and thresholds (per calibration key with `per_task`) come from its training folds, and
+    the test claims are capped by the figure checks at those thresholds."""
     from sklearn.model_selection import GroupKFold
 
     groups = np.array([f"{r.file}/{r.group}" for r in rows])
     oof = np.ones(len(rows))
-    thresholds = np.zeros(len(rows))
+    accept_at = np.zeros(len(rows))
     for train_idx, test_idx in GroupKFold(n_splits=folds).split(np.zeros(len(rows)), groups=groups):
         train_rows = [rows[i] for i in train_idx]
         min_answers = MIN_TASK_ANSWERS if per_task else 10**9
         combiner = fit_tasks(train_rows, names=names, c=c, min_answers=min_answers)
-        pooled, by_task = task_thresholds(train_rows, claim_scores(combiner, train_rows),
-                                          eligible_tasks(train_rows, min_answers))
+        pooled, by_key = task_thresholds(train_rows, claim_scores(combiner, train_rows),
+                                         eligible_tasks(train_rows, min_answers))
         test_rows = [rows[i] for i in test_idx]
-        oof[test_idx] = claim_scores(combiner, test_rows)
-        thresholds[test_idx] = [by_task.get(r.task, pooled) for r in test_rows]
+        oof[test_idx] = checked_scores(test_rows, claim_scores(combiner, test_rows),
+                                       lambda key, by_key=by_key, pooled=pooled: by_key.get(key, pooled))
+        accept_at[test_idx] = [by_key.get(r.key, pooled)[0] for r in test_rows]
     answers = answer_scores(rows, oof)
     first = {}
     for i, r in enumerate(rows):
-        first.setdefault((r.file, r.row_id), (r, thresholds[i]))
+        first.setdefault((r.file, r.row_id), (r, accept_at[i]))
     return [AnswerScore(r.file, r.task, r.hallucinated, s, s >= first[k][1])
             for k, s in answers.items() for r in [first[k][0]]]
 

@@ -51,6 +51,13 @@ def test_each_claim_keeps_its_span_and_citations():
     assert by_text["The returns go to Munich."].cited_ids == ("1", "3")
 
 
+def test_a_which_clause_names_its_antecedent_where_a_rule_can_find_it():
+    texts = [c.text for c in decompose("Reporters watched the video, which was not posted online. "
+                                       "The warranty covers parts, which aligns with industry standards.")]
+    assert texts == ["Reporters watched the video.", "The video was not posted online.",
+                     "The warranty covers parts.", "This aligns with industry standards."]
+
+
 def test_unsafe_splits_are_not_made():
     # a coordinated noun phrase is one claim, not two
     assert [c.text for c in decompose("Berlin and Munich are both in Germany.")] == ["Berlin and Munich are both in Germany."]

@@ -65,12 +65,14 @@ _CURRENCY_UNITS = frozenset({"dollars", "dollar", "usd", "euros", "euro", "eur",
 _UNIT_RE = re.compile(r"\s?(?P<unit>[a-zA-Z%]+)")
 # Word numbers such as "one" are too often not figures ("one of the best"); only claims' larger ones count.
 _CLAIM_WORD_NUMBER_MIN = 2
-# Numbers that name a passage ("According to passage 2", "(Passage 1:4)", "sources 1 and 3") or a rating
-# scale ("3.5 out of 5 stars") are not facts about the world: a claim's figure check skips them.
+# Numbers that name a passage ("According to passage 2", "(Passage 1:4)", "sources 1 and 3"), a rating
+# scale ("3.5 out of 5 stars") or an idiom for "always" ("seven days a week", "24/7") are not facts the
+# context must spell out: a claim's figure check skips them (the model still checks the claim).
 _NOT_A_FIGURE_RE = re.compile(
     r"\b(?:passage|source|document|doc|chunk|snippet|excerpt|context)s?\s*(?:#|no\.\s*)?\d+(?::\d+)?"
     r"(?:\s*(?:,|and|&|-|\u2013|to|or)\s*\d+(?::\d+)?)*"
-    r"|\bout\s+of\s+(?:5|five|10|ten)\s+stars?\b",
+    r"|\bout\s+of\s+(?:5|five|10|ten)\s+stars?\b"
+    r"|\b(?:seven|7)\s+days\s+a\s+week\b|\b24\s*/\s*7\b|\b24\s+hours\s+a\s+day\b",
     re.IGNORECASE,
 )
 
@@ -141,7 +143,7 @@ def claim_figures(claim: str) -> list[Figure]:
     skipped = [m.span() for m in _NOT_A_FIGURE_RE.finditer(claim)]
     return [f for f in extract_figures(claim)
             if not (f.text.isalpha() and int(f.key) < _CLAIM_WORD_NUMBER_MIN)
-            and not any(start <= f.start < end for start, end in skipped)]
+            and not any(start <= claim.find(f.text, f.start) < end for start, end in skipped)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -120,13 +120,35 @@ def _atomic_claims(answer: str, sentence: Sentence) -> Iterator[Claim]:
     start, end = sentence.span
     ids = cited_ids(sentence.text)
     body_start = start + _leading_noise_length(answer[start:end])
+    previous_start = body_start
     for part_start, part_end, is_relative in _clause_spans(answer, body_start, end):
         text = strip_citations(answer[part_start:part_end]).rstrip(" ,;:.?!")
+        antecedent = _antecedent(strip_citations(answer[previous_start:part_start])) if is_relative else ""
+        previous_start = part_start
         if len(content_words(text)) < _MIN_CONTENT_WORDS:
             continue
-        text = ("This " + text) if is_relative else (text[:1].upper() + text[1:])
+        text = f"{antecedent or 'This'} {text}" if is_relative else (text[:1].upper() + text[1:])
         part_ids = cited_ids(answer[part_start:part_end]) or ids
         yield Claim(text=text + ".", span=(part_start, part_end), sentence=sentence.text, cited_ids=part_ids)
+
+
+_ANTECEDENT_RE = re.compile(
+    r"\b(?:the|a|an|this|that|these|those|its|their|his|her|our|your)\s+(?:[\w'&-]+\s+){0,2}[\w'&-]+\s*,?\s*"
+    r"(?:which\s*)?$",
+    re.IGNORECASE,
+)
+
+
+def _antecedent(main_clause: str) -> str:
+    """The noun phrase a ", which ..." clause refers to: the last determiner phrase of up to four words
+    right before the comma ("watched the video, which ..." -> "The video"), or "" when there is none.
+    A phrase that is the whole main clause ("The warranty covers parts, which ...") holds its verb: the
+    "which" then refers to the whole clause, and the claim keeps "This"."""
+    match = _ANTECEDENT_RE.search(main_clause)
+    if match is None or not main_clause[: match.start()].strip():
+        return ""
+    phrase = re.sub(r"\s*,?\s*(?:which\s*)?$", "", match.group(0), flags=re.IGNORECASE)
+    return phrase[:1].upper() + phrase[1:]
 
 
 def _clause_spans(answer: str, start: int, end: int) -> list[tuple[int, int, bool]]:

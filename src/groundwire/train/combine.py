@@ -308,17 +308,21 @@ def task_thresholds(rows: Sequence[ClaimRow], scores: np.ndarray,
     """(accept_at, reject_at), pooled and per key in `tasks`, for uncapped claim scores.
 
     accept_at maximises balanced accuracy averaged over the files of the key's answers, with figure-check
-    claims capped below it (any cap under accept_at gives the same choice); reject_at is then the highest
-    score below which 90% of answers are hallucinated, on scores capped as verify() caps them.
+    claims capped below it (any cap under accept_at gives the same choice). reject_at is then the highest
+    score at or below which 90% of the other answers are hallucinated: the checks reject their answers at
+    any reject_at, so the band is set by the answers the model decides.
     """
     meta = {(r.file, r.row_id): r for r in rows}
     floor = answer_scores(rows, checked_scores(rows, scores, lambda _key: (1.0, 0.0)))
+    checked = {(r.file, r.row_id) for r in rows if r.claim_index >= 0 and r.hard_check}
     keys = list(floor)
 
     def pair(selected: list[tuple[str, str]]) -> tuple[float, float]:
         labels = [meta[k].hallucinated for k in selected]
         accept_at = best_threshold(labels, [floor[k] for k in selected], [meta[k].file for k in selected])
-        return round(accept_at, 4), reject_threshold(labels, [floor[k] for k in selected], accept_at)
+        model_decided = [k for k in selected if k not in checked]
+        return round(accept_at, 4), reject_threshold([meta[k].hallucinated for k in model_decided],
+                                                     [floor[k] for k in model_decided], accept_at)
 
     return pair(keys), {task: pair([k for k in keys if meta[k].key == task]) for task in tasks}
 

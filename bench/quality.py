@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from groundwire.combiner import load_combiner  # noqa: E402
 from groundwire.dataio import read_eval_jsonl  # noqa: E402
 from groundwire.evaluate import evaluate  # noqa: E402
+from groundwire.metrics import auroc_interval  # noqa: E402
 from groundwire.scoring.onnx import bundled_path  # noqa: E402
 from groundwire.train import combine  # noqa: E402
 from groundwire.train.calibrate import features_for  # noqa: E402
@@ -89,21 +90,29 @@ def main() -> None:
     config = json.loads((args.bundle / "config.json").read_text())
     rows = features_for(args.bundle, paths, limit=args.limit, cache=args.cache, seed=args.seed)
     model_t = float(config.get("model_accept_at", 0.5))
+    cv = combine.cross_validate(rows, folds=args.folds)
     results = {
         "lexical": lexical_report(paths, args.limit, args.seed),
         "model": combine.report(combine.model_only_scores(rows, model_t)),
         "verifier": combine.report(combine.verifier_scores(rows, model_t)),
-        "hybrid_cv": combine.report(combine.cross_validate(rows, folds=args.folds)),
+        "hybrid_cv": combine.report(cv),
         "shipped": shipped_report(rows, args.bundle),
     }
+    # How far each RAGTruth task's figure can move by chance: qa has 53 answers, 5 of them hallucinated.
+    intervals = {task: auroc_interval([a.hallucinated for a in cv if a.file == "ragtruth_dev" and a.task == task],
+                                      [a.score for a in cv if a.file == "ragtruth_dev" and a.task == task])
+                 for task in sorted({a.task for a in cv if a.file == "ragtruth_dev"})}
     systems = list(results)
     print(f"{'file / task':28s} " + " ".join(f"{s:^17s}" for s in systems))
     print(f"{'':28s} " + " ".join(f"{'auroc  bacc  f1':^17s}" for _ in systems))
     keys = sorted(set().union(*[set(r) for r in results.values()]))
     for key in keys:
         print(f"{key:28s} " + " ".join(fmt(results[s].get(key)) for s in systems))
+    for task, interval in intervals.items():
+        if interval:
+            print(f"ragtruth_dev/{task}: hybrid_cv auroc 95% bootstrap interval {interval[0]:.3f}-{interval[1]:.3f}")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+        args.json.write_text(json.dumps({**results, "hybrid_cv_auroc_interval": intervals}, indent=2))
 
     files = [k for k in keys if "/" not in k]
     beat_auc = sum((results["hybrid_cv"][k]["auroc"] or 0) > (results["lexical"][k]["auroc"] or 0) for k in files)

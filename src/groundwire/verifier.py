@@ -122,8 +122,9 @@ class Verifier:
         """Verify one answer against its chunks.
 
         `task` ("qa", "summary", "data2text", "dialogue", "claim") selects the combiner and thresholds
-        calibrated for that kind of answer, where the scorer has them; without it, a context holding a JSON
-        record is taken as "data2text" and anything else gets the pooled calibration.
+        calibrated for that kind of answer, where the scorer has them ("summary/long" for an answer of 4 or
+        more claims; `combiner.calibration_key`); without it, a context holding a JSON record is taken as
+        "data2text" and anything else gets the pooled calibration.
         """
         started = time.perf_counter()
         context = as_chunks(chunks)

@@ -18,12 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from groundwire.combiner import (
-    LogisticCombiner,
-    TaskCombiner,
-    calibration_key,
-    feature_matrix,
-)
+from groundwire.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
 
 FEATURES: tuple[str, ...] = (
     "logit:support", "logit:support_second", "logit:contradiction", "logit:contradiction_at_best",

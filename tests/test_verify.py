@@ -230,6 +230,16 @@ def test_a_figure_check_caps_the_claim_at_the_reject_threshold():
     assert checked_score(0.9, (0.8, 0.2), hard=False, negation=False) == 0.9
 
 
+def test_a_negation_flip_is_recorded_as_a_feature_and_never_accepted():
+    report = Verifier("lexical").verify("The museum is not open on Mondays.", ["The museum is open on Mondays."])
+    claim = report.claims[0]
+    assert claim.features["negation_flip"] == 1.0
+    assert [f.check for f in claim.checks] == ["negation_mismatch"]
+    assert claim.route is not Route.ACCEPT and claim.score <= 0.5
+    plain = Verifier("lexical").verify("The museum is open on Mondays.", ["The museum is open on Mondays."])
+    assert plain.claims[0].features["negation_flip"] == 0.0 and plain.decision is Route.ACCEPT
+
+
 def test_a_json_record_context_is_verified_as_data2text():
     record = '{"name": "Pizza Mizza", "city": "Santa Barbara", "attributes": {"WiFi": "free", "Music": null}}'
     report = Verifier("lexical").verify("Pizza Mizza is in Santa Barbara.", [record])

@@ -196,15 +196,19 @@ class Verifier:
         context_words = frozenset(w for chunk in context for w in content_words(chunk.text))
         chunk_ids = [chunk.id for chunk in context]
         lexical = self._lexical_support([c.text for c in claims], windows, allowed, matrix)
+        evidence = [_evidence(claim.text, matrix.support[position], windows, context)
+                    for position, claim in enumerate(claims)]
+        negations = [negation_finding(claim.text, found[2]) for claim, found in zip(claims, evidence, strict=True)]
         features = [
             claim_features(claim, position, len(claims), matrix, windows, context_words, figure_checks[position],
-                           chunk_ids) | {"lexical_support": float(lexical[position])}
+                           chunk_ids)
+            | {"lexical_support": float(lexical[position]), "negation_flip": float(negations[position] is not None)}
             for position, claim in enumerate(claims)
         ]
         calibrated = self.combiner.predict(features, task=task) if self.combiner is not None else None
         results = [
-            self._claim_result(position, claim, matrix, windows, context, figure_checks[position],
-                               features[position], scorable[position],
+            self._claim_result(position, claim, matrix, evidence[position], context, figure_checks[position],
+                               negations[position], features[position], scorable[position],
                                None if calibrated is None else float(calibrated[position]), thresholds)
             for position, claim in enumerate(claims)
         ]
@@ -280,27 +284,22 @@ class Verifier:
         position: int,
         claim: Claim,
         matrix: _Matrix,
-        windows: list[Window],
+        found: tuple[Chunk, tuple[int, int], str],
         context: list[Chunk],
         figure_checks: list[Finding],
+        negation: Finding | None,
         features: dict[str, float],
         scorable: bool,
         calibrated: float | None,
         thresholds: Thresholds,
     ) -> ClaimResult:
-        row = matrix.support[position]
-        best = int(np.argmax(row)) if len(row) else 0
-        window = windows[best]
-        chunk = context[window.chunk_index]
-        evidence_span = best_sentence(claim.text, chunk.text, window.start, window.end)
-        evidence = chunk.text[evidence_span[0] : evidence_span[1]]
+        chunk, evidence_span, evidence = found
         checks = list(figure_checks)
-        negation = negation_finding(claim.text, evidence)
         if negation is not None:
             checks.append(negation)
         checks.extend(_citation_findings(claim, [c.id for c in context]))
 
-        support = float(row[best]) if scorable else None
+        support = float(matrix.support[position].max()) if scorable else None
         contradiction = None if matrix.contradiction is None else float(matrix.contradiction[position].max())
         score = calibrated if calibrated is not None else (support or 0.0)
         fully_scored = scorable and not bool(matrix.truncated[position])
@@ -390,6 +389,15 @@ def claim_features(
         "position": position / max(n_claims - 1, 1),
         "n_claims": float(n_claims),
     }
+
+
+def _evidence(claim: str, row: np.ndarray, windows: list[Window], context: list[Chunk],
+              ) -> tuple[Chunk, tuple[int, int], str]:
+    """The claim's citation: the chunk of its best window, and that window's sentence closest to the claim."""
+    window = windows[int(np.argmax(row)) if len(row) else 0]
+    chunk = context[window.chunk_index]
+    span = best_sentence(claim, chunk.text, window.start, window.end)
+    return chunk, span, chunk.text[span[0] : span[1]]
 
 
 def best_sentence(claim: str, text: str, start: int, end: int) -> tuple[int, int]:

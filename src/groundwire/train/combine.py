@@ -54,6 +54,11 @@ class ClaimRow:
         """A figure the context lacks: verify() caps such a claim at the reject threshold."""
         return self.features.get("figures_not_in_context", 0) + self.features.get("figure_conflicts", 0) > 0
 
+    @property
+    def negation_flip(self) -> bool:
+        """The claim restates its evidence with the negation flipped: verify() caps it mid-band."""
+        return self.features.get("negation_flip", 0) > 0
+
 
 def _group(context: Sequence[str]) -> str:
     return hashlib.sha1(context[0][:2000].encode()).hexdigest()[:12] if context else ""
@@ -276,11 +281,11 @@ def claim_scores(combiner: LogisticCombiner | TaskCombiner, rows: Sequence[Claim
 
 def checked_scores(rows: Sequence[ClaimRow], scores: np.ndarray,
                    thresholds: Callable[[str], tuple[float, float]]) -> np.ndarray:
-    """Claim scores after verify()'s figure-check cap, each at its key's thresholds. (verify() also caps a
-    negation flip mid-band; the features do not record it, so this leaves it out.)"""
+    """Claim scores after verify()'s check caps (a missing figure, a negation flip), each at its key's
+    thresholds. Feature caches from before the negation flag was recorded count no flips."""
     from groundwire.verifier import checked_score
 
-    return np.array([checked_score(float(s), thresholds(r.key), hard=r.hard_check, negation=False)
+    return np.array([checked_score(float(s), thresholds(r.key), hard=r.hard_check, negation=r.negation_flip)
                      for r, s in zip(rows, scores, strict=True)])
 
 
@@ -302,14 +307,15 @@ def task_thresholds(rows: Sequence[ClaimRow], scores: np.ndarray,
                     tasks: Sequence[str]) -> tuple[tuple[float, float], dict[str, tuple[float, float]]]:
     """(accept_at, reject_at), pooled and per key in `tasks`, for uncapped claim scores.
 
-    accept_at maximises balanced accuracy averaged over the files of the key's answers, with figure-check
-    claims capped below it (any cap under accept_at gives the same choice). reject_at is then the highest
-    score at or below which 90% of the other answers are hallucinated: the checks reject their answers at
-    any reject_at, so the band is set by the answers the model decides.
+    accept_at maximises balanced accuracy averaged over the files of the key's answers, with the claims the
+    checks cap (a missing figure, a negation flip) put below it: verify() caps them under accept_at, and
+    any cap under it gives the same choice. reject_at is then the highest score at or below which 90% of
+    the other answers are hallucinated: the checks decide their answers' route whatever reject_at is, so
+    the band is set by the answers the model decides.
     """
     meta = {(r.file, r.row_id): r for r in rows}
-    floor = answer_scores(rows, checked_scores(rows, scores, lambda _key: (1.0, 0.0)))
-    checked = {(r.file, r.row_id) for r in rows if r.claim_index >= 0 and r.hard_check}
+    floor = answer_scores(rows, checked_scores(rows, scores, lambda _key: (0.0, 0.0)))
+    checked = {(r.file, r.row_id) for r in rows if r.claim_index >= 0 and (r.hard_check or r.negation_flip)}
     keys = list(floor)
 
     def pair(selected: list[tuple[str, str]]) -> tuple[float, float]:

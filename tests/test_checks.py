@@ -73,6 +73,15 @@ def test_amounts_with_b_and_day_ranges_match_their_context():
     assert claim_figures("Fill in Form 5b.") == []  # "b" scales only an amount of money
 
 
+def test_a_negation_in_another_clause_of_the_evidence_is_not_a_flip():
+    evidence = ("It was not immediately known who else was on the aircraft, which the safety board said was "
+                "a Cessna 414.")
+    assert negation_finding("The aircraft was a Cessna 414.", evidence) is None
+    assert negation_finding("The museum is open on Mondays.",
+                            "The museum, which is not far from the station, is open on Mondays.") is None
+    assert negation_finding("The museum is open on Mondays.", "The museum is not open on Mondays.") is not None
+
+
 def test_negation_mismatch_is_a_signal_without_verdict():
     finding = negation_finding("Refunds are not available for storage.", "Refunds are available for storage.")
     assert finding is not None and finding.check == "negation_mismatch" and finding.verdict is None

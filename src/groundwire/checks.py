@@ -234,14 +234,28 @@ def figure_findings(claim: str, context: ContextIndex) -> list[Finding]:
 
 _NEGATION_OVERLAP = 0.6
 """Only a near-restatement counts: most of the claim's content words must be in the evidence sentence."""
+_NEGATED_CLAUSE_OVERLAP = 0.5
+"""A negation in the evidence counts only in a clause that holds at least half of the claim's content words."""
+_CLAUSE_BREAK_RE = re.compile(r"[,;:()\"\u2014\u2013]|\s-\s|\b(?:but|while|whereas|although|though|which|who|whom)\b",
+                              re.IGNORECASE)
 
 
 def negation_finding(claim: str, evidence: str | None) -> Finding | None:
-    """A signal, not a verdict: the claim restates its best evidence sentence with the negation flipped."""
-    if evidence is None or has_negation(claim) == has_negation(evidence):
+    """A signal, not a verdict: the claim restates its best evidence sentence with the negation flipped.
+
+    The evidence's negation must sit in a clause about the claim: in "It was not known who was aboard the
+    aircraft, which the NTSB said was a Cessna", the "not" says nothing about "The aircraft was a Cessna".
+    """
+    if evidence is None:
         return None
     claim_words = set(content_words(claim))
     if not claim_words or len(claim_words & set(content_words(evidence))) < _NEGATION_OVERLAP * len(claim_words):
+        return None
+    evidence_negated = any(
+        has_negation(clause)
+        and len(claim_words & set(content_words(clause))) >= _NEGATED_CLAUSE_OVERLAP * len(claim_words)
+        for clause in _CLAUSE_BREAK_RE.split(evidence))
+    if has_negation(claim) == evidence_negated:
         return None
     which = "claim" if has_negation(claim) else "evidence"
     return Finding("negation_mismatch", f"only the {which} is negated", None)

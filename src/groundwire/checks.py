@@ -235,30 +235,46 @@ def figure_findings(claim: str, context: ContextIndex) -> list[Finding]:
 _NEGATION_OVERLAP = 0.6
 """Only a near-restatement counts: most of the claim's content words must be in the evidence sentence."""
 _NEGATED_CLAUSE_OVERLAP = 0.5
-"""A negation in the evidence counts only in a clause that holds at least half of the claim's content words."""
-_CLAUSE_BREAK_RE = re.compile(r"[,;:()\"\u2014\u2013]|\s-\s|\b(?:but|while|whereas|although|though|which|who|whom)\b",
+"""A negated clause is about the other text when half its content words occur there, and is matched by a
+negated clause of the other text that holds half of them."""
+_CLAUSE_BREAK_RE = re.compile(r"[,;()\u2014\u2013]|\s-\s|\b(?:but|while|whereas|although|though|which|who|whom)\b",
                               re.IGNORECASE)
 
 
 def negation_finding(claim: str, evidence: str | None) -> Finding | None:
     """A signal, not a verdict: the claim restates its best evidence sentence with the negation flipped.
 
-    The evidence's negation must sit in a clause about the claim: in "It was not known who was aboard the
-    aircraft, which the NTSB said was a Cessna", the "not" says nothing about "The aircraft was a Cessna".
+    Negations are compared clause by clause: a negated clause counts when it is about the other text and
+    that text has no negated clause to match it. So in "It was not known who was aboard the aircraft,
+    which the NTSB said was a Cessna", the "not" says nothing about "The aircraft was a Cessna", and
+    "described the video but did not post it" matches itself however the claim words are spread.
     """
     if evidence is None:
         return None
     claim_words = set(content_words(claim))
     if not claim_words or len(claim_words & set(content_words(evidence))) < _NEGATION_OVERLAP * len(claim_words):
         return None
-    evidence_negated = any(
-        has_negation(clause)
-        and len(claim_words & set(content_words(clause))) >= _NEGATED_CLAUSE_OVERLAP * len(claim_words)
-        for clause in _CLAUSE_BREAK_RE.split(evidence))
-    if has_negation(claim) == evidence_negated:
-        return None
-    which = "claim" if has_negation(claim) else "evidence"
-    return Finding("negation_mismatch", f"only the {which} is negated", None)
+    claim_negated, evidence_negated = _negated_clauses(claim), _negated_clauses(evidence)
+    if _unmatched_negation(claim_negated, evidence, evidence_negated):
+        return Finding("negation_mismatch", "only the claim is negated", None)
+    if _unmatched_negation(evidence_negated, claim, claim_negated):
+        return Finding("negation_mismatch", "only the evidence is negated", None)
+    return None
+
+
+def _negated_clauses(text: str) -> list[set[str]]:
+    return [words for clause in _CLAUSE_BREAK_RE.split(text)
+            if has_negation(clause) and (words := set(content_words(clause)))]
+
+
+def _unmatched_negation(negated: list[set[str]], other: str, other_negated: list[set[str]]) -> bool:
+    """Some negated clause is about `other` and no negated clause of `other` matches it."""
+    other_words = set(content_words(other))
+    for words in negated:
+        need = _NEGATED_CLAUSE_OVERLAP * len(words)
+        if len(words & other_words) >= need and not any(len(words & o) >= need for o in other_negated):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------- validators

@@ -53,7 +53,7 @@ def lexical_report(paths: list[Path], limit: int | None, seed: int) -> dict[str,
 
 
 def shipped_report(rows: list[combine.ClaimRow], bundle: Path) -> dict[str, dict]:
-    """The bundle's combiner and thresholds, with verify()'s figure-check cap, per calibration key."""
+    """The bundle's combiner and thresholds per calibration key, with verify()'s check caps."""
     config = json.loads((bundle / "config.json").read_text())
     if not config.get("combiner"):
         return {}

@@ -32,6 +32,7 @@ def calibration_key(task: str | None, n_claims: int) -> str | None:
     """
     return f"{task}/long" if task and n_claims >= LONG_FORM_CLAIMS else task
 
+
 TRANSFORMS: dict[str, Callable[[float], float]] = {
     "logit": lambda p: math.log(min(max(p, _EPS), 1 - _EPS) / (1 - min(max(p, _EPS), 1 - _EPS))),
     "log1p": lambda x: math.log1p(max(x, 0.0)),

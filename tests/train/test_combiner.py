@@ -107,7 +107,7 @@ def test_long_form_answers_are_calibrated_apart() -> None:
     assert {r.key for r in short} == {"qa"} and {r.key for r in long} == {"qa/long"}
     comb = combine.fit_tasks(short + long, min_answers=50)
     assert set(comb.by_task) == {"qa", "qa/long"}
-    pooled, by_key = combine.task_thresholds(short + long, combine.claim_scores(comb, short + long), ["qa", "qa/long"])
+    _pooled, by_key = combine.task_thresholds(short + long, combine.claim_scores(comb, short + long), ["qa", "qa/long"])
     assert set(by_key) == {"qa", "qa/long"} and all(reject < accept for accept, reject in by_key.values())
 
 

@@ -251,13 +251,13 @@ def negation_finding(claim: str, evidence: str | None) -> Finding | None:
     """
     if evidence is None:
         return None
-    claim_words = set(content_words(claim))
-    if not claim_words or len(claim_words & set(content_words(evidence))) < _NEGATION_OVERLAP * len(claim_words):
+    claim_words, evidence_words = set(content_words(claim)), set(content_words(evidence))
+    if not claim_words or len(claim_words & evidence_words) < _NEGATION_OVERLAP * len(claim_words):
         return None
     claim_negated, evidence_negated = _negated_clauses(claim), _negated_clauses(evidence)
-    if _unmatched_negation(claim_negated, evidence, evidence_negated):
+    if _unmatched_negation(claim_negated, evidence_words, evidence_negated):
         return Finding("negation_mismatch", "only the claim is negated", None)
-    if _unmatched_negation(evidence_negated, claim, claim_negated):
+    if _unmatched_negation(evidence_negated, claim_words, claim_negated):
         return Finding("negation_mismatch", "only the evidence is negated", None)
     return None
 
@@ -267,9 +267,8 @@ def _negated_clauses(text: str) -> list[set[str]]:
             if has_negation(clause) and (words := set(content_words(clause)))]
 
 
-def _unmatched_negation(negated: list[set[str]], other: str, other_negated: list[set[str]]) -> bool:
-    """Some negated clause is about `other` and no negated clause of `other` matches it."""
-    other_words = set(content_words(other))
+def _unmatched_negation(negated: list[set[str]], other_words: set[str], other_negated: list[set[str]]) -> bool:
+    """Some negated clause is about the other text (`other_words`) and no negated clause there matches it."""
     for words in negated:
         need = _NEGATED_CLAUSE_OVERLAP * len(words)
         if len(words & other_words) >= need and not any(len(words & o) >= need for o in other_negated):

@@ -73,6 +73,17 @@ def test_amounts_with_b_and_day_ranges_match_their_context():
     assert claim_figures("Fill in Form 5b.") == []  # "b" scales only an amount of money
 
 
+def test_a_year_matches_a_dated_context_and_hours_share_a_meridiem():
+    context = ContextIndex.build([Chunk("S1", "He attacked the photographer in July 2013 at the airport. "
+                                              "Open Monday 16:00-21:00, Friday 16:00-22:00.")])
+    assert figure_findings("He assaulted the photographer in 2013.", context) == []
+    assert [f.check for f in figure_findings("He assaulted the photographer in 2012.", context)] == [
+        "figure_not_in_context"]
+    assert figure_findings("It is open from 4 PM to 9 or 10 PM.", context) == []
+    assert [f.key for f in claim_figures("Open 9-11 pm.")] == ["21:00", "23:00"]
+    assert [f.check for f in figure_findings("It is open until 8 or 10 PM.", context)] == ["figure_not_in_context"]
+
+
 def test_a_negation_in_another_clause_of_the_evidence_is_not_a_flip():
     evidence = ("It was not immediately known who else was on the aircraft, which the safety board said was "
                 "a Cessna 414.")

@@ -95,3 +95,31 @@ def test_decomposition_is_thread_safe():
     with ThreadPoolExecutor(max_workers=8) as pool:
         for _ in range(3):
             assert list(pool.map(split, answers)) == expected
+
+
+def test_a_one_word_assertion_is_a_claim_but_a_remark_is_not():
+    texts = [c.text for c in decompose("He was a mathematician. Its a comedy. I agree. Not sure. Great!")]
+    assert texts == ["He was a mathematician.", "Its a comedy."]
+
+
+def test_a_bare_answer_to_a_question_is_checked():
+    decomposer = RuleDecomposer()
+    claims = decomposer.decompose("Yes, in 1959 [S1].", question="When was the magazine founded?")
+    assert [c.text for c in claims] == ["In 1959."]
+    assert claims[0].cited_ids == ("S1",)
+    assert [c.text for c in decomposer.decompose("ESPN", question="Which network aired it?")] == ["ESPN."]
+    # without a question the fragment asserts nothing; "yes", reactions and first-person remarks are no claims
+    assert decomposer.decompose("ESPN") == []
+    for remark in ("yes", "No.", "Great!", "I am not sure.", "Thanks! I hope this helps."):
+        assert decomposer.decompose(remark, question="Is it on Netflix?") == [], remark
+
+
+def test_a_bare_answer_is_not_listed_as_skipped():
+    from groundwire import verify
+    from groundwire.types import Route
+
+    report = verify("1959", ["Arthur's Magazine was founded in 1844."], question="When was it founded?",
+                    scorer="lexical")
+    assert [r.claim.text for r in report.claims] == ["1959."]
+    assert report.extra["skipped"] == []
+    assert report.decision is Route.REJECT  # the year is not in the context

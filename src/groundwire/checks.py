@@ -53,6 +53,11 @@ _TIME_RE = re.compile(
     r"\b(?P<h>\d{1,2})(?::(?P<min>\d{1,2}))?\s*(?P<ampm>[ap]\.?m\.?)(?![a-z])|\b(?P<h24>\d{1,2}):(?P<min24>\d{1,2})\b",
     re.IGNORECASE,
 )
+# "9 or 10 PM", "9-10 pm": the first hour shares the second one's meridiem.
+_SHARED_MERIDIEM_RE = re.compile(
+    r"\b(?P<h>\d{1,2})(?::(?P<min>\d{2}))?(?=\s*(?:or|to|-|\u2013)\s*\d{1,2}(?::\d{2})?\s*(?P<ampm>[ap])\.?m\b)",
+    re.IGNORECASE,
+)
 _NUMBER_RE = re.compile(
     rf"(?P<cur>[$€£¥])?\s?(?P<num>{_NUM})(?:\s?(?P<scale>thousand|million|billion|trillion|bn|b|k|m)\b)?"
     r"(?:\s?(?P<pct>%|percent\b|per cent\b))?",
@@ -107,6 +112,9 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
             month = _MONTHS[groups["month"].lower()] if groups.get("month") else int(groups["m"])
             key = f"{groups.get('y') or '*'}-{month:02d}-{int(groups['d']) if groups.get('d') else 0:02d}"
             add(Figure("date", key, m.group(0), m.start()), m.end())
+    for m in _SHARED_MERIDIEM_RE.finditer(text):
+        hour = int(m.group("h")) % 12 + (12 if m.group("ampm").lower() == "p" else 0)
+        add(Figure("time", f"{hour:02d}:{int(m.group('min') or 0):02d}", m.group(0), m.start()), m.end())
     for m in _TIME_RE.finditer(text):
         hour = int(m.group("h") or m.group("h24"))
         minute = int(m.group("min") or m.group("min24") or 0)
@@ -179,6 +187,9 @@ class ContextIndex:
     def has(self, figure: Figure) -> bool:
         if figure.kind == "date":
             return self._has_date(figure)
+        # "in 2013" is supported by "in July 2013": the context's dates count as their years.
+        if figure.kind == "number" and figure.key in self.years and _looks_like_year(figure.key):
+            return True
         return _match_key(figure) in self.keys
 
     def _has_date(self, figure: Figure) -> bool:
@@ -316,6 +327,10 @@ def _match_key(figure: Figure) -> str:
     # Money, percentages and plain numbers compare by value: "$49" in a claim matches "49 dollars".
     kind = "n" if figure.kind in ("number", "money", "percent") else figure.kind
     return f"{kind}:{figure.key}"
+
+
+def _looks_like_year(key: str) -> bool:
+    return len(key) == 4 and key.isdigit() and 1000 <= int(key) <= 2199
 
 
 def _to_decimal(raw: str) -> Decimal | None:

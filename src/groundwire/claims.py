@@ -56,6 +56,21 @@ _ASSERTIVE_QUESTION_RE = re.compile(
     r"(?!(?:who|whom|whose|what|where|when|why|how|which|whether|if|of|about)\b)",
     re.IGNORECASE,
 )
+# "He is the director." has one content word and is still a claim: a third-person subject followed by a
+# verb or an article. "I agree.", "Not sure." and "Good." are not.
+_SHORT_ASSERTION_RE = re.compile(
+    r"^(?:(?:and|but|so)\s+)?(?:it|its|it's|he|he's|she|she's|they|they're|this|that|these|those|there|there's)"
+    r"\s+(?:is|was|are|were|has|had|have|will|would|can|could|must|does|did|a|an|the)\b",
+    re.IGNORECASE,
+)
+# A wh-question, or any question, invites a bare answer: "When was it founded?" -> "1959".
+_BARE_ANSWER_MAX_WORDS = 8
+_FIRST_PERSON_RE = re.compile(r"^(?:i|i'm|i've|i'd|me|my|we|we're|us|our)\b", re.IGNORECASE)
+_REACTION_RE = re.compile(
+    r"^(?:(?:very|so|really|pretty)\s+)?(?:good|great|fine|nice|cool|awesome|wow|interesting|true|right|exactly|"
+    r"agreed|indeed|same(?: here)?|me too|sounds? (?:good|great|fun)|not sure|maybe|perhaps|probably)$",
+    re.IGNORECASE,
+)
 _MIN_CONTENT_WORDS = 2
 _MIN_ASSERTED_WORDS = 3
 """A "did you know" question counts as a claim only with this many content words after the prefix."""
@@ -113,7 +128,36 @@ class RuleDecomposer:
         for sentence in sentences(answer):
             if sentence.skip_reason is None:
                 claims.extend(_atomic_claims(answer, sentence))
+        if not claims and question:
+            bare = bare_answer(answer)
+            if bare is not None:
+                claims.append(bare)
         return claims
+
+
+def bare_answer(answer: str) -> Claim | None:
+    """A short fragment that answers a question ("1959", "ESPN", "Yes, in Paris") as one claim.
+
+    Alone, "1959" asserts nothing; as the answer to "When was the magazine founded?" it is the whole claim,
+    and leaving it unchecked would accept any number. The fragment is scored as it stands, the way QA
+    answers are (the question stays on the report). A lone "yes"/"no", a first-person remark ("I am not
+    sure"), a reaction ("Great!") or a fragment of more than eight words is not taken as one.
+    """
+    found = sentences(answer)
+    if len(found) != 1 or found[0].skip_reason != "greeting_or_too_short":
+        return None
+    sentence = found[0]
+    start, end = sentence.span
+    marker = _LIST_MARKER_RE.match(answer[start:end])
+    body_start = start + (marker.end() if marker else 0)
+    body_start += _interjection_length(answer[body_start:end])
+    text = strip_citations(answer[body_start:end]).strip().rstrip(" ,;:.!")
+    has_content = bool(content_words(text)) or any(ch.isdigit() for ch in text)
+    if (not has_content or len(text.split()) > _BARE_ANSWER_MAX_WORDS or _FIRST_PERSON_RE.match(text)
+            or _REACTION_RE.match(text)):
+        return None
+    return Claim(text=text[:1].upper() + text[1:] + ".", span=(body_start, end), sentence=sentence.text,
+                 cited_ids=cited_ids(sentence.text))
 
 
 def _atomic_claims(answer: str, sentence: Sentence) -> Iterator[Claim]:
@@ -125,7 +169,7 @@ def _atomic_claims(answer: str, sentence: Sentence) -> Iterator[Claim]:
         text = strip_citations(answer[part_start:part_end]).rstrip(" ,;:.?!")
         antecedent = _antecedent(strip_citations(answer[previous_start:part_start])) if is_relative else ""
         previous_start = part_start
-        if len(content_words(text)) < _MIN_CONTENT_WORDS:
+        if _too_short(text):
             continue
         text = f"{antecedent or 'This'} {text}" if is_relative else (text[:1].upper() + text[1:])
         part_ids = cited_ids(answer[part_start:part_end]) or ids
@@ -202,10 +246,18 @@ def _skip_reason(text: str) -> str | None:
         return "filler"
     if _REFUSAL_RE.search(body):
         return "refusal"
-    remainder = body[_interjection_length(body):]
-    if len(content_words(remainder)) < _MIN_CONTENT_WORDS and not any(ch.isdigit() for ch in remainder):
+    if _too_short(body[_interjection_length(body):]):
         return "greeting_or_too_short"
     return None
+
+
+def _too_short(text: str) -> bool:
+    """Too little to check: fewer than two content words and no digit, unless a one-word sentence has the
+    shape of an assertion ("He was a mathematician")."""
+    if any(ch.isdigit() for ch in text):
+        return False
+    n = len(content_words(text))
+    return n == 0 or (n < _MIN_CONTENT_WORDS and _SHORT_ASSERTION_RE.match(text.strip()) is None)
 
 
 def _interjection_length(text: str) -> int:

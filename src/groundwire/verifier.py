@@ -139,7 +139,9 @@ class Verifier:
         mark = time.perf_counter()
         claims = self.decomposer.decompose(answer, question=question)
         timings["decompose"] = time.perf_counter() - mark
-        skipped = [{"text": s.text, "reason": s.skip_reason} for s in sentences(answer) if s.skip_reason]
+        # A bare answer ("1959") is a claim although its sentence alone would be skipped.
+        skipped = [{"text": s.text, "reason": s.skip_reason} for s in sentences(answer)
+                   if s.skip_reason and not any(c.span[0] < s.span[1] and s.span[0] < c.span[1] for c in claims)]
         if not claims:
             warnings += ("no checkable claims in the answer: score 1.0 by definition (nothing is asserted)",)
             timings["total"] = time.perf_counter() - started

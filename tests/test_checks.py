@@ -82,6 +82,7 @@ def test_a_year_matches_a_dated_context_and_hours_share_a_meridiem():
     assert figure_findings("It is open from 4 PM to 9 or 10 PM.", context) == []
     assert [f.key for f in claim_figures("Open 9-11 pm.")] == ["21:00", "23:00"]
     assert [f.check for f in figure_findings("It is open until 8 or 10 PM.", context)] == ["figure_not_in_context"]
+    assert [f.key for f in claim_figures("In the 2018\u201319 and 1999-00 seasons.")] == ["2018", "2019", "1999", "2000"]
 
 
 def test_a_negation_in_another_clause_of_the_evidence_is_not_a_flip():
@@ -91,6 +92,32 @@ def test_a_negation_in_another_clause_of_the_evidence_is_not_a_flip():
     assert negation_finding("The museum is open on Mondays.",
                             "The museum, which is not far from the station, is open on Mondays.") is None
     assert negation_finding("The museum is open on Mondays.", "The museum is not open on Mondays.") is not None
+
+
+@pytest.mark.parametrize("claim, evidence", [
+    # "not X but Y" contrasts; the claim is about Y
+    ("Clinton launched her campaign in an unconventional way.",
+     "Clinton surprised the world again, not with the launch of her campaign but for the unconventional way she did it."),
+    # idioms with a negation word negate nothing
+    ("They praised Luz, the executive chef of the restaurant.", "Can't wait for Luz, executive chef of the restaurant."),
+    ("Technicians are paid by commission.", "It depends on how technicians are paid (commission or not)."),
+    # "and the ..." starts a new clause
+    ("The boba is chewy and sweet.", "They don't use powders and the boba is both chewy and sweet."),
+    # both negated, in clauses of different length
+    ("An official of the agency stated that they are not aware of any such video.",
+     "An official, the BEA, said the agency is not aware of any such video."),
+    # "prevent" negates what follows it
+    ("Move the hawk to prevent birds from becoming used to it.", "Move the hawk so the birds do not become used to it."),
+])
+def test_negation_look_alikes_are_not_flips(claim, evidence):
+    assert negation_finding(claim, evidence) is None
+
+
+def test_real_negation_flips_still_fire():
+    assert negation_finding("One passenger was transported to the hospital.",
+                            "Fifteen passengers were examined, but no one was transported to the hospital.") is not None
+    assert negation_finding("The business offers valet parking.", "Attributes business parking valet: no.") is not None
+    assert negation_finding("Birds get used to the hawk.", "Move the hawk to prevent birds getting used to it.") is not None
 
 
 def test_negation_mismatch_is_a_signal_without_verdict():

@@ -53,6 +53,8 @@ _TIME_RE = re.compile(
     r"\b(?P<h>\d{1,2})(?::(?P<min>\d{1,2}))?\s*(?P<ampm>[ap]\.?m\.?)(?![a-z])|\b(?P<h24>\d{1,2}):(?P<min24>\d{1,2})\b",
     re.IGNORECASE,
 )
+# "the 2018-19 season": the second year is 2019, not 19.
+_SHORT_YEAR_RANGE_RE = re.compile(r"\b(?P<century>1[5-9]|20)(?P<y1>\d{2})\s?[-\u2013/]\s?(?P<y2>\d{2})\b(?![-\u2013/.:]?\d)")
 # "9 or 10 PM", "9-10 pm": the first hour shares the second one's meridiem.
 _SHARED_MERIDIEM_RE = re.compile(
     r"\b(?P<h>\d{1,2})(?::(?P<min>\d{2}))?(?=\s*(?:or|to|-|\u2013)\s*\d{1,2}(?::\d{2})?\s*(?P<ampm>[ap])\.?m\b)",
@@ -112,6 +114,11 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
             month = _MONTHS[groups["month"].lower()] if groups.get("month") else int(groups["m"])
             key = f"{groups.get('y') or '*'}-{month:02d}-{int(groups['d']) if groups.get('d') else 0:02d}"
             add(Figure("date", key, m.group(0), m.start()), m.end())
+    for m in _SHORT_YEAR_RANGE_RE.finditer(text):
+        add(Figure("number", m.group("century") + m.group("y1"), m.group(0)[:4], m.start()), m.start() + 4)
+        first = int(m.group("century") + m.group("y1"))
+        second = first - first % 100 + int(m.group("y2")) + (100 if m.group("y2") < m.group("y1") else 0)
+        add(Figure("number", str(second), m.group("y2"), m.start("y2")), m.end())
     for m in _SHARED_MERIDIEM_RE.finditer(text):
         hour = int(m.group("h")) % 12 + (12 if m.group("ampm").lower() == "p" else 0)
         add(Figure("time", f"{hour:02d}:{int(m.group('min') or 0):02d}", m.group(0), m.start()), m.end())
@@ -248,8 +255,21 @@ _NEGATION_OVERLAP = 0.6
 _NEGATED_CLAUSE_OVERLAP = 0.5
 """A negated clause is about the other text when half its content words occur there, and is matched by a
 negated clause of the other text that holds half of them."""
-_CLAUSE_BREAK_RE = re.compile(r"[,;()\u2014\u2013]|\s-\s|\b(?:but|while|whereas|although|though|which|who|whom)\b",
-                              re.IGNORECASE)
+_CLAUSE_BREAK_RE = re.compile(
+    r"[,;()\u2014\u2013]|\s-\s|\b(?:but|while|whereas|although|though|which|who|whom)\b"
+    r"|\band\s+(?=(?:the|a|an|it|its|they|their|he|his|she|her|we|this|these|those|there)\b)",
+    re.IGNORECASE,
+)
+# Phrases with a negation word that negate nothing in the sentence ("can't wait for", "whether or not").
+_NEGATION_IDIOM_RE = re.compile(
+    r"\b(?:can(?:no|')t\s+wait|or\s+not|not\s+only|not\s+just|no\s+doubt|no\s+matter|not\s+to\s+mention)\b",
+    re.IGNORECASE,
+)
+# "not with the launch but with the way": the "not" clause is the contrast, not a claim about the launch.
+_CONTRASTIVE_NOT_RE = re.compile(r"^\s*(?:(?:and|yet|but)\s+)?not\b", re.IGNORECASE)
+# "to prevent birds from becoming used to it" says what "so birds do not become used to it" says.
+_IMPLICIT_NEGATION = frozenset({"prevent", "prevents", "prevented", "preventing", "avoid", "avoids", "avoided",
+                                "avoiding"})
 
 
 def negation_finding(claim: str, evidence: str | None) -> Finding | None:
@@ -274,15 +294,26 @@ def negation_finding(claim: str, evidence: str | None) -> Finding | None:
 
 
 def _negated_clauses(text: str) -> list[set[str]]:
-    return [words for clause in _CLAUSE_BREAK_RE.split(text)
-            if has_negation(clause) and (words := set(content_words(clause)))]
+    text = _NEGATION_IDIOM_RE.sub(" ", text)
+    clauses: list[set[str]] = []
+    start = 0
+    for match in [*_CLAUSE_BREAK_RE.finditer(text), None]:
+        clause = text[start : match.start() if match else len(text)]
+        contrast = match is not None and match.group(0).lower() == "but" and _CONTRASTIVE_NOT_RE.match(clause)
+        negated = has_negation(clause) or not _IMPLICIT_NEGATION.isdisjoint(clause.lower().split())
+        if negated and not contrast and (words := set(content_words(clause))):
+            clauses.append(words)
+        start = match.end() if match else len(text)
+    return clauses
 
 
 def _unmatched_negation(negated: list[set[str]], other_words: set[str], other_negated: list[set[str]]) -> bool:
-    """Some negated clause is about the other text (`other_words`) and no negated clause there matches it."""
+    """Some negated clause is about the other text (`other_words`) and no negated clause there matches it
+    (shares half the content words of the shorter of the two clauses)."""
     for words in negated:
-        need = _NEGATED_CLAUSE_OVERLAP * len(words)
-        if len(words & other_words) >= need and not any(len(words & o) >= need for o in other_negated):
+        if len(words & other_words) < _NEGATED_CLAUSE_OVERLAP * len(words):
+            continue
+        if not any(len(words & o) >= _NEGATED_CLAUSE_OVERLAP * min(len(words), len(o)) for o in other_negated):
             return True
     return False
 

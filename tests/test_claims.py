@@ -123,3 +123,13 @@ def test_a_bare_answer_is_not_listed_as_skipped():
     assert [r.claim.text for r in report.claims] == ["1959."]
     assert report.extra["skipped"] == []
     assert report.decision is Route.REJECT  # the year is not in the context
+
+
+def test_statements_about_the_context_are_refusals_not_claims():
+    refusals = ["Unable to answer based on given passages.",
+                "Therefore, I cannot answer the question based on the given passages.",
+                "It does not provide information about Magellan's status as a provider.",
+                "The provided data does not mention any positive aspects."]
+    assert [s.skip_reason for s in sentences(" ".join(refusals))] == ["refusal"] * 4
+    claims = ["The company was unable to provide refunds in 2020.", "The refund does not include shipping costs."]
+    assert [c.text for c in decompose(" ".join(claims))] == claims

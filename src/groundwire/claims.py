@@ -38,10 +38,17 @@ _FILLER_RE = re.compile(
     r"please note that this|as an ai)\b",
     re.IGNORECASE,
 )
+# Statements about the context rather than from it: "The passages do not mention X", "Unable to answer
+# based on the given passages", "It does not provide information about X".
 _REFUSAL_RE = re.compile(
-    r"\b(?:(?:the )?(?:provided |given )?(?:context|passages?|sources?|documents?|information)"
-    r"\s+(?:does not|doesn't|do not|don't|did not)\s+(?:provide|mention|contain|say|include|specify|state|support)"
-    r"|i (?:do not|don't) (?:know|have (?:enough )?information))\b",
+    r"\b(?:(?:the )?(?:provided |given )?(?:context|passages?|sources?|documents?|information|(?:structured )?data|"
+    r"text|article)\s+(?:only\s+)?(?:does not|doesn't|do not|don't|did not)\s+(?:provide|mention|contain|say|include|"
+    r"specify|state|support|give|offer)"
+    r"|(?:does not|doesn't|do not|don't|did not)\s+(?:provide|include|contain|give)\s+(?:\w+\s+){0,2}information"
+    r"|i (?:do not|don't) (?:know|have (?:enough )?information)"
+    r"|(?:unable|not able|cannot|can't|can not)(?: to)? (?:answer|provide|determine|say)\b[^.]*\b(?:passages?|context|"
+    r"sources?|documents?|information|data|question)"
+    r")\b",
     re.IGNORECASE,
 )
 _CLAUSE_SPLIT_RE = re.compile(

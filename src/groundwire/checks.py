@@ -4,17 +4,19 @@ Figure checks: every number, percentage, amount of money, date, time, version st
 claim must appear in the context, compared after normalisation (3,600 == 3600, 5 million == 5,000,000,
 50 percent == 50%, 5 PM == 17:00). A figure missing from the context makes the claim NOT_FOUND; when the
 context states a figure of the same kind in a sentence about the same thing, the claim is a candidate
-for CONTRADICTED.
+for CONTRADICTED. Opening hours claimed for days ("11 am to 9 pm on weekdays") are checked day by day
+against a schedule the context lists per day (hours.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from groundwire.claims import cited_ids, sentences
+from groundwire.hours import HoursMismatch, context_schedule, hours_mismatches
 from groundwire.textutil import content_words, has_negation, sentence_spans
 from groundwire.types import REFUSAL_TOKEN, Chunk, Finding, Verdict
 
@@ -169,6 +171,8 @@ class ContextIndex:
     dates: tuple[Figure, ...]
     years: frozenset[str]
     sentences: tuple[tuple[str, frozenset[str], tuple[Figure, ...]], ...]
+    schedule: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Opening hours per day, where the context lists them day by day (a business record)."""
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk]) -> ContextIndex:
@@ -189,7 +193,8 @@ class ContextIndex:
                         years.add(figure.key)
                 if figures:
                     rows.append((sentence, frozenset(content_words(sentence)), figures))
-        return cls(frozenset(keys), tuple(dates), frozenset(years), tuple(rows))
+        return cls(frozenset(keys), tuple(dates), frozenset(years), tuple(rows),
+                   context_schedule(chunk.text for chunk in chunks))
 
     def has(self, figure: Figure) -> bool:
         if figure.kind == "date":
@@ -247,6 +252,25 @@ def figure_findings(claim: str, context: ContextIndex) -> list[Finding]:
                 "figure_not_in_context", f"{figure.kind} {figure.text!r} does not appear in the context",
                 Verdict.NOT_FOUND,
             ))
+    return findings + _hours_findings(claim, context.schedule)
+
+
+def _hours_findings(claim: str, schedule: Mapping[str, tuple[int, int]]) -> list[Finding]:
+    """One finding per claimed time range whose days the context's schedule contradicts or does not list:
+    each of its times can appear in the record while the days they are claimed for are wrong."""
+    by_range: dict[str, list[HoursMismatch]] = {}
+    for mismatch in hours_mismatches(claim, schedule):
+        by_range.setdefault(mismatch.claimed, []).append(mismatch)
+    findings = []
+    for claimed, mismatches in by_range.items():
+        listed = [f"{m.day.capitalize()} {m.listed}" for m in mismatches if m.listed]
+        unlisted = [m.day.capitalize() for m in mismatches if not m.listed]
+        if listed:
+            findings.append(Finding("figure_conflict", f"hours {claimed!r} are not what the context lists for "
+                                    f"those days: {', '.join(listed)}", Verdict.CONTRADICTED))
+        else:
+            findings.append(Finding("figure_not_in_context", f"hours {claimed!r}: the context lists no hours for "
+                                    f"{', '.join(unlisted)}", Verdict.NOT_FOUND))
     return findings
 
 

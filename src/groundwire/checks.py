@@ -5,7 +5,8 @@ claim must appear in the context, compared after normalisation (3,600 == 3600, 5
 50 percent == 50%, 5 PM == 17:00). A figure missing from the context makes the claim NOT_FOUND; when the
 context states a figure of the same kind in a sentence about the same thing, the claim is a candidate
 for CONTRADICTED. Opening hours claimed for days ("11 am to 9 pm on weekdays") are checked day by day
-against a schedule the context lists per day (hours.py).
+against a schedule the context lists per day (hours.py), and a JSON record's yes/no attributes against
+what a claim says of them (attributes.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from groundwire.attributes import RecordAttribute, attribute_mismatches, record_attributes
 from groundwire.claims import cited_ids, sentences
 from groundwire.hours import HoursMismatch, context_schedule, hours_mismatches
 from groundwire.textutil import content_words, has_negation, sentence_spans
@@ -173,9 +175,13 @@ class ContextIndex:
     sentences: tuple[tuple[str, frozenset[str], tuple[Figure, ...]], ...]
     schedule: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     """Opening hours per day, where the context lists them day by day (a business record)."""
+    attributes: tuple[RecordAttribute, ...] = ()
+    """Yes/no/not-given attributes of the JSON records among the chunks."""
 
     @classmethod
-    def build(cls, chunks: Sequence[Chunk]) -> ContextIndex:
+    def build(cls, chunks: Sequence[Chunk], *, sources: Sequence[Chunk] = ()) -> ContextIndex:
+        """`sources`: the chunks as retrieved, where `chunks` are their rendered statements (a JSON record's
+        attributes are read from the record itself)."""
         keys: set[str] = set()
         dates: list[Figure] = []
         years: set[str] = set()
@@ -193,8 +199,9 @@ class ContextIndex:
                         years.add(figure.key)
                 if figures:
                     rows.append((sentence, frozenset(content_words(sentence)), figures))
+        texts = dict.fromkeys(chunk.text for chunk in (*chunks, *sources))
         return cls(frozenset(keys), tuple(dates), frozenset(years), tuple(rows),
-                   context_schedule(chunk.text for chunk in chunks))
+                   context_schedule(chunk.text for chunk in chunks), record_attributes(texts))
 
     def has(self, figure: Figure) -> bool:
         if figure.kind == "date":
@@ -252,7 +259,21 @@ def figure_findings(claim: str, context: ContextIndex) -> list[Finding]:
                 "figure_not_in_context", f"{figure.kind} {figure.text!r} does not appear in the context",
                 Verdict.NOT_FOUND,
             ))
-    return findings + _hours_findings(claim, context.schedule)
+    return findings + _hours_findings(claim, context.schedule) + _attribute_findings(claim, context.attributes)
+
+
+def _attribute_findings(claim: str, attributes: Sequence[RecordAttribute]) -> list[Finding]:
+    findings = []
+    for mismatch in attribute_mismatches(claim, attributes):
+        attribute = mismatch.attribute
+        name = f"{attribute.group} {attribute.name}" if attribute.group else attribute.name
+        if attribute.value is None:
+            findings.append(Finding("attribute_not_given", f"the record does not say whether {name!r}",
+                                    Verdict.NOT_FOUND))
+        else:
+            findings.append(Finding("attribute_conflict", f"the record says {name!r} is "
+                                    f"{'yes' if attribute.value else 'no'}", Verdict.CONTRADICTED))
+    return findings
 
 
 def _hours_findings(claim: str, schedule: Mapping[str, tuple[int, int]]) -> list[Finding]:

@@ -155,7 +155,8 @@ class Verifier:
             task = STRUCTURED_TASK
         calibration = calibration_key(task, len(claims))
         thresholds = self.thresholds_for(calibration)
-        results, stats = self._verify_claims(answer, claims, scoring_context, timings, calibration, thresholds)
+        results, stats = self._verify_claims(answer, claims, scoring_context, context, timings, calibration,
+                                             thresholds)
         if rendered:
             stats["rendered_chunks"] = rendered
         if task is not None:
@@ -177,11 +178,12 @@ class Verifier:
                       question, {"skipped": skipped, **stats})
 
     def _verify_claims(
-        self, answer: str, claims: list[Claim], context: list[Chunk], timings: dict[str, float], task: str | None,
-        thresholds: Thresholds,
+        self, answer: str, claims: list[Claim], context: list[Chunk], retrieved: list[Chunk],
+        timings: dict[str, float], task: str | None, thresholds: Thresholds,
     ) -> tuple[list[ClaimResult], dict[str, Any]]:
+        """`context` is what is scored (JSON records rendered to statements); `retrieved` the chunks as given."""
         mark = time.perf_counter()
-        index = ContextIndex.build(context)
+        index = ContextIndex.build(context, sources=retrieved)
         figure_checks = [figure_findings(claim.text, index) for claim in claims]
         timings["checks"] = time.perf_counter() - mark
 
@@ -384,8 +386,9 @@ def claim_features(
         "best_window_recall": sum(w in best_words for w in words) / len(words) if words else 1.0,
         "novel_word_share": len(novel) / len(words) if words else 0.0,
         "novel_names": float(len(novel_names)),
-        "figures_not_in_context": float(sum(f.check == "figure_not_in_context" for f in figure_checks)),
-        "figure_conflicts": float(sum(f.check == "figure_conflict" for f in figure_checks)),
+        # Named for figures, these count every deterministic finding: figures, hours, record attributes.
+        "figures_not_in_context": float(sum(f.verdict is Verdict.NOT_FOUND for f in figure_checks)),
+        "figure_conflicts": float(sum(f.verdict is Verdict.CONTRADICTED for f in figure_checks)),
         "fabricated_citation": float(any(resolve_cited_id(i, chunk_ids) is None for i in claim.cited_ids)),
         "claim_words": float(len(words)),
         "position": position / max(n_claims - 1, 1),

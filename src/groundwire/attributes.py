@@ -9,13 +9,12 @@ read from the record itself.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from groundwire.structured import humanize
+from groundwire.structured import humanize, parse_json
 from groundwire.textutil import NEGATION_WORDS
 
 # Words of a key that name the record's kind, not the attribute ("RestaurantsTakeOut" is "take out").
@@ -60,9 +59,10 @@ def record_attributes(texts: Iterable[str]) -> tuple[RecordAttribute, ...]:
     in _GROUPS), or () when none is a record."""
     found: list[RecordAttribute] = []
     for text in texts:
-        record = _json_object(text)
-        if record is not None:
-            found.extend(_walk(record.get("attributes", record), None))
+        record = parse_json(text)
+        if isinstance(record, dict):
+            nested = record.get("attributes")
+            found.extend(_walk(nested if isinstance(nested, dict) else record, None))
     return tuple(found)
 
 
@@ -84,6 +84,8 @@ def attribute_mismatches(claim: str, attributes: Iterable[RecordAttribute]) -> l
 def _walk(node: dict[str, Any], group: str | None) -> Iterator[RecordAttribute]:
     for raw_key, value in node.items():
         name = humanize(str(raw_key))
+        if name == "attributes":
+            continue  # a record's own attribute block, when it is empty or not an object
         if isinstance(value, dict):
             if group is None and name in _GROUPS:
                 yield from _walk(value, name)
@@ -150,14 +152,3 @@ def _negated(tokens: list[str], position: int) -> bool:
         if token in NEGATION_WORDS or token.endswith("n't") or token == "lacks":
             return True
     return False
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    stripped = text.strip()
-    if not stripped.startswith("{"):
-        return None
-    try:
-        data = json.loads(stripped)
-    except json.JSONDecodeError:
-        return None
-    return data if isinstance(data, dict) else None

@@ -18,8 +18,8 @@ _CAMEL_RE = re.compile(r"(?<=[a-z]{2}[a-z0-9])(?=[A-Z])")
 _MAX_DEPTH = 8
 
 
-def render_structured(text: str) -> str | None:
-    """Statements for a JSON object or array, or None when the text is not JSON."""
+def parse_json(text: str) -> dict[str, Any] | list[Any] | None:
+    """The JSON object or array the text holds, or None when it holds something else."""
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[":
         return None
@@ -27,7 +27,13 @@ def render_structured(text: str) -> str | None:
         data = json.loads(stripped)
     except json.JSONDecodeError:
         return None
-    if not isinstance(data, (dict, list)):
+    return data if isinstance(data, (dict, list)) else None
+
+
+def render_structured(text: str) -> str | None:
+    """Statements for a JSON object or array, or None when the text is not JSON."""
+    data = parse_json(text)
+    if data is None:
         return None
     lines: list[str] = []
     _render(data, [], lines, 0)

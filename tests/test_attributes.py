@@ -6,7 +6,7 @@ from groundwire import verify
 from groundwire.attributes import attribute_mismatches, record_attributes
 
 RECORD = json.dumps({"name": "Hollister Brewing", "attributes": {
-    "OutdoorSeating": True, "WiFi": "u'free'", "RestaurantsReservations": False, "Music": None,
+    "OutdoorSeating": True, "WiFi": "u'free'", "Caters": False, "RestaurantsReservations": False, "Music": None,
     "RestaurantsTakeOut": "True", "NoiseLevel": "u'average'",
     "Ambience": {"trendy": False, "casual": True, "intimate": False},
     "BusinessParking": {"garage": False, "street": False, "lot": False, "valet": False}}})
@@ -35,6 +35,8 @@ def test_yes_no_and_not_given_attributes_are_read(attributes):
     ("The ambiance is trendy and casual.", [("trendy", True)]),
     ("There is live music on weekends.", [("music", True)]),
     ("It offers valet parking.", [("valet", True)]),
+    ("It is a great spot for intimate dinners.", [("intimate", True)]),
+    ("The restaurant provides catering services.", [("caters", True)]),
 ])
 def test_claims_against_the_record_are_caught(attributes, claim, expected):
     assert [(m.attribute.name, m.claimed) for m in attribute_mismatches(claim, attributes)] == expected
@@ -46,6 +48,7 @@ def test_claims_against_the_record_are_caught(attributes, claim, expected):
     "There is no valet, garage or street parking.",
     "It has a casual, not trendy, atmosphere.",
     "It has a casual dress code.",  # "casual" is an ambience only beside a word for one
+    "The restaurant has a casual dress code.",  # and never in a claim about dress
     "Reviewers found a lot of parking nearby.",  # "a lot of" is no parking lot
     "However, reservations are not accepted.",
     "Street, garage and valet parking are not available.",

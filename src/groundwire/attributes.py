@@ -15,16 +15,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundwire.structured import humanize, parse_json
-from groundwire.textutil import NEGATION_WORDS
+from groundwire.textutil import NEGATION_WORDS, stem
 
 # Words of a key that name the record's kind, not the attribute ("RestaurantsTakeOut" is "take out").
 _GENERIC_KEY_WORDS = frozenset({"restaurants", "restaurant", "business"})
 # Groups whose leaves are checked, and what a claim must mention for a leaf of the group to be about it:
-# "casual" is an ambience only next to a word for one ("casual atmosphere", not "casual attire").
+# "casual" is an ambience beside a word for a place or its feel ("casual atmosphere", "romantic dinners"),
+# never in a claim about dress ("casual attire").
 _GROUPS: dict[str, re.Pattern[str]] = {
-    "ambience": re.compile(r"\b(?:ambi[ae]nce|atmosphere|vibes?|setting|decor|feel|environment)\b", re.IGNORECASE),
+    "ambience": re.compile(r"\b(?:ambi[ae]nce|atmosphere|vibes?|setting|decor|feel|environment|dining|dinners?|"
+                           r"experience|spot|place|restaurant|bar|cafe|venue)\b", re.IGNORECASE),
     "business parking": re.compile(r"\bpark", re.IGNORECASE),
 }
+_NOT_ABOUT: dict[str, re.Pattern[str]] = {"ambience": re.compile(r"\b(?:attire|dress)", re.IGNORECASE)}
 _TRUE_STRINGS = frozenset({"yes", "true", "free", "paid"})
 _FALSE_STRINGS = frozenset({"no", "false", "none"})
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -71,7 +74,8 @@ def attribute_mismatches(claim: str, attributes: Iterable[RecordAttribute]) -> l
     tokens = _TOKEN_RE.findall(claim.lower().replace("-", " "))
     out: list[AttributeMismatch] = []
     for attribute in attributes:
-        if attribute.group in _GROUPS and not _GROUPS[attribute.group].search(claim):
+        if attribute.group in _GROUPS and (not _GROUPS[attribute.group].search(claim) or (
+                attribute.group in _NOT_ABOUT and _NOT_ABOUT[attribute.group].search(claim))):
             continue
         for start, end in _mentions(tokens, attribute.key):
             claimed = not (_negated(tokens, start) or _negated_after(tokens, end))
@@ -115,12 +119,12 @@ def _truth(value: Any) -> bool | None | object:
 
 def _mentions(tokens: list[str], key: tuple[str, ...]) -> Iterator[tuple[int, int]]:
     """(start, end) token positions of the key's words, written apart or joined ("wi fi", "wifi",
-    "takeout"), singular or plural."""
+    "takeout"), with any ending ("caters", "catering")."""
     joined = "".join(key)
     for i in range(len(tokens)):
         for width in (1, 2, 3):
             text = "".join(tokens[i : i + width])
-            if text in (joined, joined + "s", joined.removesuffix("s")) and not _idiom(tokens, i):
+            if (text in (joined, joined + "s") or stem(text) == stem(joined)) and not _idiom(tokens, i):
                 yield i, i + width
                 break
 

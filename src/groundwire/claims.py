@@ -70,7 +70,7 @@ _SHORT_ASSERTION_RE = re.compile(
     r"\s+(?:is|was|are|were|has|had|have|will|would|can|could|must|does|did|a|an|the)\b",
     re.IGNORECASE,
 )
-# A wh-question, or any question, invites a bare answer: "When was it founded?" -> "1959".
+# An answer to a question may be a bare fragment: "When was it founded?" -> "1959" (see bare_answer).
 _BARE_ANSWER_MAX_WORDS = 8
 _FIRST_PERSON_RE = re.compile(r"^(?:i|i'm|i've|i'd|me|my|we|we're|us|our)\b", re.IGNORECASE)
 _REACTION_RE = re.compile(

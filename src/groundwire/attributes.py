@@ -41,13 +41,16 @@ _NEGATION_REACH = 5
 
 @dataclass(frozen=True, slots=True)
 class RecordAttribute:
-    name: str
-    """The attribute as a reader says it: "outdoor seating", "trendy"."""
+    key: tuple[str, ...]
+    """The words a claim must contain, in order, joined or not ("take out" matches "takeout")."""
     group: str | None
     value: bool | None
     """None: the record has the key with no value ("not given")."""
-    key: tuple[str, ...]
-    """The words a claim must contain, in order, joined or not ("take out" matches "takeout")."""
+
+    @property
+    def name(self) -> str:
+        """The attribute as a reader says it: "outdoor seating", "trendy"."""
+        return " ".join(self.key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +102,7 @@ def _walk(node: dict[str, Any], group: str | None) -> Iterator[RecordAttribute]:
             continue
         key = tuple(w for w in name.split() if w not in _GENERIC_KEY_WORDS)
         if key and len("".join(key)) >= 3:
-            yield RecordAttribute(" ".join(key), group, parsed, key)  # type: ignore[arg-type]
+            yield RecordAttribute(key, group, parsed)  # type: ignore[arg-type]
 
 
 _UNKNOWN = object()
@@ -121,10 +124,11 @@ def _mentions(tokens: list[str], key: tuple[str, ...]) -> Iterator[tuple[int, in
     """(start, end) token positions of the key's words, written apart or joined ("wi fi", "wifi",
     "takeout"), with any ending ("caters", "catering")."""
     joined = "".join(key)
+    forms, stemmed = (joined, joined + "s"), stem(joined)
     for i in range(len(tokens)):
         for width in (1, 2, 3):
             text = "".join(tokens[i : i + width])
-            if (text in (joined, joined + "s") or stem(text) == stem(joined)) and not _idiom(tokens, i):
+            if (text in forms or stem(text) == stemmed) and not _idiom(tokens, i):
                 yield i, i + width
                 break
 

@@ -29,11 +29,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.errors import InputError
-from groundwire.pruning import get_pruner
+from groundwire.core.errors import InputError
+from groundwire.core.pruning import get_pruner
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import PairScores
-from groundwire.verifier import Verifier
+from groundwire.core.verifier import Verifier
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 

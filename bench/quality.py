@@ -24,14 +24,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.combiner import load_combiner  # noqa: E402
-from groundwire.dataio import read_eval_jsonl  # noqa: E402
-from groundwire.evaluate import evaluate  # noqa: E402
-from groundwire.metrics import auroc_interval  # noqa: E402
+from groundwire.core.combiner import load_combiner  # noqa: E402
+from groundwire.data.rows import read_eval_jsonl  # noqa: E402
+from groundwire.evaluation.evaluate import evaluate  # noqa: E402
+from groundwire.evaluation.metrics import auroc_interval  # noqa: E402
 from groundwire.scoring.onnx import bundled_path  # noqa: E402
 from groundwire.train import combine  # noqa: E402
 from groundwire.train.calibrate import features_for  # noqa: E402
-from groundwire.verifier import Verifier  # noqa: E402
+from groundwire.core.verifier import Verifier  # noqa: E402
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 

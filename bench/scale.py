@@ -122,7 +122,7 @@ def peak_memory() -> Iterator[Callable[[], tuple[float, float]]]:
 
 
 def run_local(scorer: object, pruner: object, answers: list[dict]) -> dict:
-    from groundwire.verifier import Verifier
+    from groundwire.core.verifier import Verifier
 
     verifier = Verifier(scorer, pruner=pruner)
     verifier.verify(answers[0]["answer"].split(". ")[0], answers[0]["context"][:1])  # warm-up, one pair
@@ -173,7 +173,7 @@ def main() -> None:
     parser.add_argument("--actors", type=int, default=2)
     args = parser.parse_args()
 
-    from groundwire.pruning import get_pruner
+    from groundwire.core.pruning import get_pruner
     from groundwire.scoring import get_scorer
 
     scorer = get_scorer(args.scorer)

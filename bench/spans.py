@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.dataio import read_eval_jsonl  # noqa: E402
-from groundwire.evaluate import row_chunks  # noqa: E402
-from groundwire.spans import span_overlap_counts  # noqa: E402
-from groundwire.textutil import trim_span  # noqa: E402
-from groundwire.types import Verdict  # noqa: E402
-from groundwire.verifier import Verifier  # noqa: E402
+from groundwire.data.rows import read_eval_jsonl  # noqa: E402
+from groundwire.evaluation.evaluate import row_chunks  # noqa: E402
+from groundwire.core.spans import span_overlap_counts  # noqa: E402
+from groundwire.core.textutil import trim_span  # noqa: E402
+from groundwire.core.types import Verdict  # noqa: E402
+from groundwire.core.verifier import Verifier  # noqa: E402
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev" / "ragtruth_dev.jsonl"
 VIEWS = ("claim", "words")

@@ -59,7 +59,7 @@ def pairs() -> list[tuple[str, str]]:
 def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str | None = None) -> dict:
     import numpy as np
 
-    from groundwire.verifier import Verifier
+    from groundwire.core.verifier import Verifier
 
     if backend == "int8":
         from groundwire.scoring.onnx import OnnxScorer, bundled_path

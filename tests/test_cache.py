@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from groundwire.cache import SemanticCache
-from groundwire.embed import default_embedder
-from groundwire.errors import InputError
-from groundwire.provenance import Document
-from groundwire.store import Store
+from groundwire.data.cache import SemanticCache
+from groundwire.data.embed import default_embedder
+from groundwire.core.errors import InputError
+from groundwire.data.provenance import Document
+from groundwire.data.store import Store
 
 
 @pytest.fixture()

@@ -1,7 +1,7 @@
 import pytest
 
-from groundwire.checks import ContextIndex, claim_figures, figure_findings, negation_finding, validate_output
-from groundwire.types import Chunk, Verdict
+from groundwire.core.checks import ContextIndex, claim_figures, figure_findings, negation_finding, validate_output
+from groundwire.core.types import Chunk, Verdict
 
 CONTEXT = [
     Chunk("S1", "The Pro plan costs 3,600 dollars a year and launched in May 2023. Version v2.3.1 shipped on "

@@ -1,4 +1,4 @@
-from groundwire.claims import RuleDecomposer, cited_ids, sentences, strip_citations
+from groundwire.core.claims import RuleDecomposer, cited_ids, sentences, strip_citations
 
 ANSWER = (
     "Hello! Sure, the Pro plan costs $49 per month [S1]. Refunds are available within 30 days; "
@@ -116,7 +116,7 @@ def test_a_bare_answer_to_a_question_is_checked():
 
 def test_a_bare_answer_is_not_listed_as_skipped():
     from groundwire import verify
-    from groundwire.types import Route
+    from groundwire.core.types import Route
 
     report = verify("1959", ["Arthur's Magazine was founded in 1844."], question="When was it founded?",
                     scorer="lexical")

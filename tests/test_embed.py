@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from groundwire.embed import default_embedder, mean_pool_normalise
+from groundwire.data.embed import default_embedder, mean_pool_normalise
 
 QUERIES = [
     "how do I start the cluster",
@@ -60,7 +60,7 @@ def test_int8_onnx_matches_the_safetensors_model() -> None:
 
 
 def test_long_texts_are_compared_window_by_window() -> None:
-    from groundwire.embed import best_similarity, index_texts
+    from groundwire.data.embed import best_similarity, index_texts
 
     embedder = default_embedder()
     filler = " ".join(f"Paragraph {i} describes the history of the company and its offices." for i in range(60))
@@ -76,8 +76,8 @@ def test_long_texts_are_compared_window_by_window() -> None:
 
 
 def test_a_corrupted_packaged_model_is_refused_clearly(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    import groundwire.embed as embed
-    from groundwire.embed import OnnxMiniLMEmbedder
+    import groundwire.data.embed as embed
+    from groundwire.data.embed import OnnxMiniLMEmbedder
 
     broken = tmp_path / "model.onnx"
     broken.write_bytes(embed.minilm_onnx_path().read_bytes()[:1000])  # a truncated download

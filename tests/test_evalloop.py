@@ -12,9 +12,9 @@ import typer
 from typer.testing import CliRunner
 
 from groundwire import Verifier
-from groundwire.cli_prod import register
-from groundwire.dataio import read_eval_jsonl
-from groundwire.evalloop import (
+from groundwire.cli.prod import register
+from groundwire.data.rows import read_eval_jsonl
+from groundwire.evaluation.evalloop import (
     GENERATOR_DRIFT,
     RETRIEVAL_MISS,
     UNDETERMINED,
@@ -22,9 +22,9 @@ from groundwire.evalloop import (
     render_html,
     run_eval_loop,
 )
-from groundwire.provenance import Document, render_context
-from groundwire.store import RequestRecord, Store
-from groundwire.types import REFUSAL_TOKEN
+from groundwire.data.provenance import Document, render_context
+from groundwire.data.store import RequestRecord, Store
+from groundwire.core.types import REFUSAL_TOKEN
 
 DAY0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
@@ -290,7 +290,7 @@ def test_cli_writes_json_and_html(tmp_path: Path, logged: tuple[Store, dict[str,
     assert data["meta"]["release"] == "r9"
     assert "<svg" in (out / "eval-loop.html").read_text()
     assert "frozen: n=5" in result.output
-    from groundwire.cli import app as main_app
+    from groundwire.cli.main import app as main_app
 
     assert "eval-loop" in {command.name for command in main_app.registered_commands}
 
@@ -318,8 +318,8 @@ def test_feedback_enters_the_metrics(logged: tuple[Store, dict[str, str]], verif
 
 
 def test_one_invented_claim_makes_the_failure_drift(verifier: Verifier) -> None:
-    from groundwire.evalloop import EvalItem, EvidenceFinder, LoggedClaim, partition_failures
-    from groundwire.types import Chunk
+    from groundwire.evaluation.evalloop import EvalItem, EvidenceFinder, LoggedClaim, partition_failures
+    from groundwire.core.types import Chunk
 
     corpus = [Chunk("manual", "Run start.sh to start the cluster."), Chunk("warranty", "The warranty lasts two years.")]
     finder = EvidenceFinder(corpus, verifier)

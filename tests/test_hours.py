@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from groundwire.checks import ContextIndex, figure_findings
-from groundwire.hours import context_schedule, hours_mismatches
-from groundwire.structured import rendered_chunk
-from groundwire.types import Chunk
+from groundwire.core.checks import ContextIndex, figure_findings
+from groundwire.core.hours import context_schedule, hours_mismatches
+from groundwire.core.structured import rendered_chunk
+from groundwire.core.types import Chunk
 
 RECORD = {"name": "Hollister Brewing", "hours": {
     "Monday": "11:30-19:30", "Tuesday": "11:30-19:30", "Wednesday": "11:30-19:30", "Thursday": "11:30-19:30",

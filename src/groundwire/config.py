@@ -32,8 +32,8 @@ from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
-from groundwire.errors import InputError
-from groundwire.types import REFUSAL_TOKEN
+from groundwire.core.errors import InputError
+from groundwire.core.types import REFUSAL_TOKEN
 
 CONFIG_FILENAME = "groundwire.toml"
 ENV_PREFIX = "GROUNDWIRE_"

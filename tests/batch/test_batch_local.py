@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.records import RESULT_FIELDS
 from groundwire.batch.sink import ResultSink
-from groundwire.errors import InputError
-from groundwire.verifier import Verifier
+from groundwire.core.errors import InputError
+from groundwire.core.verifier import Verifier
 
 LEXICAL = CheckOptions(scorer="lexical")
 
@@ -130,7 +130,7 @@ def test_sink_flushes_parts_as_it_goes(tmp_path):
 
 
 def test_cli_reports_totals_and_exits_2_when_rows_errored(mixed_jsonl, tmp_path):
-    from groundwire.cli import app
+    from groundwire.cli.main import app
 
     out = tmp_path / "results.parquet"
     args = ["batch", "--input", str(mixed_jsonl), "--output", str(out), "--scorer", "lexical", "--no-progress"]

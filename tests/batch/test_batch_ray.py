@@ -64,7 +64,7 @@ def test_bad_lines_do_not_stop_a_ray_run(ray_local, tmp_path):
 def test_cli_ray_engine_writes_what_the_local_engine_writes(ray_local, mixed_jsonl, tmp_path):
     from typer.testing import CliRunner
 
-    from groundwire.cli import app
+    from groundwire.cli.main import app
 
     common = ["--input", str(mixed_jsonl), "--scorer", "lexical", "--no-progress", "--batch-size", "3"]
     local = CliRunner().invoke(app, ["batch", *common, "--output", str(tmp_path / "local.parquet")])

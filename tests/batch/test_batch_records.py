@@ -9,8 +9,8 @@ import pytest
 
 from groundwire.batch.records import Item, RowError, parse_line, parse_record
 from groundwire.batch.sources import count_rows, input_format, iter_lines, iter_rows
-from groundwire.errors import InputError
-from groundwire.types import Chunk
+from groundwire.core.errors import InputError
+from groundwire.core.types import Chunk
 
 
 def test_good_line_becomes_an_item_with_s_ids_and_object_chunks():

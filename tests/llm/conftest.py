@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 from scripted_llm import ScriptedLLMServer
 
-from groundwire.llm import LLMClient
+from groundwire.llm.client import LLMClient
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
 def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("GROUNDWIRE_", "OPENAI_"))} | env
     return subprocess.run(
-        [sys.executable, "-c", "from groundwire.cli import main; main()", *args],
+        [sys.executable, "-c", "from groundwire.cli.main import main; main()", *args],
         cwd=cwd,
         env=environment,
         capture_output=True,

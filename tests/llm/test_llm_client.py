@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 from scripted_llm import Reply, ScriptedLLMServer
 
-from groundwire.llm import LLMClient, LLMHTTPError, LLMOutputError, LLMTimeout, parse_json_reply
+from groundwire.llm.client import LLMClient, LLMHTTPError, LLMOutputError, LLMTimeout, parse_json_reply
 
 MESSAGES = [{"role": "user", "content": "hello there"}]
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from groundwire.config import load_config
-from groundwire.errors import InputError
-from groundwire.llm import client_from_config
-from groundwire.types import REFUSAL_TOKEN
+from groundwire.core.errors import InputError
+from groundwire.llm.client import client_from_config
+from groundwire.core.types import REFUSAL_TOKEN
 
 
 def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

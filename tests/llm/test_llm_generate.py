@@ -8,11 +8,11 @@ import pytest
 from scripted_llm import Reply, ScriptedLLMServer
 
 from groundwire.config import GenerateConfig, PolicyConfig
-from groundwire.generate import Generator, false_sufficiency, low_confidence_spans
-from groundwire.llm import Completion, LLMClient, TokenLogprob
-from groundwire.textutil import content_words
-from groundwire.types import REFUSAL_TOKEN, Chunk, Route
-from groundwire.verifier import Verifier
+from groundwire.llm.generate import Generator, false_sufficiency, low_confidence_spans
+from groundwire.llm.client import Completion, LLMClient, TokenLogprob
+from groundwire.core.textutil import content_words
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, Route
+from groundwire.core.verifier import Verifier
 
 CHUNKS = [
     Chunk(
@@ -78,7 +78,7 @@ def test_ladder_reaches_its_fallback(
     scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier, caplog: pytest.LogCaptureFixture
 ) -> None:
     scripted_llm.script(INVENTED, f"{GOOD} {INVENTED}", "Refunds take 14 days [S9].")
-    with caplog.at_level(logging.INFO, logger="groundwire.generate"):
+    with caplog.at_level(logging.INFO, logger="groundwire.llm.generate"):
         result = generator(client, verifier).generate(QUESTION, CHUNKS)
     assert result.fallback and result.answer == REFUSAL_TOKEN and result.report.abstained
     assert [a.strength for a in result.attempts] == ["standard", "strict", "very_strict"]
@@ -141,7 +141,7 @@ def test_confidence_routing_escalates_to_the_expensive_model(
     scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier, caplog: pytest.LogCaptureFixture
 ) -> None:
     scripted_llm.script(INVENTED, GOOD)
-    with caplog.at_level(logging.WARNING, logger="groundwire.generate"):
+    with caplog.at_level(logging.WARNING, logger="groundwire.llm.generate"):
         result = generator(client, verifier, expensive_model="big-model", escalate_below=0.6).generate(QUESTION, CHUNKS)
     assert [r["model"] for r in scripted_llm.requests] == ["scripted", "big-model"]
     assert [(a.model, a.strength) for a in result.attempts] == [("scripted", "standard"), ("big-model", "standard")]

@@ -5,10 +5,10 @@ import json
 import pytest
 from scripted_llm import ScriptedLLMServer
 
-from groundwire.llm import LLMClient
-from groundwire.repair import added_content, repair
-from groundwire.types import REFUSAL_TOKEN, Chunk, Route
-from groundwire.verifier import Verifier
+from groundwire.llm.client import LLMClient
+from groundwire.llm.repair import added_content, repair
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, Route
+from groundwire.core.verifier import Verifier
 
 CHUNKS = [
     Chunk("S1", "Refunds are issued within 14 days of the return. Shipping is free on orders over $50."),

@@ -22,11 +22,11 @@ import httpx
 import pytest
 
 from groundwire.config import GenerateConfig
-from groundwire.generate import Generator
-from groundwire.judge import judge_claim
-from groundwire.llm import LLMClient
-from groundwire.types import Chunk, Verdict
-from groundwire.verifier import Verifier
+from groundwire.llm.generate import Generator
+from groundwire.llm.judge import judge_claim
+from groundwire.llm.client import LLMClient
+from groundwire.core.types import Chunk, Verdict
+from groundwire.core.verifier import Verifier
 
 pytestmark = pytest.mark.llm_smoke
 CHUNKS = [Chunk("S1", "The Eiffel Tower is in Paris. It was completed in 1889.")]

@@ -14,7 +14,7 @@ from types import TracebackType
 import httpx
 
 # `groundwire serve ...` exactly as the console script runs it, in a fresh interpreter.
-_LAUNCH = "from groundwire.cli import main; main()"
+_LAUNCH = "from groundwire.cli.main import main; main()"
 
 
 def free_port() -> int:

@@ -18,7 +18,7 @@ pytest.importorskip("fastapi")
 ])
 def test_bad_serve_options_exit_2_before_listening(tmp_path: Path, args: list[str], message: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-c", "from groundwire.cli import main; main()", "serve", "--port", "0",
+        [sys.executable, "-c", "from groundwire.cli.main import main; main()", "serve", "--port", "0",
          "--db", str(tmp_path / "x.db"), "--scorer", "lexical", *args],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )

@@ -22,7 +22,8 @@ def test_int8_agrees_with_fp32_reference() -> None:
     got = OnnxScorer.bundled().probabilities([tuple(p) for p in data["pairs"]])
     assert got.shape == reference.shape
     # Measured at export (v2, per-channel int8, reduce_range): max 0.155, mean 0.028 (per-tensor int8 was max 0.44).
-    assert np.abs(got - reference).max() < 0.2
+    # onnxruntime picks its int8 kernels by CPU: on an AVX512-VNNI machine the max is 0.2006, the mean still 0.028.
+    assert np.abs(got - reference).max() < 0.25
     assert np.abs(got - reference).mean() < 0.04
     clear = reference.max(axis=1) > 0.7
     assert clear.sum() >= 5

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from groundwire.combiner import TaskCombiner
+from groundwire.core.combiner import TaskCombiner
 from groundwire.scoring.onnx import OnnxScorer
 from groundwire.train import calibrate, combine
-from groundwire.verifier import Verifier
+from groundwire.core.verifier import Verifier
 
 
 def _dev_file(path: Path, n: int, task: str, offset: int) -> Path:

@@ -7,7 +7,7 @@ import random
 import re
 from collections import Counter
 
-from groundwire.structured import render_structured
+from groundwire.core.structured import render_structured
 from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL
 from groundwire.train.records import make_record, record_pairs
 

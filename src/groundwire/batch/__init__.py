@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from groundwire.batch.records import RESULT_FIELDS
 from groundwire.batch.worker import CheckOptions
-from groundwire.errors import InputError
+from groundwire.core.errors import InputError
 
 if TYPE_CHECKING:
     from groundwire.batch.engines import EngineOptions

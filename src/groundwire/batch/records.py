@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from groundwire.types import Chunk, Report, Verdict
+from groundwire.core.types import Chunk, Report, Verdict
 
 RESULT_FIELDS: tuple[tuple[str, str], ...] = (
     ("id", "string"),

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from groundwire.batch.records import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED
-from groundwire.errors import InputError
+from groundwire.core.errors import InputError
 
 
 def result_schema() -> Any:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from groundwire.errors import InputError
+from groundwire.core.errors import InputError
 
 Format = Literal["jsonl", "parquet"]
 _SUFFIXES: dict[str, Format] = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}

@@ -23,7 +23,7 @@ from groundwire.batch.records import (
     result_row,
 )
 from groundwire.batch.sources import Format
-from groundwire.errors import InputError
+from groundwire.core.errors import InputError
 
 _EMPTY_RESULT = {name: None for name, _ in RESULT_FIELDS}
 
@@ -42,8 +42,8 @@ class CheckOptions:
     require_citations: bool = False
 
     def build_verifier(self) -> Any:
-        from groundwire import Verifier
-        from groundwire.pruning import get_pruner
+        from groundwire.core.verifier import Verifier
+        from groundwire.core.pruning import get_pruner
 
         return Verifier(
             self.scorer, accept_at=self.accept_at, reject_at=self.reject_at, pruner=get_pruner(self.pruner)

@@ -82,7 +82,7 @@ class OnnxScorer:
         self._executor: ThreadPoolExecutor | None = None
         self.combiner = None
         if self.config.get("combiner"):
-            from groundwire.combiner import load_combiner
+            from groundwire.core.combiner import load_combiner
 
             self.combiner = load_combiner(self.bundle / self.config["combiner"])
 

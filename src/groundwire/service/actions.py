@@ -10,7 +10,7 @@ from typing import Any
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.runtime import Runtime, chunk_dict
-from groundwire.types import Chunk, Report
+from groundwire.core.types import Chunk, Report
 
 
 def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> dict[str, Any]:
@@ -25,7 +25,7 @@ def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> dict[
 
 
 def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> dict[str, Any]:
-    from groundwire.repair import repair as repair_answer
+    from groundwire.llm.repair import repair as repair_answer
 
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
@@ -46,7 +46,7 @@ def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> dict[
 
 
 def ingest(runtime: Runtime, body: models.IngestRequest, *, scope: str) -> dict[str, Any]:
-    from groundwire.provenance import Document
+    from groundwire.data.provenance import Document
 
     documents = [Document(doc_id=d.doc_id, title=d.title, text=d.text, page=d.page, type=d.type)
                  for d in body.documents]
@@ -77,7 +77,7 @@ def _checked(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chun
     report = runtime.verifier.verify(body.answer, chunks, question=body.question,
                                      require_citations=body.require_citations, task=body.task)
     if client is not None:
-        from groundwire.judge import adjudicate
+        from groundwire.llm.judge import adjudicate
 
         report = adjudicate(report, chunks, client=client)
     return report

@@ -12,8 +12,8 @@ from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 import groundwire
-from groundwire.errors import InputError
-from groundwire.llm import LLMError
+from groundwire.core.errors import InputError
+from groundwire.llm.client import LLMError
 from groundwire.service import actions, generation, history, models
 from groundwire.service.auth import caller_scope
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
@@ -123,7 +123,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     def eval_report(scope: str = Depends(caller_scope),
                     limit: int = Query(500, ge=1, le=10_000)) -> HTMLResponse:
         """The eval loop's self-contained HTML report (plots over time, tables per release and segment)."""
-        from groundwire.evalloop import render_html
+        from groundwire.evaluation.evalloop import render_html
 
         return HTMLResponse(render_html(history.eval_loop(runtime, scope=scope, sample_size=limit, save=False)))
 

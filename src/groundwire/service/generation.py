@@ -14,11 +14,11 @@ from typing import Any
 
 from groundwire.service import models
 from groundwire.service.runtime import Runtime, chunk_dict
-from groundwire.types import Chunk, Report
+from groundwire.core.types import Chunk, Report
 
 
 def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> dict[str, Any]:
-    from groundwire.generate import Generator
+    from groundwire.llm.generate import Generator
 
     client = runtime.require_llm("/v1/generate")
     started = time.perf_counter()

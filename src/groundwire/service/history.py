@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 from groundwire.service.runtime import Runtime
 
 if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.evalloop import EvalLoopResult
-    from groundwire.store import RequestRecord
+    from groundwire.evaluation.evalloop import EvalLoopResult
+    from groundwire.data.store import RequestRecord
 
 
 def list_requests(runtime: Runtime, *, scope: str, limit: int) -> list[dict[str, Any]]:
@@ -76,7 +76,7 @@ def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
 
 def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> EvalLoopResult:
     """The eval loop over a rolling sample of this scope's log (and this scope's corpus only)."""
-    from groundwire.evalloop import run_eval_loop
+    from groundwire.evaluation.evalloop import run_eval_loop
 
     return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
                          release=runtime.settings.release, save=save)

@@ -1,7 +1,7 @@
 """The HTTP contract: request and response bodies of the /v1 endpoints.
 
 Field limits live here so a malformed or oversized field gets a 422 that names it,
-before any model runs. Reports travel as `Report.to_dict()` (see groundwire.types).
+before any model runs. Reports travel as `Report.to_dict()` (see groundwire.core.types).
 """
 
 from __future__ import annotations

@@ -18,13 +18,13 @@ from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.review import review_reasons
 from groundwire.service.settings import ServiceSettings
-from groundwire.types import Chunk, Report
+from groundwire.core.types import Chunk, Report
 
 if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.cache import SemanticCache
+    from groundwire.data.cache import SemanticCache
     from groundwire.config import Config
-    from groundwire.llm import LLMClient
-    from groundwire.store import Store
+    from groundwire.llm.client import LLMClient
+    from groundwire.data.store import Store
 
 ContextBody = models.VerifyRequest | models.GenerateRequest
 T = TypeVar("T")
@@ -48,14 +48,14 @@ class Runtime:
         """Load the model and open the store; called once when the app starts."""
         with self._lock:
             if self._verifier is None:
-                from groundwire import Verifier
+                from groundwire.core.verifier import Verifier
 
                 # Shared by the request threads: verify() is thread-safe (per-thread sentence segmenters).
                 self._verifier = Verifier(self.settings.scorer, accept_at=self.settings.accept_at,
                                           reject_at=self.settings.reject_at)
                 self.model_loads += 1
             if self._store is None:
-                from groundwire.store import Store
+                from groundwire.data.store import Store
 
                 self._store = Store(self.settings.db_url)
             if self._config is None:
@@ -63,11 +63,11 @@ class Runtime:
 
                 self._config = self.settings.config if self.settings.config is not None else Config()
             if self.settings.use_llm and self.llm is None:
-                from groundwire.llm import client_from_config
+                from groundwire.llm.client import client_from_config
 
                 self.llm = client_from_config(self._config)
             if self._cache is None:
-                from groundwire.cache import SemanticCache
+                from groundwire.data.cache import SemanticCache
 
                 # The embedding model loads on the first /v1/generate, not at start-up.
                 self._cache = SemanticCache(threshold=self.settings.cache_threshold)
@@ -114,7 +114,7 @@ class Runtime:
             # Logged exactly as the caller sent it.
             sent = [c.model_dump(exclude_unset=True) for c in body.chunks]
             return chunks, json.dumps(sent, ensure_ascii=False)
-        from groundwire.provenance import render_context
+        from groundwire.data.provenance import render_context
 
         doc_ids = list(dict.fromkeys(body.doc_ids or ()))
         found = self.store.passages(scope=scope, doc_ids=doc_ids)
@@ -148,7 +148,7 @@ class Runtime:
             chunks: Sequence[Chunk], started: float, response: str | None = None,
             extra: dict[str, Any] | None = None) -> None:
         """Write the request-log row for `out` (the response body); committed before this returns."""
-        from groundwire.store import RequestRecord
+        from groundwire.data.store import RequestRecord
 
         scores = {c.id: c.score for c in (body.chunks or ())}
         record = RequestRecord.from_report(

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundwire.errors import InputError
+from groundwire.core.errors import InputError
 
 DEFAULT_SCOPE = "default"
 

@@ -38,7 +38,7 @@ def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache:
 
 def _collect_file(job: tuple[Path, Path, int | None, int, int]) -> list[combine.ClaimRow]:
     from groundwire.scoring.onnx import OnnxScorer
-    from groundwire.verifier import Verifier
+    from groundwire.core.verifier import Verifier
 
     bundle, path, limit, seed, threads = job
     scorer = OnnxScorer(bundle, threads=threads or None)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from groundwire.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
+from groundwire.core.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
 
 FEATURES: tuple[str, ...] = (
     "logit:support", "logit:support_second", "logit:contradiction", "logit:contradiction_at_best",
@@ -69,8 +69,8 @@ def collect(paths: Iterable[Path], verifier, *, limit: int | None = None, seed: 
     as one row with empty features, so answer-level metrics still count it)."""
     import random
 
-    from groundwire.dataio import read_eval_jsonl
-    from groundwire.evaluate import row_chunks
+    from groundwire.data.rows import read_eval_jsonl
+    from groundwire.evaluation.evaluate import row_chunks
 
     out: list[ClaimRow] = []
     for path in paths:
@@ -283,7 +283,7 @@ def checked_scores(rows: Sequence[ClaimRow], scores: np.ndarray,
                    thresholds: Callable[[str], tuple[float, float]]) -> np.ndarray:
     """Claim scores after verify()'s check caps (a missing figure, a negation flip), each at its key's
     thresholds. Feature caches from before the negation flag was recorded count no flips."""
-    from groundwire.verifier import checked_score
+    from groundwire.core.verifier import checked_score
 
     return np.array([checked_score(float(s), thresholds(r.key), hard=r.hard_check, negation=r.negation_flip)
                      for r, s in zip(rows, scores, strict=True)])
@@ -372,7 +372,7 @@ def verifier_scores(rows: Sequence[ClaimRow], accept_at: float) -> list[AnswerSc
 
 
 def metrics(answers: Sequence[AnswerScore]) -> dict[str, float | int | None]:
-    from groundwire.metrics import detection_metrics
+    from groundwire.evaluation.metrics import detection_metrics
 
     m = detection_metrics([a.hallucinated for a in answers], [a.score for a in answers],
                           [not a.accepted for a in answers])

@@ -3,7 +3,7 @@
 RAGTruth's data2text answers describe JSON business records, and the model saw no structured premise in
 v1. No training file holds such records, so this module generates them (seeded, fictional names) and
 writes claims about them the way LLM answers do. The premise is a window of the record rendered by
-`groundwire.structured.render_structured`, exactly what the verifier scores at run time.
+`groundwire.core.structured.render_structured`, exactly what the verifier scores at run time.
 
 The labels teach what answers over records get wrong:
 - entailment: an attribute, the hours, the rating, the location or a review's point, stated in prose
@@ -18,7 +18,7 @@ import json
 import random
 from dataclasses import dataclass
 
-from groundwire.structured import humanize, render_structured
+from groundwire.core.structured import humanize, render_structured
 from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL
 
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")

@@ -1,0 +1,69 @@
+"""`groundwire batch`: verify a log of answers, locally or on a Ray cluster, resumably."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+EXIT_ROWS_IN_ERROR = 2
+
+
+def register(app: typer.Typer) -> None:
+    app.command("batch")(batch)
+
+
+def batch(
+    input_path: Annotated[Path, typer.Option("--input", "-i", help="logs.jsonl / logs.parquet, or a directory of them.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Results: a directory of Parquet parts (results.parquet).")],
+    engine: Annotated[str, typer.Option(help="local (one process) or ray (Ray Data actor pool).")] = "local",
+    address: Annotated[str | None, typer.Option(help="Ray cluster address, e.g. auto or ray://head:10001 (ray engine).")] = None,
+    errors_file: Annotated[Path | None, typer.Option("--errors", help="Errors file (default: OUTPUT.errors.jsonl).")] = None,
+    scorer: Annotated[str | None, typer.Option(help="lexical, bundled, hf:<id or path>... (default: the library's).")] = None,
+    prune: Annotated[str, typer.Option(help="Pair pruner: none (exact matrix), lexical or embedding.")] = "none",
+    accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
+    reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
+    require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
+    batch_size: Annotated[int, typer.Option(min=1, help="Rows per verifier call / map_batches batch.")] = 32,
+    actors: Annotated[int | None, typer.Option(min=1, help="Ray actor pool size (default: one per CPU).")] = None,
+    cpus_per_actor: Annotated[float, typer.Option(min=0.01, help="CPUs Ray reserves for each actor.")] = 1.0,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")] = True,
+) -> None:
+    """Verify every row of INPUT and write one result row per answer to OUTPUT.
+
+    Re-running with the same OUTPUT resumes: ids already written (or reported as errors) are skipped.
+    Malformed rows are written, with their id, to the errors file and never stop the run.
+    Exit status 2 when this run reported rows as errors.
+    """
+    from groundwire.batch import CheckOptions, run_batch
+    from groundwire.batch.engines import ENGINES, EngineOptions
+    from groundwire.core.errors import InputError
+    from groundwire.core.pruning import PRUNERS
+
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(sorted(ENGINES))}")
+    if prune not in PRUNERS:
+        raise InputError(f"unknown pruner {prune!r}; choose one of {', '.join(sorted(PRUNERS))}")
+    if address is not None and engine != "ray":
+        raise InputError("--address is for the ray engine: add --engine ray")
+    summary = run_batch(
+        input_path,
+        output,
+        engine=engine,
+        errors_path=errors_file,
+        check=CheckOptions(scorer=scorer, pruner=prune, accept_at=accept_at, reject_at=reject_at,
+                           require_citations=require_citations),
+        engine_options=EngineOptions(batch_size=batch_size, num_actors=actors, cpus_per_actor=cpus_per_actor,
+                                     address=address),
+        progress=progress,
+    )
+    rate = summary.done / summary.seconds if summary.seconds > 0 else 0.0
+    typer.echo(
+        f"rows in {summary.rows_in} = done {summary.done} + errors {summary.errors} + skipped (earlier runs) "
+        f"{summary.skipped}; {rate:.1f} rows/s; results in {summary.output}"
+        + (f"; errors in {summary.errors_path}" if summary.errors else ""),
+        err=True,
+    )
+    if summary.errors:
+        raise typer.Exit(EXIT_ROWS_IN_ERROR)

@@ -1,0 +1,235 @@
+"""The `groundwire` command line: a thin layer over the library.
+
+Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input; 3 the LLM endpoint failed.
+Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from groundwire.cli.common import build_verifier, read_chunks
+from groundwire.core.errors import InputError
+from groundwire.core.types import Chunk, Report, Route, Verdict
+
+EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT, EXIT_LLM = 0, 1, 2, 3
+COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train")
+
+app = typer.Typer(
+    name="groundwire", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    help="Catch and repair fabricated claims in RAG answers.",
+)
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)  # never wrap a message: a wrapped path is hard to copy
+_VERDICT_STYLE = {Verdict.SUPPORTED: "green", Verdict.CONTRADICTED: "red", Verdict.NOT_FOUND: "yellow"}
+_ROUTE_STYLE = {Route.ACCEPT: "bold green", Route.ESCALATE: "bold yellow", Route.REJECT: "bold red"}
+
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", help="groundwire.toml to read (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")
+]
+ScorerOption = Annotated[
+    str | None, typer.Option("--scorer", help="lexical, bundled, hf:<id or path>, hhem:<id or path> (default: bundled)")
+]
+
+
+@app.command()
+def check(
+    context: Annotated[list[Path] | None, typer.Option("--context", "-c", help="A context file (one chunk each).")] = None,
+    answer: Annotated[str | None, typer.Option("--answer", "-a", help="Answer text, or @FILE to read it.")] = None,
+    question: Annotated[str | None, typer.Option("--question", "-q")] = None,
+    task: Annotated[str | None, typer.Option(help="qa, summary, data2text, dialogue or claim: the calibration to use "
+                                                  "(default: data2text for a JSON context, else pooled).")] = None,
+    input_file: Annotated[Path | None, typer.Option("--input", "-i", help="Batch: a grounding-eval JSONL file.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Batch: write one JSON report per line here.")] = None,
+    scorer: ScorerOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    fail_under: Annotated[float | None, typer.Option(help="Exit 1 when an answer scores below this.")] = None,
+    accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
+    reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
+    require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
+    judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml).")] = False,
+    config_file: ConfigOption = None,
+) -> None:
+    """Check one answer against context files, or a batch with --input."""
+    from groundwire.config import load_config
+
+    config = load_config(config_file)
+    require_citations = require_citations or config.verify.require_citations
+    client = _judge_client(config) if judge or config.verify.decomposer == "llm" else None
+    verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at, client=client)
+    judge_with = client if judge else None
+    if input_file is not None:
+        if context or answer:
+            raise InputError("use either --input FILE.jsonl or --context/--answer, not both")
+        _check_batch(verifier, input_file, output, fail_under, judge_with)
+        return
+    if answer is None:
+        raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl")
+    from groundwire.data.rows import read_text
+
+    chunks = read_chunks(context)
+    answer_text = read_text(answer[1:]) if answer.startswith("@") else answer
+    report = verifier.verify(answer_text, chunks, question=question, require_citations=require_citations, task=task)
+    if judge_with is not None:
+        report = _adjudicate(report, chunks, judge_with)
+    if as_json:
+        console.print_json(json.dumps(report.to_dict()))
+    else:
+        render_report(report, chunks)
+    if fail_under is not None and report.score < fail_under:
+        raise typer.Exit(EXIT_NOT_GROUNDED)
+
+
+def _check_batch(verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: Any) -> None:
+    from rich.progress import Progress
+
+    from groundwire.data.rows import read_eval_jsonl
+    from groundwire.evaluation.evaluate import row_chunks, verify_rows
+
+    rows = list(read_eval_jsonl(input_file))  # parse everything first: a malformed line fails before any work
+    failing = done = bad = 0
+    sink = output.open("w", encoding="utf-8") if output else None
+    with Progress(console=errors, transient=True) as progress:
+        task = progress.add_task(f"checking {input_file.name}", total=len(rows))
+        for outcome in verify_rows(rows, verifier):
+            report = outcome.report
+            if report is not None and judge is not None:
+                report = _adjudicate(report, row_chunks(outcome.row), judge)
+            record: dict[str, Any] = {"id": outcome.row.id, "line": outcome.row.line}
+            if report is None:
+                bad += 1
+                record["error"] = outcome.error
+            else:
+                done += 1
+                failing += int(fail_under is not None and report.score < fail_under)
+                record |= {"score": report.score, "decision": report.decision.value, "report": report.to_dict()}
+            line = json.dumps(record, ensure_ascii=False)
+            if sink:
+                sink.write(line + "\n")
+            else:
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
+            progress.advance(task)
+    if sink:
+        sink.close()
+    errors.print(f"checked {done} of {len(rows)} rows; {bad} could not be checked; {failing} below --fail-under")
+    if bad:
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if failing:
+        raise typer.Exit(EXIT_NOT_GROUNDED)
+
+
+@app.command("eval")
+def eval_command(
+    file: Annotated[Path, typer.Argument(help="A grounding-eval JSONL file, e.g. ../shared/data/dev/ragtruth_dev.jsonl")],
+    scorer: ScorerOption = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
+    accept_at: Annotated[float | None, typer.Option()] = None,
+    reject_at: Annotated[float | None, typer.Option()] = None,
+    config_file: ConfigOption = None,
+) -> None:
+    """Balanced accuracy, F1 of the hallucinated class and AUROC, overall and per task."""
+    from rich.progress import Progress
+
+    from groundwire.config import load_config
+    from groundwire.data.rows import read_eval_jsonl
+    from groundwire.evaluation.evaluate import evaluate
+
+    verifier = build_verifier(load_config(config_file), scorer, accept_at=accept_at, reject_at=reject_at)
+    rows = list(read_eval_jsonl(file, limit=limit))
+    with Progress(console=errors, transient=True) as progress:
+        task = progress.add_task(f"evaluating {file.name}", total=len(rows))
+        summary = evaluate(rows, verifier, file=str(file), on_row=lambda _: progress.advance(task))
+    table = Table(title=f"{file.name} — {summary.model_id} — {summary.seconds:.1f}s")
+    for column in ("task", "n", "hallucinated", "balanced acc", "F1 (halluc.)", "AUROC"):
+        table.add_column(column, justify="right" if column != "task" else "left")
+    for task_name, m in [*summary.per_task.items(), ("all", summary.overall)]:
+        table.add_row(task_name, str(m.n), str(m.positives), _num(m.balanced_accuracy), _num(m.f1_hallucinated),
+                      _num(m.auroc))
+    console.print(table)
+    if summary.errors:
+        errors.print(f"[yellow]{len(summary.errors)} rows could not be checked: {summary.errors[:3]}[/]")
+    if out:
+        out.write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
+    print(summary.final_line())
+
+
+def render_report(report: Report, chunks: list[Chunk]) -> None:
+    table = Table(show_lines=True, title=f"groundwire — {report.model_id}")
+    for column in ("#", "claim", "verdict", "score", "cites", "evidence / checks"):
+        table.add_column(column, overflow="fold")
+    for number, result in enumerate(report.claims, start=1):
+        style = _VERDICT_STYLE[result.verdict]
+        notes = [f"{f.check}: {f.detail}" for f in result.checks]
+        if result.note:
+            notes.append(result.note)
+        evidence = result.evidence or ""
+        table.add_row(str(number), result.claim.text, f"[{style}]{result.verdict.value}[/]", f"{result.score:.2f}",
+                      result.chunk_id or "-", "\n".join([_shorten(evidence), *notes]))
+    console.print(table)
+    for finding in report.findings:
+        console.print(f"[red]{finding.check}[/]: {finding.detail}")
+    for warning in report.warnings:
+        console.print(f"[yellow]warning[/]: {warning}")
+    label = "abstained" if report.abstained else report.decision.value.upper()
+    console.print(f"answer score [bold]{report.score:.2f}[/] -> [{_ROUTE_STYLE[report.decision]}]{label}[/]"
+                  f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)")
+
+
+def _judge_client(config: Any) -> Any:
+    from groundwire.llm.client import client_from_config
+
+    if not config.llm_configured:
+        raise InputError("--judge needs an LLM endpoint: set [llm] base_url and model in groundwire.toml")
+    return client_from_config(config)
+
+
+def _adjudicate(report: Report, chunks: list[Chunk], client: Any) -> Report:
+    from groundwire.llm.judge import adjudicate
+
+    return adjudicate(report, chunks, client=client)
+
+
+def _shorten(text: str, limit: int = 240) -> str:
+    # Display only: the JSON output always carries the full evidence.
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _register_command_modules() -> None:
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(app)
+
+
+_register_command_modules()
+
+
+def main() -> None:
+    """Entry point: map bad input to exit status 2 with a one-line message instead of a traceback."""
+    from groundwire.llm.client import LLMError
+
+    try:
+        status = app(standalone_mode=False)  # returns the code of a typer.Exit raised by a command
+    except InputError as error:
+        errors.print(f"[red]error:[/] {error}")
+        sys.exit(EXIT_BAD_INPUT)
+    except (typer.Abort, KeyboardInterrupt):
+        sys.exit(130)
+    except LLMError as error:
+        errors.print(f"[red]LLM endpoint failed:[/] {error}")
+        sys.exit(EXIT_LLM)
+    except typer.exceptions.TyperException as error:  # usage errors: unknown option, bad value...
+        error.show()  # type: ignore[attr-defined]
+        sys.exit(EXIT_BAD_INPUT)
+    sys.exit(status if isinstance(status, int) else EXIT_OK)

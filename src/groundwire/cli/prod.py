@@ -1,0 +1,94 @@
+"""`groundwire eval-loop`: quality metrics over a frozen set and a rolling sample of the request log."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from groundwire.core.errors import InputError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval-loop")(eval_loop)
+
+
+def eval_loop(
+    frozen: Annotated[
+        list[Path] | None, typer.Option("--frozen", "-f", help="A frozen set: grounding-eval JSONL. Repeatable.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Read at most this many rows of each frozen file.")] = None,
+    db: Annotated[str | None, typer.Option(help="The request log: SQLAlchemy URL or SQLite file path.")] = None,
+    scope: Annotated[
+        str | None, typer.Option(help="Only this permission scope's requests (default: every scope).")
+    ] = None,
+    sample: Annotated[int, typer.Option(min=1, help="Size of the rolling sample of the request log.")] = 500,
+    days: Annotated[
+        float, typer.Option(min=0.0, help="The rolling window: requests of the last N days (0: all).")
+    ] = 28.0,
+    seed: Annotated[int, typer.Option(help="Seed of the rolling sample (the same seed resamples the same rows).")] = 0,
+    release: Annotated[
+        str | None, typer.Option(help="Release tag of this run (frozen-set rows are labelled with it).")
+    ] = None,
+    scorer: Annotated[
+        str | None, typer.Option(help="Scorer for the frozen set and the evidence check (default: bundled).")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for eval-loop.json and eval-loop.html.")] = Path(
+        "eval-loop"
+    ),
+    corpus_check: Annotated[
+        bool, typer.Option(help="Search the corpus to split failures into retrieval misses and generator drift.")
+    ] = True,
+    save: Annotated[bool, typer.Option(help="Record this run in the store's history (plotted over time).")] = True,
+) -> None:
+    """Faithfulness, refusal, escalation, retrieval hit rate and claim density, per release and segment."""
+    from groundwire.data.rows import read_eval_jsonl
+    from groundwire.evaluation.evalloop import render_html, run_eval_loop
+    from groundwire.core.verifier import Verifier
+
+    if not frozen and db is None:
+        raise InputError("give a frozen set (--frozen FILE.jsonl) and/or a request log (--db URL|FILE)")
+    rows = [row for path in frozen or [] for row in read_eval_jsonl(path, limit=limit)]
+    if frozen and not rows:
+        raise InputError("the frozen set files hold no rows")
+    store = None
+    if db is not None:
+        from groundwire.data.store import Store
+
+        if "://" not in db and not Path(db).is_file():
+            raise InputError(f"{db}: no such database file (give an existing SQLite file or a SQLAlchemy URL)")
+        store = Store(db if "://" in db else f"sqlite:///{Path(db).resolve()}")
+    since = datetime.now(UTC) - timedelta(days=days) if days > 0 else None
+    result = run_eval_loop(
+        verifier=Verifier(scorer),
+        frozen_rows=rows,
+        store=store,
+        scope=scope,
+        sample_size=sample,
+        since=since,
+        seed=seed,
+        release=release,
+        corpus_check=corpus_check,
+        save=save,
+    )
+    if store is not None:
+        store.close()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "eval-loop.json").write_text(json.dumps(result.to_dict(), indent=2, default=str), encoding="utf-8")
+    (out / "eval-loop.html").write_text(render_html(result), encoding="utf-8")
+    for name, section in (("frozen", result.frozen), ("rolling", result.rolling)):
+        if section:
+            overall = section["overall"]
+            shown = ", ".join(
+                f"{k}={_short(overall[k])}"
+                for k in ("n", "faithfulness", "refusal_rate", "escalation_rate", "retrieval_hit_rate", "claim_density")
+            )
+            typer.echo(f"{name}: {shown}; failures {overall['failures']}")
+    typer.echo(f"wrote {out / 'eval-loop.json'} and {out / 'eval-loop.html'}")
+
+
+def _short(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)

@@ -1,0 +1,119 @@
+"""`groundwire train ...`: build the data mix, train, export to ONNX int8, fit the combiner and thresholds.
+
+The recipe that produced the bundled model is recorded in src/groundwire/train/RESULTS.md; every step
+here writes what it did (mix.json, record.json, combiner.json) beside its output.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from groundwire.core.errors import InputError
+
+train_app = typer.Typer(no_args_is_help=True, help="Train, export and calibrate groundwire's own verifier.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(train_app, name="train")
+
+
+def _command() -> str:
+    return "groundwire " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+@train_app.command("prepare")
+def prepare(
+    data: Annotated[Path, typer.Option(help="A train/ directory of pair files (commercially usable sources only).")] = Path("../shared/data/train"),
+    out: Annotated[Path, typer.Option(help="Where train.jsonl, val.jsonl and mix.json go.")] = Path("runs/data"),
+    seed: Annotated[int, typer.Option(help="Seed of every random choice in the mix.")] = 13,
+    records: Annotated[int, typer.Option(min=0, help="Generated business records (structured premises); 0: none.")] = 1500,
+) -> None:
+    """Synthetic RAG-style pairs from real contexts + a length-balanced sample of the real pair files."""
+    from groundwire.train.data import MixSpec, build
+
+    if not data.is_dir():
+        raise InputError(f"{data}: no such directory (give the train/ folder of the shared data)")
+    summary = build(data, out, seed=seed, spec=MixSpec(records=records))
+    typer.echo(json.dumps({k: v for k, v in summary.items() if k != "spec"}, indent=2))
+
+
+@train_app.command("run")
+def run(
+    data: Annotated[Path, typer.Option(help="Output of `groundwire train prepare`.")] = Path("runs/data"),
+    out: Annotated[Path, typer.Option(help="Run directory: checkpoint/, final/, record.json. Rerun to resume.")] = Path("runs/model"),
+    base_model: Annotated[str | None, typer.Option(help="Base checkpoint (default: the all-MiniLM-L6-v2 package).")] = None,
+    max_length: Annotated[int, typer.Option(min=16)] = 192,
+    batch_size: Annotated[int, typer.Option(min=1)] = 16,
+    lr: Annotated[float, typer.Option(min=0.0)] = 8e-5,
+    warmup: Annotated[float, typer.Option(min=0.0, max=0.5)] = 0.03,
+    freeze_layers: Annotated[int, typer.Option(min=0, help="Lowest encoder layers kept frozen (CPU budget).")] = 2,
+    budget_minutes: Annotated[float, typer.Option(min=0.1, help="Wall-clock budget; the LR schedule ends with it.")] = 60.0,
+    seed: Annotated[int, typer.Option()] = 13,
+    threads: Annotated[int, typer.Option(min=1)] = 2,
+) -> None:
+    """Fine-tune the cross-encoder (3 labels: entailment / neutral / contradiction)."""
+    from groundwire.train.loop import TrainConfig, default_base_model, train
+
+    if not (data / "train.jsonl").is_file():
+        raise InputError(f"{data}/train.jsonl not found: run `groundwire train prepare --out {data}` first")
+    cfg = TrainConfig(base_model=base_model or default_base_model(), data_dir=str(data), out_dir=str(out),
+                      max_length=max_length, batch_size=batch_size, lr=lr, warmup=warmup,
+                      freeze_layers=freeze_layers, budget_minutes=budget_minutes, seed=seed, threads=threads)
+    train(cfg, command=_command())
+
+
+@train_app.command("export")
+def export(
+    model: Annotated[Path, typer.Option(help="A trained checkpoint (e.g. runs/model/final).")],
+    out: Annotated[Path, typer.Option(help="Bundle directory to write.")] = Path("runs/bundle"),
+    max_length: Annotated[int, typer.Option(min=16, help="The scorer's window in tokens at run time.")] = 256,
+    keep_fp32: Annotated[bool, typer.Option(help="Also keep model.fp32.onnx (for agreement checks).")] = True,
+    fixture: Annotated[Path | None, typer.Option(help="Write fp32 torch outputs on the fixed agreement pairs here.")] = None,
+) -> None:
+    """ONNX export + dynamic int8 quantization + tokenizer.json + config.json."""
+    from groundwire.train.agreement import write_fixture
+    from groundwire.train.export import write_bundle
+
+    if not (model / "config.json").is_file():
+        raise InputError(f"{model}: not a model directory (no config.json)")
+    write_bundle(model, out, max_length=max_length, keep_fp32=keep_fp32)
+    if fixture is not None:
+        write_fixture(model, fixture, max_length=max_length)
+    typer.echo(f"wrote {out}")
+
+
+@train_app.command("combiner")
+def combiner(
+    bundle: Annotated[Path, typer.Option(help="An exported bundle; combiner.json and thresholds are written into it.")],
+    dev: Annotated[list[Path], typer.Option(help="Grounding-eval JSONL files to fit on. Repeatable.")],
+    limit: Annotated[int | None, typer.Option(min=1, help="At most this many answers per file (seeded sample).")] = None,
+    cache: Annotated[Path | None, typer.Option(help="Claim-feature cache (JSONL); reused when it exists.")] = None,
+    folds: Annotated[int, typer.Option(min=2)] = 5,
+    workers: Annotated[int, typer.Option(min=1, help="Score dev files in this many one-thread processes.")] = 1,
+) -> None:
+    """Fit the hybrid combiner on claim features, cross-validate it (grouped by source), set thresholds."""
+    from groundwire.train.calibrate import calibrate_bundle
+
+    result = calibrate_bundle(bundle, dev, limit=limit, cache=cache, folds=folds, workers=workers)
+    typer.echo(json.dumps(result, indent=2))
+
+
+@train_app.command("ship")
+def ship(
+    bundle: Annotated[Path, typer.Option(help="A calibrated bundle (export + combiner).")],
+    dest: Annotated[Path, typer.Option(help="The package's bundled-model folder.")] = Path("src/groundwire/models/verifier"),
+) -> None:
+    """Copy the shipped files (int8 model, tokenizer, config, combiner; not the fp32 graph) into the package."""
+    from groundwire.train.export import copy_bundle
+
+    if not (bundle / "config.json").is_file():
+        raise InputError(f"{bundle}: not a bundle (no config.json); run `groundwire train export` first")
+    copy_bundle(bundle, dest)
+    size = sum(p.stat().st_size for p in dest.iterdir()) / 2**20
+    typer.echo(f"shipped {bundle} -> {dest} ({size:.1f} MB)")

@@ -1,0 +1,1 @@
+"""The check itself: claims, deterministic checks, windows, the verifier and its combiner. No I/O, no LLM."""

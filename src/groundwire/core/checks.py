@@ -1,0 +1,429 @@
+"""Deterministic checks and output validators: no model, no network, exact and cheap, run first.
+
+Figure checks: every number, percentage, amount of money, date, time, version string and quantity in a
+claim must appear in the context, compared after normalisation (3,600 == 3600, 5 million == 5,000,000,
+50 percent == 50%, 5 PM == 17:00). A figure missing from the context makes the claim NOT_FOUND; when the
+context states a figure of the same kind in a sentence about the same thing, the claim is a candidate
+for CONTRADICTED. Opening hours claimed for days ("11 am to 9 pm on weekdays") are checked day by day
+against a schedule the context lists per day (hours.py), and a JSON record's yes/no attributes against
+what a claim says of them (attributes.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from groundwire.core.attributes import RecordAttribute, attribute_mismatches, record_attributes
+from groundwire.core.claims import cited_ids, sentences
+from groundwire.core.hours import HoursMismatch, context_schedule, hours_mismatches
+from groundwire.core.textutil import content_words, has_negation, sentence_spans
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, Finding, Verdict
+
+_MONTHS = {
+    name: index
+    for index, names in enumerate(
+        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
+         ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"),
+         ("nov", "november"), ("dec", "december")],
+        start=1,
+    )
+    for name in names
+}
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12, "k": 10**3, "m": 10**6,
+           "bn": 10**9, "b": 10**9}
+_WORD_NUMBERS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12,
+}
+
+_VERSION_RE = re.compile(r"\bv?(?P<v>\d+\.\d+\.\d+(?:[.-][0-9A-Za-z]+)*|(?<=v)\d+(?:\.\d+)?)\b", re.IGNORECASE)
+_ISO_DATE_RE = re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b")
+# "Apr. 18-26": both ends are dates.
+_MDY_RANGE_RE = re.compile(
+    rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s*[-\u2013]\s*(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b",
+    re.IGNORECASE,
+)
+_MDY_RE = re.compile(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE)
+_DMY_RE = re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE)
+_MY_RE = re.compile(rf"\b{_MONTH}\s+(?:of\s+)?(?P<y>\d{{4}})\b", re.IGNORECASE)
+_TIME_RE = re.compile(
+    r"\b(?P<h>\d{1,2})(?::(?P<min>\d{1,2}))?\s*(?P<ampm>[ap]\.?m\.?)(?![a-z])|\b(?P<h24>\d{1,2}):(?P<min24>\d{1,2})\b",
+    re.IGNORECASE,
+)
+# "the 2018-19 season": the second year is 2019, not 19.
+_SHORT_YEAR_RANGE_RE = re.compile(r"\b(?P<century>1[5-9]|20)(?P<y1>\d{2})\s?[-\u2013/]\s?(?P<y2>\d{2})\b(?![-\u2013/.:]?\d)")
+# "9 or 10 PM", "9-10 pm": the first hour shares the second one's meridiem.
+_SHARED_MERIDIEM_RE = re.compile(
+    r"\b(?P<h>\d{1,2})(?::(?P<min>\d{2}))?(?=\s*(?:or|to|-|\u2013)\s*\d{1,2}(?::\d{2})?\s*(?P<ampm>[ap])\.?m\b)",
+    re.IGNORECASE,
+)
+_NUMBER_RE = re.compile(
+    rf"(?P<cur>[$€£¥])?\s?(?P<num>{_NUM})(?:\s?(?P<scale>thousand|million|billion|trillion|bn|b|k|m)\b)?"
+    r"(?:\s?(?P<pct>%|percent\b|per cent\b))?",
+    re.IGNORECASE,
+)
+_WORD_NUMBER_RE = re.compile(
+    r"\b(?P<word>" + "|".join(_WORD_NUMBERS) + r")(?:\s+(?P<scale>thousand|million|billion|trillion))?\b", re.IGNORECASE
+)
+_CURRENCY_UNITS = frozenset({"dollars", "dollar", "usd", "euros", "euro", "eur", "pounds", "gbp", "yen", "cents"})
+_UNIT_RE = re.compile(r"\s?(?P<unit>[a-zA-Z%]+)")
+# Word numbers such as "one" are too often not figures ("one of the best"); only claims' larger ones count.
+_CLAIM_WORD_NUMBER_MIN = 2
+# Numbers that name a passage ("According to passage 2", "(Passage 1:4)", "sources 1 and 3"), a rating
+# scale ("3.5 out of 5 stars") or an idiom for "always" ("seven days a week", "24/7") are not facts the
+# context must spell out: a claim's figure check skips them (the model still checks the claim).
+_NOT_A_FIGURE_RE = re.compile(
+    r"\b(?:passage|source|document|doc|chunk|snippet|excerpt|context)s?\s*(?:#|no\.\s*)?\d+(?::\d+)?"
+    r"(?:\s*(?:,|and|&|-|\u2013|to|or)\s*\d+(?::\d+)?)*"
+    r"|\bout\s+of\s+(?:5|five|10|ten)\s+stars?\b"
+    r"|\b(?:seven|7)\s+days\s+a\s+week\b|\b24\s*/\s*7\b|\b24\s+hours\s+a\s+day\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    kind: str  # number | money | percent | date | time | version
+    key: str  # normalised value compared against the context
+    text: str  # as written
+    start: int
+    unit: str = ""
+
+
+def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Figure]:
+    """All figures in the text, each once, with overlapping matches resolved in favour of the most specific."""
+    found: list[Figure] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(figure: Figure, end: int) -> None:
+        if not any(figure.start < t_end and t_start < end for t_start, t_end in taken):
+            taken.append((figure.start, end))
+            found.append(figure)
+
+    for m in _MDY_RANGE_RE.finditer(text):
+        month, year = _MONTHS[m.group("month").lower()], m.group("y") or "*"
+        add(Figure("date", f"{year}-{month:02d}-{int(m.group('d')):02d}", m.group(0)[: m.end("d") - m.start()],
+                   m.start()), m.end("d"))
+        add(Figure("date", f"{year}-{month:02d}-{int(m.group('d2')):02d}", m.group("d2"), m.start("d2")), m.end())
+    for regex in (_ISO_DATE_RE, _MDY_RE, _DMY_RE, _MY_RE):
+        for m in regex.finditer(text):
+            groups = m.groupdict()
+            month = _MONTHS[groups["month"].lower()] if groups.get("month") else int(groups["m"])
+            key = f"{groups.get('y') or '*'}-{month:02d}-{int(groups['d']) if groups.get('d') else 0:02d}"
+            add(Figure("date", key, m.group(0), m.start()), m.end())
+    for m in _SHORT_YEAR_RANGE_RE.finditer(text):
+        add(Figure("number", m.group("century") + m.group("y1"), m.group(0)[:4], m.start()), m.start() + 4)
+        first = int(m.group("century") + m.group("y1"))
+        second = first - first % 100 + int(m.group("y2")) + (100 if m.group("y2") < m.group("y1") else 0)
+        add(Figure("number", str(second), m.group("y2"), m.start("y2")), m.end())
+    for m in _SHARED_MERIDIEM_RE.finditer(text):
+        hour = int(m.group("h")) % 12 + (12 if m.group("ampm").lower() == "p" else 0)
+        add(Figure("time", f"{hour:02d}:{int(m.group('min') or 0):02d}", m.group(0), m.start()), m.end())
+    for m in _TIME_RE.finditer(text):
+        hour = int(m.group("h") or m.group("h24"))
+        minute = int(m.group("min") or m.group("min24") or 0)
+        ampm = (m.group("ampm") or "").lower().replace(".", "")
+        hour = hour % 12 + (12 if ampm == "pm" else 0) if ampm else hour
+        add(Figure("time", f"{hour:02d}:{minute:02d}", m.group(0), m.start()), m.end())
+    for m in _VERSION_RE.finditer(text):
+        add(Figure("version", m.group("v").lower(), m.group(0), m.start()), m.end())
+    for m in _NUMBER_RE.finditer(text):
+        if _inside_word(text, m.start("num"), m.end("num")):
+            continue
+        value = _to_decimal(m.group("num"))
+        if value is None:
+            continue
+        scale = (m.group("scale") or "").lower()
+        if scale == "b" and not m.group("cur"):
+            continue  # "5b" is a label ("Form 5b"); only "$1.6b" is an amount
+        if scale:
+            value *= _SCALES[scale]
+        kind = "money" if m.group("cur") else "percent" if m.group("pct") else "number"
+        unit_match = _UNIT_RE.match(text, m.end())
+        unit = unit_match.group("unit").lower() if unit_match and kind == "number" else ""
+        if unit in _CURRENCY_UNITS:
+            kind, unit = "money", ""
+        add(Figure(kind, _canonical(value), m.group(0).strip(), m.start(), unit), m.end())
+    if include_word_numbers:
+        for m in _WORD_NUMBER_RE.finditer(text):
+            value = _WORD_NUMBERS[m.group("word").lower()] * (_SCALES[m.group("scale").lower()] if m.group("scale") else 1)
+            add(Figure("number", str(value), m.group(0), m.start()), m.end())
+    return sorted(found, key=lambda f: f.start)
+
+
+def claim_figures(claim: str) -> list[Figure]:
+    skipped = [m.span() for m in _NOT_A_FIGURE_RE.finditer(claim)]
+    return [f for f in extract_figures(claim)
+            if not (f.text.isalpha() and int(f.key) < _CLAIM_WORD_NUMBER_MIN)
+            and not any(start <= claim.find(f.text, f.start) < end for start, end in skipped)]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextIndex:
+    """The context's figures, precomputed once per request."""
+
+    keys: frozenset[str]
+    dates: tuple[Figure, ...]
+    years: frozenset[str]
+    sentences: tuple[tuple[str, frozenset[str], tuple[Figure, ...]], ...]
+    schedule: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Opening hours per day, where the context lists them day by day (a business record)."""
+    attributes: tuple[RecordAttribute, ...] = ()
+    """Yes/no/not-given attributes of the JSON records among the chunks."""
+
+    @classmethod
+    def build(cls, chunks: Sequence[Chunk], *, sources: Sequence[Chunk] = ()) -> ContextIndex:
+        """`sources`: the chunks as retrieved, where `chunks` are their rendered statements (a JSON record's
+        attributes are read from the record itself)."""
+        keys: set[str] = set()
+        dates: list[Figure] = []
+        years: set[str] = set()
+        rows = []
+        for chunk in chunks:
+            for start, end in sentence_spans(chunk.text):
+                sentence = chunk.text[start:end]
+                figures = tuple(extract_figures(sentence))
+                for figure in figures:
+                    keys.add(_match_key(figure))
+                    if figure.kind == "date":
+                        dates.append(figure)
+                        years.add(figure.key[:4])
+                    elif figure.kind == "number" and len(figure.key) == 4:
+                        years.add(figure.key)
+                if figures:
+                    rows.append((sentence, frozenset(content_words(sentence)), figures))
+        texts = dict.fromkeys(chunk.text for chunk in (*chunks, *sources))
+        return cls(frozenset(keys), tuple(dates), frozenset(years), tuple(rows),
+                   context_schedule(chunk.text for chunk in chunks), record_attributes(texts))
+
+    def has(self, figure: Figure) -> bool:
+        if figure.kind == "date":
+            return self._has_date(figure)
+        # "in 2013" is supported by "in July 2013": the context's dates count as their years.
+        if figure.kind == "number" and figure.key in self.years and _looks_like_year(figure.key):
+            return True
+        return _match_key(figure) in self.keys
+
+    def _has_date(self, figure: Figure) -> bool:
+        year, month, day = figure.key.split("-")
+        if year != "*" and year not in self.years:
+            return False
+        for other in self.dates:
+            o_year, o_month, o_day = other.key.split("-")
+            if o_month != month:
+                continue
+            if year != "*" and o_year not in ("*", year):
+                continue
+            if day != "00" and o_day not in ("00", day):
+                continue
+            return True
+        return False
+
+    def conflicting(self, figure: Figure, claim_words: frozenset[str]) -> str | None:
+        """A context figure of the same kind in a sentence about the same thing, if any."""
+        best: tuple[int, str] | None = None
+        for sentence, sentence_words, figures in self.sentences:
+            overlap = len(claim_words & sentence_words)
+            if overlap < 2:
+                continue
+            for other in figures:
+                if other.kind == figure.kind and other.unit == figure.unit and other.key != figure.key:
+                    if best is None or overlap > best[0]:
+                        best = (overlap, other.text)
+        return best[1] if best else None
+
+
+def figure_findings(claim: str, context: ContextIndex) -> list[Finding]:
+    """One finding per claim figure that the context does not contain."""
+    findings: list[Finding] = []
+    claim_words = frozenset(content_words(claim))
+    for figure in claim_figures(claim):
+        if context.has(figure):
+            continue
+        conflict = context.conflicting(figure, claim_words)
+        if conflict is not None:
+            findings.append(Finding(
+                "figure_conflict",
+                f"{figure.kind} {figure.text!r} is not in the context, which says {conflict!r} about this",
+                Verdict.CONTRADICTED,
+            ))
+        else:
+            findings.append(Finding(
+                "figure_not_in_context", f"{figure.kind} {figure.text!r} does not appear in the context",
+                Verdict.NOT_FOUND,
+            ))
+    return findings + _hours_findings(claim, context.schedule) + _attribute_findings(claim, context.attributes)
+
+
+def _attribute_findings(claim: str, attributes: Sequence[RecordAttribute]) -> list[Finding]:
+    findings = []
+    for mismatch in attribute_mismatches(claim, attributes):
+        attribute = mismatch.attribute
+        name = f"{attribute.group} {attribute.name}" if attribute.group else attribute.name
+        if attribute.value is None:
+            findings.append(Finding("attribute_not_given", f"the record does not say whether {name!r}",
+                                    Verdict.NOT_FOUND))
+        else:
+            findings.append(Finding("attribute_conflict", f"the record says {name!r} is "
+                                    f"{'yes' if attribute.value else 'no'}", Verdict.CONTRADICTED))
+    return findings
+
+
+def _hours_findings(claim: str, schedule: Mapping[str, tuple[int, int]]) -> list[Finding]:
+    """One finding per claimed time range whose days the context's schedule contradicts or does not list:
+    each of its times can appear in the record while the days they are claimed for are wrong."""
+    by_range: dict[str, list[HoursMismatch]] = {}
+    for mismatch in hours_mismatches(claim, schedule):
+        by_range.setdefault(mismatch.claimed, []).append(mismatch)
+    findings = []
+    for claimed, mismatches in by_range.items():
+        listed = [f"{m.day.capitalize()} {m.listed}" for m in mismatches if m.listed]
+        unlisted = [m.day.capitalize() for m in mismatches if not m.listed]
+        if listed:
+            findings.append(Finding("figure_conflict", f"hours {claimed!r} are not what the context lists for "
+                                    f"those days: {', '.join(listed)}", Verdict.CONTRADICTED))
+        else:
+            findings.append(Finding("figure_not_in_context", f"hours {claimed!r}: the context lists no hours for "
+                                    f"{', '.join(unlisted)}", Verdict.NOT_FOUND))
+    return findings
+
+
+_NEGATION_OVERLAP = 0.6
+"""Only a near-restatement counts: most of the claim's content words must be in the evidence sentence."""
+_NEGATED_CLAUSE_OVERLAP = 0.5
+"""A negated clause is about the other text when half its content words occur there, and is matched by a
+negated clause of the other text that holds half of them."""
+_CLAUSE_BREAK_RE = re.compile(
+    r"[,;()\u2014\u2013]|\s-\s|\b(?:but|while|whereas|although|though|which|who|whom)\b"
+    r"|\band\s+(?=(?:the|a|an|it|its|they|their|he|his|she|her|we|this|these|those|there)\b)",
+    re.IGNORECASE,
+)
+# Phrases with a negation word that negate nothing in the sentence ("can't wait for", "whether or not").
+_NEGATION_IDIOM_RE = re.compile(
+    r"\b(?:can(?:no|')t\s+wait|or\s+not|not\s+only|not\s+just|no\s+doubt|no\s+matter|not\s+to\s+mention)\b",
+    re.IGNORECASE,
+)
+# "not with the launch but with the way": the "not" clause is the contrast, not a claim about the launch.
+_CONTRASTIVE_NOT_RE = re.compile(r"^\s*(?:(?:and|yet|but)\s+)?not\b", re.IGNORECASE)
+# "to prevent birds from becoming used to it" says what "so birds do not become used to it" says.
+_IMPLICIT_NEGATION = frozenset({"prevent", "prevents", "prevented", "preventing", "avoid", "avoids", "avoided",
+                                "avoiding"})
+
+
+def negation_finding(claim: str, evidence: str | None) -> Finding | None:
+    """A signal, not a verdict: the claim restates its best evidence sentence with the negation flipped.
+
+    Negations are compared clause by clause: a negated clause counts when it is about the other text and
+    that text has no negated clause to match it. So in "It was not known who was aboard the aircraft,
+    which the NTSB said was a Cessna", the "not" says nothing about "The aircraft was a Cessna", and
+    "described the video but did not post it" matches itself however the claim words are spread.
+    """
+    if evidence is None:
+        return None
+    claim_words, evidence_words = set(content_words(claim)), set(content_words(evidence))
+    if not claim_words or len(claim_words & evidence_words) < _NEGATION_OVERLAP * len(claim_words):
+        return None
+    claim_negated, evidence_negated = _negated_clauses(claim), _negated_clauses(evidence)
+    if _unmatched_negation(claim_negated, evidence_words, evidence_negated):
+        return Finding("negation_mismatch", "only the claim is negated", None)
+    if _unmatched_negation(evidence_negated, claim_words, claim_negated):
+        return Finding("negation_mismatch", "only the evidence is negated", None)
+    return None
+
+
+def _negated_clauses(text: str) -> list[set[str]]:
+    text = _NEGATION_IDIOM_RE.sub(" ", text)
+    clauses: list[set[str]] = []
+    start = 0
+    for match in [*_CLAUSE_BREAK_RE.finditer(text), None]:
+        clause = text[start : match.start() if match else len(text)]
+        contrast = match is not None and match.group(0).lower() == "but" and _CONTRASTIVE_NOT_RE.match(clause)
+        negated = has_negation(clause) or not _IMPLICIT_NEGATION.isdisjoint(clause.lower().split())
+        if negated and not contrast and (words := set(content_words(clause))):
+            clauses.append(words)
+        start = match.end() if match else len(text)
+    return clauses
+
+
+def _unmatched_negation(negated: list[set[str]], other_words: set[str], other_negated: list[set[str]]) -> bool:
+    """Some negated clause is about the other text (`other_words`) and no negated clause there matches it
+    (shares half the content words of the shorter of the two clauses)."""
+    for words in negated:
+        if len(words & other_words) < _NEGATED_CLAUSE_OVERLAP * len(words):
+            continue
+        if not any(len(words & o) >= _NEGATED_CLAUSE_OVERLAP * min(len(words), len(o)) for o in other_negated):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------- validators
+
+
+def resolve_cited_id(raw: str, chunk_ids: Sequence[str]) -> str | None:
+    """Map a citation marker's id to a retrieved chunk id ("Source 2" and "2" mean S2), or None."""
+    if raw in chunk_ids:
+        return raw
+    digits = re.fullmatch(r"(?:Source\s*)?(\d+)", raw, re.IGNORECASE)
+    if digits and f"S{digits.group(1)}" in chunk_ids:
+        return f"S{digits.group(1)}"
+    return None
+
+
+def validate_output(answer: str, chunks: Sequence[Chunk], *, require_citations: bool = False) -> list[Finding]:
+    """Answer-level validators: empty answer, misplaced refusal token, fabricated and missing citations."""
+    stripped = answer.strip()
+    if not stripped:
+        return [Finding("empty_answer", "the answer is empty", Verdict.NOT_FOUND)]
+    findings: list[Finding] = []
+    if REFUSAL_TOKEN in stripped and stripped != REFUSAL_TOKEN:
+        findings.append(Finding(
+            "refusal_token_not_alone", f"{REFUSAL_TOKEN} must be the whole answer, not part of it", None
+        ))
+    chunk_ids = [chunk.id for chunk in chunks]
+    for raw in cited_ids(answer):
+        if resolve_cited_id(raw, chunk_ids) is None:
+            findings.append(Finding(
+                "fabricated_citation", f"cites [{raw}], which is not among the retrieved chunks", Verdict.NOT_FOUND
+            ))
+    if require_citations:
+        for sentence in sentences(answer):
+            if sentence.skip_reason is None and not cited_ids(sentence.text):
+                findings.append(Finding("uncited_sentence", f"no citation: {sentence.text!r}", None))
+    return findings
+
+
+def _match_key(figure: Figure) -> str:
+    # Money, percentages and plain numbers compare by value: "$49" in a claim matches "49 dollars".
+    kind = "n" if figure.kind in ("number", "money", "percent") else figure.kind
+    return f"{kind}:{figure.key}"
+
+
+def _looks_like_year(key: str) -> bool:
+    return len(key) == 4 and key.isdigit() and 1000 <= int(key) <= 2199
+
+
+def _to_decimal(raw: str) -> Decimal | None:
+    try:
+        return Decimal(raw.replace(",", ""))
+    except InvalidOperation:
+        return None
+
+
+def _canonical(value: Decimal) -> str:
+    normalized = value.normalize()
+    return format(normalized, "f") if normalized == normalized.to_integral() else format(normalized, "f").rstrip("0")
+
+
+def _inside_word(text: str, start: int, end: int) -> bool:
+    """Digits glued to letters (COVID-19 is fine, but "MP3", "B2B", "x86") are names, not figures."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    hyphenated_name = before == "-" and start > 1 and text[start - 2].isalpha()
+    return before.isalpha() or hyphenated_name or (after.isalpha() and after.lower() not in "kmb")

@@ -1,0 +1,293 @@
+"""Answer -> atomic claims.
+
+The rule-based decomposer splits sentences with pysbd, strips citation markers, drops non-claims
+(greetings, filler, questions, refusals) and splits compound sentences only where a rule can do it
+safely: semicolons, ", and/but <new subject>" and relative ", which ..." clauses. An LLM decomposer
+(decompose_llm.py) implements the same `Decomposer` protocol.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+from groundwire.core.textutil import content_words, trim_span
+from groundwire.core.types import REFUSAL_TOKEN, Claim
+
+# [S1], [S1, S2], [c_8f21ab], [Source 2], [1], [1, 3], [doc3], [Unverified]. A marker must contain a digit
+# (or be [Unverified]) so that editorial brackets such as [sic] survive.
+_CITE_ID = r"(?:S\d+|c_[0-9a-fA-F]{3,}|Source\s*\d+|\d{1,3}|[A-Za-z][\w-]*\d[\w-]*)"
+CITATION_RE = re.compile(rf"\s*\[(?P<ids>{_CITE_ID}(?:\s*[,;]\s*{_CITE_ID})*)\]|\s*\[Unverified\]")
+_ID_SPLIT_RE = re.compile(r"\s*[,;]\s*")
+# Markdown emphasis and code marks carry no content ("**[S1]**", "**Price:** $5").
+_MARKDOWN_RE = re.compile(r"\*\*|__|`")
+
+_LIST_MARKER_RE = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
+_INTERJECTION_RE = re.compile(
+    r"^(?:hi|hello|hey|greetings|thanks|thank you|sure|certainly|of course|absolutely|great question|"
+    r"good question|okay|ok|yes|no|well)\b[\s,!.:;-]*",
+    re.IGNORECASE,
+)
+_FILLER_RE = re.compile(
+    r"\b(?:i hope (?:this|that) helps|hope (?:this|that) helps|let me know|feel free to|happy to help|"
+    r"if you have any (?:other |more |further )?questions|is there anything else|glad to help|"
+    r"please note that this|as an ai)\b",
+    re.IGNORECASE,
+)
+# Statements about the context rather than from it: "The passages do not mention X", "Unable to answer
+# based on the given passages", "It does not provide information about X".
+_REFUSAL_RE = re.compile(
+    r"\b(?:(?:the )?(?:provided |given )?(?:context|passages?|sources?|documents?|information|(?:structured )?data|"
+    r"text|article)\s+(?:only\s+)?(?:does not|doesn't|do not|don't|did not)\s+(?:provide|mention|contain|say|include|"
+    r"specify|state|support|give|offer)"
+    r"|(?:does not|doesn't|do not|don't|did not)\s+(?:provide|include|contain|give)\s+(?:\w+\s+){0,2}information"
+    r"|i (?:do not|don't) (?:know|have (?:enough )?information)"
+    r"|(?:unable|not able|cannot|can't|can not)(?: to)? (?:answer|provide|determine|say)\b[^.]*\b(?:passages?|context|"
+    r"sources?|documents?|information|data|question)"
+    r")\b",
+    re.IGNORECASE,
+)
+_CLAUSE_SPLIT_RE = re.compile(
+    r";\s+|,\s+(?:and|but|while|whereas|so)\s+(?=(?:it|they|he|she|we|this|these|those|the|its|their|his|her|"
+    r"there|[A-Z])\b)"
+)
+_RELATIVE_RE = re.compile(r",\s+which\s+", re.IGNORECASE)
+# "Did you know (that) X?" asserts X; chat assistants state facts this way. Not when a wh-word follows
+# ("do you know who coaches them?") or it asks about a thing ("have you heard of the band?").
+_ASSERTIVE_QUESTION_RE = re.compile(
+    r"^(?:did|do|have)\s+you\s+(?:know|hear|heard|realize|realise|notice|noticed)\b(?:\s+that\b)?\s+"
+    r"(?!(?:who|whom|whose|what|where|when|why|how|which|whether|if|of|about)\b)",
+    re.IGNORECASE,
+)
+# "He is the director." has one content word and is still a claim: a third-person subject followed by a
+# verb or an article. "I agree.", "Not sure." and "Good." are not.
+_SHORT_ASSERTION_RE = re.compile(
+    r"^(?:(?:and|but|so)\s+)?(?:it|its|it's|he|he's|she|she's|they|they're|this|that|these|those|there|there's)"
+    r"\s+(?:is|was|are|were|has|had|have|will|would|can|could|must|does|did|a|an|the)\b",
+    re.IGNORECASE,
+)
+# An answer to a question may be a bare fragment: "When was it founded?" -> "1959" (see bare_answer).
+_BARE_ANSWER_MAX_WORDS = 8
+_FIRST_PERSON_RE = re.compile(r"^(?:i|i'm|i've|i'd|me|my|we|we're|us|our)\b", re.IGNORECASE)
+_REACTION_RE = re.compile(
+    r"^(?:(?:very|so|really|pretty)\s+)?(?:good|great|fine|nice|cool|awesome|wow|interesting|true|right|exactly|"
+    r"agreed|indeed|same(?: here)?|me too|sounds? (?:good|great|fun)|not sure|maybe|perhaps|probably)$",
+    re.IGNORECASE,
+)
+_MIN_CONTENT_WORDS = 2
+_MIN_ASSERTED_WORDS = 3
+"""A "did you know" question counts as a claim only with this many content words after the prefix."""
+
+
+@runtime_checkable
+class Decomposer(Protocol):
+    def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """One answer sentence with its span and, when it is not a claim, the reason it was skipped."""
+
+    text: str
+    span: tuple[int, int]
+    skip_reason: str | None
+
+
+def strip_citations(text: str) -> str:
+    return CITATION_RE.sub("", _MARKDOWN_RE.sub("", text)).strip()
+
+
+def cited_ids(text: str) -> tuple[str, ...]:
+    """The ids inside citation markers, in order of appearance, e.g. ("S1", "c_8f21")."""
+    ids: list[str] = []
+    for match in CITATION_RE.finditer(_MARKDOWN_RE.sub("", text)):
+        if match.group("ids"):
+            ids.extend(part for part in _ID_SPLIT_RE.split(match.group("ids")) if part)
+    return tuple(dict.fromkeys(ids))
+
+
+@lru_cache(maxsize=1024)
+def sentences(answer: str) -> tuple[Sentence, ...]:
+    """Split the answer into sentences (lines first, so bullet lists split) and classify each.
+
+    Cached: one verify() asks for the same answer's sentences from the decomposer, the validators and the
+    report, and pysbd is the slowest step of claim splitting.
+    """
+    result: list[Sentence] = []
+    for line_start, line in _lines(answer):
+        for piece in _segmenter().segment(line):
+            start, end = trim_span(line, piece.start, piece.end)
+            if end > start:
+                text = line[start:end]
+                result.append(Sentence(text, (line_start + start, line_start + end), _skip_reason(text)))
+    return tuple(result)
+
+
+class RuleDecomposer:
+    """Deterministic claim splitter: no model, no network."""
+
+    def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]:
+        claims: list[Claim] = []
+        for sentence in sentences(answer):
+            if sentence.skip_reason is None:
+                claims.extend(_atomic_claims(answer, sentence))
+        if not claims and question:
+            bare = bare_answer(answer)
+            if bare is not None:
+                claims.append(bare)
+        return claims
+
+
+def bare_answer(answer: str) -> Claim | None:
+    """A short fragment that answers a question ("1959", "ESPN", "Yes, in Paris") as one claim.
+
+    Alone, "1959" asserts nothing; as the answer to "When was the magazine founded?" it is the whole claim,
+    and leaving it unchecked would accept any number. The fragment is scored as it stands, the way QA
+    answers are (the question stays on the report). A lone "yes"/"no", a first-person remark ("I am not
+    sure"), a reaction ("Great!") or a fragment of more than eight words is not taken as one.
+    """
+    found = sentences(answer)
+    if len(found) != 1 or found[0].skip_reason != "greeting_or_too_short":
+        return None
+    sentence = found[0]
+    start, end = sentence.span
+    marker = _LIST_MARKER_RE.match(answer[start:end])
+    body_start = start + (marker.end() if marker else 0)
+    body_start += _interjection_length(answer[body_start:end])
+    text = strip_citations(answer[body_start:end]).strip().rstrip(" ,;:.!")
+    has_content = bool(content_words(text)) or any(ch.isdigit() for ch in text)
+    if (not has_content or len(text.split()) > _BARE_ANSWER_MAX_WORDS or _FIRST_PERSON_RE.match(text)
+            or _REACTION_RE.match(text)):
+        return None
+    return Claim(text=text[:1].upper() + text[1:] + ".", span=(body_start, end), sentence=sentence.text,
+                 cited_ids=cited_ids(sentence.text))
+
+
+def _atomic_claims(answer: str, sentence: Sentence) -> Iterator[Claim]:
+    start, end = sentence.span
+    ids = cited_ids(sentence.text)
+    body_start = start + _leading_noise_length(answer[start:end])
+    previous_start = body_start
+    for part_start, part_end, is_relative in _clause_spans(answer, body_start, end):
+        text = strip_citations(answer[part_start:part_end]).rstrip(" ,;:.?!")
+        antecedent = _antecedent(strip_citations(answer[previous_start:part_start])) if is_relative else ""
+        previous_start = part_start
+        if _too_short(text):
+            continue
+        text = f"{antecedent or 'This'} {text}" if is_relative else (text[:1].upper() + text[1:])
+        part_ids = cited_ids(answer[part_start:part_end]) or ids
+        yield Claim(text=text + ".", span=(part_start, part_end), sentence=sentence.text, cited_ids=part_ids)
+
+
+_ANTECEDENT_RE = re.compile(
+    r"\b(?:the|a|an|this|that|these|those|its|their|his|her|our|your)\s+(?:[\w'&-]+\s+){0,2}[\w'&-]+\s*,?\s*"
+    r"(?:which\s*)?$",
+    re.IGNORECASE,
+)
+
+
+def _antecedent(main_clause: str) -> str:
+    """The noun phrase a ", which ..." clause refers to: the last determiner phrase of up to four words
+    right before the comma ("watched the video, which ..." -> "The video"), or "" when there is none.
+    A phrase that is the whole main clause ("The warranty covers parts, which ...") holds its verb: the
+    "which" then refers to the whole clause, and the claim keeps "This"."""
+    match = _ANTECEDENT_RE.search(main_clause)
+    if match is None or not main_clause[: match.start()].strip():
+        return ""
+    phrase = re.sub(r"\s*,?\s*(?:which\s*)?$", "", match.group(0), flags=re.IGNORECASE)
+    return phrase[:1].upper() + phrase[1:]
+
+
+def _clause_spans(answer: str, start: int, end: int) -> list[tuple[int, int, bool]]:
+    """Split [start, end) at safe clause boundaries; the bool marks a relative "which" clause."""
+    text = answer[start:end]
+    spans: list[tuple[int, int, bool]] = []
+    cursor = 0
+    for match in _CLAUSE_SPLIT_RE.finditer(text):
+        spans.extend(_relative_split(text, cursor, match.start(), start))
+        cursor = match.end()
+    spans.extend(_relative_split(text, cursor, len(text), start))
+    return spans
+
+
+def _relative_split(text: str, start: int, end: int, offset: int) -> list[tuple[int, int, bool]]:
+    match = _RELATIVE_RE.search(text, start, end)
+    if match is None or len(content_words(text[start : match.start()])) < _MIN_CONTENT_WORDS:
+        return [(offset + start, offset + end, False)]
+    return [(offset + start, offset + match.start(), False), (offset + match.end(), offset + end, True)]
+
+
+def _leading_noise_length(text: str) -> int:
+    """Length of a list marker or interjection ("Sure, ...") in front of real content."""
+    marker = _LIST_MARKER_RE.match(text)
+    cut = marker.end() if marker else 0
+    interjection = _INTERJECTION_RE.match(text[cut:])
+    if interjection and len(content_words(text[cut + interjection.end() :])) >= _MIN_CONTENT_WORDS:
+        cut += interjection.end()
+    assertive = _asserted_question(text[cut:])
+    return cut + assertive.end() if assertive else cut
+
+
+def _asserted_question(text: str) -> re.Match[str] | None:
+    """The "did you know (that)" prefix of a question that asserts what follows it, else None."""
+    body = text.rstrip()
+    match = _ASSERTIVE_QUESTION_RE.match(body) if body.endswith("?") else None
+    if match and len(content_words(body[match.end() :])) >= _MIN_ASSERTED_WORDS:
+        return match
+    return None
+
+
+def _skip_reason(text: str) -> str | None:
+    body = strip_citations(_LIST_MARKER_RE.sub("", text, count=1))
+    if not body or body.strip() == REFUSAL_TOKEN:
+        return "empty_or_refusal_token"
+    if body.endswith("?") and _asserted_question(body[_interjection_length(body):]) is None:
+        return "question"
+    if body.endswith(":") or body.startswith("#"):
+        return "heading"
+    if _FILLER_RE.search(body):
+        return "filler"
+    if _REFUSAL_RE.search(body):
+        return "refusal"
+    if _too_short(body[_interjection_length(body):]):
+        return "greeting_or_too_short"
+    return None
+
+
+def _too_short(text: str) -> bool:
+    """Too little to check: fewer than two content words and no digit, unless a one-word sentence has the
+    shape of an assertion ("He was a mathematician")."""
+    if any(ch.isdigit() for ch in text):
+        return False
+    n = len(content_words(text))
+    return n == 0 or (n < _MIN_CONTENT_WORDS and _SHORT_ASSERTION_RE.match(text.strip()) is None)
+
+
+def _interjection_length(text: str) -> int:
+    match = _INTERJECTION_RE.match(text)
+    return match.end() if match else 0
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if line.strip():
+            yield offset, line
+        offset += len(line)
+
+
+_THREAD_STATE = threading.local()
+
+
+def _segmenter():  # noqa: ANN202 - pysbd has no type hints
+    """One pysbd segmenter per thread: a segmenter keeps per-call state on itself and is not thread-safe."""
+    segmenter = getattr(_THREAD_STATE, "segmenter", None)
+    if segmenter is None:
+        import pysbd
+
+        segmenter = _THREAD_STATE.segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    return segmenter

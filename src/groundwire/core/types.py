@@ -1,0 +1,131 @@
+"""The vocabulary of groundwire: frozen dataclasses shared by every module.
+
+Nothing here imports a model, a network client or a heavy dependency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+REFUSAL_TOKEN = "NOT_IN_CONTEXT"
+
+
+class Verdict(StrEnum):
+    SUPPORTED = "SUPPORTED"
+    CONTRADICTED = "CONTRADICTED"
+    NOT_FOUND = "NOT_FOUND"
+
+
+class Route(StrEnum):
+    ACCEPT = "accept"
+    ESCALATE = "escalate"
+    REJECT = "reject"
+
+
+class ChunkType(StrEnum):
+    TEXT = "text"
+    IMAGE_TRANSCRIPT = "image_transcript"
+    TABLE = "table"
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One retrieved passage. `id` is what an answer cites ([S1], [c_ab12...])."""
+
+    id: str
+    text: str
+    doc_id: str | None = None
+    page: int | None = None
+    type: str = ChunkType.TEXT.value
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One atomic, self-contained statement taken from the answer.
+
+    `span` is the (start, end) character range in the answer it came from (end exclusive);
+    `sentence` is the full answer sentence, kept so a reader sees the claim in context.
+    """
+
+    text: str
+    span: tuple[int, int]
+    sentence: str
+    cited_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A deterministic check or output validator that fired.
+
+    `verdict` is the verdict the check implies on its own (None for a mere signal).
+    """
+
+    check: str
+    detail: str
+    verdict: Verdict | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimResult:
+    claim: Claim
+    verdict: Verdict
+    score: float
+    """Effective support score in [0, 1] after deterministic checks; routing uses this."""
+    support: float | None
+    """The scorer's own support probability (max over chunks and windows); None if unscored."""
+    contradiction: float | None
+    """Contradiction probability at the cited chunk, where the backend gives one."""
+    chunk_id: str | None
+    """The argmax chunk: the claim's citation."""
+    evidence_span: tuple[int, int] | None
+    """(start, end) of the evidence sentence inside the cited chunk's text."""
+    evidence: str | None
+    checks: tuple[Finding, ...]
+    route: Route
+    scored: bool = True
+    """False when some (window, claim) pair could not be scored, e.g. the claim alone overflows the model."""
+    decided_by: str = "scorer"
+    """Who set the verdict: "scorer", "checks" or "judge"."""
+    note: str | None = None
+    features: dict[str, float] = field(default_factory=dict)
+    """The claim-level features the score was computed from (model, lexical, checks); see verify.claim_features."""
+    unsupported_spans: tuple[tuple[int, int], ...] = ()
+    """For a claim that is not SUPPORTED: (start, end) in the answer of its words found nowhere in the context,
+    or the whole claim when every word occurs somewhere (see groundwire.core.spans)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    answer: str
+    score: float
+    """Answer score: min over the scores of the claims that could be scored. An answer with no claims scores 1.0
+    (nothing is asserted); a claim the model could not see at all is left out and the answer is escalated."""
+    decision: Route
+    claims: tuple[ClaimResult, ...]
+    abstained: bool
+    model_id: str
+    timings: dict[str, float] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+    """Answer-level output-validator findings (fabricated citations, misplaced refusal token...)."""
+    warnings: tuple[str, ...] = ()
+    question: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def grounded(self) -> bool:
+        return self.decision is Route.ACCEPT
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, StrEnum):
+        return value.value
+    return value

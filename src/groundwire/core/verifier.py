@@ -1,0 +1,477 @@
+"""answer + chunks -> Report: claims, deterministic checks, one batched pair matrix, aggregation, verdicts, routing.
+
+Aggregation is written once here, whatever the scorer: a claim's support is the max over every window of
+every chunk (the argmax is its citation), and the answer's score is the min over its claims. Adding a
+chunk can therefore never lower a claim's score, and adding a claim can never raise the answer's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+import numpy as np
+
+from groundwire.core.checks import ContextIndex, figure_findings, negation_finding, resolve_cited_id, validate_output
+from groundwire.core.claims import Decomposer, RuleDecomposer, sentences
+from groundwire.core.combiner import calibration_key
+from groundwire.core.errors import InputError
+from groundwire.scoring import Scorer, get_scorer
+from groundwire.scoring.lexical import LexicalScorer
+from groundwire.core.spans import unsupported_spans
+from groundwire.core.structured import rendered_chunk
+from groundwire.core.textutil import WORD_RE, content_words, looks_english, sentence_spans
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.core.windows import Window, make_windows, premise_budget
+
+DEFAULT_ACCEPT_AT = 0.8
+DEFAULT_REJECT_AT = 0.2
+_STANDARD_CLAIM_TOKENS = 96
+"""Premise windows are sized for claims up to this many tokens; longer claims get windows of their own."""
+NO_CLAIMS_SCORE = 1.0
+"""An answer with no checkable claims asserts nothing unsupported: it scores 1.0 and is accepted, with a warning."""
+
+
+class Combiner(Protocol):
+    """Maps claim features to a calibrated support score in [0, 1] (the hybrid verifier); it may weigh
+    features differently per task type ("qa", "summary", "data2text", ...)."""
+
+    def predict(self, features: Sequence[Mapping[str, float]], task: str | None = None) -> np.ndarray: ...
+
+
+Thresholds = tuple[float, float]
+"""(accept_at, reject_at)."""
+STRUCTURED_TASK = "data2text"
+"""The task a verify() call is taken to be when a chunk is a JSON record and no task is given."""
+
+
+class Pruner(Protocol):
+    """Decides which (claim, window) pairs are worth scoring; pairs not kept score 0 and cannot be a max."""
+
+    def keep(self, claims: Sequence[str], windows: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Matrix:
+    support: np.ndarray  # (claims, windows)
+    contradiction: np.ndarray | None
+    truncated: np.ndarray  # (claims,) bool: some pair of the claim was cut by the backend
+    pairs_scored: int
+
+
+class Verifier:
+    """Loads its scorer once and verifies any number of answers.
+
+    >>> verifier = Verifier("lexical")
+    >>> report = verifier.verify("The plan costs $10.", ["The plan costs $10 a month."])
+    >>> report.decision.value
+    'accept'
+    """
+
+    def __init__(
+        self,
+        scorer: Scorer | str | None = None,
+        *,
+        accept_at: float | None = None,
+        reject_at: float | None = None,
+        decomposer: Decomposer | None = None,
+        combiner: Combiner | None = None,
+        pruner: Pruner | None = None,
+    ) -> None:
+        self.scorer: Scorer = scorer if scorer is not None and not isinstance(scorer, str) else get_scorer(scorer)
+        calibrated = getattr(self.scorer, "thresholds", None) or (DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT)
+        self.accept_at = calibrated[0] if accept_at is None else accept_at
+        self.reject_at = calibrated[1] if reject_at is None else reject_at
+        if not 0.0 <= self.reject_at < self.accept_at <= 1.0:
+            raise ValueError(f"need 0 <= reject_at < accept_at <= 1, got {self.reject_at} and {self.accept_at}")
+        self.decomposer: Decomposer = decomposer or RuleDecomposer()
+        self.combiner: Combiner | None = combiner if combiner is not None else getattr(self.scorer, "combiner", None)
+        self.pruner = pruner
+        # Thresholds calibrated per task type apply only while the caller has not set thresholds explicitly.
+        explicit = accept_at is not None or reject_at is not None
+        self.task_thresholds: Mapping[str, Thresholds] = (
+            {} if explicit else dict(getattr(self.scorer, "task_thresholds", None) or {}))
+        self._lexical: Scorer | None = None
+
+    def thresholds_for(self, task: str | None) -> Thresholds:
+        return self.task_thresholds.get(task or "", (self.accept_at, self.reject_at))
+
+    @property
+    def model_id(self) -> str:
+        return self.scorer.model_id
+
+    def route(self, score: float, thresholds: Thresholds | None = None) -> Route:
+        accept_at, reject_at = thresholds or (self.accept_at, self.reject_at)
+        if score >= accept_at:
+            return Route.ACCEPT
+        if score <= reject_at:
+            return Route.REJECT
+        return Route.ESCALATE
+
+    def verify(
+        self,
+        answer: str,
+        chunks: Sequence[Chunk | str],
+        *,
+        question: str | None = None,
+        require_citations: bool = False,
+        task: str | None = None,
+    ) -> Report:
+        """Verify one answer against its chunks.
+
+        `task` ("qa", "summary", "data2text", "dialogue", "claim") selects the combiner and thresholds
+        calibrated for that kind of answer, where the scorer has them ("summary/long" for an answer of 4 or
+        more claims; `combiner.calibration_key`); without it, a context holding a JSON record is taken as
+        "data2text" and anything else gets the pooled calibration.
+        """
+        started = time.perf_counter()
+        context = as_chunks(chunks)
+        if not answer or not answer.strip():
+            raise InputError("the answer is empty: pass the model's answer text (or NOT_IN_CONTEXT for an abstention)")
+        findings = tuple(validate_output(answer, context, require_citations=require_citations))
+        warnings = _language_warnings(answer, context)
+        if answer.strip() == REFUSAL_TOKEN:
+            return Report(answer, NO_CLAIMS_SCORE, Route.ACCEPT, (), True, self.model_id,
+                          {"total": time.perf_counter() - started}, findings, warnings, question)
+        timings: dict[str, float] = {}
+        mark = time.perf_counter()
+        claims = self.decomposer.decompose(answer, question=question)
+        timings["decompose"] = time.perf_counter() - mark
+        # A bare answer ("1959") is a claim although its sentence alone would be skipped.
+        skipped = [{"text": s.text, "reason": s.skip_reason} for s in sentences(answer)
+                   if s.skip_reason and not any(c.span[0] < s.span[1] and s.span[0] < c.span[1] for c in claims)]
+        if not claims:
+            warnings += ("no checkable claims in the answer: score 1.0 by definition (nothing is asserted)",)
+            timings["total"] = time.perf_counter() - started
+            decision = _cap_for_findings(Route.ACCEPT, findings)
+            return Report(answer, NO_CLAIMS_SCORE, decision, (), False, self.model_id, timings, findings,
+                          warnings, question, {"skipped": skipped})
+        # JSON records are checked as one statement per line; evidence spans then index the rendered text.
+        scoring_context = [rendered_chunk(chunk) for chunk in context]
+        rendered = {new.id: new.text for old, new in zip(context, scoring_context, strict=True) if new is not old}
+        if task is None and rendered:
+            task = STRUCTURED_TASK
+        calibration = calibration_key(task, len(claims))
+        thresholds = self.thresholds_for(calibration)
+        results, stats = self._verify_claims(answer, claims, scoring_context, context, timings, calibration,
+                                             thresholds)
+        if rendered:
+            stats["rendered_chunks"] = rendered
+        if task is not None:
+            stats["task"] = task
+        if calibration is not None:
+            stats["calibration"] = calibration
+        # A claim the model could not see at all has no score to take the min of: it is left out of the
+        # answer score, and the answer can then at best be escalated.
+        scored = [r.score for r in results if r.support is not None or r.decided_by == "checks"]
+        score = min(scored, default=NO_CLAIMS_SCORE)
+        decision = self.route(score, thresholds)
+        if len(scored) < len(results):
+            warnings += (f"{len(results) - len(scored)} claim(s) could not be scored; the answer score covers the rest",)
+        if decision is Route.ACCEPT and any(not r.scored or r.route is not Route.ACCEPT for r in results):
+            decision = Route.ESCALATE
+        decision = _cap_for_findings(decision, findings)
+        timings["total"] = time.perf_counter() - started
+        return Report(answer, score, decision, tuple(results), False, self.model_id, timings, findings, warnings,
+                      question, {"skipped": skipped, **stats})
+
+    def _verify_claims(
+        self, answer: str, claims: list[Claim], context: list[Chunk], retrieved: list[Chunk],
+        timings: dict[str, float], task: str | None, thresholds: Thresholds,
+    ) -> tuple[list[ClaimResult], dict[str, Any]]:
+        """`context` is what is scored (JSON records rendered to statements); `retrieved` the chunks as given."""
+        mark = time.perf_counter()
+        index = ContextIndex.build(context, sources=retrieved)
+        figure_checks = [figure_findings(claim.text, index) for claim in claims]
+        timings["checks"] = time.perf_counter() - mark
+
+        mark = time.perf_counter()
+        windows, allowed = self._windows(claims, context)
+        timings["windows"] = time.perf_counter() - mark
+
+        mark = time.perf_counter()
+        matrix = self._score_matrix([c.text for c in claims], windows, allowed)
+        timings["score"] = time.perf_counter() - mark
+        scorable = allowed.any(axis=1).tolist()
+
+        mark = time.perf_counter()
+        context_words = frozenset(w for chunk in context for w in content_words(chunk.text))
+        chunk_ids = [chunk.id for chunk in context]
+        lexical = self._lexical_support([c.text for c in claims], windows, allowed, matrix)
+        evidence = [_evidence(claim.text, matrix.support[position], windows, context)
+                    for position, claim in enumerate(claims)]
+        negations = [negation_finding(claim.text, found[2]) for claim, found in zip(claims, evidence, strict=True)]
+        features = [
+            claim_features(claim, position, len(claims), matrix, windows, context_words, figure_checks[position],
+                           chunk_ids)
+            | {"lexical_support": float(lexical[position]), "negation_flip": float(negations[position] is not None)}
+            for position, claim in enumerate(claims)
+        ]
+        calibrated = self.combiner.predict(features, task=task) if self.combiner is not None else None
+        results = [
+            self._claim_result(position, claim, matrix, evidence[position], context, figure_checks[position],
+                               negations[position], features[position], scorable[position],
+                               None if calibrated is None else float(calibrated[position]), thresholds)
+            for position, claim in enumerate(claims)
+        ]
+        results = [r if r.verdict is Verdict.SUPPORTED else
+                   replace(r, unsupported_spans=unsupported_spans(answer, r.claim.span, context_words))
+                   for r in results]
+        timings["aggregate"] = time.perf_counter() - mark
+        return results, {"windows": len(windows), "pairs_scored": matrix.pairs_scored}
+
+    def _windows(self, claims: list[Claim], context: list[Chunk]) -> tuple[list[Window], np.ndarray]:
+        """Windows for every claim, and which (claim, window) pairs belong together.
+
+        A claim's windows depend only on its own length bucket, never on the other claims, so adding a
+        claim cannot change another claim's score. A claim longer than half the model window is unscorable.
+        """
+        max_tokens = self.scorer.max_tokens
+        if max_tokens is None:
+            windows = make_windows(context, budget=None, count_tokens=self.scorer.count_tokens)
+            return windows, np.ones((len(claims), len(windows)), dtype=bool)
+        standard = min(max_tokens // 2, _STANDARD_CLAIM_TOKENS)
+        buckets: dict[int, list[int]] = {}
+        for index, tokens in enumerate(self.scorer.count_tokens([claim.text for claim in claims])):
+            if tokens <= max_tokens // 2:
+                bucket = standard if tokens <= standard else min(-(-tokens // 32) * 32, max_tokens // 2)
+                buckets.setdefault(bucket, []).append(index)
+        windows: list[Window] = []
+        spans: dict[int, tuple[int, int]] = {}
+        for bucket in sorted(buckets):
+            bucket_windows = make_windows(context, budget=premise_budget(max_tokens, bucket),
+                                          count_tokens=self.scorer.count_tokens)
+            spans[bucket] = (len(windows), len(windows) + len(bucket_windows))
+            windows.extend(bucket_windows)
+        allowed = np.zeros((len(claims), len(windows)), dtype=bool)
+        for bucket, members in buckets.items():
+            allowed[np.asarray(members)[:, None], np.arange(*spans[bucket])[None, :]] = True
+        return windows, allowed
+
+    def _lexical_support(self, claims: list[str], windows: list[Window], allowed: np.ndarray,
+                         matrix: _Matrix) -> np.ndarray:
+        """Per claim, the lexical baseline's best score over the claim's own windows: a combiner feature that
+        catches novel names and figures a small model reads past. Cheap next to a model call."""
+        if isinstance(self.scorer, LexicalScorer):  # its own matrix already holds these scores
+            return matrix.support.max(axis=1) if matrix.support.size else np.zeros(len(claims))
+        if self._lexical is None:
+            self._lexical = get_scorer("lexical")
+        rows, cols = np.nonzero(allowed)
+        best = np.zeros(len(claims), dtype=np.float32)
+        if len(rows):
+            scores = self._lexical.score([(windows[j].text, claims[i]) for i, j in zip(rows, cols, strict=True)])
+            np.maximum.at(best, rows, scores.support)
+        return best
+
+    def _score_matrix(self, claims: list[str], windows: list[Window], allowed: np.ndarray) -> _Matrix:
+        keep = allowed.copy()
+        if self.pruner is not None:
+            keep &= np.asarray(self.pruner.keep(claims, [w.text for w in windows]), dtype=bool)
+        rows, cols = np.nonzero(keep)
+        pairs = [(windows[j].text, claims[i]) for i, j in zip(rows, cols, strict=True)]
+        scores = self.scorer.score(pairs)  # the one batched call
+        support = np.zeros(keep.shape, dtype=np.float32)
+        support[rows, cols] = scores.support
+        contradiction = None
+        if scores.contradiction is not None:
+            contradiction = np.zeros(keep.shape, dtype=np.float32)
+            contradiction[rows, cols] = scores.contradiction
+        truncated = np.zeros(len(claims), dtype=bool)
+        if scores.truncated is not None:
+            np.logical_or.at(truncated, rows, scores.truncated)
+        return _Matrix(support, contradiction, truncated, len(pairs))
+
+    def _claim_result(
+        self,
+        position: int,
+        claim: Claim,
+        matrix: _Matrix,
+        found: tuple[Chunk, tuple[int, int], str],
+        context: list[Chunk],
+        figure_checks: list[Finding],
+        negation: Finding | None,
+        features: dict[str, float],
+        scorable: bool,
+        calibrated: float | None,
+        thresholds: Thresholds,
+    ) -> ClaimResult:
+        chunk, evidence_span, evidence = found
+        checks = list(figure_checks)
+        if negation is not None:
+            checks.append(negation)
+        checks.extend(_citation_findings(claim, [c.id for c in context]))
+
+        support = float(matrix.support[position].max()) if scorable else None
+        contradiction = None if matrix.contradiction is None else float(matrix.contradiction[position].max())
+        score = calibrated if calibrated is not None else (support or 0.0)
+        fully_scored = scorable and not bool(matrix.truncated[position])
+        note = None if fully_scored else _unscored_note(scorable)
+
+        hard = [f.verdict for f in figure_checks if f.verdict is not None]
+        decided_by = "scorer"
+        if hard:
+            verdict = Verdict.CONTRADICTED if Verdict.CONTRADICTED in hard else Verdict.NOT_FOUND
+            decided_by = "checks"
+        score = checked_score(score, thresholds, hard=bool(hard), negation=negation is not None)
+        route = self.route(score, thresholds)
+        if support is None and not hard:
+            route = Route.ESCALATE  # unknown, not unsupported: a person or the judge should look
+        elif not fully_scored and route is Route.ACCEPT:
+            route = Route.ESCALATE
+        if not hard:
+            verdict = _model_verdict(route, support or 0.0, contradiction)
+        return ClaimResult(
+            claim=claim, verdict=verdict, score=float(score), support=support, contradiction=contradiction,
+            chunk_id=chunk.id if support is not None else None,
+            evidence_span=evidence_span if support is not None else None,
+            evidence=evidence if support is not None else None,
+            checks=tuple(checks), route=route, scored=fully_scored, decided_by=decided_by, note=note,
+            features=features,
+        )
+
+
+def checked_score(score: float, thresholds: Thresholds, *, hard: bool, negation: bool) -> float:
+    """A claim score after the deterministic checks: a figure the context lacks caps it at the reject
+    threshold; a negation flip is a signal, not proof, so it caps the score mid-band (never accepted
+    outright, the judge looks). The calibration code applies the same caps to its cross-validated scores."""
+    accept_at, reject_at = thresholds
+    if hard:
+        return min(score, reject_at)
+    if negation:
+        return min(score, (accept_at + reject_at) / 2)
+    return score
+
+
+def _model_verdict(route: Route, support: float, contradiction: float | None) -> Verdict:
+    if route is Route.ACCEPT:
+        return Verdict.SUPPORTED
+    if contradiction is not None and contradiction >= 0.5 and contradiction > support:
+        return Verdict.CONTRADICTED
+    return Verdict.NOT_FOUND
+
+
+def _unscored_note(scorable: bool) -> str:
+    if not scorable:
+        return "not scored: the claim alone is longer than half the model's window; split it or use a longer model"
+    return "not fully scored: the backend had to truncate some pairs"
+
+
+def claim_features(
+    claim: Claim,
+    position: int,
+    n_claims: int,
+    matrix: _Matrix,
+    windows: list[Window],
+    context_words: frozenset[str],
+    figure_checks: list[Finding],
+    chunk_ids: list[str],
+) -> dict[str, float]:
+    """The claim-level features the hybrid combiner learns from. Names are stable: the combiner stores them."""
+    row = matrix.support[position]
+    best = int(np.argmax(row)) if len(row) else 0
+    words = content_words(claim.text)
+    best_words = frozenset(content_words(windows[best].text)) if windows else frozenset()
+    novel = [w for w in words if w not in context_words]
+    names = [w.lower() for w in WORD_RE.findall(claim.text)[1:] if w[:1].isupper()]
+    novel_names = [w for w in names if not any(part in context_words for part in content_words(w))]
+    sorted_row = np.sort(row)[::-1]
+    contradiction = matrix.contradiction
+    return {
+        "support": float(row[best]) if len(row) else 0.0,
+        "support_second": float(sorted_row[1]) if len(sorted_row) > 1 else 0.0,
+        "contradiction": float(contradiction[position].max()) if contradiction is not None else 0.0,
+        "contradiction_at_best": float(contradiction[position, best]) if contradiction is not None else 0.0,
+        "best_window_recall": sum(w in best_words for w in words) / len(words) if words else 1.0,
+        "novel_word_share": len(novel) / len(words) if words else 0.0,
+        "novel_names": float(len(novel_names)),
+        # Named for figures, these count every deterministic finding: figures, hours, record attributes.
+        "figures_not_in_context": float(sum(f.verdict is Verdict.NOT_FOUND for f in figure_checks)),
+        "figure_conflicts": float(sum(f.verdict is Verdict.CONTRADICTED for f in figure_checks)),
+        "fabricated_citation": float(any(resolve_cited_id(i, chunk_ids) is None for i in claim.cited_ids)),
+        "claim_words": float(len(words)),
+        "position": position / max(n_claims - 1, 1),
+        "n_claims": float(n_claims),
+    }
+
+
+def _evidence(claim: str, row: np.ndarray, windows: list[Window], context: list[Chunk],
+              ) -> tuple[Chunk, tuple[int, int], str]:
+    """The claim's citation: the chunk of its best window, and that window's sentence closest to the claim."""
+    window = windows[int(np.argmax(row)) if len(row) else 0]
+    chunk = context[window.chunk_index]
+    span = best_sentence(claim, chunk.text, window.start, window.end)
+    return chunk, span, chunk.text[span[0] : span[1]]
+
+
+def best_sentence(claim: str, text: str, start: int, end: int) -> tuple[int, int]:
+    """The sentence inside text[start:end] that shares the most content words with the claim."""
+    claim_words = frozenset(content_words(claim))
+    best, best_overlap = (start, end), -1
+    for s, e in sentence_spans(text[start:end]):
+        overlap = len(claim_words & frozenset(content_words(text[start + s : start + e])))
+        if overlap > best_overlap:
+            best, best_overlap = (start + s, start + e), overlap
+    return best
+
+
+def as_chunks(chunks: Sequence[Chunk | str]) -> list[Chunk]:
+    """Accept plain strings (ids S1..Sn) or Chunks; refuse an empty context with a clear message."""
+    if isinstance(chunks, (str, bytes)):
+        raise InputError("chunks must be a list of passages, not a single string: wrap it as [text]")
+    result = [c if isinstance(c, Chunk) else Chunk(id=f"S{i}", text=str(c)) for i, c in enumerate(chunks, start=1)]
+    result = [c for c in result if c.text.strip()]
+    if not result:
+        raise InputError("the context is empty: pass at least one non-empty retrieved chunk")
+    ids = [c.id for c in result]
+    if len(set(ids)) != len(ids):
+        raise InputError(f"chunk ids must be unique; duplicated: {sorted({i for i in ids if ids.count(i) > 1})}")
+    return result
+
+
+def _citation_findings(claim: Claim, chunk_ids: list[str]) -> list[Finding]:
+    return [
+        Finding("fabricated_citation", f"cites [{raw}], which was never retrieved", None)
+        for raw in claim.cited_ids
+        if resolve_cited_id(raw, chunk_ids) is None
+    ]
+
+
+def _cap_for_findings(decision: Route, findings: Sequence[Finding]) -> Route:
+    """An answer that cites a passage nobody retrieved, or misuses the refusal token, is never accepted outright."""
+    if decision is Route.ACCEPT and findings:
+        return Route.ESCALATE
+    return decision
+
+
+def _language_warnings(answer: str, context: list[Chunk]) -> tuple[str, ...]:
+    sample = " ".join(c.text[:2000] for c in context[:5])
+    if looks_english(answer) and looks_english(sample):
+        return ()
+    return ("the answer or context does not look like English: groundwire's checks and bundled model are "
+            "English-only, so scores for other languages are unreliable",)
+
+
+_DEFAULT_VERIFIERS: dict[str, Verifier] = {}
+
+
+def verify(
+    answer: str,
+    chunks: Sequence[Chunk | str],
+    *,
+    question: str | None = None,
+    scorer: Scorer | str | None = None,
+    require_citations: bool = False,
+    task: str | None = None,
+    **options: object,
+) -> Report:
+    """One-call verification. A named scorer is loaded once per process and reused."""
+    if isinstance(scorer, str) or scorer is None:
+        key = f"{scorer}|{sorted(options.items())}"
+        if key not in _DEFAULT_VERIFIERS:
+            _DEFAULT_VERIFIERS[key] = Verifier(scorer, **options)  # type: ignore[arg-type]
+        verifier = _DEFAULT_VERIFIERS[key]
+    else:
+        verifier = Verifier(scorer, **options)  # type: ignore[arg-type]
+    return verifier.verify(answer, chunks, question=question, require_citations=require_citations, task=task)

@@ -1,0 +1,206 @@
+"""Semantic answer cache: serve a stored answer only to the same question, scope and document set.
+
+An entry is served only when all three hold: cosine similarity of the query embeddings >= the
+threshold (0.97 by default), the document-set version matches, and the permission scope matches.
+Scope is a hard partition (entries of one scope are never compared with another's queries), so a
+user's answer cannot reach another scope even on an identical question. Ingest invalidates the
+entries that depend on the changed documents. In memory, per process; thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from groundwire.core.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.data.embed import Embedder
+
+DEFAULT_THRESHOLD = 0.97
+
+
+@dataclass(frozen=True, slots=True)
+class CacheHit:
+    entry_id: str
+    query: str
+    """The cached query that matched (not the one asked)."""
+    response: Any
+    similarity: float
+    doc_version: str
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    hits: int
+    misses: int
+    invalidations: int
+    """Entries removed because a document they depend on changed (or their scope was cleared)."""
+    evictions: int
+    entries: int
+    stale_version_misses: int
+    """Misses where a similar-enough entry existed but for another document-set version."""
+
+    @property
+    def lookups(self) -> int:
+        return self.hits + self.misses
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.lookups if self.lookups else 0.0
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "lookups": self.lookups,
+            "hit_rate": self.hit_rate,
+            "invalidations": self.invalidations,
+            "evictions": self.evictions,
+            "entries": self.entries,
+            "stale_version_misses": self.stale_version_misses,
+        }
+
+
+@dataclass(slots=True)
+class _Entry:
+    query: str
+    vector: np.ndarray
+    response: Any
+    doc_version: str
+    doc_ids: frozenset[str]
+
+
+class SemanticCache:
+    """Cache keyed by query meaning, partitioned by scope, guarded by document-set version.
+
+    `doc_version` is whatever identifies the document set an answer was produced from; with the
+    store it is `str(store.doc_version(scope=...))`. `doc_ids` are the documents an answer drew on,
+    so that `invalidate(scope=..., doc_ids=...)` after an ingest drops exactly the affected entries.
+    """
+
+    def __init__(
+        self, embedder: Embedder | None = None, *, threshold: float = DEFAULT_THRESHOLD, max_entries: int = 10_000
+    ) -> None:
+        if not 0.0 < threshold <= 1.0:
+            raise InputError(f"cache threshold must be in (0, 1], not {threshold}")
+        if max_entries < 1:
+            raise InputError("max_entries must be at least 1")
+        self._embedder = embedder
+        self.threshold = threshold
+        self.max_entries = max_entries
+        self._lock = threading.Lock()
+        self._scopes: dict[str, OrderedDict[str, _Entry]] = {}
+        self._hits = self._misses = self._invalidations = self._evictions = self._stale = 0
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from groundwire.data.embed import default_embedder
+
+            self._embedder = default_embedder()
+        return self._embedder
+
+    def get(self, query: str, *, scope: str, doc_version: str | int) -> CacheHit | None:
+        """The stored answer for this query in this scope and document-set version, or None (a miss)."""
+        vector = self._embed(query)
+        doc_version = str(doc_version)
+        with self._lock:
+            entries = self._scopes.get(_scope(scope)) or OrderedDict()
+            ids = list(entries)
+            similarities = np.stack([entries[i].vector for i in ids]) @ vector if ids else np.zeros(0)
+            best_id, best_sim, stale = None, -1.0, False
+            for position in np.flatnonzero(similarities >= self.threshold):
+                entry_id = ids[position]
+                if entries[entry_id].doc_version != doc_version:
+                    stale = True
+                elif similarities[position] > best_sim:
+                    best_id, best_sim = entry_id, float(similarities[position])
+            if best_id is None:
+                self._misses += 1
+                self._stale += stale
+                return None
+            entries.move_to_end(best_id)  # least recently used goes first when full
+            entry = entries[best_id]
+            self._hits += 1
+            return CacheHit(best_id, entry.query, entry.response, best_sim, entry.doc_version)
+
+    def put(
+        self,
+        query: str,
+        response: Any,
+        *,
+        scope: str,
+        doc_version: str | int,
+        doc_ids: Iterable[str] = (),
+    ) -> str:
+        """Store an answer; returns the entry id. An entry of the same scope and document-set version that
+        this query matches is replaced. Entries for other versions stay: a fingerprint version may belong
+        to another document selection that is still current. Stale ones age out by LRU eviction."""
+        vector = self._embed(query)
+        doc_version = str(doc_version)
+        entry = _Entry(query, vector, response, doc_version, frozenset(doc_ids))
+        entry_id = uuid.uuid4().hex
+        with self._lock:
+            entries = self._scopes.setdefault(_scope(scope), OrderedDict())
+            duplicates = [
+                i
+                for i, e in entries.items()
+                if e.doc_version == doc_version and float(e.vector @ vector) >= self.threshold
+            ]
+            for old_id in duplicates:
+                del entries[old_id]
+            entries[entry_id] = entry
+            while sum(len(e) for e in self._scopes.values()) > self.max_entries:
+                # The fullest scope gives up its least recently used entry, so one busy tenant cannot
+                # flush everyone else's cache.
+                fullest = max(self._scopes.values(), key=len)
+                fullest.popitem(last=False)
+                self._evictions += 1
+        return entry_id
+
+    def invalidate(self, *, scope: str, doc_ids: Iterable[str] | None = None) -> int:
+        """Drop the scope's entries that depend on any of `doc_ids` (all its entries when None).
+
+        An entry stored without doc_ids depends on the whole document set and is always dropped.
+        Returns how many entries were removed.
+        """
+        targets = None if doc_ids is None else frozenset(doc_ids)
+        with self._lock:
+            entries = self._scopes.get(_scope(scope))
+            if not entries:
+                return 0
+            doomed = [i for i, e in entries.items() if targets is None or not e.doc_ids or e.doc_ids & targets]
+            for entry_id in doomed:
+                del entries[entry_id]
+            self._invalidations += len(doomed)
+            return len(doomed)
+
+    @property
+    def stats(self) -> CacheStats:
+        with self._lock:
+            return CacheStats(
+                hits=self._hits,
+                misses=self._misses,
+                invalidations=self._invalidations,
+                evictions=self._evictions,
+                entries=sum(len(e) for e in self._scopes.values()),
+                stale_version_misses=self._stale,
+            )
+
+    def _embed(self, query: str) -> np.ndarray:
+        if not isinstance(query, str) or not query.strip():
+            raise InputError("the cache needs a non-empty query")
+        return self.embedder.embed([" ".join(query.split())])[0]
+
+
+def _scope(scope: str) -> str:
+    if not isinstance(scope, str) or not scope.strip():
+        raise InputError("a permission scope is required (a non-empty string)")
+    return scope

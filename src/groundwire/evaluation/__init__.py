@@ -1,0 +1,1 @@
+"""Measuring a verifier: metrics, evaluation on labelled files, and the eval loop over the request log."""

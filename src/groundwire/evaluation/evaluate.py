@@ -1,0 +1,101 @@
+"""Run the verifier over a grounding-eval JSONL file and measure how well it flags hallucinated answers."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from groundwire.data.rows import EvalRow
+from groundwire.core.errors import InputError
+from groundwire.evaluation.metrics import DetectionMetrics, detection_metrics
+from groundwire.core.types import Chunk, Report, Route
+from groundwire.core.verifier import Verifier
+
+
+@dataclass(frozen=True, slots=True)
+class RowOutcome:
+    row: EvalRow
+    report: Report | None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSummary:
+    file: str
+    model_id: str
+    overall: DetectionMetrics
+    per_task: dict[str, DetectionMetrics]
+    seconds: float
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    unlabelled: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file, "model_id": self.model_id, "seconds": round(self.seconds, 3),
+            "overall": self.overall.to_dict(), "per_task": {k: v.to_dict() for k, v in self.per_task.items()},
+            "errors": self.errors, "unlabelled": self.unlabelled,
+        }
+
+    def final_line(self) -> str:
+        m = self.overall
+        return f"balanced_accuracy={_fmt(m.balanced_accuracy)} f1={_fmt(m.f1_hallucinated)} auroc={_fmt(m.auroc)} n={m.n}"
+
+
+def row_chunks(row: EvalRow) -> list[Chunk]:
+    return [Chunk(id=f"S{i}", text=text, doc_id=row.id) for i, text in enumerate(row.context, start=1)]
+
+
+def verify_rows(rows: Iterable[EvalRow], verifier: Verifier) -> Iterator[RowOutcome]:
+    """Verify each row; a row that cannot be checked is reported with its id, never dropped."""
+    for row in rows:
+        try:
+            report = verifier.verify(row.answer, row_chunks(row), question=row.question, task=row.task)
+        except InputError as error:
+            yield RowOutcome(row, None, str(error))
+        else:
+            yield RowOutcome(row, report)
+
+
+def evaluate(
+    rows: Iterable[EvalRow], verifier: Verifier, *, file: str = "", on_row: Callable[[RowOutcome], None] | None = None
+) -> EvalSummary:
+    started = time.perf_counter()
+    by_task: dict[str, list[tuple[bool, float, bool]]] = defaultdict(list)
+    errors: list[dict[str, Any]] = []
+    unlabelled = 0
+    for outcome in verify_rows(rows, verifier):
+        if on_row is not None:
+            on_row(outcome)
+        if outcome.report is None:
+            errors.append({"id": outcome.row.id, "line": outcome.row.line, "error": outcome.error})
+        elif outcome.row.hallucinated is None:
+            unlabelled += 1
+        else:
+            report = outcome.report
+            by_task[outcome.row.task].append(
+                (outcome.row.hallucinated, report.score, report.decision is not Route.ACCEPT)
+            )
+    labelled = [item for items in by_task.values() for item in items]
+    if not labelled:
+        raise InputError(f"{file or 'input'}: no labelled rows to evaluate ('hallucinated' must be true or false)")
+    return EvalSummary(
+        file=file,
+        model_id=verifier.model_id,
+        overall=_metrics(labelled),
+        per_task={task: _metrics(items) for task, items in sorted(by_task.items())},
+        seconds=time.perf_counter() - started,
+        errors=errors,
+        unlabelled=unlabelled,
+    )
+
+
+def _metrics(items: list[tuple[bool, float, bool]]) -> DetectionMetrics:
+    labels, scores, flagged = zip(*items, strict=True)
+    return detection_metrics(labels, scores, flagged)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

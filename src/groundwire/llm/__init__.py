@@ -1,0 +1,1 @@
+"""The LLM tier: the OpenAI-compatible client, the judge, repair, grounded generation and their prompts."""

@@ -1,0 +1,336 @@
+"""An OpenAI-compatible chat-completions client on httpx.
+
+Works with any server that speaks POST {base_url}/chat/completions: OpenAI, vLLM, Ollama, llama.cpp.
+Explicit timeouts; retries with exponential backoff on 429, 5xx, timeouts and dropped connections;
+JSON replies validated against a pydantic schema; token logprobs read when the server returns them;
+every call logged (logger "groundwire.llm.client") and kept in `client.calls` with latency and token counts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from groundwire.config import Config, LLMConfig
+
+log = logging.getLogger("groundwire.llm.client")
+
+Message = Mapping[str, str]
+T = TypeVar("T", bound=BaseModel)
+
+CALL_LOG_SIZE = 1000
+RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+class LLMError(RuntimeError):
+    """The LLM endpoint could not give a usable reply. The message says why and what to check."""
+
+    attempts: int = 1
+    """How many HTTP requests were made before giving up."""
+
+
+class LLMTimeout(LLMError):
+    """Every attempt ran past the configured timeout."""
+
+
+class LLMHTTPError(LLMError):
+    def __init__(self, message: str, *, status: int, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class LLMOutputError(LLMError):
+    """The reply arrived but is not what was asked for (not JSON, wrong schema)."""
+
+    def __init__(self, message: str, *, text: str) -> None:
+        super().__init__(message)
+        self.text = text
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    token: str
+    logprob: float
+
+    @property
+    def prob(self) -> float:
+        return math.exp(self.logprob)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str
+    model: str
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float
+    attempts: int
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    """Per-token logprobs of the reply, or None when the server did not return them."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One logical call (retries included), as kept in `LLMClient.calls`."""
+
+    purpose: str
+    model: str
+    ok: bool
+    latency_s: float
+    attempts: int
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+@dataclass
+class LLMClient:
+    base_url: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    timeout_s: float = 60.0
+    connect_timeout_s: float = 5.0
+    max_retries: int = 3
+    backoff_s: float = 0.5
+    max_backoff_s: float = 8.0
+    temperature: float = 0.0
+    max_tokens: int | None = 512
+    json_mode: Literal["json_object", "json_schema", "none"] = "json_object"
+    transport: httpx.BaseTransport | None = None
+    sleep: Callable[[float], None] = time.sleep
+    calls: deque[CallRecord] = field(default_factory=lambda: deque(maxlen=CALL_LOG_SIZE))
+    """The most recent calls (bounded, so a long-running service does not grow without end)."""
+
+    def __post_init__(self) -> None:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        timeout = httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s)
+        self._http = httpx.Client(
+            base_url=self.base_url.rstrip("/"), headers=headers, timeout=timeout, transport=self.transport
+        )
+
+    @classmethod
+    def from_config(cls, config: LLMConfig, **overrides: Any) -> LLMClient:
+        settings = config.model_dump(exclude={"expensive_model", "self_rag"})
+        settings["api_key"] = config.api_key.get_secret_value() if config.api_key else None
+        settings.update(overrides)
+        return cls(**settings)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- calls -------------------------------------------------------------------------------------
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        purpose: str = "chat",
+        model: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        json_object: bool | type[BaseModel] = False,
+        logprobs: bool = False,
+        stop: Sequence[str] | None = None,
+    ) -> Completion:
+        model = model or self.model
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [dict(message) for message in messages],
+            "temperature": self.temperature if temperature is None else temperature,
+        }
+        if (max_tokens or self.max_tokens) is not None:
+            body["max_tokens"] = max_tokens or self.max_tokens
+        if json_object:
+            body.update(_response_format(self.json_mode, json_object))
+        if logprobs:
+            body["logprobs"] = True
+        if stop:
+            body["stop"] = list(stop)
+        started = time.perf_counter()
+        try:
+            payload, attempts = self._post_with_retries(body)
+            completion = _parse_completion(payload, model=model, started=started, attempts=attempts)
+        except LLMError as exc:
+            self._record(CallRecord(purpose, model, False, time.perf_counter() - started, exc.attempts, error=str(exc)))
+            raise
+        self._record(
+            CallRecord(
+                purpose,
+                completion.model,
+                True,
+                completion.latency_s,
+                completion.attempts,
+                completion.prompt_tokens,
+                completion.completion_tokens,
+            )
+        )
+        return completion
+
+    def chat_json(self, messages: Sequence[Message], schema: type[T], **options: Any) -> tuple[T, Completion]:
+        """Ask for a JSON reply and validate it against `schema`. Raises LLMOutputError when it does not fit."""
+        completion = self.chat(messages, json_object=schema, **options)
+        return parse_json_reply(completion.text, schema), completion
+
+    # --- internals ---------------------------------------------------------------------------------
+
+    def _record(self, record: CallRecord) -> None:
+        self.calls.append(record)
+        log.info(
+            "llm call purpose=%s model=%s ok=%s latency_s=%.3f attempts=%d prompt_tokens=%s completion_tokens=%s%s",
+            record.purpose,
+            record.model,
+            record.ok,
+            record.latency_s,
+            record.attempts,
+            record.prompt_tokens,
+            record.completion_tokens,
+            f" error={record.error}" if record.error else "",
+        )
+
+    def _post_with_retries(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        last_error: LLMError | None = None
+        for attempt in range(1, self.max_retries + 2):
+            if attempt > 1:
+                self.sleep(self._backoff(attempt - 1, last_error))
+            try:
+                response = self._http.post("/chat/completions", json=body)
+            except httpx.TimeoutException as exc:
+                last_error = LLMTimeout(f"{self.base_url}: no reply within {self.timeout_s:g}s ({type(exc).__name__})")
+                log.warning("llm attempt %d timed out", attempt)
+                continue
+            except httpx.TransportError as exc:
+                last_error = LLMError(f"{self.base_url}: cannot reach the LLM endpoint ({exc}); is the server running?")
+                log.warning("llm attempt %d failed to connect: %s", attempt, exc)
+                continue
+            if response.status_code in RETRY_STATUS:
+                last_error = LLMHTTPError(
+                    f"{self.base_url}: HTTP {response.status_code}: {response.text[:200]}",
+                    status=response.status_code,
+                    retry_after=_retry_after(response),
+                )
+                log.warning("llm attempt %d got HTTP %d", attempt, response.status_code)
+                continue
+            if response.is_error:
+                error = LLMHTTPError(
+                    f"{self.base_url}: HTTP {response.status_code}: {response.text[:300]} (not retried: check the "
+                    "model name, API key and request)",
+                    status=response.status_code,
+                )
+                error.attempts = attempt
+                raise error
+            try:
+                return response.json(), attempt
+            except json.JSONDecodeError as exc:
+                error = LLMOutputError(f"{self.base_url}: the reply is not JSON: {exc}", text=response.text)
+                error.attempts = attempt
+                raise error from exc
+        assert last_error is not None
+        final = type(last_error)(f"{last_error} (gave up after {self.max_retries + 1} attempts)", **_extra(last_error))
+        final.attempts = self.max_retries + 1
+        raise final
+
+    def _backoff(self, retry: int, error: LLMError | None) -> float:
+        retry_after = error.retry_after if isinstance(error, LLMHTTPError) else None
+        wait = self.backoff_s * 2 ** (retry - 1) if retry_after is None else retry_after
+        return min(wait, self.max_backoff_s)
+
+
+def _response_format(mode: str, schema: bool | type[BaseModel]) -> dict[str, Any]:
+    # json_schema constrains decoding to the schema where the server supports it (OpenAI, vLLM, llama.cpp).
+    if mode == "json_schema" and isinstance(schema, type):
+        spec = {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False}
+        return {"response_format": {"type": "json_schema", "json_schema": spec}}
+    if mode in ("json_object", "json_schema"):
+        return {"response_format": {"type": "json_object"}}
+    return {}
+
+
+def _extra(error: LLMError) -> dict[str, Any]:
+    return {"status": error.status} if isinstance(error, LLMHTTPError) else {}
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after", "")
+    return float(value) if re.fullmatch(r"\d+(\.\d+)?", value.strip()) else None
+
+
+def _parse_completion(payload: Any, *, model: str, started: float, attempts: int) -> Completion:
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    if not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
+        raise LLMOutputError(
+            "the reply has no choices[0].message; is this an OpenAI-compatible chat endpoint? "
+            f"got {str(payload)[:200]}",
+            text=json.dumps(payload)[:2000],
+        )
+    choice = choices[0]
+    usage = payload.get("usage") or {}
+    return Completion(
+        text=choice["message"].get("content") or "",
+        model=payload.get("model") or model,
+        finish_reason=choice.get("finish_reason"),
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        latency_s=time.perf_counter() - started,
+        attempts=attempts,
+        logprobs=_parse_logprobs(choice.get("logprobs")),
+    )
+
+
+def _parse_logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
+    # OpenAI shape: {"content": [{"token": "...", "logprob": -0.1, ...}, ...]}; llama.cpp's OAI mode matches it.
+    if not isinstance(raw, dict) or not isinstance(raw.get("content"), list):
+        return None
+    return tuple(
+        TokenLogprob(str(item.get("token", "")), float(item["logprob"]))
+        for item in raw["content"]
+        if isinstance(item, dict) and isinstance(item.get("logprob"), (int, float))
+    )
+
+
+_FENCE_RE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def parse_json_reply(text: str, schema: type[T]) -> T:
+    """Validate a model's JSON reply. Tolerates a ```json fence and prose around one JSON object; nothing more."""
+    stripped = text.strip()
+    fenced = _FENCE_RE.match(stripped)
+    candidate = fenced.group(1) if fenced else stripped
+    if not candidate.startswith(("{", "[")):
+        start, end = candidate.find("{"), candidate.rfind("}")
+        candidate = candidate[start : end + 1] if 0 <= start < end else candidate
+    try:
+        return schema.model_validate_json(candidate)
+    except ValidationError as exc:
+        raise LLMOutputError(
+            f"the reply does not match {schema.__name__}: {exc.errors()[0]['msg']}", text=text
+        ) from exc
+
+
+def client_from_config(config: Config | None = None, **overrides: Any) -> LLMClient:
+    """The client groundwire.toml (or the environment) describes. See groundwire.config."""
+    from groundwire.config import load_config
+
+    config = load_config() if config is None else config
+    return LLMClient.from_config(config.llm, **overrides)

@@ -1,0 +1,70 @@
+"""Answer policies: what to hand the user, given a verified answer.
+
+- "route": accept -> the answer; escalate -> the answer, flagged for review; reject -> the fallback.
+- "strict": only an accepted answer is returned; anything else becomes the fallback.
+- "disclaimer": score >= band high -> the answer; inside [low, high) -> the answer with a configured caveat;
+  below low -> the fallback.
+An abstention is always returned as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from groundwire.config import PolicyConfig
+from groundwire.core.types import Report, Route
+
+Action = Literal["accept", "escalate", "reject", "disclaim", "abstain"]
+DELIVERED: frozenset[str] = frozenset({"accept", "disclaim", "abstain"})
+"""Actions that hand the answer to the user as final (no retry needed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyOutcome:
+    action: Action
+    answer: str
+    reason: str
+
+
+PolicyFn = Callable[[Report, PolicyConfig, str], PolicyOutcome]
+
+
+def _route(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcome:
+    if report.decision is Route.ACCEPT:
+        return PolicyOutcome("accept", report.answer, f"score {report.score:.2f}: accepted")
+    if report.decision is Route.ESCALATE:
+        return PolicyOutcome("escalate", report.answer, f"score {report.score:.2f}: needs review")
+    return PolicyOutcome("reject", fallback, f"score {report.score:.2f}: rejected")
+
+
+def _strict(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcome:
+    if report.decision is Route.ACCEPT:
+        return PolicyOutcome("accept", report.answer, f"score {report.score:.2f}: accepted")
+    return PolicyOutcome("reject", fallback, f"score {report.score:.2f}: not accepted, strict policy")
+
+
+def _disclaimer(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcome:
+    low, high = config.disclaimer_band
+    if report.decision is Route.REJECT:
+        # A rejected answer (a claim rejected, a fabricated citation...) is never delivered, caveat or not.
+        return PolicyOutcome("reject", fallback, f"score {report.score:.2f}: rejected")
+    if report.score >= high and not report.findings:
+        return PolicyOutcome("accept", report.answer, f"score {report.score:.2f} >= {high}")
+    if report.score >= low:
+        return PolicyOutcome(
+            "disclaim",
+            f"{report.answer}\n\n{config.disclaimer}",
+            f"score {report.score:.2f} in the disclaimer band [{low}, {high})",
+        )
+    return PolicyOutcome("reject", fallback, f"score {report.score:.2f} < {low}")
+
+
+POLICIES: dict[str, PolicyFn] = {"route": _route, "strict": _strict, "disclaimer": _disclaimer}
+
+
+def apply_policy(report: Report, *, config: PolicyConfig, fallback: str) -> PolicyOutcome:
+    if report.abstained:
+        return PolicyOutcome("abstain", report.answer, "the answer abstains")
+    return POLICIES[config.name](report, config, fallback)

@@ -1,0 +1,196 @@
+"""Repair a checked answer: keep what is supported, minimally edit the middle band, drop the rest.
+
+Per claim: a SUPPORTED claim (route accept) is kept; a claim from the escalation band is edited by the
+LLM toward its evidence chunk and the edit is re-verified with the scorer; a NOT_FOUND or CONTRADICTED
+claim is dropped. The corrector never adds information: an edit that brings in a content word or
+figure found neither in the claim nor in the context, or that the scorer does not accept, is dropped.
+Without an LLM client the middle band is dropped too, so repair still works offline.
+
+The surviving text is reassembled with citations; when the surviving share of claims falls below
+`min_surviving_share`, the answer is replaced by the abstention message (NOT_IN_CONTEXT by default).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from itertools import groupby
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
+
+from groundwire.llm import prompts
+from groundwire.core.checks import extract_figures
+from groundwire.core.claims import strip_citations
+from groundwire.llm.client import LLMClient, LLMError
+from groundwire.core.textutil import content_words
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, ClaimResult, Report, Route, Verdict
+
+if TYPE_CHECKING:
+    from groundwire.core.verifier import Verifier
+
+Action = Literal["keep", "edit", "drop"]
+
+
+class EditReply(BaseModel):
+    edited: str
+
+
+@dataclass(frozen=True, slots=True)
+class RepairAction:
+    claim: str
+    action: Action
+    reason: str
+    edited: str | None = None
+    chunk_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Repaired:
+    answer: str
+    abstained: bool
+    surviving_share: float
+    actions: tuple[RepairAction, ...]
+    report: Report
+    """The repaired answer, verified again (an abstention gives an abstained report)."""
+    original: Report
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "answer": self.answer,
+            "abstained": self.abstained,
+            "surviving_share": self.surviving_share,
+            "actions": [dataclasses.asdict(action) for action in self.actions],
+            "report": self.report.to_dict(),
+            "original_score": self.original.score,
+        }
+
+
+def repair(
+    report: Report,
+    chunks: Sequence[Chunk | str],
+    *,
+    verifier: Verifier,
+    client: LLMClient | None = None,
+    min_surviving_share: float = 0.5,
+    abstain_message: str = REFUSAL_TOKEN,
+) -> Repaired:
+    """Repair the answer `report` describes. `chunks` must be the context it was checked against."""
+    from groundwire.core.verifier import as_chunks
+
+    chunks = as_chunks(chunks)
+    if report.abstained or not report.claims:
+        return Repaired(report.answer, report.abstained, 1.0, (), report, report)
+    by_id = {chunk.id: chunk for chunk in chunks}
+    decisions = [_decide(result, chunks, by_id, verifier=verifier, client=client) for result in report.claims]
+    surviving = sum(action.action != "drop" for action in decisions)
+    share = surviving / len(decisions)
+    if surviving == 0 or share < min_surviving_share:
+        return Repaired(abstain_message, True, share, tuple(decisions), _abstained(report, abstain_message), report)
+    answer = reassemble(report, decisions)
+    repaired = verifier.verify(answer, chunks, question=report.question, task=report.extra.get("task"))
+    return Repaired(answer, False, share, tuple(decisions), repaired, report)
+
+
+def _decide(
+    result: ClaimResult,
+    chunks: Sequence[Chunk],
+    by_id: dict[str, Chunk],
+    *,
+    verifier: Verifier,
+    client: LLMClient | None,
+) -> RepairAction:
+    text = result.claim.text
+    if result.route is Route.ACCEPT and result.verdict is Verdict.SUPPORTED:
+        return RepairAction(text, "keep", "supported", chunk_id=result.chunk_id)
+    if result.route is not Route.ESCALATE or result.chunk_id not in by_id:
+        return RepairAction(text, "drop", f"{result.verdict.value.lower()} (score {result.score:.2f})")
+    if client is None:
+        return RepairAction(text, "drop", "in the escalation band and no LLM configured to edit it")
+    return _edit(result, by_id[result.chunk_id], chunks, verifier=verifier, client=client)
+
+
+def _edit(
+    result: ClaimResult, chunk: Chunk, chunks: Sequence[Chunk], *, verifier: Verifier, client: LLMClient
+) -> RepairAction:
+    text = result.claim.text
+    try:
+        reply, _ = client.chat_json(prompts.edit_messages(text, chunk), EditReply, purpose="repair_edit")
+    except LLMError as exc:
+        return RepairAction(text, "drop", f"edit failed: {exc}")
+    edited = strip_citations(reply.edited).strip()
+    if not edited:
+        return RepairAction(text, "drop", "the corrector found no supported edit")
+    added = added_content(text, edited, " ".join(c.text for c in chunks))
+    if added:
+        return RepairAction(
+            text, "drop", f"the edit adds content the context does not have: {', '.join(added)}", edited=edited
+        )
+    check = verifier.verify(edited, chunks)
+    if check.decision is not Route.ACCEPT or not check.claims:
+        return RepairAction(text, "drop", f"the edit did not verify (score {check.score:.2f})", edited=edited)
+    return RepairAction(
+        text,
+        "edit",
+        f"edited and re-verified (score {check.score:.2f})",
+        edited=edited,
+        chunk_id=check.claims[0].chunk_id,
+    )
+
+
+def added_content(original: str, edited: str, context: str) -> list[str]:
+    """Content words and figures in `edited` found neither in `original` nor in `context`."""
+    allowed = set(content_words(original)) | set(content_words(context))
+    words = [word for word in content_words(edited) if word not in allowed]
+    known_figures = {f.key for f in extract_figures(original + "\n" + context)}
+    figures = [f.text for f in extract_figures(edited) if f.key not in known_figures]
+    return list(dict.fromkeys(words + figures))
+
+
+def reassemble(report: Report, actions: Sequence[RepairAction]) -> str:
+    """Surviving text with citations. A sentence whose claims all survive unedited keeps its own words;
+    otherwise each surviving claim of it is written out with the chunk that supports it."""
+    out = ""
+    last_end: int | None = None
+    pairs = zip(report.claims, actions, strict=True)
+    for sentence, group in groupby(pairs, key=lambda pair: pair[0].claim.sentence):
+        members = list(group)
+        if all(action.action == "keep" for _, action in members) and _citations_hold(members):
+            pieces = [sentence.strip()]
+        else:
+            pieces = [_cited(a.edited or r.claim.text, a.chunk_id) for r, a in members if a.action != "drop"]
+        if pieces:
+            # Line breaks between surviving sentences are kept, so lists stay lists.
+            gap = report.answer[last_end : members[0][0].claim.span[0]] if last_end is not None else ""
+            out += ("\n" if "\n" in gap else " ") if out else ""
+            out += " ".join(pieces)
+            last_end = members[-1][0].claim.span[1]
+    return out
+
+
+def _citations_hold(members: list[tuple[ClaimResult, RepairAction]]) -> bool:
+    # Keep the writer's own citations only when they include the chunk that actually supports each claim.
+    return all(action.chunk_id is None or action.chunk_id in result.claim.cited_ids for result, action in members)
+
+
+def _cited(text: str, chunk_id: str | None) -> str:
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    match = re.search(r"[.!?]+$", text)
+    body, end = (text[: match.start()], match.group()) if match else (text, ".")
+    return f"{body} [{chunk_id}]{end}" if chunk_id else f"{body}{end}"
+
+
+def _abstained(report: Report, message: str) -> Report:
+    return dataclasses.replace(
+        report,
+        answer=message,
+        score=1.0,
+        decision=Route.ACCEPT,
+        claims=(),
+        abstained=True,
+        findings=(),
+        extra={**report.extra, "repaired_from": report.answer},
+    )

@@ -68,3 +68,23 @@ def test_each_report_is_stored_once(client, settings) -> None:  # noqa: ANN001
     assert json.dumps(sent["report"]["answer"]) in report and '"report"' not in extra
     logged = client.get(f"/v1/requests/{sent['request_id']}", headers=ALPHA).json()
     assert logged["response"] == sent  # the page still gets the response exactly as it was answered
+
+
+def test_the_page_and_the_api_send_security_headers(client) -> None:  # noqa: ANN001
+    for path in ("/", "/healthz", "/static/app.js"):
+        headers = client.get(path).headers
+        assert headers["x-content-type-options"] == "nosniff", path
+        assert "frame-ancestors 'none'" in headers["content-security-policy"], path
+        assert "default-src 'self'" in headers["content-security-policy"], path
+
+
+def test_serve_refuses_a_public_address_without_keys(tmp_path) -> None:  # noqa: ANN001
+    import os
+    import subprocess
+    import sys
+
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("GROUNDWIRE_", "OPENAI_"))}
+    done = subprocess.run([sys.executable, "-m", "groundwire", "serve", "--host", "0.0.0.0", "--scorer", "lexical",
+                           "--db", str(tmp_path / "x.db")], capture_output=True, text=True, env=environment,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and "--insecure-no-auth" in done.stderr

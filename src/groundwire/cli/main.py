@@ -154,36 +154,84 @@ def eval_command(
     out: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
     accept_at: Annotated[float | None, typer.Option()] = None,
     reject_at: Annotated[float | None, typer.Option()] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON instead of a table.")] = False,
+    target_far: Annotated[float | None, typer.Option(
+        min=0.0, max=0.99, help="Re-derive thresholds on this file: at most this share of hallucinated answers "
+                                "accepted. Written to groundwire.toml ([verify] accept_at / reject_at).")] = None,
+    target_frr: Annotated[float | None, typer.Option(
+        min=0.0, max=0.99, help="With --target-far: at most this share of faithful answers rejected.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON instead of tables.")] = False,
     config_file: ConfigOption = None,
 ) -> None:
-    """Balanced accuracy, F1 of the hallucinated class and AUROC, overall and per task."""
+    """Balanced accuracy, F1 and AUROC, and the routing rates (false accept, false reject, escalated), per task."""
     from rich.progress import Progress
 
     from groundwire.config import load_config
     from groundwire.data.rows import read_eval_jsonl
     from groundwire.evaluation.evaluate import evaluate
 
-    verifier = build_verifier(load_config(config_file), scorer, accept_at=accept_at, reject_at=reject_at)
+    if (target_far is None) != (target_frr is None):
+        raise InputError("give both --target-far and --target-frr to re-derive thresholds")
+    config = load_config(config_file)
+    verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at)
     rows = list(read_eval_jsonl(file, limit=limit))
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"evaluating {file.name}", total=len(rows))
         summary = evaluate(rows, verifier, file=str(file), on_row=lambda _: progress.advance(task))
+    if not as_json:
+        _print_eval(file.name, summary)
+        if summary.errors:
+            errors.print(literal(f"{len(summary.errors)} rows could not be checked: {summary.errors[:3]}", "yellow"))
+    if target_far is not None and target_frr is not None:
+        summary = _retarget(file, rows, summary, config_file, scorer, target_far, target_frr)
     if out:
         out.write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
     if as_json:
         print_json(summary.to_dict())
         return
-    table = Table(title=literal(f"{file.name} — {summary.model_id} — {summary.seconds:.1f}s"))
-    for column in ("task", "n", "hallucinated", "balanced acc", "F1 (halluc.)", "AUROC"):
+    print(summary.final_line())
+
+
+def _print_eval(name: str, summary: Any) -> None:
+    table = Table(title=literal(f"{name} — {summary.model_id} — {summary.seconds:.1f}s"),
+                  caption="FAR: hallucinated answers accepted; FRR: faithful answers rejected; esc: escalated")
+    for column in ("task", "n", "halluc", "bacc", "F1", "AUROC", "FAR", "FRR", "esc"):
         table.add_column(column, justify="right" if column != "task" else "left")
     for task_name, m in [*summary.per_task.items(), ("all", summary.overall)]:
+        r = summary.routing[task_name]
         table.add_row(literal(task_name), str(m.n), str(m.positives), _num(m.balanced_accuracy), _num(m.f1_hallucinated),
-                      _num(m.auroc))
+                      _num(m.auroc), _num(r.false_accept), _num(r.false_reject), _num(r.escalated))
     console.print(table)
-    if summary.errors:
-        errors.print(literal(f"{len(summary.errors)} rows could not be checked: {summary.errors[:3]}", "yellow"))
-    print(summary.final_line())
+
+
+def _retarget(file: Path, rows: list[Any], summary: Any, config_file: Path | None, scorer: str | None,
+              target_far: float, target_frr: float) -> Any:
+    """Thresholds meeting the targets on this file's answers, written to groundwire.toml, then the file
+    re-evaluated at them (the checks' caps move with reject_at, so the rates are measured, not predicted)."""
+    from groundwire.config import config_path_for_writing, load_config, write_thresholds
+    from groundwire.evaluation.evaluate import evaluate
+    from groundwire.evaluation.operating import thresholds_for_targets
+
+    labels, scores = zip(*summary.scored, strict=True)
+    try:
+        new_accept, new_reject = thresholds_for_targets(labels, scores, target_far=target_far, target_frr=target_frr)
+    except ValueError as exc:
+        raise InputError(f"{file}: cannot set thresholds: {exc}") from exc
+    path = config_path_for_writing(config_file)
+    write_thresholds(path, new_accept, new_reject,
+                     comment=f"groundwire eval {file.name}: targets false accept {target_far:g}, "
+                             f"false reject {target_frr:g}, {len(labels)} answers")
+    console.print(literal(f"wrote accept_at={new_accept} reject_at={new_reject} to {path}"))
+    verifier = build_verifier(load_config(path), scorer)
+    summary = evaluate(rows, verifier, file=str(file))
+    _print_eval(f"{file.name} at the new thresholds", summary)
+    rates = summary.routing["all"]
+    for name, value, target in (("false-accept", rates.false_accept, target_far),
+                                ("false-reject", rates.false_reject, target_frr)):
+        if value is not None and value > target:
+            errors.print(literal(f"warning: the {name} target {target:g} is not met on this file ({value:.3f}): "
+                                 "answers that score 1.0 are always accepted, and an answer a check caps is always "
+                                 "rejected"))
+    return summary
 
 
 def render_report(report: Report, chunks: list[Chunk]) -> None:

@@ -35,6 +35,11 @@ _ROUTE_STYLE = {Route.ACCEPT: "bold green", Route.ESCALATE: "bold yellow", Route
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", help="groundwire.toml to read (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")
 ]
+ColumnsOption = Annotated[
+    str | None,
+    typer.Option("--columns", help="Your column names, e.g. answer=response,context=retrieved_contexts,question=user_input "
+                                   "(RAGAS and DeepEval names are recognised without it)."),
+]
 ScorerOption = Annotated[
     str | None, typer.Option("--scorer", help="lexical, bundled, hf:<id or path>, hhem:<id or path> (default: bundled)")
 ]
@@ -57,6 +62,7 @@ def check(
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
     judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml).")] = False,
     config_file: ConfigOption = None,
+    columns: ColumnsOption = None,
 ) -> None:
     """Check one answer against context files, or a batch with --input."""
     from groundwire.config import load_config
@@ -69,7 +75,7 @@ def check(
     if input_file is not None:
         if context or answer:
             raise InputError("use either --input FILE.jsonl or --context/--answer, not both")
-        _check_batch(verifier, input_file, output, fail_under, judge_with)
+        _check_batch(verifier, input_file, output, fail_under, judge_with, columns)
         return
     if answer is None:
         raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl")
@@ -88,13 +94,14 @@ def check(
         raise typer.Exit(EXIT_NOT_GROUNDED)
 
 
-def _check_batch(verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: Any) -> None:
+def _check_batch(verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: Any,
+                 columns: str | None) -> None:
     from rich.progress import Progress
 
-    from groundwire.data.rows import read_eval_jsonl
+    from groundwire.data.rows import parse_columns, read_eval_jsonl
     from groundwire.evaluation.evaluate import row_chunks, verify_rows
 
-    rows = list(read_eval_jsonl(input_file))  # parse everything first: a malformed line fails before any work
+    rows = list(read_eval_jsonl(input_file, columns=parse_columns(columns)))  # parse everything first: a malformed line fails before any work
     failing = done = bad = 0
     sink = output.open("w", encoding="utf-8") if output else None
     with Progress(console=errors, transient=True) as progress:
@@ -135,16 +142,17 @@ def eval_command(
     accept_at: Annotated[float | None, typer.Option()] = None,
     reject_at: Annotated[float | None, typer.Option()] = None,
     config_file: ConfigOption = None,
+    columns: ColumnsOption = None,
 ) -> None:
     """Balanced accuracy, F1 of the hallucinated class and AUROC, overall and per task."""
     from rich.progress import Progress
 
     from groundwire.config import load_config
-    from groundwire.data.rows import read_eval_jsonl
+    from groundwire.data.rows import parse_columns, read_eval_jsonl
     from groundwire.evaluation.evaluate import evaluate
 
     verifier = build_verifier(load_config(config_file), scorer, accept_at=accept_at, reject_at=reject_at)
-    rows = list(read_eval_jsonl(file, limit=limit))
+    rows = list(read_eval_jsonl(file, limit=limit, columns=parse_columns(columns)))
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"evaluating {file.name}", total=len(rows))
         summary = evaluate(rows, verifier, file=str(file), on_row=lambda _: progress.advance(task))

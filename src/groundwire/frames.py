@@ -77,11 +77,13 @@ def verify_many(
     missing = [name for name in columns.values() if name not in frame.columns]
     if missing:
         raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}")
-    check = _checker(verifier, scorer, require_citations)
+    from groundwire.core.verifier import given_or_shared
+
+    checker = given_or_shared(verifier, scorer)
     answers: list[dict[str, Any]] = []
     claim_rows: list[dict[str, Any]] = []
     for label, record in zip(frame.index, frame.to_dict("records"), strict=True):
-        report, error = _check_row(label, record, columns, check)
+        report, error = _check_row(label, record, columns, checker, require_citations)
         answers.append(_answer_row(report, error))
         if report is not None and claims:
             claim_rows.extend(_claim_rows(label, report))
@@ -97,26 +99,8 @@ def _to_pandas(data: ToPandas) -> pd.DataFrame:
     return data.to_pandas()
 
 
-class _Check(Protocol):
-    def __call__(self, answer: str, chunks: list[Any], *, question: str | None, task: str | None) -> Report: ...
-
-
-def _checker(verifier: Verifier | None, scorer: str | None, require_citations: bool) -> _Check:
-    from groundwire.core.verifier import verify
-
-    if verifier is not None and scorer is not None:
-        raise ValueError("pass either a verifier or a scorer name, not both")
-
-    def check(answer: str, chunks: list[Any], *, question: str | None, task: str | None) -> Report:
-        if verifier is not None:
-            return verifier.verify(answer, chunks, question=question, task=task, require_citations=require_citations)
-        return verify(answer, chunks, question=question, task=task, scorer=scorer, require_citations=require_citations)
-
-    return check
-
-
-def _check_row(label: Hashable, record: Mapping[str, Any], columns: Mapping[str, str],
-               check: _Check) -> tuple[Report | None, str | None]:
+def _check_row(label: Hashable, record: Mapping[str, Any], columns: Mapping[str, str], verifier: Verifier,
+               require_citations: bool) -> tuple[Report | None, str | None]:
     """A row's report, or why it could not be checked (the row stays in the output, with the reason)."""
     fields = canonical_record({key: _plain(value) for key, value in record.items()}, columns)
     if isinstance(fields.get("context"), str):
@@ -125,9 +109,11 @@ def _check_row(label: Hashable, record: Mapping[str, Any], columns: Mapping[str,
     if isinstance(item, RowError):
         return None, item.error
     try:
-        return check(item.answer, list(item.chunks), question=item.question, task=item.task), None
+        report = verifier.verify(item.answer, list(item.chunks), question=item.question, task=item.task,
+                                 require_citations=require_citations)
     except InputError as error:
         return None, str(error)
+    return report, None
 
 
 def _plain(value: Any) -> Any:

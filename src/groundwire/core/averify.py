@@ -31,11 +31,8 @@ async def averify(
 ) -> Report:
     """Await one check. Pass a loaded `verifier` to reuse it, or a `scorer` name (the process-wide verifier
     for that name, as verify() uses); `limiter` caps how many checks run at once (anyio's default is 40)."""
-    from groundwire.core.verifier import verify
+    from groundwire.core.verifier import given_or_shared
 
-    if verifier is not None and scorer is not None:
-        raise ValueError("pass either a verifier or a scorer name, not both")
-    common = {"question": question, "task": task, "require_citations": require_citations}
-    call = (functools.partial(verifier.verify, answer, chunks, **common) if verifier is not None
-            else functools.partial(verify, answer, chunks, scorer=scorer, **common))
+    call = functools.partial(given_or_shared(verifier, scorer).verify, answer, chunks, question=question,
+                             task=task, require_citations=require_citations)
     return await anyio.to_thread.run_sync(call, limiter=limiter)

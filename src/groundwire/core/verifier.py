@@ -25,6 +25,7 @@ from groundwire.core.structured import rendered_chunk
 from groundwire.core.textutil import WORD_RE, content_words, looks_english, sentence_spans
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.core.windows import Window, make_windows, premise_budget
+from groundwire.core.tracing import traced
 
 DEFAULT_ACCEPT_AT = 0.8
 DEFAULT_REJECT_AT = 0.2
@@ -110,6 +111,7 @@ class Verifier:
             return Route.REJECT
         return Route.ESCALATE
 
+    @traced("groundwire.verify")
     def verify(
         self,
         answer: str,

@@ -19,6 +19,7 @@ from pydantic import BaseModel, field_validator
 from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, LLMError, LLMOutputError, parse_json_reply
 from groundwire.core.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.core.tracing import traced
 
 MIN_QUOTE_WORDS = 2
 """A one-word "quote" occurs in almost any chunk, so it proves nothing."""
@@ -127,6 +128,7 @@ def judge_claim(claim: str, chunks: Sequence[Chunk], *, client: LLMClient) -> Ju
     return dataclasses.replace(check_reply(reply, chunks), completion=completion)
 
 
+@traced("groundwire.judge")
 def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) -> Report:
     """Let the judge decide every escalated claim; recompute the answer score and decision.
 

@@ -143,6 +143,9 @@ def eval_command(
     reject_at: Annotated[float | None, typer.Option()] = None,
     config_file: ConfigOption = None,
     columns: ColumnsOption = None,
+    html_report: Annotated[Path | None, typer.Option("--html", help="Write ROC, precision-recall and score "
+                                                     "histograms, per task, to this HTML file.")] = None,
+    predictions: Annotated[Path | None, typer.Option(help="Write one JSON row per answer here (JSONL).")] = None,
 ) -> None:
     """Balanced accuracy, F1 of the hallucinated class and AUROC, overall and per task."""
     from rich.progress import Progress
@@ -155,7 +158,13 @@ def eval_command(
     rows = list(read_eval_jsonl(file, limit=limit, columns=parse_columns(columns)))
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"evaluating {file.name}", total=len(rows))
-        summary = evaluate(rows, verifier, file=str(file), on_row=lambda _: progress.advance(task))
+        outcomes: list[Any] = []
+
+        def on_row(outcome: Any) -> None:
+            outcomes.append(outcome)
+            progress.advance(task)
+
+        summary = evaluate(rows, verifier, file=str(file), on_row=on_row)
     table = Table(title=f"{file.name} — {summary.model_id} — {summary.seconds:.1f}s")
     for column in ("task", "n", "hallucinated", "balanced acc", "F1 (halluc.)", "AUROC"):
         table.add_column(column, justify="right" if column != "task" else "left")
@@ -167,7 +176,20 @@ def eval_command(
         errors.print(f"[yellow]{len(summary.errors)} rows could not be checked: {summary.errors[:3]}[/]")
     if out:
         out.write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
+    _write_eval_extras(summary, outcomes, verifier, html_report, predictions)
     print(summary.final_line())
+
+
+def _write_eval_extras(summary: Any, outcomes: list[Any], verifier: Any, html_report: Path | None,
+                       predictions: Path | None) -> None:
+    from groundwire.evaluation import report
+
+    if predictions is not None:
+        report.write_predictions(outcomes, predictions)
+        errors.print(f"wrote {len(outcomes)} predictions to {predictions}", markup=False)
+    if html_report is not None:
+        html_report.write_text(report.render_html(summary, outcomes, verifier.thresholds_for), encoding="utf-8")
+        errors.print(f"wrote {html_report}", markup=False)
 
 
 def render_report(report: Report, chunks: list[Chunk]) -> None:

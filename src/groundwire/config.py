@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
@@ -37,6 +39,12 @@ from groundwire.core.types import REFUSAL_TOKEN
 
 CONFIG_FILENAME = "groundwire.toml"
 ENV_PREFIX = "GROUNDWIRE_"
+OTHER_ENV_NAMES = (f"{ENV_PREFIX}CONFIG", f"{ENV_PREFIX}API_KEYS")
+"""Variables read outside the config sections: the file to read, `groundwire serve`'s keys."""
+SECRET_FIELDS = frozenset({("llm", "api_key")})
+"""Their values never appear in an error message."""
+
+log = logging.getLogger("groundwire.config")
 
 
 class _Section(BaseModel):
@@ -166,14 +174,55 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
             data = tomllib.loads(file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"{file}: not valid TOML: {exc}") from exc
+    _warn_unknown_env(env)
     data = _apply_env(data, env)
     if file is not None:
         data["source"] = str(file)
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        where = file or "environment"
-        raise InputError(f"invalid groundwire settings ({where}):\n{exc}") from exc
+        problems = "\n".join(_describe(error, file, env) for error in exc.errors())
+        raise InputError(f"invalid groundwire settings:\n{problems}") from None
+
+
+def env_name(section: str, key: str) -> str:
+    return f"{ENV_PREFIX}{section.upper()}_{key.upper()}"
+
+
+def setting_env_names() -> list[str]:
+    """Every GROUNDWIRE_<SECTION>_<KEY> that load_config reads."""
+    return [
+        env_name(section_name, key)
+        for section_name, field in Config.model_fields.items()
+        if isinstance(field.annotation, type) and issubclass(field.annotation, _Section)
+        for key in field.annotation.model_fields
+    ]
+
+
+def _warn_unknown_env(env: Mapping[str, str]) -> None:
+    # A misspelt override would otherwise be ignored without a word. Only near misses are named: other tools
+    # (and groundwire's own tests) keep unrelated GROUNDWIRE_* variables.
+    known = [*setting_env_names(), *OTHER_ENV_NAMES]
+    for name in env:
+        if name.startswith(ENV_PREFIX) and name not in known:
+            closest = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+            if closest:
+                log.warning("%s is not a groundwire setting and is ignored; did you mean %s?", name, closest[0])
+
+
+def _describe(error: Any, file: Path | None, env: Mapping[str, str]) -> str:
+    """One line per problem, naming where the value came from; a secret's value is never shown."""
+    loc = tuple(str(part) for part in error.get("loc", ()))
+    where = f"in {file}" if file is not None else "in the defaults"
+    if len(loc) >= 2 and env_name(loc[0], loc[1]) in env:
+        where = f"from the environment variable {env_name(loc[0], loc[1])}"
+    elif loc[:2] == ("llm", "api_key") and "OPENAI_API_KEY" in env:
+        where = "from OPENAI_API_KEY or the config"
+    name = f"[{loc[0]}] {'.'.join(loc[1:])}" if len(loc) > 1 else (loc[0] if loc else "settings")
+    # The value is shown only for a known, non-secret field: a misspelt "api_kye" may hold the key itself.
+    known = len(loc) == 2 and env_name(*loc) in setting_env_names() and loc not in SECRET_FIELDS
+    shown = f" (got {error['input']!r})" if known and isinstance(error.get("input"), (str, int, float)) else ""
+    return f"  {name} ({where}): {error['msg']}{shown}"
 
 
 def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
@@ -198,3 +247,35 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
 def _env_value(raw: str, annotation: Any) -> Any:
     # Tuple settings (strengths, disclaimer_band) are comma lists; pydantic coerces the rest from strings.
     return tuple(part.strip() for part in raw.split(",")) if get_origin(annotation) is tuple else raw
+
+
+def config_path_for_writing(path: str | os.PathLike[str] | None = None, *,
+                            env: Mapping[str, str] | None = None) -> Path:
+    """Where a command that writes settings writes them: `path`, else $GROUNDWIRE_CONFIG, else ./groundwire.toml
+    (which need not exist yet)."""
+    env = os.environ if env is None else env
+    if path is not None:
+        return Path(path)
+    return Path(env[f"{ENV_PREFIX}CONFIG"]) if env.get(f"{ENV_PREFIX}CONFIG") else Path.cwd() / CONFIG_FILENAME
+
+
+def write_thresholds(path: Path, accept_at: float, reject_at: float, *, comment: str) -> None:
+    """Set [verify] accept_at and reject_at in a groundwire.toml, keeping every other line and comment as it
+    was (tomlkit edits the document in place); the file is created when absent. The result is validated
+    before it is written, so a bad pair never lands in the file."""
+    import tomlkit
+
+    document = tomlkit.parse(path.read_text(encoding="utf-8")) if path.is_file() else tomlkit.document()
+    section = document.get("verify")
+    if section is None:
+        section = tomlkit.table()
+        document["verify"] = section
+    section["accept_at"] = accept_at
+    section["accept_at"].comment(comment)
+    section["reject_at"] = reject_at
+    text = tomlkit.dumps(document)
+    try:
+        Config.model_validate(tomllib.loads(text))
+    except ValidationError as exc:
+        raise InputError(f"refusing to write {path}: {exc}") from exc
+    path.write_text(text, encoding="utf-8")

@@ -45,3 +45,12 @@ def build_verifier(
         )
     except ValueError as error:
         raise InputError(str(error)) from None
+
+
+def require_llm(config: Any, needed_by: str) -> None:
+    """Every command that needs an LLM and finds none configured fails the same way: exit 2, this message."""
+    if not config.llm_configured:
+        raise InputError(
+            f"{needed_by} needs an LLM endpoint: set [llm] base_url and model in groundwire.toml "
+            "(or GROUNDWIRE_LLM_BASE_URL / GROUNDWIRE_LLM_MODEL)"
+        )

@@ -1,6 +1,7 @@
 """The `groundwire` command line: a thin layer over the library.
 
-Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input; 3 the LLM endpoint failed.
+Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input; 3 the LLM endpoint failed;
+4 an unexpected internal error (one line; the traceback with --debug).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,16 +19,19 @@ from rich.console import Console
 from rich.table import Table
 
 from groundwire.cli.common import build_verifier, read_chunks
+from groundwire.cli.output import literal, print_json, styled
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk, Report, Route, Verdict
 
-EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT, EXIT_LLM = 0, 1, 2, 3
+EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT, EXIT_LLM, EXIT_INTERNAL = 0, 1, 2, 3, 4
 COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train")
 
 app = typer.Typer(
     name="groundwire", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
     help="Catch and repair fabricated claims in RAG answers.",
+    rich_markup_mode=None,  # help text is printed as written: "[llm]" is a config section, not a style tag
 )
+_debug = {"on": False}
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # never wrap a message: a wrapped path is hard to copy
 _VERDICT_STYLE = {Verdict.SUPPORTED: "green", Verdict.CONTRADICTED: "red", Verdict.NOT_FOUND: "yellow"}
@@ -45,6 +50,14 @@ ScorerOption = Annotated[
 ]
 
 
+@app.callback()
+def _options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an unexpected error.")] = False,
+) -> None:
+    """Catch and repair fabricated claims in RAG answers."""
+    _debug["on"] = debug
+
+
 @app.command()
 def check(
     context: Annotated[list[Path] | None, typer.Option("--context", "-c", help="A context file (one chunk each).")] = None,
@@ -60,7 +73,11 @@ def check(
     accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
-    judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml).")] = False,
+    judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml); "
+                                                        "exit 3 when the endpoint fails.")] = False,
+    judge_optional: Annotated[bool, typer.Option(
+        "--judge-optional", help="Like --judge, best effort: a claim the judge could not decide stays escalated "
+                                 "and the report lists it under extra.judge.not_judged.")] = False,
     config_file: ConfigOption = None,
     columns: ColumnsOption = None,
 ) -> None:
@@ -69,9 +86,10 @@ def check(
 
     config = load_config(config_file)
     require_citations = require_citations or config.verify.require_citations
+    judge = judge or judge_optional
     client = _judge_client(config) if judge or config.verify.decomposer == "llm" else None
     verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at, client=client)
-    judge_with = client if judge else None
+    judge_with = _Judge(client, required=not judge_optional) if judge else None
     if input_file is not None:
         if context or answer:
             raise InputError("use either --input FILE.jsonl or --context/--answer, not both")
@@ -87,15 +105,17 @@ def check(
     if judge_with is not None:
         report = _adjudicate(report, chunks, judge_with)
     if as_json:
-        console.print_json(json.dumps(report.to_dict()))
+        print_json(report.to_dict())
     else:
         render_report(report, chunks)
     if fail_under is not None and report.score < fail_under:
         raise typer.Exit(EXIT_NOT_GROUNDED)
 
 
-def _check_batch(verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: Any,
-                 columns: str | None) -> None:
+def _check_batch(
+    verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: _Judge | None,
+    columns: str | None = None,
+) -> None:
     from rich.progress import Progress
 
     from groundwire.data.rows import parse_columns, read_eval_jsonl
@@ -122,7 +142,7 @@ def _check_batch(verifier: Any, input_file: Path, output: Path | None, fail_unde
             if sink:
                 sink.write(line + "\n")
             else:
-                console.print(line, markup=False, highlight=False, soft_wrap=True)
+                sys.stdout.write(line + "\n")
             progress.advance(task)
     if sink:
         sink.close()
@@ -141,42 +161,51 @@ def eval_command(
     out: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
     accept_at: Annotated[float | None, typer.Option()] = None,
     reject_at: Annotated[float | None, typer.Option()] = None,
+    target_far: Annotated[float | None, typer.Option(
+        min=0.0, max=0.99, help="Re-derive thresholds on this file: at most this share of hallucinated answers "
+                                "accepted. Written to groundwire.toml ([verify] accept_at / reject_at).")] = None,
+    target_frr: Annotated[float | None, typer.Option(
+        min=0.0, max=0.99, help="With --target-far: at most this share of faithful answers rejected.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON instead of tables.")] = False,
     config_file: ConfigOption = None,
     columns: ColumnsOption = None,
     html_report: Annotated[Path | None, typer.Option("--html", help="Write ROC, precision-recall and score "
                                                      "histograms, per task, to this HTML file.")] = None,
     predictions: Annotated[Path | None, typer.Option(help="Write one JSON row per answer here (JSONL).")] = None,
 ) -> None:
-    """Balanced accuracy, F1 of the hallucinated class and AUROC, overall and per task."""
+    """Balanced accuracy, F1 and AUROC, and the routing rates (false accept, false reject, escalated), per task."""
     from rich.progress import Progress
 
     from groundwire.config import load_config
     from groundwire.data.rows import parse_columns, read_eval_jsonl
     from groundwire.evaluation.evaluate import evaluate
 
-    verifier = build_verifier(load_config(config_file), scorer, accept_at=accept_at, reject_at=reject_at)
+    if (target_far is None) != (target_frr is None):
+        raise InputError("give both --target-far and --target-frr to re-derive thresholds")
+    config = load_config(config_file)
+    verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at)
     rows = list(read_eval_jsonl(file, limit=limit, columns=parse_columns(columns)))
+    outcomes: list[Any] = []
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"evaluating {file.name}", total=len(rows))
-        outcomes: list[Any] = []
 
         def on_row(outcome: Any) -> None:
             outcomes.append(outcome)
             progress.advance(task)
 
         summary = evaluate(rows, verifier, file=str(file), on_row=on_row)
-    table = Table(title=f"{file.name} — {summary.model_id} — {summary.seconds:.1f}s")
-    for column in ("task", "n", "hallucinated", "balanced acc", "F1 (halluc.)", "AUROC"):
-        table.add_column(column, justify="right" if column != "task" else "left")
-    for task_name, m in [*summary.per_task.items(), ("all", summary.overall)]:
-        table.add_row(task_name, str(m.n), str(m.positives), _num(m.balanced_accuracy), _num(m.f1_hallucinated),
-                      _num(m.auroc))
-    console.print(table)
-    if summary.errors:
-        errors.print(f"[yellow]{len(summary.errors)} rows could not be checked: {summary.errors[:3]}[/]")
+    if not as_json:
+        _print_eval(file.name, summary)
+        if summary.errors:
+            errors.print(literal(f"{len(summary.errors)} rows could not be checked: {summary.errors[:3]}", "yellow"))
+    if target_far is not None and target_frr is not None:
+        summary = _retarget(file, rows, summary, config_file, scorer, target_far, target_frr)
     if out:
         out.write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
     _write_eval_extras(summary, outcomes, verifier, html_report, predictions)
+    if as_json:
+        print_json(summary.to_dict())
+        return
     print(summary.final_line())
 
 
@@ -192,8 +221,51 @@ def _write_eval_extras(summary: Any, outcomes: list[Any], verifier: Any, html_re
         errors.print(f"wrote {html_report}", markup=False)
 
 
+def _print_eval(name: str, summary: Any) -> None:
+    table = Table(title=literal(f"{name} — {summary.model_id} — {summary.seconds:.1f}s"),
+                  caption="FAR: hallucinated answers accepted; FRR: faithful answers rejected; esc: escalated")
+    for column in ("task", "n", "halluc", "bacc", "F1", "AUROC", "FAR", "FRR", "esc"):
+        table.add_column(column, justify="right" if column != "task" else "left")
+    for task_name, m in [*summary.per_task.items(), ("all", summary.overall)]:
+        r = summary.routing[task_name]
+        table.add_row(literal(task_name), str(m.n), str(m.positives), _num(m.balanced_accuracy), _num(m.f1_hallucinated),
+                      _num(m.auroc), _num(r.false_accept), _num(r.false_reject), _num(r.escalated))
+    console.print(table)
+
+
+def _retarget(file: Path, rows: list[Any], summary: Any, config_file: Path | None, scorer: str | None,
+              target_far: float, target_frr: float) -> Any:
+    """Thresholds meeting the targets on this file's answers, written to groundwire.toml, then the file
+    re-evaluated at them (the checks' caps move with reject_at, so the rates are measured, not predicted)."""
+    from groundwire.config import config_path_for_writing, load_config, write_thresholds
+    from groundwire.evaluation.evaluate import evaluate
+    from groundwire.evaluation.operating import thresholds_for_targets
+
+    labels, scores = zip(*summary.scored, strict=True)
+    try:
+        new_accept, new_reject = thresholds_for_targets(labels, scores, target_far=target_far, target_frr=target_frr)
+    except ValueError as exc:
+        raise InputError(f"{file}: cannot set thresholds: {exc}") from exc
+    path = config_path_for_writing(config_file)
+    write_thresholds(path, new_accept, new_reject,
+                     comment=f"groundwire eval {file.name}: targets false accept {target_far:g}, "
+                             f"false reject {target_frr:g}, {len(labels)} answers")
+    console.print(literal(f"wrote accept_at={new_accept} reject_at={new_reject} to {path}"))
+    verifier = build_verifier(load_config(path), scorer)
+    summary = evaluate(rows, verifier, file=str(file))
+    _print_eval(f"{file.name} at the new thresholds", summary)
+    rates = summary.routing["all"]
+    for name, value, target in (("false-accept", rates.false_accept, target_far),
+                                ("false-reject", rates.false_reject, target_frr)):
+        if value is not None and value > target:
+            errors.print(literal(f"warning: the {name} target {target:g} is not met on this file ({value:.3f}): "
+                                 "answers that score 1.0 are always accepted, and an answer a check caps is always "
+                                 "rejected"))
+    return summary
+
+
 def render_report(report: Report, chunks: list[Chunk]) -> None:
-    table = Table(show_lines=True, title=f"groundwire — {report.model_id}")
+    table = Table(show_lines=True, title=literal(f"groundwire — {report.model_id}"))
     for column in ("#", "claim", "verdict", "score", "cites", "evidence / checks"):
         table.add_column(column, overflow="fold")
     for number, result in enumerate(report.claims, start=1):
@@ -202,30 +274,38 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
         if result.note:
             notes.append(result.note)
         evidence = result.evidence or ""
-        table.add_row(str(number), result.claim.text, f"[{style}]{result.verdict.value}[/]", f"{result.score:.2f}",
-                      result.chunk_id or "-", "\n".join([_shorten(evidence), *notes]))
+        table.add_row(str(number), literal(result.claim.text), literal(result.verdict.value, style),
+                      f"{result.score:.2f}", literal(result.chunk_id or "-"),
+                      literal("\n".join([_shorten(evidence), *notes])))
     console.print(table)
     for finding in report.findings:
-        console.print(f"[red]{finding.check}[/]: {finding.detail}")
+        console.print(styled((finding.check, "red"), f": {finding.detail}"))
     for warning in report.warnings:
-        console.print(f"[yellow]warning[/]: {warning}")
+        console.print(styled(("warning", "yellow"), f": {warning}"))
     label = "abstained" if report.abstained else report.decision.value.upper()
-    console.print(f"answer score [bold]{report.score:.2f}[/] -> [{_ROUTE_STYLE[report.decision]}]{label}[/]"
-                  f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)")
+    console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.decision]),
+                         f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)"))
 
 
 def _judge_client(config: Any) -> Any:
+    from groundwire.cli.common import require_llm
     from groundwire.llm.client import client_from_config
 
-    if not config.llm_configured:
-        raise InputError("--judge needs an LLM endpoint: set [llm] base_url and model in groundwire.toml")
+    require_llm(config, "--judge")
     return client_from_config(config)
 
 
-def _adjudicate(report: Report, chunks: list[Chunk], client: Any) -> Report:
+@dataclass(frozen=True, slots=True)
+class _Judge:
+    client: Any
+    required: bool
+    """True: an endpoint failure ends the command with exit 3; False (--judge-optional): the claim stays escalated."""
+
+
+def _adjudicate(report: Report, chunks: list[Chunk], judge: _Judge) -> Report:
     from groundwire.llm.judge import adjudicate
 
-    return adjudicate(report, chunks, client=client)
+    return adjudicate(report, chunks, client=judge.client, required=judge.required)
 
 
 def _shorten(text: str, limit: int = 240) -> str:
@@ -246,20 +326,37 @@ _register_command_modules()
 
 
 def main() -> None:
-    """Entry point: map bad input to exit status 2 with a one-line message instead of a traceback."""
-    from groundwire.llm.client import LLMError
+    """Entry point: every failure is one line and an exit status (see the module docstring), never a traceback
+    unless --debug asks for it."""
+    sys.exit(run_cli())
 
+
+def run_cli(args: list[str] | None = None) -> int:
+    """Run the command line and return its exit status (main() passes it to sys.exit)."""
+    from groundwire.llm.client import LLMError
+    from groundwire.redact import redact
+
+    _debug["on"] = False
     try:
-        status = app(standalone_mode=False)  # returns the code of a typer.Exit raised by a command
+        status = app(args=args, standalone_mode=False)  # returns the code of a typer.Exit raised by a command
     except InputError as error:
-        errors.print(f"[red]error:[/] {error}")
-        sys.exit(EXIT_BAD_INPUT)
+        errors.print(styled(("error:", "red"), f" {redact(str(error))}"))
+        return EXIT_BAD_INPUT
     except (typer.Abort, KeyboardInterrupt):
-        sys.exit(130)
+        return 130
     except LLMError as error:
-        errors.print(f"[red]LLM endpoint failed:[/] {error}")
-        sys.exit(EXIT_LLM)
+        errors.print(styled(("LLM endpoint failed:", "red"), f" {redact(str(error))}"))
+        errors.print(literal("Check [llm] base_url / model / api_key in groundwire.toml or GROUNDWIRE_LLM_* in the "
+                             "environment."))
+        return EXIT_LLM
     except typer.exceptions.TyperException as error:  # usage errors: unknown option, bad value...
         error.show()  # type: ignore[attr-defined]
-        sys.exit(EXIT_BAD_INPUT)
-    sys.exit(status if isinstance(status, int) else EXIT_OK)
+        return EXIT_BAD_INPUT
+    except Exception as error:  # noqa: BLE001 - the contract: a distinct status and one line, not a traceback
+        if _debug["on"]:
+            errors.print_exception()
+        first_line = (str(error).splitlines() or [""])[0]
+        errors.print(styled(("internal error:", "red"), f" {type(error).__name__}: {redact(first_line)} "
+                            "(run with --debug for the traceback)"))
+        return EXIT_INTERNAL
+    return status if isinstance(status, int) else EXIT_OK

@@ -38,6 +38,9 @@ def serve(
     llm: Annotated[bool, typer.Option(
         "--llm/--no-llm", help="Use the LLM endpoint of groundwire.toml: /v1/generate, judge, repair edits.")] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    rate_limit: Annotated[str | None, typer.Option(
+        help="Requests per API key (or per client address without keys), e.g. '60/minute'; over it: 429 with "
+             "Retry-After. Default: [serve] rate_limit in groundwire.toml, else no limit.")] = None,
     insecure_no_auth: Annotated[bool, typer.Option(
         "--insecure-no-auth", help="Serve a non-loopback address without API keys (anyone who can reach it can "
                                    "read the log).")] = False,
@@ -68,6 +71,7 @@ def serve(
         release=release,
         config=loaded,
         use_llm=llm,
+        rate_limit=rate_limit if rate_limit is not None else loaded.serve.rate_limit,
     )
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
 

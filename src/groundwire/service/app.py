@@ -18,11 +18,12 @@ from groundwire.service import actions, generation, history, models
 from groundwire.service.auth import caller_scope
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
 from groundwire.service.limits import BodySizeLimit, SecurityHeaders
+from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": models.ErrorResponse} for status in (401, 404, 413, 422, 500, 502, 503)
+    status: {"model": models.ErrorResponse} for status in (401, 404, 413, 422, 429, 500, 502, 503)
 }
 
 
@@ -46,6 +47,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.runtime = runtime
+    app.state.rate_limiter = RateLimiter(settings.rate_limit) if settings.rate_limit is not None else None
     install_error_handlers(app)
 
     @app.exception_handler(InputError)

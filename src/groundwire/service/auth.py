@@ -11,6 +11,7 @@ import hmac
 from fastapi import Request
 
 from groundwire.service.errors import ServiceError
+from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.settings import DEFAULT_SCOPE, ServiceSettings
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
@@ -42,6 +43,20 @@ def scope_for_key(settings: ServiceSettings, key: str | None) -> str:
 
 
 def caller_scope(request: Request) -> str:
-    """FastAPI dependency: the permission scope of the calling key."""
+    """FastAPI dependency: the permission scope of the calling key (counted against the rate limit)."""
     settings: ServiceSettings = request.app.state.settings
-    return scope_for_key(settings, presented_key(request))
+    limiter: RateLimiter | None = request.app.state.rate_limiter
+    key = presented_key(request)
+    try:
+        scope = scope_for_key(settings, key)
+    except ServiceError:
+        if limiter is not None:
+            limiter.hit(f"address:{_address(request)}")  # a wrong key counts against its sender's address
+        raise
+    if limiter is not None:
+        limiter.hit(f"address:{_address(request)}" if settings.open_access else f"key:{key}")
+    return scope
+
+
+def _address(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"

@@ -42,6 +42,8 @@ class ServiceSettings:
     """Use the configured LLM endpoint: /v1/generate, and minimal edits in /v1/repair (else the band is dropped)."""
     cache_threshold: float = 0.97
     history_limit: int = 200
+    rate_limit: str | None = None
+    """Requests per API key (or client address without keys), e.g. "60/minute"; None: no limit. Over it: 429."""
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
@@ -51,6 +53,9 @@ class ServiceSettings:
                 raise InputError("API keys and scopes must be non-empty strings")
         for pattern in self.high_risk_patterns:
             _check_pattern(pattern)  # fail at start-up, not on the first request
+        from groundwire.service.ratelimit import check_rate_limit
+
+        check_rate_limit(self.rate_limit)
 
     @property
     def open_access(self) -> bool:

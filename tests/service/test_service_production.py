@@ -67,3 +67,38 @@ def test_the_rate_limit_can_come_from_groundwire_toml(tmp_path) -> None:  # noqa
 
     (tmp_path / "groundwire.toml").write_text('[serve]\nrate_limit = "100/minute"\n')
     assert load_config(tmp_path / "groundwire.toml", env={}).serve.rate_limit == "100/minute"
+
+
+# --- 2. claims and pairs per request ------------------------------------------------------------------------
+
+
+def _count_scoring_calls(client: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    scorer = client.app.state.runtime.verifier.scorer
+    calls: list[int] = []
+    real = scorer.score
+
+    def counted(pairs: Any) -> Any:
+        calls.append(len(pairs))
+        return real(pairs)
+
+    monkeypatch.setattr(scorer, "score", counted)
+    return calls
+
+
+def test_claims_and_pairs_over_the_limit_are_a_413_before_scoring(settings, monkeypatch) -> None:  # noqa: ANN001
+    three_claims = "The pump runs at 40 litres per minute. It weighs 12 kilograms. It costs 300 euros."
+    many_chunks = [{"id": f"S{i}", "text": f"Pump {i} runs at {i} litres per minute."} for i in range(12)]
+    with serving(settings, max_claims=2, max_pairs=10) as client:
+        scored = _count_scoring_calls(client, monkeypatch)
+        too_many_claims = client.post("/v1/verify", headers=ALPHA, json={"answer": three_claims, "chunks": [CHUNK]})
+        assert too_many_claims.status_code == 413, too_many_claims.text
+        error = too_many_claims.json()["error"]
+        assert error["details"] == {"limit": "max_claims", "max": 2, "got": 3} and "max_claims" in error["message"]
+        work = client.app.state.runtime.verifier.workload(VERIFY["answer"], [c["text"] for c in many_chunks])
+        assert work.claims == 1 and work.pairs > 10  # one claim against 12 separate windows
+        too_many_pairs = client.post("/v1/repair", headers=ALPHA, json={**VERIFY, "chunks": many_chunks})
+        assert too_many_pairs.status_code == 413, too_many_pairs.text
+        assert too_many_pairs.json()["error"]["details"]["limit"] == "max_pairs"
+        assert scored == []  # neither request reached the scoring call
+        within = client.post("/v1/verify", headers=ALPHA, json=VERIFY)
+        assert within.status_code == 200 and len(scored) >= 1

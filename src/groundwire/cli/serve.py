@@ -30,6 +30,9 @@ def serve(
     scorer: Annotated[str | None, typer.Option(
         help="Scorer name or model path (default: from the config, else the default scorer).")] = None,
     max_body_bytes: Annotated[int, typer.Option(min=1, help="Larger request bodies get 413.")] = 1_000_000,
+    max_claims: Annotated[int, typer.Option(min=1, help="Answers with more claims get 413.")] = 200,
+    max_pairs: Annotated[int, typer.Option(
+        min=1, help="Requests whose claims x context windows exceed this get 413, before any scoring.")] = 4_000,
     review_threshold: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = 0.5,
     high_risk: Annotated[list[str] | None, typer.Option(
@@ -66,6 +69,8 @@ def serve(
         accept_at=loaded.verify.accept_at,
         reject_at=loaded.verify.reject_at,
         max_body_bytes=max_body_bytes,
+        max_claims=max_claims,
+        max_pairs=max_pairs,
         review_threshold=review_threshold,
         high_risk_patterns=tuple(high_risk or ()),
         release=release,

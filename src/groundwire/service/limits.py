@@ -18,6 +18,7 @@ from groundwire.service.errors import ServiceError, error_body
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.core.types import Chunk
+    from groundwire.core.verifier import Verifier
     from groundwire.service.settings import ServiceSettings
 
 
@@ -79,12 +80,26 @@ def check_work(settings: ServiceSettings, chunks: Sequence[Chunk], answer: str |
     """413 naming the limit when a request asks for more work than the service allows per request.
 
     The cost of a check grows with claims x windows: the answer's length bounds the claims, the context's
-    length bounds the windows."""
-    measured = (
+    length bounds the windows. `check_scoring_work` then counts both exactly."""
+    _within_limits(settings, (
         ("max_chunks", len(chunks), "chunks"),
         ("max_text_chars", len(answer or ""), "characters of answer"),
         ("max_context_chars", sum(len(chunk.text) for chunk in chunks), "characters of context"),
-    )
+    ))
+
+
+def check_scoring_work(settings: ServiceSettings, verifier: Verifier, answer: str, chunks: Sequence[Chunk], *,
+                       question: str | None) -> None:
+    """413 naming the limit when the answer has more claims, or claims x windows more pairs, than allowed:
+    counted by splitting the answer and windowing the context, before the scoring call runs."""
+    work = verifier.workload(answer, chunks, question=question)
+    _within_limits(settings, (
+        ("max_claims", work.claims, "claims"),
+        ("max_pairs", work.pairs, "(claim, window) pairs to score"),
+    ))
+
+
+def _within_limits(settings: ServiceSettings, measured: Sequence[tuple[str, int, str]]) -> None:
     for name, got, what in measured:
         limit = getattr(settings, name)
         if got > limit:

@@ -130,6 +130,12 @@ class Runtime:
         check_work(self.settings, chunks, getattr(body, "answer", None))
         return chunks, render_context(found)
 
+    def check_scoring_work(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> None:
+        """413 naming max_claims or max_pairs when checking this answer would score more than allowed."""
+        from groundwire.service.limits import check_scoring_work
+
+        check_scoring_work(self.settings, self.verifier, answer, chunks, question=question)
+
     def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> dict[str, Any]:
         """The review-queue verdict: score, question and answer, and the answer-level checks that fired."""
         reasons = review_reasons(score=score, texts=texts, findings=findings,

@@ -102,3 +102,49 @@ def test_claims_and_pairs_over_the_limit_are_a_413_before_scoring(settings, monk
         assert scored == []  # neither request reached the scoring call
         within = client.post("/v1/verify", headers=ALPHA, json=VERIFY)
         assert within.status_code == 200 and len(scored) >= 1
+
+
+# --- 3. eval results cached per release -------------------------------------------------------------------
+
+
+def test_eval_results_are_cached_until_the_log_changes(client, monkeypatch) -> None:  # noqa: ANN001
+    docs = [{"doc_id": "pump", "title": "Pump", "text": "The pump runs at 40 litres per minute."},
+            {"doc_id": "spec", "title": "Spec", "text": "The spare pump runs at 90 litres per minute."}]
+    assert client.post("/v1/ingest", headers=ALPHA, json={"documents": docs}).status_code == 200
+    wrong = client.post("/v1/verify", headers=ALPHA,
+                        json={"answer": "The pump runs at 90 litres per minute.", "doc_ids": ["pump"]}).json()
+    verifier = client.app.state.runtime.verifier
+    calls: list[str] = []
+    real = verifier.verify
+    monkeypatch.setattr(verifier, "verify", lambda answer, *a, **k: calls.append(answer) or real(answer, *a, **k))
+
+    first = client.get("/v1/eval?limit=50", headers=ALPHA)
+    assert first.status_code == 200 and calls, "the eval loop re-verifies the failed claim against the corpus"
+    after_first = len(calls)
+    again = client.get("/v1/eval?limit=50", headers=ALPHA)
+    assert again.json()["metrics"] == first.json()["metrics"]
+    assert client.get("/v1/eval/report?limit=50", headers=ALPHA).status_code == 200
+    assert len(calls) == after_first  # served from the cache: no verifier call
+    # Another sample size is its own entry.
+    client.get("/v1/eval?limit=49", headers=ALPHA)
+    assert len(calls) > after_first
+
+    for change in (
+        lambda: client.post("/v1/feedback", headers=ALPHA, json={"request_id": wrong["request_id"], "thumbs": "down"}),
+        lambda: client.post("/v1/verify", headers=ALPHA, json={"answer": "The pump runs at 70 litres per minute.",
+                                                              "doc_ids": ["pump"]}),
+    ):
+        assert change().status_code == 200
+        before = len(calls)
+        client.get("/v1/eval?limit=50", headers=ALPHA)
+        assert len(calls) > before  # the new row invalidated the cached result
+        before = len(calls)
+        client.get("/v1/eval?limit=50", headers=ALPHA)
+        assert len(calls) == before
+    # A recorded run always runs, and what it found is what the next read serves.
+    before = len(calls)
+    recorded = client.post("/v1/eval/runs?limit=50", headers=ALPHA)
+    assert recorded.status_code == 200 and len(calls) > before
+    before = len(calls)
+    assert client.get("/v1/eval?limit=50", headers=ALPHA).json()["history"] == recorded.json()["history"]
+    assert len(calls) == before

@@ -682,6 +682,19 @@ class Store:
                 ).scalar_one()
             )
 
+    def log_version(self, *, scope: str) -> tuple[Any, ...]:
+        """A value that changes whenever the scope's request log, feedback, eval runs or documents change (rows
+        are only ever added): what a cache of eval-loop results over the scope is keyed on."""
+        import sqlalchemy as sa
+
+        r, f, e = self.t["requests"], self.t["feedback"], self.t["eval_runs"]
+        with self.engine.connect() as conn:
+            requests = conn.execute(sa.select(sa.func.count(), sa.func.max(r.c.created_at)).where(
+                r.c.scope == scope)).one()
+            feedback = conn.execute(sa.select(sa.func.count(), sa.func.max(f.c.id)).where(f.c.scope == scope)).one()
+            runs = conn.execute(sa.select(sa.func.count(), sa.func.max(e.c.id)).where(e.c.scope == scope)).one()
+        return (*requests, *feedback, *runs, self.doc_version(scope=scope))
+
     def eval_runs(self, *, scope: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
         """Earlier eval-loop runs, oldest first: the history the report plots."""
         import sqlalchemy as sa

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
+from groundwire.service.evalcache import EvalCache
 from groundwire.service.review import review_reasons
 from groundwire.service.settings import ServiceSettings
 from groundwire.core.types import Chunk, Report
@@ -41,6 +42,8 @@ class Runtime:
         self._config: Config | None = None
         self._cache: SemanticCache | None = None
         self._lock = threading.Lock()
+        self.eval_cache = EvalCache()
+        """Eval-loop results per release and scope (see evalcache.py)."""
 
     # lifecycle --------------------------------------------------------------------------------------------
 

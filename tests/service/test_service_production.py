@@ -148,3 +148,28 @@ def test_eval_results_are_cached_until_the_log_changes(client, monkeypatch) -> N
     before = len(calls)
     assert client.get("/v1/eval?limit=50", headers=ALPHA).json()["history"] == recorded.json()["history"]
     assert len(calls) == before
+
+
+# --- 4. /docs offline, under a CSP ----------------------------------------------------------------------------
+
+
+def test_docs_load_only_local_assets_under_a_csp(client) -> None:  # noqa: ANN001
+    import base64
+    import hashlib
+    import re
+
+    page = client.get("/docs")
+    assert page.status_code == 200
+    urls = re.findall(r'(?:src|href)="([^"]+)"', page.text) + re.findall(r"url: '([^']+)'", page.text)
+    assert urls and all(url.startswith("/") and not url.startswith("//") for url in urls), urls
+    assert "http" not in page.text.lower().replace("http-equiv", "")
+    for url in urls:
+        assert client.get(url).status_code == 200, url
+    policy = page.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy and "default-src 'self'" in policy
+    script_policy = next(part for part in policy.split(";") if part.strip().startswith("script-src"))
+    assert "unsafe-inline" not in script_policy
+    inline = re.findall(r"<script>(.*?)</script>", page.text, re.DOTALL)
+    assert len(inline) == 1
+    assert base64.b64encode(hashlib.sha256(inline[0].encode()).digest()).decode() in script_policy
+    assert client.get("/redoc").status_code == 404  # its bundle is not shipped: no page that needs a CDN

@@ -16,6 +16,7 @@ from groundwire.core.errors import InputError
 from groundwire.llm.client import LLMError
 from groundwire.service import actions, generation, history, models
 from groundwire.service.auth import caller_scope
+from groundwire.service.docs import install_docs
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
 from groundwire.service.limits import BodySizeLimit, SecurityHeaders
 from groundwire.service.ratelimit import RateLimiter
@@ -44,6 +45,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         summary="Verify RAG answers against their sources, claim by claim; repair, generate, log and review.",
         lifespan=lifespan,
         responses=_ERRORS,
+        docs_url=None,  # served by install_docs, from local assets
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.runtime = runtime
@@ -63,6 +66,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     static = resources.files("groundwire.service") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    install_docs(app)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:

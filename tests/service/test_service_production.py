@@ -173,3 +173,20 @@ def test_docs_load_only_local_assets_under_a_csp(client) -> None:  # noqa: ANN00
     assert len(inline) == 1
     assert base64.b64encode(hashlib.sha256(inline[0].encode()).digest()).decode() in script_policy
     assert client.get("/redoc").status_code == 404  # its bundle is not shipped: no page that needs a CDN
+
+
+# --- 5. the API-key security scheme in OpenAPI ----------------------------------------------------------------
+
+
+def test_openapi_declares_the_api_key_schemes_on_every_v1_route(client) -> None:  # noqa: ANN001
+    spec = client.get("/openapi.json").json()
+    schemes = spec["components"]["securitySchemes"]
+    assert schemes["bearer"] == {"type": "http", "scheme": "bearer", "description": "Authorization: Bearer <API key>"}
+    assert schemes["apiKey"]["type"] == "apiKey" and schemes["apiKey"]["in"] == "header"
+    assert schemes["apiKey"]["name"] == "X-API-Key"
+    operations = [(path, op) for path, item in spec["paths"].items() for op in item.values()]
+    v1 = [(path, op) for path, op in operations if path.startswith("/v1/")]
+    assert len(v1) >= 10
+    for path, op in v1:
+        assert {"bearer": []} in op["security"] and {"apiKey": []} in op["security"], path
+    assert "security" not in spec["paths"]["/healthz"]["get"]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hmac
 
-from fastapi import Request
+from fastapi import Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from groundwire.service.errors import ServiceError
 from groundwire.service.ratelimit import RateLimiter
@@ -17,12 +18,16 @@ from groundwire.service.settings import DEFAULT_SCOPE, ServiceSettings
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 
-def presented_key(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return request.headers.get("x-api-key") or None
+# Declared as OpenAPI security schemes, so /docs' "Authorize" button can send a key with "Try it out".
+BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", description="Authorization: Bearer <API key>")
+API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey",
+                              description="X-API-Key: <API key>")
+
+
+def presented_key(bearer: HTTPAuthorizationCredentials | None, header_key: str | None) -> str | None:
+    if bearer is not None and bearer.credentials.strip():
+        return bearer.credentials.strip()
+    return header_key or None
 
 
 def scope_for_key(settings: ServiceSettings, key: str | None) -> str:
@@ -42,11 +47,13 @@ def scope_for_key(settings: ServiceSettings, key: str | None) -> str:
     return found
 
 
-def caller_scope(request: Request) -> str:
+def caller_scope(request: Request,
+                 bearer: HTTPAuthorizationCredentials | None = Security(BEARER),
+                 header_key: str | None = Security(API_KEY_HEADER)) -> str:
     """FastAPI dependency: the permission scope of the calling key (counted against the rate limit)."""
     settings: ServiceSettings = request.app.state.settings
     limiter: RateLimiter | None = request.app.state.rate_limiter
-    key = presented_key(request)
+    key = presented_key(bearer, header_key)
     try:
         scope = scope_for_key(settings, key)
     except ServiceError:

@@ -190,3 +190,28 @@ def test_openapi_declares_the_api_key_schemes_on_every_v1_route(client) -> None:
     for path, op in v1:
         assert {"bearer": []} in op["security"] and {"apiKey": []} in op["security"], path
     assert "security" not in spec["paths"]["/healthz"]["get"]
+
+
+# --- 6. a body shorter than its Content-Length ---------------------------------------------------------------
+
+
+def test_a_client_that_sends_less_than_its_content_length_gets_408_and_is_disconnected(tmp_path) -> None:  # noqa: ANN001
+    import socket
+
+    import httpx
+    from live_server import LiveServer
+    from service_common import KEYS
+
+    with LiveServer(tmp_path, api_keys=KEYS, extra_args=("--body-timeout", "1")) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+            sock.sendall(b"POST /v1/verify HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer key-alpha\r\n"
+                         b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"answer\": ")
+            received = b""
+            while chunk := sock.recv(65536):  # returns b"" once the server closes; the 60 s timeout would raise
+                received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408"), received
+        assert b"connection: close" in head.lower()
+        assert b'"body_timeout"' in body
+        # The server goes on serving everyone else.
+        assert httpx.get(f"{server.url}/v1/requests", headers=ALPHA).status_code == 200

@@ -30,6 +30,9 @@ def serve(
     scorer: Annotated[str | None, typer.Option(
         help="Scorer name or model path (default: from the config, else the default scorer).")] = None,
     max_body_bytes: Annotated[int, typer.Option(min=1, help="Larger request bodies get 413.")] = 1_000_000,
+    body_timeout: Annotated[float, typer.Option(
+        min=0.01, help="Seconds a request body may take to arrive; a client that sends less than its "
+                       "Content-Length then gets 408 and is disconnected.")] = 30.0,
     max_claims: Annotated[int, typer.Option(min=1, help="Answers with more claims get 413.")] = 200,
     max_pairs: Annotated[int, typer.Option(
         min=1, help="Requests whose claims x context windows exceed this get 413, before any scoring.")] = 4_000,
@@ -69,6 +72,7 @@ def serve(
         accept_at=loaded.verify.accept_at,
         reject_at=loaded.verify.reject_at,
         max_body_bytes=max_body_bytes,
+        body_timeout_s=body_timeout,
         max_claims=max_claims,
         max_pairs=max_pairs,
         review_threshold=review_threshold,

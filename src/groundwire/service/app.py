@@ -24,7 +24,7 @@ from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": models.ErrorResponse} for status in (401, 404, 413, 422, 429, 500, 502, 503)
+    status: {"model": models.ErrorResponse} for status in (401, 404, 408, 413, 422, 429, 500, 502, 503)
 }
 
 
@@ -62,7 +62,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         # The configured LLM endpoint failed (after its retries): a bad gateway, not our bug.
         return error_response(502, "llm_unavailable", f"The LLM endpoint failed: {exc}")
 
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
     app.add_middleware(SecurityHeaders)
     static = resources.files("groundwire.service") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")

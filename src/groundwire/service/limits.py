@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwire.service.errors import ServiceError, error_body
@@ -28,10 +29,20 @@ def too_large(max_bytes: int) -> ServiceError:
                         details={"max_bytes": max_bytes})
 
 
+def body_timed_out(timeout_s: float) -> ServiceError:
+    return ServiceError(408, "body_timeout", f"The request body did not arrive within {timeout_s:g} s.",
+                        details={"body_timeout_s": timeout_s}, headers={"Connection": "close"})
+
+
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    """The body's size limit, and its time limit: a client that sends less than its Content-Length (or stalls a
+    chunked body) gets 408 and the connection is closed once `timeout_s` has passed since the body was first
+    awaited; uvicorn's own timeouts only cover idle keep-alive connections."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int, timeout_s: float = 30.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -43,18 +54,29 @@ class BodySizeLimit:
             return
 
         seen = 0
+        deadline: float | None = None
+        complete = False
 
-        async def counting_receive() -> Message:
-            nonlocal seen
-            message = await receive()
+        async def guarded_receive() -> Message:
+            nonlocal seen, deadline, complete
+            if complete:  # after the body, receive() only waits for a disconnect: no deadline
+                return await receive()
+            now = anyio.current_time()
+            deadline = now + self.timeout_s if deadline is None else deadline
+            try:
+                with anyio.fail_after(max(deadline - now, 0.0)):
+                    message = await receive()
+            except TimeoutError:
+                # Raised inside the app's body read; the app's error handlers render it as 408.
+                raise body_timed_out(self.timeout_s) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
+                complete = not message.get("more_body", False)
                 if seen > self.max_bytes:
-                    # Raised inside the app's body read; the app's error handlers render it as 413.
                     raise too_large(self.max_bytes)
             return message
 
-        await self.app(scope, counting_receive, send)
+        await self.app(scope, guarded_receive, send)
 
     async def _refuse(self, send: Send) -> None:
         exc = too_large(self.max_bytes)

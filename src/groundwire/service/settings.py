@@ -26,6 +26,8 @@ class ServiceSettings:
     """Routing thresholds; None takes the scorer's calibrated ones (or 0.8 / 0.2)."""
     max_body_bytes: int = 1_000_000
     """Requests with a larger body are refused with 413 before they are parsed."""
+    body_timeout_s: float = 30.0
+    """A request body must arrive within this many seconds of being awaited; else 408 and the connection closes."""
     max_chunks: int = 200
     max_text_chars: int = 100_000
     max_context_chars: int = 400_000
@@ -52,6 +54,8 @@ class ServiceSettings:
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
             raise InputError("max_body_bytes must be positive")
+        if self.body_timeout_s <= 0:
+            raise InputError("body_timeout_s must be positive")
         for key, scope in self.api_keys.items():
             if not key or not scope:
                 raise InputError("API keys and scopes must be non-empty strings")

@@ -215,3 +215,40 @@ def test_a_client_that_sends_less_than_its_content_length_gets_408_and_is_discon
         assert b'"body_timeout"' in body
         # The server goes on serving everyone else.
         assert httpx.get(f"{server.url}/v1/requests", headers=ALPHA).status_code == 200
+
+
+# --- 7. read-only keys -----------------------------------------------------------------------------------------
+
+
+def test_read_only_keys_verify_and_read_but_do_not_change_the_scope(settings) -> None:  # noqa: ANN001
+    reader = {"Authorization": "Bearer key-reader"}
+    keys = {**settings.api_keys, "key-reader": "alpha"}
+    with serving(settings, api_keys=keys, read_only_keys=frozenset({"key-reader"})) as client:
+        verified = client.post("/v1/verify", headers=reader, json=VERIFY)
+        assert verified.status_code == 200
+        assert client.post("/v1/repair", headers=reader, json=VERIFY).status_code == 200
+        for path in ("/v1/requests", f"/v1/requests/{verified.json()['request_id']}", "/v1/review", "/v1/eval"):
+            assert client.get(path, headers=reader).status_code == 200, path
+        refused = {
+            "/v1/ingest": {"documents": [{"doc_id": "d", "text": "Some text."}]},
+            "/v1/feedback": {"request_id": verified.json()["request_id"], "thumbs": "up"},
+            "/v1/eval/runs": None,
+        }
+        for path, body in refused.items():
+            response = client.post(path, headers=reader, json=body)
+            assert response.status_code == 403, (path, response.text)
+            assert response.json()["error"]["code"] == "read_only_key"
+        # The reader's request is logged in the scope it shares with the read-write key, which may give feedback.
+        assert client.post("/v1/feedback", headers=ALPHA, json=refused["/v1/feedback"]).status_code == 200
+
+
+def test_api_keys_parse_with_an_optional_access_suffix() -> None:
+    from groundwire.core.errors import InputError
+    from groundwire.service.settings import parse_api_keys
+
+    keys, read_only = parse_api_keys(["k1:team-a", "k2:team-a:ro", "k3:team-b:rw", "k4:a:b"])
+    assert keys == {"k1": "team-a", "k2": "team-a", "k3": "team-b", "k4": "a:b"}
+    assert read_only == {"k2"}
+    for bad in ("k5:", "k6::ro", ":team"):
+        with pytest.raises(InputError, match="KEY:SCOPE:ro"):
+            parse_api_keys([bad])

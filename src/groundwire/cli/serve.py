@@ -24,7 +24,8 @@ def serve(
         help="SQLAlchemy URL, or an SQLite file path, for the request log and documents.")] = "groundwire.db",
     api_key: Annotated[list[str] | None, typer.Option(
         "--api-key", envvar="GROUNDWIRE_API_KEYS",
-        help="KEY:SCOPE; repeat for several keys. Without any, access is open in one 'default' scope.")] = None,
+        help="KEY:SCOPE, or KEY:SCOPE:ro for a read-only key (verify and read; no ingest, feedback or eval runs); "
+             "repeat for several keys. Without any, access is open in one 'default' scope.")] = None,
     config: Annotated[Path | None, typer.Option(
         help="groundwire.toml (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")] = None,
     scorer: Annotated[str | None, typer.Option(
@@ -59,7 +60,7 @@ def serve(
     from groundwire.service.settings import parse_api_keys
 
     loaded = load_config(config)
-    keys = parse_api_keys(_split_env_list(api_key or []))
+    keys, read_only_keys = parse_api_keys(_split_env_list(api_key or []))
     if not keys and host not in LOOPBACK:
         if not insecure_no_auth:
             raise InputError(f"refusing to serve {host} without API keys: give --api-key KEY:SCOPE, bind 127.0.0.1, "
@@ -68,6 +69,7 @@ def serve(
     settings = ServiceSettings(
         db_url=db if "://" in db else f"sqlite:///{Path(db).resolve()}",
         api_keys=keys,
+        read_only_keys=read_only_keys,
         scorer=scorer if scorer is not None else loaded.verify.scorer,
         accept_at=loaded.verify.accept_at,
         reject_at=loaded.verify.reject_at,

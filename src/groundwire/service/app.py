@@ -15,7 +15,7 @@ import groundwire
 from groundwire.core.errors import InputError
 from groundwire.llm.client import LLMError
 from groundwire.service import actions, generation, history, models
-from groundwire.service.auth import caller_scope
+from groundwire.service.auth import caller_scope, writer_scope
 from groundwire.service.docs import install_docs
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
 from groundwire.service.limits import BodySizeLimit, SecurityHeaders
@@ -24,7 +24,7 @@ from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": models.ErrorResponse} for status in (401, 404, 408, 413, 422, 429, 500, 502, 503)
+    status: {"model": models.ErrorResponse} for status in (401, 403, 404, 408, 413, 422, 429, 500, 502, 503)
 }
 
 
@@ -89,11 +89,11 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return generation.generate(runtime, body, scope=scope)
 
     @app.post("/v1/ingest", response_model=models.IngestResponse, tags=["documents"])
-    def ingest(body: models.IngestRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+    def ingest(body: models.IngestRequest, scope: str = Depends(writer_scope)) -> dict[str, Any]:
         return actions.ingest(runtime, body, scope=scope)
 
     @app.post("/v1/feedback", response_model=models.FeedbackResponse, tags=["log"])
-    def feedback(body: models.FeedbackRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+    def feedback(body: models.FeedbackRequest, scope: str = Depends(writer_scope)) -> dict[str, Any]:
         return actions.feedback(runtime, body, scope=scope)
 
     @app.get("/v1/requests", tags=["log"])
@@ -121,7 +121,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return history.eval_summary(runtime, scope=scope, limit=limit)
 
     @app.post("/v1/eval/runs", tags=["eval"])
-    def record_eval_run(scope: str = Depends(caller_scope),
+    def record_eval_run(scope: str = Depends(writer_scope),
                         limit: int = Query(500, ge=1, le=10_000)) -> dict[str, Any]:
         """Run the eval loop and record the run in the history the dashboard plots."""
         return history.eval_summary(runtime, scope=scope, limit=limit, save=True)

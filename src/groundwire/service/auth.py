@@ -7,8 +7,10 @@ carry the scope of the key that made them, and a key only ever sees its own scop
 from __future__ import annotations
 
 import hmac
+from dataclasses import dataclass
+from typing import Annotated
 
-from fastapi import Request, Security
+from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from groundwire.service.errors import ServiceError
@@ -47,10 +49,29 @@ def scope_for_key(settings: ServiceSettings, key: str | None) -> str:
     return found
 
 
-def caller_scope(request: Request,
-                 bearer: HTTPAuthorizationCredentials | None = Security(BEARER),
-                 header_key: str | None = Security(API_KEY_HEADER)) -> str:
-    """FastAPI dependency: the permission scope of the calling key (counted against the rate limit)."""
+@dataclass(frozen=True, slots=True)
+class Caller:
+    scope: str
+    read_only: bool
+
+
+def caller_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
+    """FastAPI dependency: the permission scope of the calling key, for reading and checking."""
+    return caller.scope
+
+
+def writer_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
+    """FastAPI dependency: the permission scope of the calling key, for changing what the scope holds."""
+    if caller.read_only:
+        raise ServiceError(403, "read_only_key", "This API key is read-only: it may verify and read, "
+                                                 "not ingest, give feedback or record eval runs.")
+    return caller.scope
+
+
+def _caller(request: Request,
+            bearer: HTTPAuthorizationCredentials | None = Security(BEARER),
+            header_key: str | None = Security(API_KEY_HEADER)) -> Caller:
+    """The calling key's scope and access, counted against the rate limit."""
     settings: ServiceSettings = request.app.state.settings
     limiter: RateLimiter | None = request.app.state.rate_limiter
     key = presented_key(bearer, header_key)
@@ -62,7 +83,7 @@ def caller_scope(request: Request,
         raise
     if limiter is not None:
         limiter.hit(f"address:{_address(request)}" if settings.open_access else f"key:{key}")
-    return scope
+    return Caller(scope, read_only=key in settings.read_only_keys)
 
 
 def _address(request: Request) -> str:

@@ -19,6 +19,9 @@ class ServiceSettings:
     db_url: str = "sqlite:///groundwire.db"
     api_keys: dict[str, str] = field(default_factory=dict)
     """API key -> permission scope. Empty means open access in DEFAULT_SCOPE (local use only)."""
+    read_only_keys: frozenset[str] = frozenset()
+    """Keys of api_keys that may verify, repair, generate and read, but not ingest, give feedback or record an
+    eval run (403)."""
     scorer: str | None = None
     """Scorer name or path handed to `Verifier`; None takes the default scorer (groundwire.scoring.DEFAULT_SCORER)."""
     accept_at: float | None = None
@@ -59,6 +62,8 @@ class ServiceSettings:
         for key, scope in self.api_keys.items():
             if not key or not scope:
                 raise InputError("API keys and scopes must be non-empty strings")
+        if not self.read_only_keys <= self.api_keys.keys():
+            raise InputError("every read-only key must also be one of api_keys")
         for pattern in self.high_risk_patterns:
             _check_pattern(pattern)  # fail at start-up, not on the first request
         from groundwire.service.ratelimit import check_rate_limit
@@ -70,17 +75,28 @@ class ServiceSettings:
         return not self.api_keys
 
 
-def parse_api_keys(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
-    """Parse `KEY:SCOPE` pairs (from the command line) into the api_keys mapping."""
+ACCESS = {"rw": False, "ro": True}
+"""The optional third part of a key on the command line: read-write (the default) or read-only."""
+
+
+def parse_api_keys(pairs: list[str] | tuple[str, ...]) -> tuple[dict[str, str], frozenset[str]]:
+    """Parse `KEY:SCOPE` or `KEY:SCOPE:ro` (from the command line) into api_keys and read_only_keys."""
     keys: dict[str, str] = {}
+    read_only: set[str] = set()
     for pair in pairs:
         key, sep, scope = pair.partition(":")
+        access = "rw"
+        head, colon, tail = scope.rpartition(":")
+        if colon and tail in ACCESS:
+            scope, access = head, tail
         if not sep or not key or not scope:
-            raise InputError(f"an API key must look like KEY:SCOPE (got one starting {pair[:4]!r}...)")
+            raise InputError(f"an API key must look like KEY:SCOPE or KEY:SCOPE:ro (got one starting {pair[:4]!r}...)")
         if key in keys:
             raise InputError(f"API key given twice: {key[:4]}...")
         keys[key] = scope
-    return keys
+        if ACCESS[access]:
+            read_only.add(key)
+    return keys, frozenset(read_only)
 
 
 def _check_pattern(pattern: str) -> None:

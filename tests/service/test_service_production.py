@@ -41,6 +41,8 @@ def test_rate_limit_is_per_key_and_answers_429_with_retry_after(settings) -> Non
         assert error["code"] == "rate_limited" and error["details"]["limit"] == "3/minute"
         # Another key has its own budget.
         assert client.get("/v1/requests", headers=BETA).status_code == 200
+        # A 429 costs no write: it is not logged as a failed request.
+        assert client.app.state.runtime.store.requests(scope="alpha") == []
 
 
 def test_wrong_keys_are_rate_limited_by_address(settings) -> None:  # noqa: ANN001
@@ -252,3 +254,41 @@ def test_api_keys_parse_with_an_optional_access_suffix() -> None:
     for bad in ("k5:", "k6::ro", ":team"):
         with pytest.raises(InputError, match="KEY:SCOPE:ro"):
             parse_api_keys([bad])
+
+
+# --- 8. failed requests in the request log --------------------------------------------------------------------
+
+
+def test_failed_requests_are_logged_without_breaking_the_eval_loop_or_history(settings, monkeypatch) -> None:  # noqa: ANN001
+    with serving(settings) as client:
+        assert client.post("/v1/verify", headers=ALPHA, json=VERIFY).status_code == 200
+        failures = [
+            (client.post("/v1/verify", headers=ALPHA, json={"answer": "x"}), 422, "invalid_request", "POST /v1/verify"),
+            (client.get("/v1/requests/nope", headers=ALPHA), 404, "request_not_found", "GET /v1/requests/nope"),
+            (client.post("/v1/verify", headers=ALPHA, content=b"x" * 60_000), 413, "payload_too_large",
+             "POST /v1/verify"),
+        ]
+        runtime = client.app.state.runtime
+        monkeypatch.setattr(runtime.verifier, "verify", lambda *a, **k: 1 / 0)
+        failures.append((client.post("/v1/verify", headers=ALPHA, json=VERIFY), 500, "internal_error",
+                         "POST /v1/verify"))
+        # Not logged: no scope may read a request with a wrong key.
+        assert client.get("/v1/requests", headers={"X-API-Key": "wrong"}).status_code == 401
+
+        logged = client.get("/v1/requests", headers=ALPHA).json()["requests"]
+        errors = [item for item in logged if item["endpoint"] == "error"]
+        assert len(logged) == 1 + len(failures) and len(errors) == len(failures)
+        expected = {(status, code, route) for response, status, code, route in failures}
+        assert all(response.status_code == status for response, status, _, _ in failures)
+        assert {(e["status"], e["error"]["code"], e["route"]) for e in errors} == expected
+        assert all(e["score"] is None and not e["review"]["queued"] for e in errors)
+        detail = client.get(f"/v1/requests/{errors[0]['request_id']}", headers=ALPHA)
+        assert detail.status_code == 200 and detail.json()["response"] is None  # the page says: no report to show
+        assert client.get("/v1/requests", headers=BETA).json()["requests"] == []  # in the caller's scope only
+
+        monkeypatch.undo()
+        dashboard = client.get("/v1/eval", headers=ALPHA)
+        assert dashboard.status_code == 200
+        assert dashboard.json()["meta"]["sample_size"] == 1  # the eval loop sees the one verified request
+        assert client.get("/v1/eval/report", headers=ALPHA).status_code == 200
+        assert client.get("/v1/review", headers=ALPHA).status_code == 200

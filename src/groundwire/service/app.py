@@ -17,6 +17,7 @@ from groundwire.llm.client import LLMError
 from groundwire.service import actions, generation, history, models
 from groundwire.service.auth import caller_scope, writer_scope
 from groundwire.service.docs import install_docs
+from groundwire.service.failures import FailureLog
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
 from groundwire.service.limits import BodySizeLimit, SecurityHeaders
 from groundwire.service.ratelimit import RateLimiter
@@ -63,6 +64,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return error_response(502, "llm_unavailable", f"The LLM endpoint failed: {exc}")
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
+    app.add_middleware(FailureLog, runtime=runtime)  # outside the size limit, so its 413s are logged too
     app.add_middleware(SecurityHeaders)
     static = resources.files("groundwire.service") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")

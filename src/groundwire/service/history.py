@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from groundwire.data.store import ERROR_KIND
 from groundwire.service.runtime import Runtime
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,7 +65,9 @@ def _response_body(record: RequestRecord) -> dict[str, Any] | None:
 
 def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
     answer = (record.report or {}).get("answer", record.response)
+    failed = {key: record.extra.get(key) for key in ("status", "route", "error")} if record.kind == ERROR_KIND else {}
     return {
+        **failed,
         "request_id": record.id,
         "created_at": record.created_at.isoformat() if record.created_at else None,
         "endpoint": record.kind,

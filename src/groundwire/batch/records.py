@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk, Report, Verdict
+from groundwire.data.rows import canonical_record
 
 RESULT_FIELDS: tuple[tuple[str, str], ...] = (
     ("id", "string"),
@@ -25,6 +27,7 @@ RESULT_FIELDS: tuple[tuple[str, str], ...] = (
     ("n_supported", "int32"),
     ("n_contradicted", "int32"),
     ("n_not_found", "int32"),
+    ("supported_share", "float64"),
     ("model_id", "string"),
     ("report", "string"),
 )
@@ -67,7 +70,9 @@ def fallback_id(raw: str, where: str | None, *, search: bool = False) -> str:
     return "sha1:" + hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def parse_line(line: str, *, where: str | None = None, utf8: bool = True) -> Item | RowError:
+def parse_line(
+    line: str, *, where: str | None = None, utf8: bool = True, columns: Mapping[str, str] | None = None
+) -> Item | RowError:
     """A JSONL line in the grounding-eval format (id, question, context, answer; other keys ignored).
 
     `where` ("file.jsonl:12") names the row when it has no readable id; `utf8` is False when the
@@ -78,7 +83,7 @@ def parse_line(line: str, *, where: str | None = None, utf8: bool = True) -> Ite
     record, problem = _loads(line)
     if problem is not None:
         return RowError(fallback_id(line, where, search=True), problem, line)
-    return parse_record(record, raw=line, where=where)
+    return parse_record(record, raw=line, where=where, columns=columns)
 
 
 def _loads(line: str) -> tuple[dict[str, Any], None] | tuple[None, str]:
@@ -91,10 +96,18 @@ def _loads(line: str) -> tuple[dict[str, Any], None] | tuple[None, str]:
     return value, None
 
 
-def parse_record(record: Mapping[str, Any], *, raw: str | None = None, where: str | None = None) -> Item | RowError:
+def parse_record(
+    record: Mapping[str, Any], *, raw: str | None = None, where: str | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> Item | RowError:
     """A decoded row (JSON object or Parquet row). `context` is a list of strings or of {id, text} objects;
-    `chunks` is accepted as another name for it."""
+    other tools' column names (chunks, RAGAS's, DeepEval's) and a `columns` mapping are read as in
+    groundwire.data.rows.canonical_record."""
     raw_text = raw if raw is not None else json.dumps(dict(record), ensure_ascii=False, default=str)
+    try:
+        record = canonical_record(record, columns)
+    except InputError as err:
+        return RowError(fallback_id(raw_text, where), str(err), raw_text)
     row_id = record.get("id")
     if isinstance(row_id, int) and not isinstance(row_id, bool):
         row_id = str(row_id)
@@ -103,7 +116,7 @@ def parse_record(record: Mapping[str, Any], *, raw: str | None = None, where: st
     problem = _problem(record)
     if problem is not None:
         return RowError(row_id, problem, raw_text)
-    context = record.get("context") if record.get("context") is not None else record.get("chunks")
+    context = record["context"]
     chunks = tuple(_chunk(i, c) for i, c in enumerate(context))
     return Item(id=row_id, answer=record["answer"], chunks=chunks, question=record.get("question"),
                 task=record.get("task"))
@@ -118,7 +131,7 @@ def _problem(record: Mapping[str, Any]) -> str | None:
         return "'question' must be a string or null"
     if record.get("task") is not None and not isinstance(record.get("task"), str):
         return "'task' must be a string or null"
-    context = record.get("context") if record.get("context") is not None else record.get("chunks")
+    context = record.get("context")
     if not isinstance(context, (list, tuple)) or not context:
         return "'context' must be a non-empty list of chunks"
     for i, chunk in enumerate(context):
@@ -159,6 +172,7 @@ def result_row(item_id: str, report: Report) -> dict[str, Any]:
         "n_supported": verdicts.count(Verdict.SUPPORTED),
         "n_contradicted": verdicts.count(Verdict.CONTRADICTED),
         "n_not_found": verdicts.count(Verdict.NOT_FOUND),
+        "supported_share": report.supported_share,
         "model_id": report.model_id,
         "report": json.dumps(data, ensure_ascii=False, sort_keys=True),
     }

@@ -40,6 +40,8 @@ class CheckOptions:
     reject_at: float | None = None
     """None = the scorer's calibrated thresholds."""
     require_citations: bool = False
+    columns: tuple[tuple[str, str], ...] = ()
+    """(field, column) pairs from --columns: the input's names for answer, context, question..."""
 
     def build_verifier(self) -> Any:
         from groundwire.core.verifier import Verifier
@@ -72,8 +74,8 @@ class Worker:
 
     def _parse(self, row: dict[str, Any]) -> Item | RowError:
         if self.fmt == "jsonl":
-            return parse_line(row["line"], where=row["where"], utf8=row["utf8"])
-        return parse_record(row)
+            return parse_line(row["line"], where=row["where"], utf8=row["utf8"], columns=dict(self.options.columns))
+        return parse_record(row, columns=dict(self.options.columns))
 
     def _check(self, item: Item, row: dict[str, Any]) -> dict[str, Any]:
         raw = row["line"] if self.fmt == "jsonl" else None

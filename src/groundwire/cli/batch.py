@@ -28,6 +28,8 @@ def batch(
     batch_size: Annotated[int, typer.Option(min=1, help="Rows per verifier call / map_batches batch.")] = 32,
     actors: Annotated[int | None, typer.Option(min=1, help="Ray actor pool size (default: one per CPU).")] = None,
     cpus_per_actor: Annotated[float, typer.Option(min=0.01, help="CPUs Ray reserves for each actor.")] = 1.0,
+    columns: Annotated[str | None, typer.Option(help="Your column names, e.g. answer=response,context=retrieved_contexts "
+                                                     "(RAGAS and DeepEval names are recognised without it).")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")] = True,
 ) -> None:
     """Verify every row of INPUT and write one result row per answer to OUTPUT.
@@ -40,6 +42,7 @@ def batch(
     from groundwire.batch.engines import ENGINES, EngineOptions
     from groundwire.core.errors import InputError
     from groundwire.core.pruning import PRUNERS
+    from groundwire.data.rows import parse_columns
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(sorted(ENGINES))}")
@@ -53,7 +56,7 @@ def batch(
         engine=engine,
         errors_path=errors_file,
         check=CheckOptions(scorer=scorer, pruner=prune, accept_at=accept_at, reject_at=reject_at,
-                           require_citations=require_citations),
+                           require_citations=require_citations, columns=tuple(parse_columns(columns).items())),
         engine_options=EngineOptions(batch_size=batch_size, num_actors=actors, cpus_per_actor=cpus_per_actor,
                                      address=address),
         progress=progress,

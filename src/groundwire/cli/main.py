@@ -40,6 +40,11 @@ _ROUTE_STYLE = {Route.ACCEPT: "bold green", Route.ESCALATE: "bold yellow", Route
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", help="groundwire.toml to read (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")
 ]
+ColumnsOption = Annotated[
+    str | None,
+    typer.Option("--columns", help="Your column names, e.g. answer=response,context=retrieved_contexts,question=user_input "
+                                   "(RAGAS and DeepEval names are recognised without it)."),
+]
 ScorerOption = Annotated[
     str | None, typer.Option("--scorer", help="lexical, bundled, hf:<id or path>, hhem:<id or path> (default: bundled)")
 ]
@@ -74,6 +79,7 @@ def check(
         "--judge-optional", help="Like --judge, best effort: a claim the judge could not decide stays escalated "
                                  "and the report lists it under extra.judge.not_judged.")] = False,
     config_file: ConfigOption = None,
+    columns: ColumnsOption = None,
 ) -> None:
     """Check one answer against context files, or a batch with --input."""
     from groundwire.config import load_config
@@ -87,7 +93,7 @@ def check(
     if input_file is not None:
         if context or answer:
             raise InputError("use either --input FILE.jsonl or --context/--answer, not both")
-        _check_batch(verifier, input_file, output, fail_under, judge_with)
+        _check_batch(verifier, input_file, output, fail_under, judge_with, columns)
         return
     if answer is None:
         raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl")
@@ -107,14 +113,15 @@ def check(
 
 
 def _check_batch(
-    verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: _Judge | None
+    verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: _Judge | None,
+    columns: str | None = None,
 ) -> None:
     from rich.progress import Progress
 
-    from groundwire.data.rows import read_eval_jsonl
+    from groundwire.data.rows import parse_columns, read_eval_jsonl
     from groundwire.evaluation.evaluate import row_chunks, verify_rows
 
-    rows = list(read_eval_jsonl(input_file))  # parse everything first: a malformed line fails before any work
+    rows = list(read_eval_jsonl(input_file, columns=parse_columns(columns)))  # parse everything first: a malformed line fails before any work
     failing = done = bad = 0
     sink = output.open("w", encoding="utf-8") if output else None
     with Progress(console=errors, transient=True) as progress:
@@ -161,22 +168,32 @@ def eval_command(
         min=0.0, max=0.99, help="With --target-far: at most this share of faithful answers rejected.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON instead of tables.")] = False,
     config_file: ConfigOption = None,
+    columns: ColumnsOption = None,
+    html_report: Annotated[Path | None, typer.Option("--html", help="Write ROC, precision-recall and score "
+                                                     "histograms, per task, to this HTML file.")] = None,
+    predictions: Annotated[Path | None, typer.Option(help="Write one JSON row per answer here (JSONL).")] = None,
 ) -> None:
     """Balanced accuracy, F1 and AUROC, and the routing rates (false accept, false reject, escalated), per task."""
     from rich.progress import Progress
 
     from groundwire.config import load_config
-    from groundwire.data.rows import read_eval_jsonl
+    from groundwire.data.rows import parse_columns, read_eval_jsonl
     from groundwire.evaluation.evaluate import evaluate
 
     if (target_far is None) != (target_frr is None):
         raise InputError("give both --target-far and --target-frr to re-derive thresholds")
     config = load_config(config_file)
     verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at)
-    rows = list(read_eval_jsonl(file, limit=limit))
+    rows = list(read_eval_jsonl(file, limit=limit, columns=parse_columns(columns)))
+    outcomes: list[Any] = []
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"evaluating {file.name}", total=len(rows))
-        summary = evaluate(rows, verifier, file=str(file), on_row=lambda _: progress.advance(task))
+
+        def on_row(outcome: Any) -> None:
+            outcomes.append(outcome)
+            progress.advance(task)
+
+        summary = evaluate(rows, verifier, file=str(file), on_row=on_row)
     if not as_json:
         _print_eval(file.name, summary)
         if summary.errors:
@@ -185,10 +202,23 @@ def eval_command(
         summary = _retarget(file, rows, summary, config_file, scorer, target_far, target_frr)
     if out:
         out.write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
+    _write_eval_extras(summary, outcomes, verifier, html_report, predictions)
     if as_json:
         print_json(summary.to_dict())
         return
     print(summary.final_line())
+
+
+def _write_eval_extras(summary: Any, outcomes: list[Any], verifier: Any, html_report: Path | None,
+                       predictions: Path | None) -> None:
+    from groundwire.evaluation import report
+
+    if predictions is not None:
+        report.write_predictions(outcomes, predictions)
+        errors.print(f"wrote {len(outcomes)} predictions to {predictions}", markup=False)
+    if html_report is not None:
+        html_report.write_text(report.render_html(summary, outcomes, verifier.thresholds_for), encoding="utf-8")
+        errors.print(f"wrote {html_report}", markup=False)
 
 
 def _print_eval(name: str, summary: Any) -> None:

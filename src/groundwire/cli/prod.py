@@ -45,6 +45,9 @@ def eval_loop(
     save: Annotated[bool, typer.Option(help="Record this run in the store's history (plotted over time).")] = True,
 ) -> None:
     """Faithfulness, refusal, escalation, retrieval hit rate and claim density, per release and segment."""
+    from rich.console import Console
+    from rich.progress import Progress
+
     from groundwire.data.rows import read_eval_jsonl
     from groundwire.evaluation.evalloop import render_html, run_eval_loop
     from groundwire.core.verifier import Verifier
@@ -62,18 +65,11 @@ def eval_loop(
             raise InputError(f"{db}: no such database file (give an existing SQLite file or a SQLAlchemy URL)")
         store = Store(db if "://" in db else f"sqlite:///{Path(db).resolve()}")
     since = datetime.now(UTC) - timedelta(days=days) if days > 0 else None
-    result = run_eval_loop(
-        verifier=Verifier(scorer),
-        frozen_rows=rows,
-        store=store,
-        scope=scope,
-        sample_size=sample,
-        since=since,
-        seed=seed,
-        release=release,
-        corpus_check=corpus_check,
-        save=save,
-    )
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        bar = progress.add_task("verifying the frozen set", total=len(rows))
+        result = run_eval_loop(verifier=Verifier(scorer), frozen_rows=rows, store=store, scope=scope,
+                               sample_size=sample, since=since, seed=seed, release=release,
+                               corpus_check=corpus_check, save=save, on_row=lambda: progress.advance(bar))
     if store is not None:
         store.close()
     out.mkdir(parents=True, exist_ok=True)

@@ -6,13 +6,23 @@ Every error names the file (and the line, for JSONL) and says what was expected.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from groundwire.core.errors import InputError
 
 EVAL_TASKS = frozenset({"qa", "summary", "data2text", "claim", "dialogue"})
+
+COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
+    "answer": ("response", "actual_output"),
+    "context": ("chunks", "retrieved_contexts", "retrieval_context", "contexts"),
+    "question": ("user_input", "input", "query"),
+}
+"""Other tools' names for groundwire's row fields, read when the row has no field of groundwire's own name:
+RAGAS (response, retrieved_contexts, user_input; `contexts` before 0.2), DeepEval (actual_output,
+retrieval_context, input), LlamaIndex (query)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +54,42 @@ def read_text(path: str | Path) -> str:
         ) from None
 
 
-def read_eval_jsonl(path: str | Path, *, limit: int | None = None) -> Iterator[EvalRow]:
+def parse_columns(spec: str | None) -> dict[str, str]:
+    """`--columns answer=response,context=retrieved_contexts` -> {"answer": "response", "context": ...}.
+    Keys are groundwire's field names; values the names in the user's file."""
+    if spec is None or not spec.strip():
+        return {}
+    mapping: dict[str, str] = {}
+    known = ("id", "task", "hallucinated", *COLUMN_ALIASES)
+    for part in spec.split(","):
+        field, sep, column = (piece.strip() for piece in part.partition("="))
+        if not sep or not field or not column:
+            raise InputError(f"--columns: {part.strip()!r} is not FIELD=COLUMN (e.g. answer=response)")
+        if field not in known:
+            raise InputError(f"--columns: unknown field {field!r}; choose from {', '.join(known)}")
+        mapping[field] = column
+    return mapping
+
+
+def canonical_record(record: Mapping[str, Any], columns: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The row with groundwire's field names: an explicit `columns` mapping first, then the field's own name,
+    then the first known alias (COLUMN_ALIASES) the row has. Other keys are kept as they are."""
+    out = dict(record)
+    for field, column in (columns or {}).items():
+        if column not in record:
+            raise InputError(f"column {column!r} (given for {field!r} by --columns) is not in the row")
+        out[field] = record[column]
+    for field, aliases in COLUMN_ALIASES.items():
+        if out.get(field) is None:
+            found = next((name for name in aliases if record.get(name) is not None), None)
+            if found is not None:
+                out[field] = record[found]
+    return out
+
+
+def read_eval_jsonl(
+    path: str | Path, *, limit: int | None = None, columns: Mapping[str, str] | None = None
+) -> Iterator[EvalRow]:
     """Rows of a grounding-eval JSONL file, streamed; a malformed line raises InputError naming its number."""
     file = Path(path)
     if not file.is_file():
@@ -56,11 +101,13 @@ def read_eval_jsonl(path: str | Path, *, limit: int | None = None) -> Iterator[E
                 return
             if not raw.strip():
                 continue
-            yield parse_eval_row(raw, where=f"{file}:{number}", line=number)
+            yield parse_eval_row(raw, where=f"{file}:{number}", line=number, columns=columns)
             count += 1
 
 
-def parse_eval_row(raw: bytes | str, *, where: str, line: int = 0) -> EvalRow:
+def parse_eval_row(
+    raw: bytes | str, *, where: str, line: int = 0, columns: Mapping[str, str] | None = None
+) -> EvalRow:
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         obj = json.loads(text)
@@ -70,6 +117,10 @@ def parse_eval_row(raw: bytes | str, *, where: str, line: int = 0) -> EvalRow:
         raise InputError(f"{where}: malformed JSON ({error.msg} at column {error.colno})") from None
     if not isinstance(obj, dict):
         raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    try:
+        obj = canonical_record(obj, columns)
+    except InputError as error:
+        raise InputError(f"{where}: {error}") from None
     missing = [key for key in ("context", "answer") if key not in obj]
     if missing:
         raise InputError(f"{where}: missing key(s) {', '.join(missing)}")

@@ -35,6 +35,7 @@ from groundwire.llm.prompts import Strength
 from groundwire.llm.selfrag import IS_SUP_SCORE, Reflection, parse_reflection
 from groundwire.core.textutil import sentence_spans
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Report, Route, Verdict
+from groundwire.core.tracing import traced
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -129,6 +130,7 @@ class Generator:
             self_rag=config.llm.self_rag,
         )
 
+    @traced("groundwire.generate")
     def generate(self, question: str, chunks: Sequence[Chunk | str]) -> Generation:
         from groundwire.core.verifier import as_chunks
 

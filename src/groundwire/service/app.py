@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 import groundwire
 from groundwire.core.errors import InputError
 from groundwire.llm.client import LLMError
-from groundwire.service import actions, generation, history, models
+from groundwire.service import actions, generation, history, models, observability
 from groundwire.service.auth import caller_scope, writer_scope
 from groundwire.service.docs import install_docs
 from groundwire.service.failures import FailureLog
@@ -66,6 +66,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
     app.add_middleware(FailureLog, runtime=runtime)  # outside the size limit, so its 413s are logged too
     app.add_middleware(SecurityHeaders)
+    observability.install(app, runtime.metrics)
     static = resources.files("groundwire.service") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
     install_docs(app)

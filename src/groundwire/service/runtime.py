@@ -35,6 +35,9 @@ class Runtime:
     def __init__(self, settings: ServiceSettings) -> None:
         self.settings = settings
         self.model_loads = 0
+        from groundwire.service.observability import ServiceMetrics
+
+        self.metrics = ServiceMetrics()
         self.llm: LLMClient | None = None
         """The LLM client when the service runs with --llm, else None."""
         self._verifier: Any = None
@@ -54,8 +57,10 @@ class Runtime:
                 from groundwire.core.verifier import Verifier
 
                 # Shared by the request threads: verify() is thread-safe (per-thread sentence segmenters).
+                loading = time.perf_counter()
                 self._verifier = Verifier(self.settings.scorer, accept_at=self.settings.accept_at,
                                           reject_at=self.settings.reject_at)
+                self.metrics.model_load_seconds.set(time.perf_counter() - loading)
                 self.model_loads += 1
             if self._store is None:
                 from groundwire.data.store import Store
@@ -181,6 +186,7 @@ class Runtime:
             extra={"body": {key: value for key, value in out.items() if key != "report"}, **(extra or {})},
         )
         self.store.log_request(replace(record, id=out["request_id"]))
+        self.metrics.observe(kind, report, seconds=time.perf_counter() - started, extra=extra)
 
 
 def _ready(value: T | None) -> T:

@@ -74,6 +74,7 @@ def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> d
 def _checked(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chunk]) -> Report:
     """Verify; with judge=true, the LLM judge then decides the claims in the escalation band."""
     client = runtime.require_llm("judge=true") if body.judge else None
+    runtime.check_scoring_work(body.answer, chunks, question=body.question)
     report = runtime.verifier.verify(body.answer, chunks, question=body.question,
                                      require_citations=body.require_citations, task=body.task)
     if client is not None:

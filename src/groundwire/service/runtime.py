@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
+from groundwire.service.evalcache import EvalCache
 from groundwire.service.review import review_reasons
 from groundwire.service.settings import ServiceSettings
 from groundwire.core.types import Chunk, Report
@@ -44,6 +45,8 @@ class Runtime:
         self._config: Config | None = None
         self._cache: SemanticCache | None = None
         self._lock = threading.Lock()
+        self.eval_cache = EvalCache()
+        """Eval-loop results per release and scope (see evalcache.py)."""
 
     # lifecycle --------------------------------------------------------------------------------------------
 
@@ -134,6 +137,12 @@ class Runtime:
         chunks = [p.as_chunk() for p in found]
         check_work(self.settings, chunks, getattr(body, "answer", None))
         return chunks, render_context(found)
+
+    def check_scoring_work(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> None:
+        """413 naming max_claims or max_pairs when checking this answer would score more than allowed."""
+        from groundwire.service.limits import check_scoring_work
+
+        check_scoring_work(self.settings, self.verifier, answer, chunks, question=question)
 
     def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> dict[str, Any]:
         """The review-queue verdict: score, question and answer, and the answer-level checks that fired."""

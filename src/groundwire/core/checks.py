@@ -12,15 +12,16 @@ what a claim says of them (attributes.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from enum import StrEnum
 
 from groundwire.core.attributes import RecordAttribute, attribute_mismatches, record_attributes
 from groundwire.core.claims import cited_ids, sentences
 from groundwire.core.hours import HoursMismatch, context_schedule, hours_mismatches
 from groundwire.core.textutil import content_words, has_negation, sentence_spans
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Finding, Verdict
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Verdict
 
 _MONTHS = {
     name: index
@@ -427,3 +428,68 @@ def _inside_word(text: str, start: int, end: int) -> bool:
     after = text[end] if end < len(text) else " "
     hyphenated_name = before == "-" and start > 1 and text[start - 2].isalpha()
     return before.isalpha() or hyphenated_name or (after.isalpha() and after.lower() not in "kmb")
+
+
+# ------------------------------------------------------------------------------------------ the claim checks
+# A new deterministic check is one function (ClaimCheckInput -> findings) and one register_claim_check call.
+# The verifier runs the registered checks in order and lets each finding act on the claim as its effect says.
+
+
+class CheckEffect(StrEnum):
+    VERDICT = "verdict"
+    """A finding with a verdict decides the claim (CONTRADICTED over NOT_FOUND) and caps its score at reject_at."""
+    SIGNAL = "signal"
+    """Evidence against the claim, not proof: the score is capped mid-band, so it is never accepted outright."""
+    NOTE = "note"
+    """Recorded on the claim; the score is left alone."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCheckInput:
+    claim: Claim
+    context: ContextIndex
+    chunk_ids: Sequence[str]
+    evidence: str | None = None
+    """The claim's best evidence sentence; None for checks that run before the pair matrix is scored."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCheck:
+    name: str
+    run: Callable[[ClaimCheckInput], Sequence[Finding]]
+    effect: CheckEffect
+    needs_evidence: bool = False
+    """Run after scoring, with the evidence sentence (else before scoring, on the context alone)."""
+
+
+CLAIM_CHECKS: list[ClaimCheck] = []
+
+
+def register_claim_check(check: ClaimCheck) -> ClaimCheck:
+    if any(existing.name == check.name for existing in CLAIM_CHECKS):
+        raise ValueError(f"a claim check named {check.name!r} is already registered")
+    CLAIM_CHECKS.append(check)
+    return check
+
+
+def _figure_check(item: ClaimCheckInput) -> list[Finding]:
+    return figure_findings(item.claim.text, item.context)
+
+
+def _negation_check(item: ClaimCheckInput) -> list[Finding]:
+    finding = negation_finding(item.claim.text, item.evidence)
+    return [] if finding is None else [finding]
+
+
+def _citation_check(item: ClaimCheckInput) -> list[Finding]:
+    return [
+        Finding("fabricated_citation", f"cites [{raw}], which was never retrieved", None)
+        for raw in item.claim.cited_ids
+        if resolve_cited_id(raw, item.chunk_ids) is None
+    ]
+
+
+# Figures, dates, hours and record attributes; then the negation signal; then citations (the order of ClaimResult.checks).
+register_claim_check(ClaimCheck("figures", _figure_check, CheckEffect.VERDICT))
+register_claim_check(ClaimCheck("negation", _negation_check, CheckEffect.SIGNAL, needs_evidence=True))
+register_claim_check(ClaimCheck("citations", _citation_check, CheckEffect.NOTE, needs_evidence=True))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from groundwire.scoring.base import PairScores, Scorer
+from groundwire.scoring.base import Calibration, CalibratedScorer, PairScores, Scorer, calibration_of
 
 ScorerFactory = Callable[[str], Scorer]
 """Builds a scorer from the text after "prefix:" (empty for plain names)."""
@@ -57,4 +57,14 @@ def get_scorer(name: str | None = None) -> Scorer:
     return factory(arg)  # type: ignore[operator]
 
 
-__all__ = ["DEFAULT_SCORER", "PairScores", "Scorer", "available_scorers", "get_scorer", "register_scorer"]
+__all__ = [
+    "DEFAULT_SCORER",
+    "CalibratedScorer",
+    "Calibration",
+    "PairScores",
+    "Scorer",
+    "available_scorers",
+    "calibration_of",
+    "get_scorer",
+    "register_scorer",
+]

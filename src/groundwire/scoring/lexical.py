@@ -21,6 +21,7 @@ _WINDOW_WORDS = 256
 class LexicalScorer:
     model_id = "lexical-baseline"
     max_tokens: int | None = _WINDOW_WORDS
+    calibration: Calibration | None = None
 
     @classmethod
     def from_spec(cls, _arg: str = "") -> LexicalScorer:

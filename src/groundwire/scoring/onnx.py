@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from groundwire.scoring.base import PairScores
+from groundwire.scoring.base import Calibration, Combiner, PairScores
 
 BUNDLED_DIR = "models/verifier"
 _SUPPORT_LABEL = "entailment"
@@ -80,11 +80,17 @@ class OnnxScorer:
                                             options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self.session.get_inputs()}
         self._executor: ThreadPoolExecutor | None = None
-        self.combiner = None
+        self.combiner: Combiner | None = None
         if self.config.get("combiner"):
+            # Lazy: core imports scoring at module level, so this one edge back into core stays inside a function.
             from groundwire.core.combiner import load_combiner
 
             self.combiner = load_combiner(self.bundle / self.config["combiner"])
+
+    @property
+    def calibration(self) -> Calibration:
+        """The bundle's thresholds and combiner (train/calibrate.py may swap the combiner out while it fits)."""
+        return Calibration(thresholds=self.thresholds, task_thresholds=self.task_thresholds, combiner=self.combiner)
 
     @classmethod
     def bundled(cls, _: str = "") -> OnnxScorer:

@@ -71,7 +71,12 @@ class CheckSettings(_Section):
     def overridden(self, **flags: object) -> CheckSettings:
         """These settings with the command-line flags that were given (None = not given) put over them."""
         given = {key: value for key, value in flags.items() if value is not None}
-        return self.model_validate({**self.model_dump(), **given}) if given else self
+        if not given:
+            return self
+        try:
+            return self.model_validate({**self.model_dump(), **given})
+        except ValidationError as exc:
+            raise InputError(f"invalid check settings: {exc}") from None
 
 
 VerifyConfig = CheckSettings

@@ -6,6 +6,7 @@ Other areas add their commands from their own modules (see COMMAND_MODULES), eac
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import sys
@@ -14,11 +15,18 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import Progress
 from rich.table import Table
 
 from groundwire.cli.common import build_verifier, read_chunks
+from groundwire.config import Config, load_config
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk, Report, Route, Verdict
+from groundwire.core.verifier import Verifier
+from groundwire.data.rows import EvalRow, RowError, read_rows, read_text
+from groundwire.evaluation.evaluate import evaluate
+from groundwire.llm.client import LLMClient, LLMError, client_from_config
+from groundwire.pipeline import CheckItem, check as check_item
 
 EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT, EXIT_LLM = 0, 1, 2, 3
 COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train")
@@ -38,6 +46,9 @@ ConfigOption = Annotated[
 ScorerOption = Annotated[
     str | None, typer.Option("--scorer", help="lexical, bundled, hf:<id or path>, hhem:<id or path> (default: bundled)")
 ]
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="Stop at the first malformed row (exit 2 naming its line) instead of reporting it.")
+]
 
 
 @app.command()
@@ -56,30 +67,26 @@ def check(
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
     judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml).")] = False,
+    strict: StrictOption = False,
     config_file: ConfigOption = None,
 ) -> None:
     """Check one answer against context files, or a batch with --input."""
-    from groundwire.config import load_config
-
     config = load_config(config_file)
-    require_citations = require_citations or config.verify.require_citations
-    client = _judge_client(config) if judge or config.verify.decomposer == "llm" else None
+    settings = config.verify.overridden(require_citations=require_citations or None, judge=judge or None)
+    config = config.model_copy(update={"verify": settings})
+    client = _judge_client(config) if settings.judge or settings.decomposer == "llm" else None
     verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at, client=client)
-    judge_with = client if judge else None
+    judge_with = client if settings.judge else None
     if input_file is not None:
         if context or answer:
             raise InputError("use either --input FILE.jsonl or --context/--answer, not both")
-        _check_batch(verifier, input_file, output, fail_under, judge_with)
+        _check_batch(verifier, input_file, output, fail_under, judge_with, strict=strict)
         return
     if answer is None:
         raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl")
-    from groundwire.data.rows import read_text
-
     chunks = read_chunks(context)
     answer_text = read_text(answer[1:]) if answer.startswith("@") else answer
-    report = verifier.verify(answer_text, chunks, question=question, require_citations=require_citations, task=task)
-    if judge_with is not None:
-        report = _adjudicate(report, chunks, judge_with)
+    report = check_item(verifier, CheckItem(answer_text, chunks, question=question, task=task), judge=judge_with)
     if as_json:
         console.print_json(json.dumps(report.to_dict()))
     else:
@@ -88,25 +95,20 @@ def check(
         raise typer.Exit(EXIT_NOT_GROUNDED)
 
 
-def _check_batch(verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: Any) -> None:
-    from rich.progress import Progress
-
-    from groundwire.data.rows import read_eval_jsonl
-    from groundwire.evaluation.evaluate import row_chunks, verify_rows
-
-    rows = list(read_eval_jsonl(input_file))  # parse everything first: a malformed line fails before any work
+def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail_under: float | None,
+                 judge: LLMClient | None, *, strict: bool) -> None:
+    # Read everything first: with --strict a malformed line fails before any work; without, it is reported.
+    rows = list(read_rows(input_file, strict=strict))
     failing = done = bad = 0
     sink = output.open("w", encoding="utf-8") if output else None
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"checking {input_file.name}", total=len(rows))
-        for outcome in verify_rows(rows, verifier):
-            report = outcome.report
-            if report is not None and judge is not None:
-                report = _adjudicate(report, row_chunks(outcome.row), judge)
-            record: dict[str, Any] = {"id": outcome.row.id, "line": outcome.row.line}
+        for row in rows:
+            record: dict[str, Any] = {"id": row.id, "line": row.line}
+            report, error = _check_row(verifier, row, judge)
             if report is None:
                 bad += 1
-                record["error"] = outcome.error
+                record["error"] = error
             else:
                 done += 1
                 failing += int(fail_under is not None and report.score < fail_under)
@@ -119,11 +121,23 @@ def _check_batch(verifier: Any, input_file: Path, output: Path | None, fail_unde
             progress.advance(task)
     if sink:
         sink.close()
-    errors.print(f"checked {done} of {len(rows)} rows; {bad} could not be checked; {failing} below --fail-under")
+    errors.print(f"checked {done} of {len(rows)} rows; {bad} could not be checked; {failing} below --fail-under",
+                 markup=False)
     if bad:
         raise typer.Exit(EXIT_BAD_INPUT)
     if failing:
         raise typer.Exit(EXIT_NOT_GROUNDED)
+
+
+def _check_row(verifier: Verifier, row: EvalRow | RowError, judge: LLMClient | None) -> tuple[Report | None, str]:
+    """A row's report, or why it has none (a malformed row, or one the verifier refused)."""
+    if isinstance(row, RowError):
+        return None, row.error
+    try:
+        return check_item(verifier, CheckItem(row.answer, row.chunks, question=row.question, task=row.task),
+                          judge=judge), ""
+    except InputError as error:
+        return None, str(error)
 
 
 @app.command("eval")
@@ -134,20 +148,19 @@ def eval_command(
     out: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
     accept_at: Annotated[float | None, typer.Option()] = None,
     reject_at: Annotated[float | None, typer.Option()] = None,
+    strict: StrictOption = False,
     config_file: ConfigOption = None,
 ) -> None:
     """Balanced accuracy, F1 of the hallucinated class and AUROC, overall and per task."""
-    from rich.progress import Progress
-
-    from groundwire.config import load_config
-    from groundwire.data.rows import read_eval_jsonl
-    from groundwire.evaluation.evaluate import evaluate
-
     verifier = build_verifier(load_config(config_file), scorer, accept_at=accept_at, reject_at=reject_at)
-    rows = list(read_eval_jsonl(file, limit=limit))
+    read = list(read_rows(file, limit=limit, strict=strict))
+    rows = [row for row in read if isinstance(row, EvalRow)]
+    unreadable = [{"id": r.id, "line": r.line, "error": r.error} for r in read if isinstance(r, RowError)]
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"evaluating {file.name}", total=len(rows))
         summary = evaluate(rows, verifier, file=str(file), on_row=lambda _: progress.advance(task))
+    if unreadable:  # reported with the rows the verifier refused, never dropped
+        summary = dataclasses.replace(summary, errors=[*unreadable, *summary.errors])
     table = Table(title=f"{file.name} — {summary.model_id} — {summary.seconds:.1f}s")
     for column in ("task", "n", "hallucinated", "balanced acc", "F1 (halluc.)", "AUROC"):
         table.add_column(column, justify="right" if column != "task" else "left")
@@ -156,7 +169,8 @@ def eval_command(
                       _num(m.auroc))
     console.print(table)
     if summary.errors:
-        errors.print(f"[yellow]{len(summary.errors)} rows could not be checked: {summary.errors[:3]}[/]")
+        errors.print(f"{len(summary.errors)} rows could not be checked: {summary.errors[:3]}", style="yellow",
+                     markup=False)
     if out:
         out.write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
     print(summary.final_line())
@@ -184,18 +198,10 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
                   f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)")
 
 
-def _judge_client(config: Any) -> Any:
-    from groundwire.llm.client import client_from_config
-
+def _judge_client(config: Config) -> LLMClient:
     if not config.llm_configured:
         raise InputError("--judge needs an LLM endpoint: set [llm] base_url and model in groundwire.toml")
     return client_from_config(config)
-
-
-def _adjudicate(report: Report, chunks: list[Chunk], client: Any) -> Report:
-    from groundwire.llm.judge import adjudicate
-
-    return adjudicate(report, chunks, client=client)
 
 
 def _shorten(text: str, limit: int = 240) -> str:
@@ -217,8 +223,6 @@ _register_command_modules()
 
 def main() -> None:
     """Entry point: map bad input to exit status 2 with a one-line message instead of a traceback."""
-    from groundwire.llm.client import LLMError
-
     try:
         status = app(standalone_mode=False)  # returns the code of a typer.Exit raised by a command
     except InputError as error:

@@ -9,7 +9,10 @@ from typing import Annotated
 
 import typer
 
+from groundwire.cli.common import build_verifier
+from groundwire.config import load_config
 from groundwire.core.errors import InputError
+from groundwire.data.rows import read_eval_jsonl
 
 
 def register(app: typer.Typer) -> None:
@@ -45,9 +48,8 @@ def eval_loop(
     save: Annotated[bool, typer.Option(help="Record this run in the store's history (plotted over time).")] = True,
 ) -> None:
     """Faithfulness, refusal, escalation, retrieval hit rate and claim density, per release and segment."""
-    from groundwire.data.rows import read_eval_jsonl
+    # Lazy: the eval loop and the store (SQLAlchemy) load only when this command runs.
     from groundwire.evaluation.evalloop import render_html, run_eval_loop
-    from groundwire.core.verifier import Verifier
 
     if not frozen and db is None:
         raise InputError("give a frozen set (--frozen FILE.jsonl) and/or a request log (--db URL|FILE)")
@@ -63,7 +65,7 @@ def eval_loop(
         store = Store(db if "://" in db else f"sqlite:///{Path(db).resolve()}")
     since = datetime.now(UTC) - timedelta(days=days) if days > 0 else None
     result = run_eval_loop(
-        verifier=Verifier(scorer),
+        verifier=build_verifier(load_config(), scorer),
         frozen_rows=rows,
         store=store,
         scope=scope,

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from groundwire.core.errors import InputError
+
 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
@@ -43,15 +45,15 @@ def serve(
     from groundwire.service.settings import parse_api_keys
 
     loaded = load_config(config)
+    if loaded.verify.decomposer == "llm" and not llm:
+        raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml')
     keys = parse_api_keys(_split_env_list(api_key or []))
     if not keys and host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(f"warning: serving on {host} without API keys; anyone who can reach it can read the log", err=True)
     settings = ServiceSettings(
         db_url=db if "://" in db else f"sqlite:///{Path(db).resolve()}",
         api_keys=keys,
-        scorer=scorer if scorer is not None else loaded.verify.scorer,
-        accept_at=loaded.verify.accept_at,
-        reject_at=loaded.verify.reject_at,
+        check=loaded.verify.overridden(scorer=scorer),
         max_body_bytes=max_body_bytes,
         review_threshold=review_threshold,
         high_risk_patterns=tuple(high_risk or ()),

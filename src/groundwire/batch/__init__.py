@@ -22,6 +22,13 @@ from typing import TYPE_CHECKING
 from groundwire.batch.records import RESULT_FIELDS
 from groundwire.batch.worker import CheckOptions
 from groundwire.core.errors import InputError
+from groundwire.batch.engines import ENGINES
+from groundwire.batch.engines import ENGINES, EngineOptions, Job
+from groundwire.batch.sink import ResultSink, default_errors_path
+from groundwire.batch.sources import count_rows, input_format
+from groundwire.batch.sources import iter_rows
+from groundwire.batch.worker import parse_input_row
+from groundwire.data.rows import RowError
 
 if TYPE_CHECKING:
     from groundwire.batch.engines import EngineOptions
@@ -53,8 +60,6 @@ class RowsLostError(RuntimeError):
 
 
 def engine_names() -> list[str]:
-    from groundwire.batch.engines import ENGINES
-
     return sorted(ENGINES)
 
 
@@ -75,10 +80,6 @@ def run_batch(
     `on_rows(n)` is called each time n more rows have been written (for a caller's own progress display).
     `strict`: read the whole input first and raise InputError naming the first malformed row, before any work.
     """
-    from groundwire.batch.engines import ENGINES, EngineOptions, Job
-    from groundwire.batch.sink import ResultSink, default_errors_path
-    from groundwire.batch.sources import count_rows, input_format
-
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose one of {sorted(ENGINES)}")
     for module in ("pyarrow", "ray") if engine == "ray" else ("pyarrow",):
@@ -109,10 +110,6 @@ def run_batch(
 
 
 def _refuse_malformed(source: Path, fmt: Format) -> None:
-    from groundwire.batch.sources import iter_rows
-    from groundwire.batch.worker import parse_input_row
-    from groundwire.data.rows import RowError
-
     for rows in iter_rows(source):
         for row in rows:
             parsed = parse_input_row(fmt, row)

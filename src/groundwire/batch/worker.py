@@ -19,6 +19,7 @@ from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow, RowError, parse_line, parse_record
 from groundwire.llm.client import client_from_config
 from groundwire.pipeline import CheckItem, build_verifier, check
+from groundwire.batch.sink import result_schema
 
 _EMPTY_RESULT = {name: None for name, _ in RESULT_FIELDS}
 
@@ -102,8 +103,6 @@ class RayWorker(Worker):
 
     def __call__(self, batch: Any) -> Any:
         import pyarrow as pa
-
-        from groundwire.batch.sink import result_schema
 
         schema = result_schema()
         for name in ("status", "error", "raw"):

@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from groundwire.core.errors import InputError
+from groundwire.config import load_config
+from groundwire.service.settings import parse_api_keys
 
 
 def register(app: typer.Typer) -> None:
@@ -40,10 +42,7 @@ def serve(
     """Serve the verification API (/v1/...), its OpenAPI spec (/docs) and the web page (/)."""
     import uvicorn
 
-    from groundwire.config import load_config
     from groundwire.service import ServiceSettings, create_app
-    from groundwire.service.settings import parse_api_keys
-
     loaded = load_config(config)
     if loaded.verify.decomposer == "llm" and not llm:
         raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml')

@@ -19,6 +19,7 @@ from pydantic import BaseModel, field_validator
 from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, LLMError, LLMOutputError, parse_json_reply
 from groundwire.core.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.core.verifier import as_chunks
 
 MIN_QUOTE_WORDS = 2
 """A one-word "quote" occurs in almost any chunk, so it proves nothing."""
@@ -134,8 +135,6 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
     own probability stays in `support`. Calls, tokens and outcomes go to report.extra["judge"]. A claim
     whose call failed (timeout, HTTP error) stays escalated and the failure is recorded as a warning.
     """
-    from groundwire.core.verifier import as_chunks
-
     chunks = as_chunks(chunks)
     chunks_text = {chunk.id: chunk.text for chunk in chunks}
     claims: list[ClaimResult] = []

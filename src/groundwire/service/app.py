@@ -20,6 +20,7 @@ from groundwire.service.errors import ServiceError, error_response, install_erro
 from groundwire.service.limits import BodySizeLimit
 from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
+from groundwire.evaluation.evalloop import render_html
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": models.ErrorResponse} for status in (401, 404, 413, 422, 500, 502, 503)
@@ -123,8 +124,6 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     def eval_report(scope: str = Depends(caller_scope),
                     limit: int = Query(500, ge=1, le=10_000)) -> HTMLResponse:
         """The eval loop's self-contained HTML report (plots over time, tables per release and segment)."""
-        from groundwire.evaluation.evalloop import render_html
-
         return HTMLResponse(render_html(history.eval_loop(runtime, scope=scope, sample_size=limit, save=False)))
 
     return app

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from groundwire.service.runtime import Runtime
+from groundwire.evaluation.evalloop import run_eval_loop
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.evaluation.evalloop import EvalLoopResult
@@ -76,8 +77,6 @@ def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
 
 def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> EvalLoopResult:
     """The eval loop over a rolling sample of this scope's log (and this scope's corpus only)."""
-    from groundwire.evaluation.evalloop import run_eval_loop
-
     return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
                          release=runtime.settings.release, save=save)
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from groundwire.batch.records import RESULT_FIELDS
 from groundwire.batch.worker import CheckOptions
 from groundwire.core.errors import InputError
-from groundwire.batch.engines import ENGINES
 from groundwire.batch.engines import ENGINES, EngineOptions, Job
 from groundwire.batch.sink import ResultSink, default_errors_path
 from groundwire.batch.sources import count_rows, input_format
@@ -31,7 +30,6 @@ from groundwire.batch.worker import parse_input_row
 from groundwire.data.rows import RowError
 
 if TYPE_CHECKING:
-    from groundwire.batch.engines import EngineOptions
     from groundwire.batch.sources import Format
 
 __all__ = ["RESULT_FIELDS", "BatchSummary", "CheckOptions", "engine_names", "run_batch"]

@@ -118,7 +118,8 @@ class Report:
         return self.decision is Route.ACCEPT
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))
+        data: dict[str, Any] = _jsonable(asdict(self))
+        return data
 
 
 def _jsonable(value: Any) -> Any:

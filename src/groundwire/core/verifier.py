@@ -187,9 +187,16 @@ class Verifier:
         warnings = _language_warnings(answer, context)
         if answer.strip() == REFUSAL_TOKEN:
             return Report(
-                answer=answer, score=NO_CLAIMS_SCORE, decision=Route.ACCEPT, claims=(), abstained=True,
-                model_id=self.model_id, timings={"total": time.perf_counter() - started}, findings=findings,
-                warnings=warnings, question=question,
+                answer=answer,
+                score=NO_CLAIMS_SCORE,
+                decision=Route.ACCEPT,
+                claims=(),
+                abstained=True,
+                model_id=self.model_id,
+                timings={"total": time.perf_counter() - started},
+                findings=findings,
+                warnings=warnings,
+                question=question,
             )
         timings: dict[str, float] = {}
         mark = time.perf_counter()
@@ -205,9 +212,17 @@ class Verifier:
             warnings += ("no checkable claims in the answer: score 1.0 by definition (nothing is asserted)",)
             timings["total"] = time.perf_counter() - started
             return Report(
-                answer=answer, score=NO_CLAIMS_SCORE, decision=_cap_for_findings(Route.ACCEPT, findings), claims=(),
-                abstained=False, model_id=self.model_id, timings=timings, findings=findings, warnings=warnings,
-                question=question, extra={"skipped": skipped},
+                answer=answer,
+                score=NO_CLAIMS_SCORE,
+                decision=_cap_for_findings(Route.ACCEPT, findings),
+                claims=(),
+                abstained=False,
+                model_id=self.model_id,
+                timings=timings,
+                findings=findings,
+                warnings=warnings,
+                question=question,
+                extra={"skipped": skipped},
             )
         # JSON records are checked as one statement per line; evidence spans then index the rendered text.
         scoring_context = [rendered_chunk(chunk) for chunk in context]
@@ -217,7 +232,12 @@ class Verifier:
         calibration = calibration_key(task, len(claims))
         thresholds = self.thresholds_for(calibration)
         results, stats = self._verify_claims(
-            answer, claims, context=scoring_context, retrieved=context, timings=timings, task=calibration,
+            answer,
+            claims,
+            context=scoring_context,
+            retrieved=context,
+            timings=timings,
+            task=calibration,
             thresholds=thresholds,
         )
         if rendered:
@@ -232,14 +252,24 @@ class Verifier:
         score = min(scored, default=NO_CLAIMS_SCORE)
         decision = self.route(score, thresholds)
         if len(scored) < len(results):
-            warnings += (f"{len(results) - len(scored)} claim(s) could not be scored; the answer score covers the rest",)
+            warnings += (
+                f"{len(results) - len(scored)} claim(s) could not be scored; the answer score covers the rest",
+            )
         if decision is Route.ACCEPT and any(not r.scored or r.route is not Route.ACCEPT for r in results):
             decision = Route.ESCALATE
         timings["total"] = time.perf_counter() - started
         return Report(
-            answer=answer, score=score, decision=_cap_for_findings(decision, findings), claims=tuple(results),
-            abstained=False, model_id=self.model_id, timings=timings, findings=findings, warnings=warnings,
-            question=question, extra={"skipped": skipped, **stats},
+            answer=answer,
+            score=score,
+            decision=_cap_for_findings(decision, findings),
+            claims=tuple(results),
+            abstained=False,
+            model_id=self.model_id,
+            timings=timings,
+            findings=findings,
+            warnings=warnings,
+            question=question,
+            extra={"skipped": skipped, **stats},
         )
 
     def _verify_claims(
@@ -273,11 +303,16 @@ class Verifier:
 
         mark = time.perf_counter()
         scoring = _Scoring(
-            matrix=matrix, windows=windows, context=context, chunk_ids=chunk_ids, thresholds=thresholds,
+            matrix=matrix,
+            windows=windows,
+            context=context,
+            chunk_ids=chunk_ids,
+            thresholds=thresholds,
             context_words=frozenset(w for chunk in context for w in content_words(chunk.text)),
         )
         lexical = self._lexical_support(texts, windows, allowed, matrix)
-        for state, scorable in zip(states, allowed.any(axis=1).tolist(), strict=True):
+        scorable_rows = [bool(allowed[position].any()) for position in range(len(claims))]
+        for state, scorable in zip(states, scorable_rows, strict=True):
             state.scorable = scorable
             state.evidence = _evidence(state.claim.text, matrix.support[state.position], windows, context)
             state.run_checks(index, chunk_ids, with_evidence=True)
@@ -307,8 +342,8 @@ class Verifier:
         """
         max_tokens = self.scorer.max_tokens
         if max_tokens is None:
-            windows = make_windows(context, budget=None, count_tokens=self.scorer.count_tokens)
-            return windows, np.ones((len(claims), len(windows)), dtype=bool)
+            whole = make_windows(context, budget=None, count_tokens=self.scorer.count_tokens)
+            return whole, np.ones((len(claims), len(whole)), dtype=bool)
         standard = min(max_tokens // 2, _STANDARD_CLAIM_TOKENS)
         buckets: dict[int, list[int]] = {}
         for index, tokens in enumerate(self.scorer.count_tokens([claim.text for claim in claims])):
@@ -318,8 +353,9 @@ class Verifier:
         windows: list[Window] = []
         spans: dict[int, tuple[int, int]] = {}
         for bucket in sorted(buckets):
-            bucket_windows = make_windows(context, budget=premise_budget(max_tokens, bucket),
-                                          count_tokens=self.scorer.count_tokens)
+            bucket_windows = make_windows(
+                context, budget=premise_budget(max_tokens, bucket), count_tokens=self.scorer.count_tokens
+            )
             spans[bucket] = (len(windows), len(windows) + len(bucket_windows))
             windows.extend(bucket_windows)
         allowed = np.zeros((len(claims), len(windows)), dtype=bool)
@@ -327,8 +363,9 @@ class Verifier:
             allowed[np.asarray(members)[:, None], np.arange(*spans[bucket])[None, :]] = True
         return windows, allowed
 
-    def _lexical_support(self, claims: list[str], windows: list[Window], allowed: np.ndarray,
-                         matrix: _Matrix) -> np.ndarray:
+    def _lexical_support(
+        self, claims: list[str], windows: list[Window], allowed: np.ndarray, matrix: _Matrix
+    ) -> np.ndarray:
         """Per claim, the lexical baseline's best score over the claim's own windows: a combiner feature that
         catches novel names and figures a small model reads past. Cheap next to a model call."""
         if isinstance(self.scorer, LexicalScorer):  # its own matrix already holds these scores
@@ -499,8 +536,10 @@ def _language_warnings(answer: str, context: list[Chunk]) -> tuple[str, ...]:
     sample = " ".join(c.text[:2000] for c in context[:5])
     if looks_english(answer) and looks_english(sample):
         return ()
-    return ("the answer or context does not look like English: groundwire's checks and bundled model are "
-            "English-only, so scores for other languages are unreliable",)
+    return (
+        "the answer or context does not look like English: groundwire's checks and bundled model are "
+        "English-only, so scores for other languages are unreliable",
+    )
 
 
 _DEFAULT_VERIFIERS: dict[str, Verifier] = {}

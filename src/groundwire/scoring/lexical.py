@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from groundwire.scoring.base import PairScores
 from groundwire.core.textutil import WORD_RE, content_words, stem
+from groundwire.scoring.base import Calibration, PairScores
 
 # Words that carry names and figures weigh more: a missing "Berlin" or "49" matters more than a missing "offer".
 _SALIENT_WEIGHT = 2.0

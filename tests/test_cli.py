@@ -103,9 +103,12 @@ def test_eval_reports_metrics_per_task_and_a_final_line(tmp_path):
     out = tmp_path / "summary.json"
     result = run("eval", str(data), "--scorer", "lexical", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1] == "balanced_accuracy=1.000 f1=1.000 auroc=1.000 n=4"
+    assert result.stdout.strip().splitlines()[-1] == ("balanced_accuracy=1.000 f1=1.000 auroc=1.000 false_accept=0.000 "
+                                                      "false_reject=0.000 escalated=0.000 n=4")
     summary = json.loads(out.read_text())
     assert set(summary["per_task"]) == {"qa", "summary"} and summary["overall"]["n"] == 4
+    assert set(summary["routing"]) == {"qa", "summary", "all"}
+    assert summary["routing"]["all"] == {"n": 4, "false_accept": 0.0, "false_reject": 0.0, "escalated": 0.0}
     assert summary["seconds"] >= 0
     limited = run("eval", str(data), "--scorer", "lexical", "--limit", "2")
     assert limited.stdout.strip().endswith("n=2")
@@ -194,3 +197,35 @@ def test_task_option_selects_the_calibration_and_is_reported(tmp_path):
                 "--json")
     assert given.returncode == 0, given.stderr
     assert json.loads(given.stdout)["extra"]["task"] == "qa"
+
+
+def test_eval_target_rates_write_thresholds_that_meet_them(tmp_path):
+    # Supported answers copy their context; hallucinated ones add unsupported words to a varying degree, so the
+    # lexical scores spread out and the thresholds have something to choose between.
+    rows = []
+    for i in range(40):
+        context = f"The depot number {i} ships parcels to the northern harbour every weekday morning."
+        extra = " ".join(["golden", "dragons", "seven", "purple", "mountains", "lanterns"][: 1 + i % 6])
+        rows.append({"id": f"s{i}", "task": "qa", "question": None, "context": [context],
+                     "answer": context if i % 3 else context.replace("weekday", "weekday early"),
+                     "hallucinated": False, "spans": [], "source": "t"})
+        rows.append({"id": f"h{i}", "task": "qa", "question": None, "context": [context],
+                     "answer": context[:-1] + f" {extra}.", "hallucinated": True, "spans": [], "source": "t"})
+    data = write_jsonl(tmp_path / "labelled.jsonl", rows)
+    config = tmp_path / "groundwire.toml"
+    config.write_text('# my settings\n[verify]\nscorer = "lexical"\n')
+    out = tmp_path / "summary.json"
+    result = run("eval", str(data), "--config", str(config), "--target-far", "0.05", "--target-frr", "0.1",
+                 "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    text = config.read_text()
+    assert text.startswith("# my settings") and 'scorer = "lexical"' in text  # the rest of the file is kept
+    import tomllib
+
+    verify = tomllib.loads(text)["verify"]
+    assert 0 <= verify["reject_at"] < verify["accept_at"] <= 1
+    routing = json.loads(out.read_text())["routing"]["all"]  # measured again at the new thresholds
+    assert routing["false_accept"] <= 0.05 and routing["false_reject"] <= 0.1
+    assert f"accept_at={verify['accept_at']}" in result.stdout
+    half = run("eval", str(data), "--config", str(config), "--target-far", "0.05")
+    assert half.returncode == 2 and "--target-frr" in half.stderr

@@ -219,3 +219,35 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
 def _env_value(raw: str, annotation: Any) -> Any:
     # Tuple settings (strengths, disclaimer_band) are comma lists; pydantic coerces the rest from strings.
     return tuple(part.strip() for part in raw.split(",")) if get_origin(annotation) is tuple else raw
+
+
+def config_path_for_writing(path: str | os.PathLike[str] | None = None, *,
+                            env: Mapping[str, str] | None = None) -> Path:
+    """Where a command that writes settings writes them: `path`, else $GROUNDWIRE_CONFIG, else ./groundwire.toml
+    (which need not exist yet)."""
+    env = os.environ if env is None else env
+    if path is not None:
+        return Path(path)
+    return Path(env[f"{ENV_PREFIX}CONFIG"]) if env.get(f"{ENV_PREFIX}CONFIG") else Path.cwd() / CONFIG_FILENAME
+
+
+def write_thresholds(path: Path, accept_at: float, reject_at: float, *, comment: str) -> None:
+    """Set [verify] accept_at and reject_at in a groundwire.toml, keeping every other line and comment as it
+    was (tomlkit edits the document in place); the file is created when absent. The result is validated
+    before it is written, so a bad pair never lands in the file."""
+    import tomlkit
+
+    document = tomlkit.parse(path.read_text(encoding="utf-8")) if path.is_file() else tomlkit.document()
+    section = document.get("verify")
+    if section is None:
+        section = tomlkit.table()
+        document["verify"] = section
+    section["accept_at"] = accept_at
+    section["accept_at"].comment(comment)
+    section["reject_at"] = reject_at
+    text = tomlkit.dumps(document)
+    try:
+        Config.model_validate(tomllib.loads(text))
+    except ValidationError as exc:
+        raise InputError(f"refusing to write {path}: {exc}") from exc
+    path.write_text(text, encoding="utf-8")

@@ -19,12 +19,13 @@ from rich.progress import Progress
 from rich.table import Table
 
 from groundwire.cli.common import build_verifier, read_chunks
-from groundwire.config import Config, load_config
+from groundwire.config import Config, config_path_for_writing, load_config, write_thresholds
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk, Report, Route, Verdict
 from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow, RowError, read_rows, read_text
-from groundwire.evaluation.evaluate import evaluate
+from groundwire.evaluation.evaluate import EvalSummary, evaluate
+from groundwire.evaluation.operating import thresholds_for_targets
 from groundwire.llm.client import LLMClient, LLMError, client_from_config
 from groundwire.pipeline import CheckItem, check as check_item
 
@@ -148,11 +149,19 @@ def eval_command(
     out: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
     accept_at: Annotated[float | None, typer.Option()] = None,
     reject_at: Annotated[float | None, typer.Option()] = None,
+    target_far: Annotated[float | None, typer.Option(
+        min=0.0, max=0.99, help="Re-derive thresholds on this file: at most this share of hallucinated answers "
+                                "accepted. Written to groundwire.toml ([verify] accept_at / reject_at).")] = None,
+    target_frr: Annotated[float | None, typer.Option(
+        min=0.0, max=0.99, help="With --target-far: at most this share of faithful answers rejected.")] = None,
     strict: StrictOption = False,
     config_file: ConfigOption = None,
 ) -> None:
-    """Balanced accuracy, F1 of the hallucinated class and AUROC, overall and per task."""
-    verifier = build_verifier(load_config(config_file), scorer, accept_at=accept_at, reject_at=reject_at)
+    """Balanced accuracy, F1 and AUROC, and the routing rates (false accept, false reject, escalated), per task."""
+    if (target_far is None) != (target_frr is None):
+        raise InputError("give both --target-far and --target-frr to re-derive thresholds")
+    config = load_config(config_file)
+    verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at)
     read = list(read_rows(file, limit=limit, strict=strict))
     rows = [row for row in read if isinstance(row, EvalRow)]
     unreadable = [{"id": r.id, "line": r.line, "error": r.error} for r in read if isinstance(r, RowError)]
@@ -161,19 +170,54 @@ def eval_command(
         summary = evaluate(rows, verifier, file=str(file), on_row=lambda _: progress.advance(task))
     if unreadable:  # reported with the rows the verifier refused, never dropped
         summary = dataclasses.replace(summary, errors=[*unreadable, *summary.errors])
-    table = Table(title=f"{file.name} — {summary.model_id} — {summary.seconds:.1f}s")
-    for column in ("task", "n", "hallucinated", "balanced acc", "F1 (halluc.)", "AUROC"):
-        table.add_column(column, justify="right" if column != "task" else "left")
-    for task_name, m in [*summary.per_task.items(), ("all", summary.overall)]:
-        table.add_row(task_name, str(m.n), str(m.positives), _num(m.balanced_accuracy), _num(m.f1_hallucinated),
-                      _num(m.auroc))
-    console.print(table)
+    _print_eval(file.name, summary)
     if summary.errors:
         errors.print(f"{len(summary.errors)} rows could not be checked: {summary.errors[:3]}", style="yellow",
                      markup=False)
+    if target_far is not None and target_frr is not None:
+        summary = _retarget(file, rows, summary, config_file, scorer, target_far, target_frr)
     if out:
         out.write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
     print(summary.final_line())
+
+
+def _print_eval(name: str, summary: EvalSummary) -> None:
+    table = Table(title=f"{name} — {summary.model_id} — {summary.seconds:.1f}s",
+                  caption="FAR: hallucinated answers accepted; FRR: faithful answers rejected; esc: escalated")
+    for column in ("task", "n", "halluc", "bacc", "F1", "AUROC", "FAR", "FRR", "esc"):
+        table.add_column(column, justify="right" if column != "task" else "left")
+    for task_name, m in [*summary.per_task.items(), ("all", summary.overall)]:
+        r = summary.routing[task_name]
+        table.add_row(task_name, str(m.n), str(m.positives), _num(m.balanced_accuracy), _num(m.f1_hallucinated),
+                      _num(m.auroc), _num(r.false_accept), _num(r.false_reject), _num(r.escalated))
+    console.print(table)
+
+
+def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file: Path | None, scorer: str | None,
+              target_far: float, target_frr: float) -> EvalSummary:
+    """Thresholds meeting the targets on this file's answers, written to groundwire.toml, then the file
+    re-evaluated at them (the checks' caps move with reject_at, so the rates are measured, not predicted)."""
+    labels, scores = zip(*summary.scored, strict=True)
+    try:
+        new_accept, new_reject = thresholds_for_targets(labels, scores, target_far=target_far, target_frr=target_frr)
+    except ValueError as exc:
+        raise InputError(f"{file}: cannot set thresholds: {exc}") from exc
+    path = config_path_for_writing(config_file)
+    write_thresholds(path, new_accept, new_reject,
+                     comment=f"groundwire eval {file.name}: targets false accept {target_far:g}, "
+                             f"false reject {target_frr:g}, {len(labels)} answers")
+    console.print(f"wrote accept_at={new_accept} reject_at={new_reject} to {path}", markup=False)
+    verifier = build_verifier(load_config(path), scorer)
+    summary = evaluate(rows, verifier, file=str(file))
+    _print_eval(f"{file.name} at the new thresholds", summary)
+    rates = summary.routing["all"]
+    for name, value, target in (("false-accept", rates.false_accept, target_far),
+                                ("false-reject", rates.false_reject, target_frr)):
+        if value is not None and value > target:
+            errors.print(f"warning: the {name} target {target:g} is not met on this file ({value:.3f}): answers "
+                         "that score 1.0 are always accepted, and an answer a check caps is always rejected",
+                         markup=False, highlight=False)
+    return summary
 
 
 def render_report(report: Report, chunks: list[Chunk]) -> None:

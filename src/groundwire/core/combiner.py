@@ -33,6 +33,16 @@ def calibration_key(task: str | None, n_claims: int) -> str | None:
     return f"{task}/long" if task and n_claims >= LONG_FORM_CLAIMS else task
 
 
+def threshold_keys(key: str | None) -> tuple[str, ...]:
+    """The keys an answer's thresholds are looked up under, most specific first, ending with the pooled "":
+    "summary/long" -> ("summary/long", "summary", ""). A key calibrated on too few answers is not stored,
+    so it falls back to its parent, then to the pooled pair."""
+    if not key:
+        return ("",)
+    parent = key.rpartition("/")[0]
+    return (key, *threshold_keys(parent)) if parent else (key, "")
+
+
 TRANSFORMS: dict[str, Callable[[float], float]] = {
     "logit": lambda p: math.log(min(max(p, _EPS), 1 - _EPS) / (1 - min(max(p, _EPS), 1 - _EPS))),
     "log1p": lambda x: math.log1p(max(x, 0.0)),

@@ -23,7 +23,7 @@ from groundwire.core.checks import (
     validate_output,
 )
 from groundwire.core.claims import Decomposer, RuleDecomposer, sentences
-from groundwire.core.combiner import calibration_key
+from groundwire.core.combiner import calibration_key, threshold_keys
 from groundwire.core.errors import InputError
 from groundwire.core.pruning import Pruner
 from groundwire.core.spans import unsupported_spans
@@ -148,7 +148,10 @@ class Verifier:
         self._lexical: Scorer | None = None
 
     def thresholds_for(self, task: str | None) -> Thresholds:
-        return self.task_thresholds.get(task or "", (self.accept_at, self.reject_at))
+        return next(
+            (self.task_thresholds[key] for key in threshold_keys(task) if key in self.task_thresholds),
+            (self.accept_at, self.reject_at),
+        )
 
     @property
     def model_id(self) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from groundwire.data.rows import EvalRow
 from groundwire.core.errors import InputError
 from groundwire.evaluation.metrics import DetectionMetrics, detection_metrics
+from groundwire.evaluation.operating import RoutingRates, rates_of_routes
 from groundwire.core.types import Chunk, Report, Route
 from groundwire.core.verifier import Verifier
 
@@ -31,17 +32,25 @@ class EvalSummary:
     seconds: float
     errors: list[dict[str, Any]] = field(default_factory=list)
     unlabelled: int = 0
+    routing: dict[str, RoutingRates] = field(default_factory=dict)
+    """False-accept, false-reject and escalation rates per task and for "all", from the reports' decisions."""
+    scored: list[tuple[bool, float]] = field(default_factory=list, repr=False)
+    """(hallucinated, score) of every labelled answer, for re-deriving thresholds (`--target-far`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "file": self.file, "model_id": self.model_id, "seconds": round(self.seconds, 3),
             "overall": self.overall.to_dict(), "per_task": {k: v.to_dict() for k, v in self.per_task.items()},
             "errors": self.errors, "unlabelled": self.unlabelled,
+            "routing": {k: v.to_dict() for k, v in self.routing.items()},
         }
 
     def final_line(self) -> str:
-        m = self.overall
-        return f"balanced_accuracy={_fmt(m.balanced_accuracy)} f1={_fmt(m.f1_hallucinated)} auroc={_fmt(m.auroc)} n={m.n}"
+        m, r = self.overall, self.routing.get("all")
+        rates = "" if r is None else (f" false_accept={_fmt(r.false_accept)} false_reject={_fmt(r.false_reject)}"
+                                      f" escalated={_fmt(r.escalated)}")
+        return (f"balanced_accuracy={_fmt(m.balanced_accuracy)} f1={_fmt(m.f1_hallucinated)} auroc={_fmt(m.auroc)}"
+                f"{rates} n={m.n}")
 
 
 def row_chunks(row: EvalRow) -> list[Chunk]:
@@ -63,7 +72,7 @@ def evaluate(
     rows: Iterable[EvalRow], verifier: Verifier, *, file: str = "", on_row: Callable[[RowOutcome], None] | None = None
 ) -> EvalSummary:
     started = time.perf_counter()
-    by_task: dict[str, list[tuple[bool, float, bool]]] = defaultdict(list)
+    by_task: dict[str, list[tuple[bool, float, Route]]] = defaultdict(list)
     errors: list[dict[str, Any]] = []
     unlabelled = 0
     for outcome in verify_rows(rows, verifier):
@@ -76,7 +85,7 @@ def evaluate(
         else:
             report = outcome.report
             by_task[outcome.row.task].append(
-                (outcome.row.hallucinated, report.score, report.decision is not Route.ACCEPT)
+                (outcome.row.hallucinated, report.score, report.decision)
             )
     labelled = [item for items in by_task.values() for item in items]
     if not labelled:
@@ -89,12 +98,19 @@ def evaluate(
         seconds=time.perf_counter() - started,
         errors=errors,
         unlabelled=unlabelled,
+        routing={task: _rates(items) for task, items in [*sorted(by_task.items()), ("all", labelled)]},
+        scored=[(label, score) for label, score, _ in labelled],
     )
 
 
-def _metrics(items: list[tuple[bool, float, bool]]) -> DetectionMetrics:
-    labels, scores, flagged = zip(*items, strict=True)
-    return detection_metrics(labels, scores, flagged)
+def _metrics(items: list[tuple[bool, float, Route]]) -> DetectionMetrics:
+    labels, scores, routes = zip(*items, strict=True)
+    return detection_metrics(labels, scores, [route is not Route.ACCEPT for route in routes])
+
+
+def _rates(items: list[tuple[bool, float, Route]]) -> RoutingRates:
+    labels, _, routes = zip(*items, strict=True)
+    return rates_of_routes(labels, [r is Route.ACCEPT for r in routes], [r is Route.REJECT for r in routes])
 
 
 def _fmt(value: float | None) -> str:

@@ -1,0 +1,121 @@
+"""The operating point: accept/reject thresholds set from target error rates, and the rates they give.
+
+ACCEPT must be safe and REJECT must be safe; the band between them goes to the judge. So a threshold pair is
+chosen from two targets, not from the best balanced accuracy:
+- false-accept rate (FAR): the share of hallucinated answers routed ACCEPT (score >= accept_at);
+- false-reject rate (FRR): the share of faithful answers routed REJECT (score <= reject_at).
+The escalation rate (the share routed to the judge) is what the model's uncertainty costs at those targets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+DEFAULT_TARGET_FAR = 0.10
+DEFAULT_TARGET_FRR = 0.10
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingRates:
+    n: int
+    false_accept: float | None
+    """Hallucinated answers routed ACCEPT, over hallucinated answers (None without any)."""
+    false_reject: float | None
+    """Faithful answers routed REJECT, over faithful answers (None without any)."""
+    escalated: float
+    """Answers routed ESCALATE (to the judge), over all answers."""
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        return asdict(self)
+
+
+def routing_rates(hallucinated: Sequence[bool], scores: Sequence[float], accept_at: float | Sequence[float],
+                  reject_at: float | Sequence[float]) -> RoutingRates:
+    """Rates with verify()'s routing: ACCEPT at score >= accept_at, REJECT at score <= reject_at. The
+    thresholds may be one pair or one per answer (answers of different calibration keys)."""
+    s = np.asarray(scores, dtype=float)
+    accepted = s >= np.asarray(accept_at, dtype=float)
+    return rates_of_routes(hallucinated, accepted, ~accepted & (s <= np.asarray(reject_at, dtype=float)))
+
+
+def rates_of_routes(hallucinated: Sequence[bool], accepted: Sequence[bool], rejected: Sequence[bool]) -> RoutingRates:
+    """Rates of routes already taken (a Report's decision): the rest were escalated."""
+    y = np.asarray(hallucinated, dtype=bool)
+    accepted = np.asarray(accepted, dtype=bool)
+    rejected = np.asarray(rejected, dtype=bool)
+    return RoutingRates(
+        n=len(y),
+        false_accept=float(accepted[y].mean()) if y.any() else None,
+        false_reject=float(rejected[~y].mean()) if (~y).any() else None,
+        escalated=float((~accepted & ~rejected).mean()) if len(y) else 0.0,
+    )
+
+
+def accept_threshold(hallucinated_scores: np.ndarray, target_far: float) -> float:
+    """The lowest threshold at which at most `target_far` of these hallucinated answers score at or above it."""
+    s = np.sort(np.asarray(hallucinated_scores, dtype=float))[::-1]
+    allowed = int(np.floor(target_far * len(s) + 1e-9))  # this many may be accepted
+    if allowed >= len(s):
+        return 0.0
+    # Accept strictly above the (allowed+1)-th highest hallucinated score.
+    return float(np.nextafter(s[allowed], np.inf))
+
+
+def reject_threshold(faithful_scores: np.ndarray, target_frr: float) -> float:
+    """The highest threshold at which at most `target_frr` of these faithful answers score at or below it."""
+    s = np.sort(np.asarray(faithful_scores, dtype=float))
+    allowed = int(np.floor(target_frr * len(s) + 1e-9))
+    if allowed >= len(s):
+        return 1.0
+    return float(np.nextafter(s[allowed], -np.inf))
+
+
+def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float], *,
+                           target_far: float = DEFAULT_TARGET_FAR, target_frr: float = DEFAULT_TARGET_FRR,
+                           groups: Sequence[str] | None = None, min_group: int = 30) -> tuple[float, float]:
+    """(accept_at, reject_at) meeting both targets on these answers.
+
+    With `groups` (dataset families), each group must meet the targets on its own: the thresholds are the
+    strictest of the groups' own, so a family unlike the others does not hide behind the pooled rate. A group
+    with fewer than `min_group` answers of a class is too small to set that class's threshold alone: such
+    groups are pooled for it. When
+    the two thresholds cross (a model good enough to meet both targets with no band), they meet halfway.
+    """
+    y = np.asarray(hallucinated, dtype=bool)
+    s = np.asarray(scores, dtype=float)
+    if not (0.0 <= target_far < 1.0 and 0.0 <= target_frr < 1.0):
+        raise ValueError("target rates must be in [0, 1)")
+    if not y.any() or y.all():
+        raise ValueError("thresholds need both hallucinated and faithful answers")
+    labels = np.asarray(groups if groups is not None else [""] * len(y), dtype=object)
+    accepts = [accept_threshold(s[members], target_far) for members in _class_groups(labels, y, min_group)]
+    rejects = [reject_threshold(s[members], target_frr) for members in _class_groups(labels, ~y, min_group)]
+    accept_at, reject_at = min(max(accepts), 1.0), max(min(rejects), 0.0)
+    if reject_at >= accept_at:
+        middle = (accept_at + reject_at) / 2
+        accept_at, reject_at = float(np.nextafter(middle, np.inf)), middle
+    return round_up(accept_at), round_down(reject_at)
+
+
+def _class_groups(labels: np.ndarray, of_class: np.ndarray, min_group: int) -> list[np.ndarray]:
+    """Masks of one class's answers per group; groups under `min_group` answers of the class are pooled."""
+    big, small = [], np.zeros(len(labels), dtype=bool)
+    for g in dict.fromkeys(labels[of_class].tolist()):
+        members = of_class & (labels == g)
+        if members.sum() >= min_group:
+            big.append(members)
+        else:
+            small |= members
+    return big + ([small] if small.any() else [])
+
+
+def round_up(value: float, digits: int = 4) -> float:
+    """Thresholds are stored with `digits` decimals; rounding must never loosen them."""
+    return float(np.ceil(value * 10**digits) / 10**digits)
+
+
+def round_down(value: float, digits: int = 4) -> float:
+    return float(np.floor(value * 10**digits) / 10**digits)

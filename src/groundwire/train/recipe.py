@@ -1,0 +1,80 @@
+"""The calibration recipe: claim rows -> a combiner and routing thresholds, in one call.
+
+`bench/lodo.py` runs it once per held-out dataset family, and `groundwire train combiner` runs it once on all
+families to ship it, so the figure a choice is made on and the thing shipped come from the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from groundwire.core.combiner import LogisticCombiner, TaskCombiner
+from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR
+from groundwire.train import combine
+from groundwire.train.families import family
+from groundwire.train.monotone import fit_monotone
+from groundwire.train.thresholds import (
+    MIN_KEY_CLASS_ANSWERS,
+    AnswerPoint,
+    Thresholds,
+    fit_key_thresholds,
+    lookup,
+)
+
+MONO_FEATURES: tuple[str, ...] = (
+    "logit:support", "logit:contradiction", "lexical_support", "best_window_recall", "novel_word_share",
+    "log1p:novel_names", "figures_not_in_context", "figure_conflicts", "fabricated_citation",
+)
+MONO_C = 0.05
+"""L2 strength of the shipped recipe (smaller is stronger), chosen by LODO (bench/lodo.py)."""
+
+Key = tuple[str, str]
+Combiner = LogisticCombiner | TaskCombiner
+
+
+@dataclass(frozen=True)
+class Fitted:
+    combiner: Combiner | None
+    pooled: Thresholds
+    by_key: Mapping[str, Thresholds]
+    answer_score: Callable[[Sequence[combine.ClaimRow]], dict[Key, float]] | None = None
+    """For recipes without a combiner: the answer scores as given."""
+
+    def score_answers(self, rows: Sequence[combine.ClaimRow]) -> dict[Key, float]:
+        """Answer scores as verify() gives them: the combiner's claim scores, capped by the checks at each
+        key's thresholds, min over claims."""
+        if self.answer_score is not None:
+            return self.answer_score(rows)
+        assert self.combiner is not None
+        capped = combine.checked_scores(rows, combine.claim_scores(self.combiner, rows),
+                                        lambda key: lookup(key, self.pooled, dict(self.by_key)))
+        return combine.answer_scores(rows, capped)
+
+
+def fit_combiner(rows: Sequence[combine.ClaimRow], kind: Literal["v4", "mono"], *, c: float | None = None,
+                 names: Sequence[str] | None = None, meta: dict[str, object] | None = None) -> Combiner:
+    if kind == "v4":
+        return combine.fit_tasks(rows, names=names or combine.FEATURES, c=0.5 if c is None else c, meta=meta)
+    return fit_monotone(rows, names=names or MONO_FEATURES, c=MONO_C if c is None else c, meta=meta)
+
+
+def answer_points(rows: Sequence[combine.ClaimRow], claim_scores: np.ndarray) -> list[AnswerPoint]:
+    """Each answer's floor score (the checks' caps at zero) with its key and family, for the thresholds."""
+    floor = combine.answer_scores(rows, combine.checked_scores(rows, claim_scores, lambda _key: (0.0, 0.0)))
+    first = {(r.file, r.row_id): r for r in reversed(rows)}
+    return [AnswerPoint(r.key, family(r.file, r.task), r.hallucinated, floor[k]) for k, r in first.items()]
+
+
+def fit_recipe(rows: Sequence[combine.ClaimRow], *, kind: Literal["v4", "mono"] = "mono", c: float | None = None,
+               names: Sequence[str] | None = None, target_far: float = DEFAULT_TARGET_FAR,
+               target_frr: float = DEFAULT_TARGET_FRR, min_class_answers: int = MIN_KEY_CLASS_ANSWERS,
+               per_family: bool = True, by_key: bool = True, meta: dict[str, object] | None = None) -> Fitted:
+    combiner = fit_combiner(rows, kind, c=c, names=names, meta=meta)
+    points = answer_points(rows, combine.claim_scores(combiner, rows))
+    pooled, own = fit_key_thresholds(points, target_far=target_far, target_frr=target_frr,
+                                     min_class_answers=min_class_answers, per_family=per_family, by_key=by_key)
+    return Fitted(combiner, pooled, own)

@@ -1,0 +1,63 @@
+"""Routing thresholds per calibration key, set from target error rates, with fallback for small keys.
+
+A key ("qa", "summary/long", ...) gets its own (accept_at, reject_at) only when it has enough labelled answers
+of each class for the rates to be measured; otherwise it falls back to its parent key ("summary/long" ->
+"summary"), then to the pooled pair, never to its own noisy fit. verify() looks thresholds up the same way
+(`core.combiner.threshold_keys`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from groundwire.core.combiner import threshold_keys
+from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR, thresholds_for_targets
+
+MIN_KEY_CLASS_ANSWERS = 60
+"""A key needs at least this many hallucinated AND this many faithful answers for thresholds of its own.
+
+Chosen from the LODO variance (bench/lodo.py --key-sizes): with 60 answers per class, the false-accept rate
+that a 10% target gives on held-out answers of the same key stays under 15% in 9 of 10 resamples."""
+
+Thresholds = tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerPoint:
+    key: str
+    family: str
+    hallucinated: bool
+    score: float
+    """The answer's score with the deterministic checks' caps applied at a zero threshold (a capped claim
+    scores 0): verify() routes such answers below any accept threshold whatever the pair is."""
+
+
+def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DEFAULT_TARGET_FAR,
+                       target_frr: float = DEFAULT_TARGET_FRR, min_class_answers: int = MIN_KEY_CLASS_ANSWERS,
+                       per_family: bool = True, by_key: bool = True) -> tuple[Thresholds, dict[str, Thresholds]]:
+    """(pooled pair, {key: pair}) meeting the targets; with `per_family`, on each family separately."""
+
+    def pair(items: Sequence[AnswerPoint]) -> Thresholds:
+        return thresholds_for_targets([a.hallucinated for a in items], [a.score for a in items],
+                                      target_far=target_far, target_frr=target_frr,
+                                      groups=[a.family for a in items] if per_family else None)
+
+    pooled = pair(answers)
+    if not by_key:
+        return pooled, {}
+    keys: dict[str, list[AnswerPoint]] = {}
+    for answer in answers:
+        for key in threshold_keys(answer.key)[:-1]:  # the key itself and its parent, not the pooled ""
+            keys.setdefault(key, []).append(answer)
+    own: dict[str, Thresholds] = {}
+    for key, items in sorted(keys.items()):
+        positives = sum(a.hallucinated for a in items)
+        if min(positives, len(items) - positives) >= min_class_answers:
+            own[key] = pair(items)
+    return pooled, own
+
+
+def lookup(key: str, pooled: Thresholds, by_key: dict[str, Thresholds]) -> Thresholds:
+    """The pair verify() uses for `key`: its own, else its parent's, else the pooled one."""
+    return next((by_key[k] for k in threshold_keys(key) if k in by_key), pooled)

@@ -188,20 +188,33 @@ class Verifier:
         citations = self.require_citations if require_citations is None else require_citations
         findings = tuple(validate_output(answer, context, require_citations=citations))
         warnings = _language_warnings(answer, context)
-        if answer.strip() == REFUSAL_TOKEN:
+        timings: dict[str, float] = {}
+
+        def finished(
+            score: float,
+            decision: Route,
+            claims: Sequence[ClaimResult] = (),
+            *,
+            abstained: bool = False,
+            extra: dict[str, Any] | None = None,
+        ) -> Report:
+            timings["total"] = time.perf_counter() - started
             return Report(
                 answer=answer,
-                score=NO_CLAIMS_SCORE,
-                decision=Route.ACCEPT,
-                claims=(),
-                abstained=True,
+                score=score,
+                decision=decision,
+                claims=tuple(claims),
+                abstained=abstained,
                 model_id=self.model_id,
-                timings={"total": time.perf_counter() - started},
+                timings=timings,
                 findings=findings,
                 warnings=warnings,
                 question=question,
+                extra=extra or {},
             )
-        timings: dict[str, float] = {}
+
+        if answer.strip() == REFUSAL_TOKEN:
+            return finished(NO_CLAIMS_SCORE, Route.ACCEPT, abstained=True)
         mark = time.perf_counter()
         claims = self.decomposer.decompose(answer, question=question)
         timings["decompose"] = time.perf_counter() - mark
@@ -213,20 +226,7 @@ class Verifier:
         ]
         if not claims:
             warnings += ("no checkable claims in the answer: score 1.0 by definition (nothing is asserted)",)
-            timings["total"] = time.perf_counter() - started
-            return Report(
-                answer=answer,
-                score=NO_CLAIMS_SCORE,
-                decision=_cap_for_findings(Route.ACCEPT, findings),
-                claims=(),
-                abstained=False,
-                model_id=self.model_id,
-                timings=timings,
-                findings=findings,
-                warnings=warnings,
-                question=question,
-                extra={"skipped": skipped},
-            )
+            return finished(NO_CLAIMS_SCORE, _cap_for_findings(Route.ACCEPT, findings), extra={"skipped": skipped})
         # JSON records are checked as one statement per line; evidence spans then index the rendered text.
         scoring_context = [rendered_chunk(chunk) for chunk in context]
         rendered = {new.id: new.text for old, new in zip(context, scoring_context, strict=True) if new is not old}
@@ -260,20 +260,7 @@ class Verifier:
             )
         if decision is Route.ACCEPT and any(not r.scored or r.route is not Route.ACCEPT for r in results):
             decision = Route.ESCALATE
-        timings["total"] = time.perf_counter() - started
-        return Report(
-            answer=answer,
-            score=score,
-            decision=_cap_for_findings(decision, findings),
-            claims=tuple(results),
-            abstained=False,
-            model_id=self.model_id,
-            timings=timings,
-            findings=findings,
-            warnings=warnings,
-            question=question,
-            extra={"skipped": skipped, **stats},
-        )
+        return finished(score, _cap_for_findings(decision, findings), results, extra={"skipped": skipped, **stats})
 
     def _verify_claims(
         self,

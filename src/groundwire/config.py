@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
@@ -37,6 +39,12 @@ from groundwire.core.types import REFUSAL_TOKEN
 
 CONFIG_FILENAME = "groundwire.toml"
 ENV_PREFIX = "GROUNDWIRE_"
+OTHER_ENV_NAMES = (f"{ENV_PREFIX}CONFIG", f"{ENV_PREFIX}API_KEYS")
+"""Variables read outside the config sections: the file to read, `groundwire serve`'s keys."""
+SECRET_FIELDS = frozenset({("llm", "api_key")})
+"""Their values never appear in an error message."""
+
+log = logging.getLogger("groundwire.config")
 
 
 class _Section(BaseModel):
@@ -187,14 +195,55 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
             data = tomllib.loads(file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"{file}: not valid TOML: {exc}") from exc
+    _warn_unknown_env(env)
     data = _apply_env(data, env)
     if file is not None:
         data["source"] = str(file)
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        where = file or "environment"
-        raise InputError(f"invalid groundwire settings ({where}):\n{exc}") from exc
+        problems = "\n".join(_describe(error, file, env) for error in exc.errors())
+        raise InputError(f"invalid groundwire settings:\n{problems}") from None
+
+
+def env_name(section: str, key: str) -> str:
+    return f"{ENV_PREFIX}{section.upper()}_{key.upper()}"
+
+
+def setting_env_names() -> list[str]:
+    """Every GROUNDWIRE_<SECTION>_<KEY> that load_config reads."""
+    return [
+        env_name(section_name, key)
+        for section_name, field in Config.model_fields.items()
+        if isinstance(field.annotation, type) and issubclass(field.annotation, _Section)
+        for key in field.annotation.model_fields
+    ]
+
+
+def _warn_unknown_env(env: Mapping[str, str]) -> None:
+    # A misspelt override would otherwise be ignored without a word. Only near misses are named: other tools
+    # (and groundwire's own tests) keep unrelated GROUNDWIRE_* variables.
+    known = [*setting_env_names(), *OTHER_ENV_NAMES]
+    for name in env:
+        if name.startswith(ENV_PREFIX) and name not in known:
+            closest = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+            if closest:
+                log.warning("%s is not a groundwire setting and is ignored; did you mean %s?", name, closest[0])
+
+
+def _describe(error: Any, file: Path | None, env: Mapping[str, str]) -> str:
+    """One line per problem, naming where the value came from; a secret's value is never shown."""
+    loc = tuple(str(part) for part in error.get("loc", ()))
+    where = f"in {file}" if file is not None else "in the defaults"
+    if len(loc) >= 2 and env_name(loc[0], loc[1]) in env:
+        where = f"from the environment variable {env_name(loc[0], loc[1])}"
+    elif loc[:2] == ("llm", "api_key") and "OPENAI_API_KEY" in env:
+        where = "from OPENAI_API_KEY or the config"
+    name = f"[{loc[0]}] {'.'.join(loc[1:])}" if len(loc) > 1 else (loc[0] if loc else "settings")
+    # The value is shown only for a known, non-secret field: a misspelt "api_kye" may hold the key itself.
+    known = len(loc) == 2 and env_name(*loc) in setting_env_names() and loc not in SECRET_FIELDS
+    shown = f" (got {error['input']!r})" if known and isinstance(error.get("input"), (str, int, float)) else ""
+    return f"  {name} ({where}): {error['msg']}{shown}"
 
 
 def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from groundwire.llm.client import LLMClient
 from groundwire.llm.decompose import LLMDecomposer
 from groundwire.llm.judge import adjudicate
 
-__all__ = ["CheckItem", "CheckSettings", "build_verifier", "check"]
+__all__ = ["CheckItem", "CheckSettings", "Judge", "build_verifier", "check"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,15 @@ class CheckItem:
     """Selects the calibration ("qa", "summary", "data2text", ...); None: pooled (data2text for a JSON record)."""
     require_citations: bool = False
     """Asked for by this request, on top of the verifier's own setting."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judge:
+    """The LLM judge for the claims in the escalation band."""
+
+    client: LLMClient
+    required: bool = False
+    """True: an endpoint failure raises LLMError (the CLI's --judge); False: the claim stays escalated."""
 
 
 def build_verifier(settings: CheckSettings, *, client: LLMClient | None = None) -> Verifier:
@@ -59,8 +68,8 @@ def build_verifier(settings: CheckSettings, *, client: LLMClient | None = None) 
         raise InputError(str(error)) from None
 
 
-def check(verifier: Verifier, item: CheckItem, *, judge: LLMClient | None = None) -> Report:
-    """Verify one item; with a `judge` client, the LLM judge then decides the claims in the escalation band."""
+def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None) -> Report:
+    """Verify one item; with a `judge`, the LLM judge then decides the claims in the escalation band."""
     report = verifier.verify(
         item.answer,
         item.chunks,
@@ -68,4 +77,6 @@ def check(verifier: Verifier, item: CheckItem, *, judge: LLMClient | None = None
         task=item.task,
         require_citations=item.require_citations or None,
     )
-    return report if judge is None else adjudicate(report, list(item.chunks), client=judge)
+    if judge is None:
+        return report
+    return adjudicate(report, list(item.chunks), client=judge.client, required=judge.required)

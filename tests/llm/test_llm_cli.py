@@ -80,9 +80,11 @@ def test_repair_with_judge_and_abstention_message(scripted_llm: ScriptedLLMServe
         '[verify]\nscorer = "lexical"\n[repair]\nmin_surviving_share = 0.9\n'
         'abstain_message = "The sources don\'t support a complete answer."\n'
     )
-    # The judge confabulates support for the band claim; the quote check turns it into NOT_FOUND.
+    # The judge confabulates support for the band claim; the quote check turns it into NOT_FOUND. The claim is
+    # partly supported ("store", "open"), so it goes to the editor, which finds no supported edit.
     scripted_llm.script(
-        json.dumps({"quote": "The store is open on Sundays.", "chunk_id": "S2", "verdict": "SUPPORTED", "reason": "x"})
+        json.dumps({"quote": "The store is open on Sundays.", "chunk_id": "S2", "verdict": "SUPPORTED", "reason": "x"}),
+        json.dumps({"edited": ""}),
     )
     answer = "Refunds are issued within 14 days [S1]. The store is open on Sundays [S2]."
     done = run(
@@ -93,7 +95,7 @@ def test_repair_with_judge_and_abstention_message(scripted_llm: ScriptedLLMServe
     assert done.returncode == 1, done.stderr
     result = json.loads(done.stdout)
     assert result["answer"] == "The sources don't support a complete answer." and result["abstained"]
-    assert len(scripted_llm.requests) == 1
+    assert [r["messages"][0]["content"] != "" for r in scripted_llm.requests] == [True, True]
 
 
 def test_check_judge_uses_the_config(scripted_llm: ScriptedLLMServer, files: dict[str, Path]) -> None:

@@ -6,7 +6,7 @@ import pytest
 from scripted_llm import Reply, ScriptedLLMServer
 
 from groundwire.llm.judge import adjudicate, judge_claim, normalise_quote, quote_in_chunk
-from groundwire.llm.client import LLMClient
+from groundwire.llm.client import LLMClient, LLMError
 from groundwire.core.types import Chunk, Claim, ClaimResult, Report, Route, Verdict
 
 CHUNKS = [
@@ -140,6 +140,28 @@ def test_adjudicate_keeps_claim_escalated_when_the_judge_is_down(scripted_llm: S
             report(result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE)), CHUNKS, client=llm
         )
     assert judged.claims[0].route is Route.ESCALATE and judged.decision is Route.ESCALATE
-    assert any("judge unavailable" in w for w in judged.warnings)
-    assert judged.extra["judge"]["decided"] == []
+    assert any("claim 1 was not judged" in w for w in judged.warnings)
+    assert judged.claims[0].checks[-1].check == "judge_unavailable" and judged.claims[0].score == 0.4
+    assert judged.extra["judge"]["decided"] == [] and judged.extra["judge"]["not_judged"] == [0]
     assert (judged.extra["judge"]["calls"], judged.extra["judge"]["failed_calls"]) == (1, 1)
+
+
+def test_adjudicate_required_raises_when_the_judge_is_down(scripted_llm: ScriptedLLMServer) -> None:
+    scripted_llm.script(Reply(status=401, raw_body='{"error": "bad key"}'))
+    with LLMClient(base_url=scripted_llm.url, model="m", max_retries=0) as llm, pytest.raises(LLMError):
+        adjudicate(report(result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE)), CHUNKS, client=llm,
+                   required=True)
+
+
+@pytest.mark.parametrize("reply", ["SUPPORTED", '{"quote": "x"', "garbage"])
+def test_unparseable_reply_leaves_the_claim_escalated(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, reply: str
+) -> None:
+    # Before: garbage turned a 0.43 claim into a REJECT at 0.0. Now it is the same as a failed call.
+    scripted_llm.script(reply)
+    judged = adjudicate(report(result("Refunds take 30 days.", score=0.43, route=Route.ESCALATE)), CHUNKS,
+                        client=client, required=True)
+    claim = judged.claims[0]
+    assert (claim.route, claim.score, claim.decided_by) == (Route.ESCALATE, 0.43, "scorer")
+    assert claim.checks[-1].check == "unparseable" and judged.decision is Route.ESCALATE
+    assert judged.extra["judge"]["not_judged"] == [0] and any("not judged" in w for w in judged.warnings)

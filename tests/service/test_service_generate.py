@@ -147,3 +147,35 @@ def test_judge_decides_the_escalation_band_and_is_logged(gen_client, llm) -> Non
     assert len(llm.requests) == 1 and "Customers can reach support" in llm.requests[0]["messages"][-1]["content"]
     entry = gen_client.get(f"/v1/requests/{judged.json()['request_id']}", headers=ALPHA).json()
     assert entry["claims"][0]["decided_by"] == "judge" and entry["model_ids"]["llm"] == "scripted"
+
+
+def test_an_ingest_racing_a_generate_never_leaves_a_stale_servable_answer(gen_client, llm) -> None:  # noqa: ANN001
+    """The generate reads the chunks; an ingest that changes them commits before the answer is cached. The answer
+    built from the old text must not be served afterwards (issue 14: it was, under the new version key)."""
+    import threading
+
+    assert gen_client.post("/v1/ingest", headers=ALPHA, json={"documents": RUNBOOK}).status_code == 200
+    store = gen_client.app.state.runtime.store
+    read_done, ingest_done = threading.Event(), threading.Event()
+    original = store.passages
+
+    def passages_then_wait(**kwargs):  # noqa: ANN003, ANN202
+        found = original(**kwargs)
+        if not read_done.is_set():
+            read_done.set()
+            assert ingest_done.wait(30)  # the ingest commits between this read and everything after it
+        return found
+
+    store.passages = passages_then_wait
+    racing: dict = {}
+    worker = threading.Thread(target=lambda: racing.update(generate(gen_client, "how do I start the cluster")))
+    worker.start()
+    assert read_done.wait(30)
+    changed = [{**RUNBOOK[0], "text": RUNBOOK[0]["text"].replace("gw start", "gw up")}]
+    assert gen_client.post("/v1/ingest", headers=ALPHA, json={"documents": changed}).status_code == 200
+    ingest_done.set()
+    worker.join(60)
+    assert "gw start" in racing["answer"]  # built from the text it read, as it should be
+
+    after = generate(gen_client, "How do I start the cluster?")
+    assert not after["cached"] and "gw up" in after["answer"]

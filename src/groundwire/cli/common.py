@@ -30,3 +30,12 @@ def build_verifier(
 ) -> Verifier:
     """The Verifier that groundwire.toml ([verify]) describes, with the command's flags (None: not given) over it."""
     return assemble(config.verify.overridden(scorer=scorer, accept_at=accept_at, reject_at=reject_at), client=client)
+
+
+def require_llm(config: Config, needed_by: str) -> None:
+    """Every command that needs an LLM and finds none configured fails the same way: exit 2, this message."""
+    if not config.llm_configured:
+        raise InputError(
+            f"{needed_by} needs an LLM endpoint: set [llm] base_url and model in groundwire.toml "
+            "(or GROUNDWIRE_LLM_BASE_URL / GROUNDWIRE_LLM_MODEL)"
+        )

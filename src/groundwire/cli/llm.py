@@ -1,25 +1,26 @@
 """`groundwire generate` and `groundwire repair`: thin commands over generate.py and repair.py.
 
 Both read groundwire.toml (or --config) and its environment overrides. Exit status: 0 OK, 1 the answer
-fell back or abstained (only with --fail-on-fallback), 2 bad input, 3 the LLM endpoint failed.
+fell back or abstained (only with --fail-on-fallback), 2 bad input (an LLM is needed and none is configured:
+the same message as `check --judge`), 3 the LLM endpoint failed (groundwire.cli.main maps LLMError to it).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
-from groundwire.cli.common import build_verifier, read_chunks
+from groundwire.cli.common import build_verifier, read_chunks, require_llm
+from groundwire.cli.output import literal, print_json, styled
 from groundwire.core.types import Chunk
 
 if TYPE_CHECKING:
     from groundwire.config import Config
 
-EXIT_FALLBACK, EXIT_LLM = 1, 3
+EXIT_FALLBACK = 1
 
 ContextOption = Annotated[list[Path] | None, typer.Option("--context", "-c", help="A context file (one chunk each).")]
 ConfigOption = Annotated[
@@ -47,20 +48,18 @@ def generate_command(
     fail_on_fallback: Annotated[bool, typer.Option(help="Exit 1 when the answer is the fallback.")] = False,
 ) -> None:
     """Generate a grounded answer: generate -> validators -> verify, retrying with stricter grounding."""
+    from groundwire.llm.client import client_from_config
     from groundwire.llm.generate import Generator
-    from groundwire.llm.client import LLMError, client_from_config
 
     config = _config(config_file, samples=samples)
     chunks = read_chunks(context)
+    require_llm(config, "generate")
     with client_from_config(config, **({"model": model} if model else {})) as client:
         verifier = build_verifier(config, scorer, client=client)
-        try:
-            result = Generator.from_config(config, client=client, verifier=verifier).generate(question, chunks)
-        except LLMError as error:
-            _llm_failed(error)
+        result = Generator.from_config(config, client=client, verifier=verifier).generate(question, chunks)
         calls = [call.to_dict() for call in client.calls]
     if as_json:
-        _print_json({**result.to_dict(), "llm_calls": calls})
+        print_json({**result.to_dict(), "llm_calls": calls})
     else:
         _render_generation(result, chunks)
     if fail_on_fallback and result.fallback:
@@ -77,7 +76,8 @@ def repair_command(
         bool | None,
         typer.Option(
             "--llm/--no-llm",
-            help="Edit middle-band claims and judge with the LLM (default: when groundwire.toml configures [llm]).",
+            help="Judge and minimally edit doubtful, contradicted or partly supported claims with the LLM; "
+            "--llm without a configured endpoint exits 2 (default: when groundwire.toml configures [llm]).",
         ),
     ] = None,
     as_json: JsonOption = False,
@@ -85,14 +85,16 @@ def repair_command(
 ) -> None:
     """Repair an answer: keep supported claims, edit the middle band (with an LLM), drop the rest."""
     from groundwire.data.rows import read_text
+    from groundwire.llm.client import client_from_config
     from groundwire.llm.judge import adjudicate
-    from groundwire.llm.client import LLMError, client_from_config
     from groundwire.llm.repair import repair
 
     config = _config(config_file)
     chunks = read_chunks(context)
     text = read_text(answer[1:]) if answer.startswith("@") else answer
     use_llm = config.llm_configured if llm is None else llm
+    if use_llm:
+        require_llm(config, "repair --llm")
     options = {
         "min_surviving_share": config.repair.min_surviving_share,
         "abstain_message": config.repair.abstain_message,
@@ -100,21 +102,17 @@ def repair_command(
     if use_llm:
         with client_from_config(config) as client:
             verifier = build_verifier(config, scorer, client=client)
-            try:
-                report = verifier.verify(
-                    text, chunks, question=question, require_citations=config.verify.require_citations
-                )
-                # The judge first: a middle-band claim it can decide needs no edit.
-                report = adjudicate(report, chunks, client=client)
-                repaired = repair(report, chunks, verifier=verifier, client=client, **options)
-            except LLMError as error:
-                _llm_failed(error)
+            report = verifier.verify(text, chunks, question=question, require_citations=config.verify.require_citations)
+            # The judge first: a middle-band claim it finds supported needs no edit; one it rejects goes to the
+            # editor when it is contradicted or partly supported. An endpoint failure ends the command (exit 3).
+            report = adjudicate(report, chunks, client=client, required=True)
+            repaired = repair(report, chunks, verifier=verifier, client=client, **options)
     else:
         verifier = build_verifier(config, scorer)
         report = verifier.verify(text, chunks, question=question, require_citations=config.verify.require_citations)
         repaired = repair(report, chunks, verifier=verifier, **options)
     if as_json:
-        _print_json(repaired.to_dict())
+        print_json(repaired.to_dict())
     else:
         _render_repair(repaired)
     if fail_on_fallback and repaired.abstained:
@@ -134,40 +132,26 @@ def _config(path: Path | None, **generate_overrides: Any) -> Config:
     return config
 
 
-def _llm_failed(error: Exception) -> None:
-    from groundwire.cli.main import errors
-
-    errors.print(
-        f"[red]LLM endpoint failed:[/] {error}\nCheck [llm] base_url / model / api_key in groundwire.toml "
-        "or GROUNDWIRE_LLM_* in the environment."
-    )
-    raise typer.Exit(EXIT_LLM)
-
-
-def _print_json(payload: dict[str, Any]) -> None:
-    from groundwire.cli.main import console
-
-    console.print(json.dumps(payload, ensure_ascii=False), markup=False, highlight=False, soft_wrap=True)
-
-
 def _render_generation(result: Any, chunks: list[Chunk]) -> None:
     from groundwire.cli.main import console, render_report
 
     table = Table(title="attempts")
-    for column in ("#", "strength", "model", "score", "action", "reason"):
+    for column in ("#", "strength", "model", "score", "action", "reason", "findings"):
         table.add_column(column, overflow="fold")
     for attempt in result.attempts:
         table.add_row(
-            str(attempt.number), attempt.strength, attempt.model, f"{attempt.score:.2f}", attempt.action, attempt.reason
+            str(attempt.number), attempt.strength, literal(attempt.model), f"{attempt.score:.2f}", attempt.action,
+            literal(attempt.reason), literal(", ".join(attempt.findings) or "-"),
         )
     console.print(table)
     for escalation in result.escalations:
-        console.print(f"[yellow]escalated[/] {escalation.from_model} -> {escalation.to_model}: {escalation.reason}")
+        console.print(styled(("escalated", "yellow"),
+                             f" {escalation.from_model} -> {escalation.to_model}: {escalation.reason}"))
     if result.report.claims:
         render_report(result.report, list(result.chunks) or chunks)
     label = "fallback" if result.fallback else result.outcome.action
-    console.print(f"[bold]{label}[/]: {result.outcome.reason}")
-    console.print(result.answer, markup=False, highlight=False)
+    console.print(styled((label, "bold"), f": {result.outcome.reason}"))
+    console.print(literal(result.answer))
 
 
 def _render_repair(repaired: Any) -> None:
@@ -177,8 +161,8 @@ def _render_repair(repaired: Any) -> None:
     for column in ("claim", "action", "reason", "edit"):
         table.add_column(column, overflow="fold")
     for action in repaired.actions:
-        table.add_row(action.claim, action.action, action.reason, action.edited or "")
+        table.add_row(literal(action.claim), action.action, literal(action.reason), literal(action.edited or ""))
     console.print(table)
     state = "abstained" if repaired.abstained else f"{repaired.surviving_share:.0%} of claims survive"
-    console.print(f"[bold]{state}[/]")
-    console.print(repaired.answer, markup=False, highlight=False)
+    console.print(literal(state, "bold"))
+    console.print(literal(repaired.answer))

@@ -1,6 +1,7 @@
 """The `groundwire` command line: a thin layer over the library.
 
-Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input; 3 the LLM endpoint failed.
+Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input; 3 the LLM endpoint failed;
+4 an unexpected internal error (one line; the traceback with --debug).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 """
 
@@ -18,7 +19,8 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from groundwire.cli.common import build_verifier, read_chunks
+from groundwire.cli.common import build_verifier, read_chunks, require_llm
+from groundwire.cli.output import literal, print_json, styled
 from groundwire.config import Config, config_path_for_writing, load_config, write_thresholds
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk, Report, Route, Verdict
@@ -27,15 +29,19 @@ from groundwire.data.rows import EvalRow, RowError, read_rows, read_text
 from groundwire.evaluation.evaluate import EvalSummary, evaluate
 from groundwire.evaluation.operating import thresholds_for_targets
 from groundwire.llm.client import LLMClient, LLMError, client_from_config
-from groundwire.pipeline import CheckItem, check as check_item
+from groundwire.pipeline import CheckItem, Judge
+from groundwire.pipeline import check as check_item
+from groundwire.redact import redact
 
-EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT, EXIT_LLM = 0, 1, 2, 3
+EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT, EXIT_LLM, EXIT_INTERNAL = 0, 1, 2, 3, 4
 COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train")
 
 app = typer.Typer(
     name="groundwire", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
     help="Catch and repair fabricated claims in RAG answers.",
+    rich_markup_mode=None,  # help text is printed as written: "[llm]" is a config section, not a style tag
 )
+_debug = {"on": False}
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # never wrap a message: a wrapped path is hard to copy
 _VERDICT_STYLE = {Verdict.SUPPORTED: "green", Verdict.CONTRADICTED: "red", Verdict.NOT_FOUND: "yellow"}
@@ -50,6 +56,14 @@ ScorerOption = Annotated[
 StrictOption = Annotated[
     bool, typer.Option("--strict", help="Stop at the first malformed row (exit 2 naming its line) instead of reporting it.")
 ]
+
+
+@app.callback()
+def _options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an unexpected error.")] = False,
+) -> None:
+    """Catch and repair fabricated claims in RAG answers."""
+    _debug["on"] = debug
 
 
 @app.command()
@@ -67,17 +81,22 @@ def check(
     accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
-    judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml).")] = False,
+    judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml); "
+                                                        "exit 3 when the endpoint fails.")] = False,
+    judge_optional: Annotated[bool, typer.Option(
+        "--judge-optional", help="Like --judge, best effort: a claim the judge could not decide stays escalated "
+                                 "and the report lists it under extra.judge.not_judged.")] = False,
     strict: StrictOption = False,
     config_file: ConfigOption = None,
 ) -> None:
     """Check one answer against context files, or a batch with --input."""
     config = load_config(config_file)
-    settings = config.verify.overridden(require_citations=require_citations or None, judge=judge or None)
+    settings = config.verify.overridden(require_citations=require_citations or None,
+                                        judge=(judge or judge_optional) or None)
     config = config.model_copy(update={"verify": settings})
     client = _judge_client(config) if settings.judge or settings.decomposer == "llm" else None
     verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at, client=client)
-    judge_with = client if settings.judge else None
+    judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None
     if input_file is not None:
         if context or answer:
             raise InputError("use either --input FILE.jsonl or --context/--answer, not both")
@@ -89,7 +108,7 @@ def check(
     answer_text = read_text(answer[1:]) if answer.startswith("@") else answer
     report = check_item(verifier, CheckItem(answer_text, chunks, question=question, task=task), judge=judge_with)
     if as_json:
-        console.print_json(json.dumps(report.to_dict()))
+        print_json(report.to_dict())
     else:
         render_report(report, chunks)
     if fail_under is not None and report.score < fail_under:
@@ -97,7 +116,7 @@ def check(
 
 
 def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail_under: float | None,
-                 judge: LLMClient | None, *, strict: bool) -> None:
+                 judge: Judge | None, *, strict: bool) -> None:
     # Read everything first: with --strict a malformed line fails before any work; without, it is reported.
     rows = list(read_rows(input_file, strict=strict))
     failing = done = bad = 0
@@ -118,19 +137,18 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
             if sink:
                 sink.write(line + "\n")
             else:
-                console.print(line, markup=False, highlight=False, soft_wrap=True)
+                sys.stdout.write(line + "\n")
             progress.advance(task)
     if sink:
         sink.close()
-    errors.print(f"checked {done} of {len(rows)} rows; {bad} could not be checked; {failing} below --fail-under",
-                 markup=False)
+    errors.print(literal(f"checked {done} of {len(rows)} rows; {bad} could not be checked; {failing} below --fail-under"))
     if bad:
         raise typer.Exit(EXIT_BAD_INPUT)
     if failing:
         raise typer.Exit(EXIT_NOT_GROUNDED)
 
 
-def _check_row(verifier: Verifier, row: EvalRow | RowError, judge: LLMClient | None) -> tuple[Report | None, str]:
+def _check_row(verifier: Verifier, row: EvalRow | RowError, judge: Judge | None) -> tuple[Report | None, str]:
     """A row's report, or why it has none (a malformed row, or one the verifier refused)."""
     if isinstance(row, RowError):
         return None, row.error
@@ -154,6 +172,7 @@ def eval_command(
                                 "accepted. Written to groundwire.toml ([verify] accept_at / reject_at).")] = None,
     target_frr: Annotated[float | None, typer.Option(
         min=0.0, max=0.99, help="With --target-far: at most this share of faithful answers rejected.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON instead of tables.")] = False,
     strict: StrictOption = False,
     config_file: ConfigOption = None,
 ) -> None:
@@ -170,25 +189,28 @@ def eval_command(
         summary = evaluate(rows, verifier, file=str(file), on_row=lambda _: progress.advance(task))
     if unreadable:  # reported with the rows the verifier refused, never dropped
         summary = dataclasses.replace(summary, errors=[*unreadable, *summary.errors])
-    _print_eval(file.name, summary)
-    if summary.errors:
-        errors.print(f"{len(summary.errors)} rows could not be checked: {summary.errors[:3]}", style="yellow",
-                     markup=False)
+    if not as_json:
+        _print_eval(file.name, summary)
+        if summary.errors:
+            errors.print(literal(f"{len(summary.errors)} rows could not be checked: {summary.errors[:3]}", "yellow"))
     if target_far is not None and target_frr is not None:
         summary = _retarget(file, rows, summary, config_file, scorer, target_far, target_frr)
     if out:
         out.write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
+    if as_json:
+        print_json(summary.to_dict())
+        return
     print(summary.final_line())
 
 
 def _print_eval(name: str, summary: EvalSummary) -> None:
-    table = Table(title=f"{name} — {summary.model_id} — {summary.seconds:.1f}s",
+    table = Table(title=literal(f"{name} — {summary.model_id} — {summary.seconds:.1f}s"),
                   caption="FAR: hallucinated answers accepted; FRR: faithful answers rejected; esc: escalated")
     for column in ("task", "n", "halluc", "bacc", "F1", "AUROC", "FAR", "FRR", "esc"):
         table.add_column(column, justify="right" if column != "task" else "left")
     for task_name, m in [*summary.per_task.items(), ("all", summary.overall)]:
         r = summary.routing[task_name]
-        table.add_row(task_name, str(m.n), str(m.positives), _num(m.balanced_accuracy), _num(m.f1_hallucinated),
+        table.add_row(literal(task_name), str(m.n), str(m.positives), _num(m.balanced_accuracy), _num(m.f1_hallucinated),
                       _num(m.auroc), _num(r.false_accept), _num(r.false_reject), _num(r.escalated))
     console.print(table)
 
@@ -206,7 +228,7 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
     write_thresholds(path, new_accept, new_reject,
                      comment=f"groundwire eval {file.name}: targets false accept {target_far:g}, "
                              f"false reject {target_frr:g}, {len(labels)} answers")
-    console.print(f"wrote accept_at={new_accept} reject_at={new_reject} to {path}", markup=False)
+    console.print(literal(f"wrote accept_at={new_accept} reject_at={new_reject} to {path}"))
     verifier = build_verifier(load_config(path), scorer)
     summary = evaluate(rows, verifier, file=str(file))
     _print_eval(f"{file.name} at the new thresholds", summary)
@@ -214,14 +236,14 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
     for name, value, target in (("false-accept", rates.false_accept, target_far),
                                 ("false-reject", rates.false_reject, target_frr)):
         if value is not None and value > target:
-            errors.print(f"warning: the {name} target {target:g} is not met on this file ({value:.3f}): answers "
-                         "that score 1.0 are always accepted, and an answer a check caps is always rejected",
-                         markup=False, highlight=False)
+            errors.print(literal(f"warning: the {name} target {target:g} is not met on this file ({value:.3f}): "
+                                 "answers that score 1.0 are always accepted, and an answer a check caps is always "
+                                 "rejected"))
     return summary
 
 
 def render_report(report: Report, chunks: list[Chunk]) -> None:
-    table = Table(show_lines=True, title=f"groundwire — {report.model_id}")
+    table = Table(show_lines=True, title=literal(f"groundwire — {report.model_id}"))
     for column in ("#", "claim", "verdict", "score", "cites", "evidence / checks"):
         table.add_column(column, overflow="fold")
     for number, result in enumerate(report.claims, start=1):
@@ -230,21 +252,21 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
         if result.note:
             notes.append(result.note)
         evidence = result.evidence or ""
-        table.add_row(str(number), result.claim.text, f"[{style}]{result.verdict.value}[/]", f"{result.score:.2f}",
-                      result.chunk_id or "-", "\n".join([_shorten(evidence), *notes]))
+        table.add_row(str(number), literal(result.claim.text), literal(result.verdict.value, style),
+                      f"{result.score:.2f}", literal(result.chunk_id or "-"),
+                      literal("\n".join([_shorten(evidence), *notes])))
     console.print(table)
     for finding in report.findings:
-        console.print(f"[red]{finding.check}[/]: {finding.detail}")
+        console.print(styled((finding.check, "red"), f": {finding.detail}"))
     for warning in report.warnings:
-        console.print(f"[yellow]warning[/]: {warning}")
+        console.print(styled(("warning", "yellow"), f": {warning}"))
     label = "abstained" if report.abstained else report.decision.value.upper()
-    console.print(f"answer score [bold]{report.score:.2f}[/] -> [{_ROUTE_STYLE[report.decision]}]{label}[/]"
-                  f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)")
+    console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.decision]),
+                         f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)"))
 
 
 def _judge_client(config: Config) -> LLMClient:
-    if not config.llm_configured:
-        raise InputError("--judge needs an LLM endpoint: set [llm] base_url and model in groundwire.toml")
+    require_llm(config, "--judge")
     return client_from_config(config)
 
 
@@ -266,18 +288,34 @@ _register_command_modules()
 
 
 def main() -> None:
-    """Entry point: map bad input to exit status 2 with a one-line message instead of a traceback."""
+    """Entry point: every failure is one line and an exit status (see the module docstring), never a traceback
+    unless --debug asks for it."""
+    sys.exit(run_cli())
+
+
+def run_cli(args: list[str] | None = None) -> int:
+    """Run the command line and return its exit status (main() passes it to sys.exit)."""
+    _debug["on"] = False
     try:
-        status = app(standalone_mode=False)  # returns the code of a typer.Exit raised by a command
+        status = app(args=args, standalone_mode=False)  # returns the code of a typer.Exit raised by a command
     except InputError as error:
-        errors.print(f"[red]error:[/] {error}")
-        sys.exit(EXIT_BAD_INPUT)
+        errors.print(styled(("error:", "red"), f" {redact(str(error))}"))
+        return EXIT_BAD_INPUT
     except (typer.Abort, KeyboardInterrupt):
-        sys.exit(130)
+        return 130
     except LLMError as error:
-        errors.print(f"[red]LLM endpoint failed:[/] {error}")
-        sys.exit(EXIT_LLM)
+        errors.print(styled(("LLM endpoint failed:", "red"), f" {redact(str(error))}"))
+        errors.print(literal("Check [llm] base_url / model / api_key in groundwire.toml or GROUNDWIRE_LLM_* in the "
+                             "environment."))
+        return EXIT_LLM
     except typer.exceptions.TyperException as error:  # usage errors: unknown option, bad value...
         error.show()  # type: ignore[attr-defined]
-        sys.exit(EXIT_BAD_INPUT)
-    sys.exit(status if isinstance(status, int) else EXIT_OK)
+        return EXIT_BAD_INPUT
+    except Exception as error:  # noqa: BLE001 - the contract: a distinct status and one line, not a traceback
+        if _debug["on"]:
+            errors.print_exception()
+        first_line = (str(error).splitlines() or [""])[0]
+        errors.print(styled(("internal error:", "red"), f" {type(error).__name__}: {redact(first_line)} "
+                            "(run with --debug for the traceback)"))
+        return EXIT_INTERNAL
+    return status if isinstance(status, int) else EXIT_OK

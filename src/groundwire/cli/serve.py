@@ -11,6 +11,8 @@ from groundwire.core.errors import InputError
 from groundwire.config import load_config
 from groundwire.service.settings import parse_api_keys
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
@@ -38,16 +40,24 @@ def serve(
     llm: Annotated[bool, typer.Option(
         "--llm/--no-llm", help="Use the LLM endpoint of groundwire.toml: /v1/generate, judge, repair edits.")] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    insecure_no_auth: Annotated[bool, typer.Option(
+        "--insecure-no-auth", help="Serve a non-loopback address without API keys (anyone who can reach it can "
+                                   "read the log).")] = False,
 ) -> None:
     """Serve the verification API (/v1/...), its OpenAPI spec (/docs) and the web page (/)."""
+    # Lazy: uvicorn and the service (FastAPI, SQLAlchemy) load only when this command runs.
     import uvicorn
 
     from groundwire.service import ServiceSettings, create_app
+
     loaded = load_config(config)
     if loaded.verify.decomposer == "llm" and not llm:
         raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml')
     keys = parse_api_keys(_split_env_list(api_key or []))
-    if not keys and host not in ("127.0.0.1", "localhost", "::1"):
+    if not keys and host not in LOOPBACK:
+        if not insecure_no_auth:
+            raise InputError(f"refusing to serve {host} without API keys: give --api-key KEY:SCOPE, bind 127.0.0.1, "
+                             "or pass --insecure-no-auth")
         typer.echo(f"warning: serving on {host} without API keys; anyone who can reach it can read the log", err=True)
     settings = ServiceSettings(
         db_url=db if "://" in db else f"sqlite:///{Path(db).resolve()}",

@@ -1,7 +1,9 @@
 """Semantic answer cache: serve a stored answer only to the same question, scope and document set.
 
-An entry is served only when all three hold: cosine similarity of the query embeddings >= the
-threshold (0.97 by default), the document-set version matches, and the permission scope matches.
+An entry is served only when all four hold: cosine similarity of the query embeddings >= the
+threshold (0.97 by default), the two questions agree on their meaning markers (figures, negation and
+contrastive words: "refund before 30 days" is not "refund after 30 days", "not allowed" is not "allowed",
+though both pairs embed at 0.97-0.99), the document-set version matches, and the permission scope matches.
 Scope is a hard partition (entries of one scope are never compared with another's queries), so a
 user's answer cannot reach another scope even on an identical question. Ingest invalidates the
 entries that depend on the changed documents. In memory, per process; thread-safe.
@@ -26,6 +28,25 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_THRESHOLD = 0.97
 
+CONTRASTIVE_WORDS = frozenset(
+    "before after with without allowed forbidden prohibited permitted banned more less fewer most least above below "
+    "over under higher lower maximum minimum max min earliest latest first last early late increase decrease "
+    "include exclude included excluded inside outside open closed enable enabled disable disabled except".split()
+)
+"""Words that flip or bound a question's meaning while barely moving its embedding."""
+_NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "none", "nothing", "neither"})
+
+
+def meaning_markers(query: str) -> frozenset[str]:
+    """What two similar questions must share to get the same answer: figures, negation, contrastive words."""
+    from groundwire.core.checks import extract_figures
+    from groundwire.core.textutil import words
+
+    tokens = words(query)
+    negated = any(token in _NEGATIONS or token.endswith("n't") for token in tokens)
+    figures = {f"figure:{figure.key}" for figure in extract_figures(query)}
+    return frozenset({token for token in tokens if token in CONTRASTIVE_WORDS} | figures | ({"not"} if negated else set()))
+
 
 @dataclass(frozen=True, slots=True)
 class CacheHit:
@@ -47,6 +68,8 @@ class CacheStats:
     entries: int
     stale_version_misses: int
     """Misses where a similar-enough entry existed but for another document-set version."""
+    guarded_misses: int = 0
+    """Misses where a similar-enough entry existed but its question differs in figures, negation or contrast."""
 
     @property
     def lookups(self) -> int:
@@ -66,6 +89,7 @@ class CacheStats:
             "evictions": self.evictions,
             "entries": self.entries,
             "stale_version_misses": self.stale_version_misses,
+            "guarded_misses": self.guarded_misses,
         }
 
 
@@ -76,6 +100,7 @@ class _Entry:
     response: Any
     doc_version: str
     doc_ids: frozenset[str]
+    markers: frozenset[str]
 
 
 class SemanticCache:
@@ -98,7 +123,7 @@ class SemanticCache:
         self.max_entries = max_entries
         self._lock = threading.Lock()
         self._scopes: dict[str, OrderedDict[str, _Entry]] = {}
-        self._hits = self._misses = self._invalidations = self._evictions = self._stale = 0
+        self._hits = self._misses = self._invalidations = self._evictions = self._stale = self._guarded = 0
 
     @property
     def embedder(self) -> Embedder:
@@ -109,21 +134,25 @@ class SemanticCache:
     def get(self, query: str, *, scope: str, doc_version: str | int) -> CacheHit | None:
         """The stored answer for this query in this scope and document-set version, or None (a miss)."""
         vector = self._embed(query)
+        markers = meaning_markers(query)
         doc_version = str(doc_version)
         with self._lock:
             entries = self._scopes.get(_scope(scope)) or OrderedDict()
             ids = list(entries)
             similarities = np.stack([entries[i].vector for i in ids]) @ vector if ids else np.zeros(0)
-            best_id, best_sim, stale = None, -1.0, False
+            best_id, best_sim, stale, guarded = None, -1.0, False, False
             for position in np.flatnonzero(similarities >= self.threshold):
                 entry_id = ids[position]
-                if entries[entry_id].doc_version != doc_version:
+                if entries[entry_id].markers != markers:
+                    guarded = True
+                elif entries[entry_id].doc_version != doc_version:
                     stale = True
                 elif similarities[position] > best_sim:
                     best_id, best_sim = entry_id, float(similarities[position])
             if best_id is None:
                 self._misses += 1
                 self._stale += stale
+                self._guarded += guarded
                 return None
             entries.move_to_end(best_id)  # least recently used goes first when full
             entry = entries[best_id]
@@ -144,14 +173,15 @@ class SemanticCache:
         to another document selection that is still current. Stale ones age out by LRU eviction."""
         vector = self._embed(query)
         doc_version = str(doc_version)
-        entry = _Entry(query, vector, response, doc_version, frozenset(doc_ids))
+        entry = _Entry(query, vector, response, doc_version, frozenset(doc_ids), meaning_markers(query))
         entry_id = uuid.uuid4().hex
         with self._lock:
             entries = self._scopes.setdefault(_scope(scope), OrderedDict())
             duplicates = [
                 i
                 for i, e in entries.items()
-                if e.doc_version == doc_version and float(e.vector @ vector) >= self.threshold
+                if e.doc_version == doc_version and e.markers == entry.markers
+                and float(e.vector @ vector) >= self.threshold
             ]
             for old_id in duplicates:
                 del entries[old_id]
@@ -191,6 +221,7 @@ class SemanticCache:
                 evictions=self._evictions,
                 entries=sum(len(e) for e in self._scopes.values()),
                 stale_version_misses=self._stale,
+                guarded_misses=self._guarded,
             )
 
     def _embed(self, query: str) -> np.ndarray:

@@ -22,6 +22,8 @@ import httpx
 from pydantic import BaseModel, ValidationError
 from groundwire.config import load_config
 
+from groundwire.redact import redact, register_secret
+
 if TYPE_CHECKING:
     from groundwire.config import Config, LLMConfig
 
@@ -40,6 +42,10 @@ class LLMError(RuntimeError):
     attempts: int = 1
     """How many HTTP requests were made before giving up."""
 
+    def __init__(self, message: str) -> None:
+        # The message may quote the server's reply, which may echo the Authorization header.
+        super().__init__(redact(message))
+
 
 class LLMTimeout(LLMError):
     """Every attempt ran past the configured timeout."""
@@ -57,7 +63,7 @@ class LLMOutputError(LLMError):
 
     def __init__(self, message: str, *, text: str) -> None:
         super().__init__(message)
-        self.text = text
+        self.text = redact(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +125,7 @@ class LLMClient:
     """The most recent calls (bounded, so a long-running service does not grow without end)."""
 
     def __post_init__(self) -> None:
+        register_secret(self.api_key)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         timeout = httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s)
         self._http = httpx.Client(
@@ -223,7 +230,7 @@ class LLMClient:
                 continue
             except httpx.TransportError as exc:
                 last_error = LLMError(f"{self.base_url}: cannot reach the LLM endpoint ({exc}); is the server running?")
-                log.warning("llm attempt %d failed to connect: %s", attempt, exc)
+                log.warning("llm attempt %d failed to connect: %s", attempt, redact(str(exc)))
                 continue
             if response.status_code in RETRY_STATUS:
                 last_error = LLMHTTPError(

@@ -344,7 +344,7 @@ class Generator:
             question=question,
             warnings=(f"fallback after {len(attempts)} failed attempts",),
         )
-        outcome = PolicyOutcome("abstain", answer, f"fallback: no attempt passed in {len(attempts)} tries")
+        outcome = PolicyOutcome("abstain", answer, f"no attempt passed in {len(attempts)} tries")
         return Generation(question, answer, report, outcome, tuple(attempts), tuple(escalations), True, tuple(context))
 
 

@@ -3,7 +3,7 @@
 The model must copy the sentence it relies on. Code then checks that the quote occurs verbatim in the
 chunk it names, after normalising only whitespace, quote characters and case. A SUPPORTED ruling
 without such a quote becomes NOT_FOUND (`confabulated_support`); a chunk id that is not in the context
-is recorded as `fabricated_citation`; output that does not parse becomes NOT_FOUND (`unparseable`).
+is recorded as `fabricated_citation`; output that does not parse leaves the claim escalated (`unparseable`).
 """
 
 from __future__ import annotations
@@ -121,19 +121,29 @@ def judge_claim(claim: str, chunks: Sequence[Chunk], *, client: LLMClient) -> Ju
     try:
         reply = parse_json_reply(completion.text, JudgeReply)
     except LLMOutputError as exc:
-        finding = Finding("unparseable", f"the judge's reply could not be read: {exc}", Verdict.NOT_FOUND)
-        return Judgement(
-            Verdict.NOT_FOUND, quote="", chunk_id=None, reason="unparseable", finding=finding, completion=completion
-        )
+        return dataclasses.replace(_unreadable(exc), completion=completion)
     return dataclasses.replace(check_reply(reply, chunks), completion=completion)
 
 
-def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) -> Report:
+def _unreadable(exc: LLMOutputError) -> Judgement:
+    finding = Finding("unparseable", f"the judge's reply could not be read: {exc}")
+    return Judgement(Verdict.NOT_FOUND, quote="", chunk_id=None, reason="unparseable", finding=finding)
+
+
+def _not_judged(result: ClaimResult, finding: Finding) -> ClaimResult:
+    # The scorer's score and route stand: a failed or unreadable judge call proves nothing either way.
+    return dataclasses.replace(result, checks=result.checks + (finding,), note=f"judge: not judged ({finding.check})")
+
+
+def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient, required: bool = False) -> Report:
     """Let the judge decide every escalated claim; recompute the answer score and decision.
 
     A judged claim scores 1.0 (SUPPORTED, route accept) or 0.0 (otherwise, route reject); the scorer's
-    own probability stays in `support`. Calls, tokens and outcomes go to report.extra["judge"]. A claim
-    whose call failed (timeout, HTTP error) stays escalated and the failure is recorded as a warning.
+    own probability stays in `support`. Calls, tokens and outcomes go to report.extra["judge"].
+    A claim the judge could not decide keeps its score and stays escalated, with a finding that says why:
+    `judge_unavailable` (timeout, HTTP error) or `unparseable` (a reply that does not parse); its index is
+    listed in extra["judge"]["not_judged"] and a warning names it. With `required`, an endpoint failure
+    raises LLMError instead (the CLI's --judge: exit 3).
     """
     chunks = as_chunks(chunks)
     chunks_text = {chunk.id: chunk.text for chunk in chunks}
@@ -149,13 +159,21 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
         try:
             judgement = judge_claim(result.claim.text, chunks, client=client)
         except LLMError as exc:
+            if required:
+                raise
             failed_calls += 1
-            warnings.append(f"judge unavailable for claim {index + 1}: {exc}")
+            finding = Finding("judge_unavailable", f"the judge could not be reached: {exc}")
+            warnings.append(f"claim {index + 1} was not judged: {exc}")
             outcomes.append({"claim": index, "error": str(exc)})
-            claims.append(result)
+            claims.append(_not_judged(result, finding))
+            continue
+        completions += [judgement.completion] if judgement.completion else []
+        if judgement.finding is not None and judgement.finding.check == "unparseable":
+            warnings.append(f"claim {index + 1} was not judged: {judgement.finding.detail}")
+            outcomes.append({"claim": index, "error": judgement.finding.detail})
+            claims.append(_not_judged(result, judgement.finding))
             continue
         claims.append(_judged(result, judgement, chunks_text))
-        completions += [judgement.completion] if judgement.completion else []
         outcomes.append(
             {
                 "claim": index,
@@ -173,6 +191,7 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient) ->
         "calls": len(completions) + failed_calls,
         "failed_calls": failed_calls,
         "decided": [o["claim"] for o in outcomes if "verdict" in o],
+        "not_judged": [o["claim"] for o in outcomes if "error" in o],
         "prompt_tokens": sum(c.prompt_tokens or 0 for c in completions),
         "completion_tokens": sum(c.completion_tokens or 0 for c in completions),
         "latency_s": round(sum(c.latency_s for c in completions), 4),

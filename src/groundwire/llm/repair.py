@@ -1,10 +1,13 @@
 """Repair a checked answer: keep what is supported, minimally edit the middle band, drop the rest.
 
-Per claim: a SUPPORTED claim (route accept) is kept; a claim from the escalation band is edited by the
-LLM toward its evidence chunk and the edit is re-verified with the scorer; a NOT_FOUND or CONTRADICTED
-claim is dropped. The corrector never adds information: an edit that brings in a content word or
-figure found neither in the claim nor in the context, or that the scorer does not accept, is dropped.
-Without an LLM client the middle band is dropped too, so repair still works offline.
+Per claim: a SUPPORTED claim (route accept) is kept. A claim from the escalation band, a CONTRADICTED
+claim, or a claim only partly supported (some of its words found, some not) is edited by the LLM toward
+its evidence chunk and the edit is re-verified with the scorer ("... costs 25 euros" against "costs 15
+euros" becomes "... costs 15 euros" instead of losing its true half); any other claim is dropped. The
+corrector never adds information: an edit that brings in a content word or figure found neither in the
+claim nor in the context, or that the scorer does not accept, is dropped. An unreadable edit reply drops
+the claim; an endpoint failure raises LLMError. Without an LLM client every claim that is not supported is
+dropped, so repair still works offline.
 
 The surviving text is reassembled with citations; when the surviving share of claims falls below
 `min_surviving_share`, the answer is replaced by the abstention message (NOT_IN_CONTEXT by default).
@@ -23,9 +26,9 @@ from pydantic import BaseModel
 
 from groundwire.llm import prompts
 from groundwire.core.checks import extract_figures
-from groundwire.core.claims import strip_citations
-from groundwire.llm.client import LLMClient, LLMError
-from groundwire.core.textutil import content_words
+from groundwire.core.claims import CITATION_RE, strip_citations
+from groundwire.llm.client import LLMClient, LLMOutputError
+from groundwire.core.textutil import STOPWORDS, WORD_RE, content_words, normalize
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, ClaimResult, Report, Route, Verdict
 from groundwire.core.verifier import as_chunks
 
@@ -83,7 +86,10 @@ def repair(
     if report.abstained or not report.claims:
         return Repaired(report.answer, report.abstained, 1.0, (), report, report)
     by_id = {chunk.id: chunk for chunk in chunks}
-    decisions = [_decide(result, chunks, by_id, verifier=verifier, client=client) for result in report.claims]
+    decisions = [
+        _decide(result, chunks, by_id, answer=report.answer, verifier=verifier, client=client)
+        for result in report.claims
+    ]
     surviving = sum(action.action != "drop" for action in decisions)
     share = surviving / len(decisions)
     if surviving == 0 or share < min_surviving_share:
@@ -98,17 +104,34 @@ def _decide(
     chunks: Sequence[Chunk],
     by_id: dict[str, Chunk],
     *,
+    answer: str,
     verifier: Verifier,
     client: LLMClient | None,
 ) -> RepairAction:
     text = result.claim.text
     if result.route is Route.ACCEPT and result.verdict is Verdict.SUPPORTED:
         return RepairAction(text, "keep", "supported", chunk_id=result.chunk_id)
-    if result.route is not Route.ESCALATE or result.chunk_id not in by_id:
-        return RepairAction(text, "drop", f"{result.verdict.value.lower()} (score {result.score:.2f})")
+    dropped = f"{result.verdict.value.lower()} (score {result.score:.2f})"
+    if not _editable(result, answer) or result.chunk_id not in by_id:
+        return RepairAction(text, "drop", dropped)
     if client is None:
-        return RepairAction(text, "drop", "in the escalation band and no LLM configured to edit it")
+        return RepairAction(text, "drop", f"{dropped}; no LLM configured to edit it")
     return _edit(result, by_id[result.chunk_id], chunks, verifier=verifier, client=client)
+
+
+def _editable(result: ClaimResult, answer: str) -> bool:
+    """Worth a minimal edit: doubtful, contradicted by its evidence, or with some of its words supported."""
+    return result.route is Route.ESCALATE or result.verdict is Verdict.CONTRADICTED or _partly_supported(result, answer)
+
+
+def _partly_supported(result: ClaimResult, answer: str) -> bool:
+    # Some content word of the claim lies outside every unsupported span (the spans say what is novel).
+    if not result.unsupported_spans:
+        return False
+    start, end = result.claim.span
+    text = CITATION_RE.sub(lambda m: " " * len(m.group()), answer[start:end])  # "[S1]" is not a claim word
+    words = [start + m.start() for m in WORD_RE.finditer(text) if normalize(m.group()) not in STOPWORDS]
+    return any(not any(a <= at < b for a, b in result.unsupported_spans) for at in words)
 
 
 def _edit(
@@ -117,8 +140,8 @@ def _edit(
     text = result.claim.text
     try:
         reply, _ = client.chat_json(prompts.edit_messages(text, chunk), EditReply, purpose="repair_edit")
-    except LLMError as exc:
-        return RepairAction(text, "drop", f"edit failed: {exc}")
+    except LLMOutputError as exc:  # the endpoint answered, the reply is unusable: this claim only
+        return RepairAction(text, "drop", f"edit unreadable: {exc}")
     edited = strip_citations(reply.edited).strip()
     if not edited:
         return RepairAction(text, "drop", "the corrector found no supported edit")

@@ -11,7 +11,7 @@ from groundwire.core.types import Chunk, Report
 from groundwire.data.provenance import Document
 from groundwire.llm.repair import Repaired
 from groundwire.llm.repair import repair as repair_answer
-from groundwire.pipeline import CheckItem, check
+from groundwire.pipeline import CheckItem, Judge, check
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.runtime import Runtime, chunk_dict
@@ -76,7 +76,7 @@ def _checked(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chun
     client = runtime.require_llm("judge=true") if body.judge else None
     item = CheckItem(body.answer, chunks, question=body.question, task=body.task,
                      require_citations=body.require_citations)
-    return check(runtime.verifier, item, judge=client)
+    return check(runtime.verifier, item, judge=None if client is None else Judge(client))
 
 
 def _checks(report: Report) -> list[str]:

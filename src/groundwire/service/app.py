@@ -17,7 +17,7 @@ from groundwire.llm.client import LLMError
 from groundwire.service import actions, generation, history, models
 from groundwire.service.auth import caller_scope
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
-from groundwire.service.limits import BodySizeLimit
+from groundwire.service.limits import BodySizeLimit, SecurityHeaders
 from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
 from groundwire.evaluation.evalloop import render_html
@@ -59,6 +59,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return error_response(502, "llm_unavailable", f"The LLM endpoint failed: {exc}")
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)
     static = resources.files("groundwire.service") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 

@@ -22,7 +22,7 @@ def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> d
     client = runtime.require_llm("/v1/generate")
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
-    doc_version = _doc_version(runtime, body, chunks, scope=scope)
+    doc_version = _doc_version(chunks)
     hit = runtime.cache.get(body.question, scope=scope, doc_version=doc_version) if body.use_cache else None
     if hit is not None:
         stored, report = hit.response
@@ -55,11 +55,12 @@ def _log(runtime: Runtime, report: Report, out: dict[str, Any], *, scope: str, c
                        "attempts": len(out["detail"].get("attempts", []))})
 
 
-def _doc_version(runtime: Runtime, body: models.GenerateRequest, chunks: Sequence[Chunk], *, scope: str) -> str:
-    if body.doc_ids is not None:
-        # A fingerprint of exactly these documents: ingesting unrelated documents keeps cached answers servable.
-        return runtime.store.doc_set_version(scope=scope, doc_ids=body.doc_ids)
-    # Caller-supplied chunks: the document set is exactly these texts, so its version is their hash.
+def _doc_version(chunks: Sequence[Chunk]) -> str:
+    """The version of exactly the chunks the answer is built from, taken from the same read.
+
+    A second read (the store's document version) could see an ingest that committed after the chunks were read
+    and file an answer built from the old text under the new version. Ingesting unrelated documents leaves the
+    hash, and so cached answers over these chunks, as they are."""
     digest = hashlib.blake2b(digest_size=16)
     for chunk in chunks:
         digest.update(f"{chunk.id}\x1f{chunk.text}\x1e".encode())

@@ -41,7 +41,7 @@ def get_request(runtime: Runtime, request_id: str, *, scope: str) -> dict[str, A
         "model_ids": record.model_ids,
         "release": record.release,
         "response_text": record.response,
-        "response": record.extra.get("body"),
+        "response": _response_body(record),
         "feedback": [{"id": f.id, "thumbs": f.thumbs, "correction": f.correction,
                       "created_at": f.created_at.isoformat()} for f in feedback],
     }
@@ -55,9 +55,16 @@ def review_queue(runtime: Runtime, *, scope: str, limit: int) -> dict[str, Any]:
             "patterns": list(runtime.settings.high_risk_patterns), "items": items}
 
 
+def _response_body(record: RequestRecord) -> dict[str, Any] | None:
+    """The response as it was sent: the logged body with its report, which the row stores once (in `report`)."""
+    body = record.extra.get("body")
+    if body is None:
+        return None
+    return body if "report" in body else {**body, "report": record.report}
+
+
 def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
-    body = record.extra.get("body") or {}
-    answer = (body.get("report") or {}).get("answer", record.response)
+    answer = (record.report or {}).get("answer", record.response)
     return {
         "request_id": record.id,
         "created_at": record.created_at.isoformat() if record.created_at else None,

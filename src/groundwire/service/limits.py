@@ -1,18 +1,24 @@
-"""Request size limit, enforced before the body is parsed.
+"""Request size limits: the body's bytes, enforced before it is parsed, and the work it asks for.
 
 A declared Content-Length over the limit is refused at once; a chunked body is counted
 as it streams and refused the moment it crosses the limit. Either way: 413 with the
-service's JSON error shape.
+service's JSON error shape. `check_work` then bounds what a parsed request costs (chunks, answer and
+context characters), with a 413 that names the limit, before any model runs.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwire.service.errors import ServiceError, error_body
+
+if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.core.types import Chunk
+    from groundwire.service.settings import ServiceSettings
 
 
 def too_large(max_bytes: int) -> ServiceError:
@@ -67,3 +73,55 @@ def _content_length(scope: Scope) -> int | None:
             text: Any = value.decode("latin-1").strip()
             return int(text) if text.isdigit() else None
     return None
+
+
+def check_work(settings: ServiceSettings, chunks: Sequence[Chunk], answer: str | None) -> None:
+    """413 naming the limit when a request asks for more work than the service allows per request.
+
+    The cost of a check grows with claims x windows: the answer's length bounds the claims, the context's
+    length bounds the windows."""
+    measured = (
+        ("max_chunks", len(chunks), "chunks"),
+        ("max_text_chars", len(answer or ""), "characters of answer"),
+        ("max_context_chars", sum(len(chunk.text) for chunk in chunks), "characters of context"),
+    )
+    for name, got, what in measured:
+        limit = getattr(settings, name)
+        if got > limit:
+            raise ServiceError(413, "too_much_work", f"The request has {got} {what}; the limit ({name}) is {limit}.",
+                               details={"limit": name, "max": limit, "got": got})
+
+
+SECURITY_HEADERS = (
+    # The page and its scripts come from this service only; no frame may embed it (clickjacking).
+    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+                                 b"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+)
+
+
+class SecurityHeaders:
+    """CSP (with frame-ancestors), X-Content-Type-Options and friends on every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        # FastAPI's /docs page runs an inline script from a CDN (not bundled): it keeps its own policy for now.
+        swagger = str(scope.get("path", "")).startswith(("/docs", "/redoc"))
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(name, value) for name, value in SECURITY_HEADERS
+                         if name not in present and not (swagger and name == b"content-security-policy")]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

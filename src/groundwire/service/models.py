@@ -10,22 +10,26 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-# Generous per-field caps; the byte limit on the whole body (settings.max_body_bytes) is the real guard.
+# Generous per-field caps; the byte limit on the whole body (settings.max_body_bytes) and the per-request work
+# limits (settings.max_claims, max_chunks, max_pairs; see limits.check_work) are the real guards.
 MAX_TEXT = 200_000
 MAX_CHUNKS = 1_000
+MAX_PAGE = 2**31 - 1
+"""Page numbers are stored in a 32-bit column (PostgreSQL INTEGER); a larger one is a 422, not a 500."""
 
 
 class _Body(BaseModel):
     # A misspelt field is an error, not silently ignored; NaN and Infinity (which Python's JSON parser
-    # accepts) are refused, since they could not be written back out as JSON.
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # accepts) are refused, since they could not be written back out as JSON. strict: no coercion that hides a
+    # mistake ("page": true is not page 1, "judge": "no" is not a bool, 3 is not the string "3").
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
 
 class ChunkIn(_Body):
     id: str = Field(min_length=1, max_length=200)
     text: str = Field(min_length=1, max_length=MAX_TEXT)
     doc_id: str | None = Field(None, max_length=500)
-    page: int | None = Field(None, ge=0)
+    page: int | None = Field(None, ge=0, le=MAX_PAGE)
     type: Literal["text", "image_transcript", "table"] = "text"
     score: float | None = None
     """The retriever's score for this chunk, logged with the request."""
@@ -70,7 +74,7 @@ class GenerateRequest(_WithContext):
 class DocumentIn(_Body):
     doc_id: str = Field(min_length=1, max_length=500)
     title: str = Field("", max_length=2_000)
-    page: int | None = Field(None, ge=1)
+    page: int | None = Field(None, ge=1, le=MAX_PAGE)
     """1-based; null for a source without pages (cited at document level)."""
     type: Literal["text", "image_transcript", "table"] = "text"
     text: str = Field(min_length=1, max_length=MAX_TEXT)

@@ -98,9 +98,12 @@ class Runtime:
     # shared by the endpoints ------------------------------------------------------------------------------
 
     def context(self, body: ContextBody, *, scope: str) -> tuple[list[Chunk], str]:
-        """The chunks to check against, and the context as it is logged."""
+        """The chunks to check against, and the context as it is logged; 413 when they are more work than allowed."""
+        from groundwire.service.limits import check_work
+
         if body.chunks is not None:
             chunks = [Chunk(id=c.id, text=c.text, doc_id=c.doc_id, page=c.page, type=c.type) for c in body.chunks]
+            check_work(self.settings, chunks, getattr(body, "answer", None))
             # Logged exactly as the caller sent it.
             sent = [c.model_dump(exclude_unset=True) for c in body.chunks]
             return chunks, json.dumps(sent, ensure_ascii=False)
@@ -111,7 +114,9 @@ class Runtime:
             # Another scope's documents look exactly like documents that do not exist.
             raise ServiceError(404, "document_not_found", "No ingested document with these ids in your scope.",
                                details={"doc_ids": missing})
-        return [p.as_chunk() for p in found], render_context(found)
+        chunks = [p.as_chunk() for p in found]
+        check_work(self.settings, chunks, getattr(body, "answer", None))
+        return chunks, render_context(found)
 
     def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> dict[str, Any]:
         """The review-queue verdict: score, question and answer, and the answer-level checks that fired."""
@@ -148,8 +153,9 @@ class Runtime:
             latency_ms=(time.perf_counter() - started) * 1000.0,
             model_ids=self.model_ids(report),
             release=self.settings.release,
-            # The whole response body, so the page can show a logged request exactly as it was answered.
-            extra={"body": out, **(extra or {})},
+            # The response body, so the page can show a logged request exactly as it was answered. Its report is
+            # the row's `report` column, stored once (history.get_request puts it back).
+            extra={"body": {key: value for key, value in out.items() if key != "report"}, **(extra or {})},
         )
         self.store.log_request(replace(record, id=out["request_id"]))
 

@@ -26,6 +26,8 @@ class ServiceSettings:
     """Requests with a larger body are refused with 413 before they are parsed."""
     max_chunks: int = 200
     max_text_chars: int = 100_000
+    max_context_chars: int = 400_000
+    """Per-request work limits (chunks, answer and context characters): more is a 413 naming the limit."""
     review_threshold: float = 0.5
     """Requests whose answer score falls below this go to the review queue."""
     high_risk_patterns: tuple[str, ...] = ()

@@ -1,0 +1,90 @@
+"""Issue 14, the service: bounded integers, strict types, per-request work limits, each report stored once."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from service_common import ALPHA
+
+pytest.importorskip("fastapi")
+
+DOC = {"doc_id": "manual", "title": "Manual", "text": "The pump runs at 40 litres per minute."}
+
+
+@pytest.mark.parametrize("page", [9223372036854775808, 2**31, True, "3", 1.5])
+def test_ingest_refuses_pages_the_store_cannot_hold_or_that_are_not_integers(client, page) -> None:  # noqa: ANN001
+    response = client.post("/v1/ingest", headers=ALPHA, json={"documents": [{**DOC, "page": page}]})
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["details"][0]["loc"][-1] == "page"
+    # The connection and the service are fine afterwards.
+    ok = client.post("/v1/ingest", headers=ALPHA, json={"documents": [{**DOC, "page": 2**31 - 1}]})
+    assert ok.status_code == 200, ok.text
+
+
+def test_verify_refuses_coerced_types(client) -> None:  # noqa: ANN001
+    body = {"answer": "The pump runs at 40 litres per minute.", "chunks": [{"id": "S1", "text": DOC["text"]}]}
+    assert client.post("/v1/verify", headers=ALPHA, json=body).status_code == 200
+    for field, value in (("require_citations", "no"), ("judge", 0), ("answer", 40)):
+        response = client.post("/v1/verify", headers=ALPHA, json={**body, field: value})
+        assert response.status_code == 422, (field, response.text)
+
+
+def test_work_limits_are_a_413_that_names_the_limit(settings, tmp_path) -> None:  # noqa: ANN001
+    from dataclasses import replace
+
+    from fastapi.testclient import TestClient
+
+    from groundwire.service import create_app
+
+    tight = replace(settings, max_chunks=2, max_text_chars=60, max_context_chars=100)
+    chunk = {"id": "S1", "text": DOC["text"]}
+    cases = {
+        "max_chunks": {"answer": "x y z", "chunks": [chunk, {**chunk, "id": "S2"}, {**chunk, "id": "S3"}]},
+        "max_text_chars": {"answer": "The pump runs. " * 5, "chunks": [chunk]},
+        "max_context_chars": {"answer": "x y z", "chunks": [{**chunk, "text": "word " * 30}]},
+    }
+    with TestClient(create_app(tight), raise_server_exceptions=False) as client:
+        for limit, body in cases.items():
+            response = client.post("/v1/verify", headers=ALPHA, json=body)
+            assert response.status_code == 413, response.text
+            error = response.json()["error"]
+            assert error["details"]["limit"] == limit and limit in error["message"]
+        ingested = client.post("/v1/ingest", headers=ALPHA, json={"documents": [{**DOC, "text": "word " * 30}]})
+        assert ingested.status_code == 200
+        by_doc = client.post("/v1/verify", headers=ALPHA, json={"answer": "x y z", "doc_ids": ["manual"]})
+        assert by_doc.status_code == 413 and by_doc.json()["error"]["details"]["limit"] == "max_context_chars"
+
+
+def test_each_report_is_stored_once(client, settings) -> None:  # noqa: ANN001
+    import sqlalchemy as sa
+
+    body = {"answer": "The pump runs at 40 litres per minute.", "chunks": [{"id": "S1", "text": DOC["text"]}]}
+    sent = client.post("/v1/verify", headers=ALPHA, json=body).json()
+    engine = sa.create_engine(settings.db_url)
+    with engine.connect() as conn:
+        report, extra = conn.execute(sa.text("select report, extra from requests")).one()
+    engine.dispose()
+    assert json.dumps(sent["report"]["answer"]) in report and '"report"' not in extra
+    logged = client.get(f"/v1/requests/{sent['request_id']}", headers=ALPHA).json()
+    assert logged["response"] == sent  # the page still gets the response exactly as it was answered
+
+
+def test_the_page_and_the_api_send_security_headers(client) -> None:  # noqa: ANN001
+    for path in ("/", "/healthz", "/static/app.js"):
+        headers = client.get(path).headers
+        assert headers["x-content-type-options"] == "nosniff", path
+        assert "frame-ancestors 'none'" in headers["content-security-policy"], path
+        assert "default-src 'self'" in headers["content-security-policy"], path
+
+
+def test_serve_refuses_a_public_address_without_keys(tmp_path) -> None:  # noqa: ANN001
+    import os
+    import subprocess
+    import sys
+
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("GROUNDWIRE_", "OPENAI_"))}
+    done = subprocess.run([sys.executable, "-m", "groundwire", "serve", "--host", "0.0.0.0", "--scorer", "lexical",
+                           "--db", str(tmp_path / "x.db")], capture_output=True, text=True, env=environment,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and "--insecure-no-auth" in done.stderr

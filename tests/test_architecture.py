@@ -118,6 +118,6 @@ def test_help_lists_the_commands():
     done = subprocess.run([sys.executable, "-m", "groundwire", "--help"], capture_output=True, text=True, timeout=120,
                           env={"COLUMNS": "200", "PATH": "", "TERM": "dumb"})
     assert done.returncode == 0, done.stderr
-    commands = done.stdout.split("Commands")[1]
-    listed = {line.split()[1] for line in commands.splitlines() if line.startswith("│ ") and len(line.split()) > 2}
+    commands = done.stdout.split("Commands")[1].splitlines()[1:]
+    listed = {line.strip("│ ").split()[0] for line in commands if line.strip("│ ─╰╯")}
     assert listed == COMMANDS

@@ -163,11 +163,11 @@ def parse_record(
     row_id = record.get("id")
     if isinstance(row_id, int) and not isinstance(row_id, bool):
         row_id = str(row_id)
-    if not isinstance(row_id, str) or not row_id.strip():
-        if require_id or row_id is not None:
-            message = "missing or empty 'id' (a non-empty string or integer)"
-            return RowError(fallback_id(raw_text, where), message, raw_text, line)
-        row_id = str(line)
+    if require_id and (not isinstance(row_id, str) or not row_id.strip()):
+        message = "missing or empty 'id' (a non-empty string or integer)"
+        return RowError(fallback_id(raw_text, where), message, raw_text, line)
+    # Elsewhere the id only labels the row: kept as given, or its line number when it has none.
+    row_id = str(line) if row_id is None else str(row_id)
     problem = _problem(record)
     if problem is not None:
         return RowError(row_id, problem, raw_text, line)

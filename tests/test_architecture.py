@@ -15,7 +15,7 @@ PACKAGE = Path(groundwire.__file__).parent
 FOUNDATION = frozenset({"groundwire.core.errors", "groundwire.core.types", "groundwire.core.textutil"})
 """The shared vocabulary every layer may use; it imports nothing of groundwire but itself."""
 PUBLIC_API = {"verify", "Verifier", "Chunk", "Claim", "ClaimResult", "Finding", "InputError", "Report", "Route",
-              "Verdict", "REFUSAL_TOKEN"}
+              "Verdict", "REFUSAL_TOKEN", "verify_many", "averify"}
 COMMANDS = {"check", "eval", "serve", "generate", "repair", "eval-loop", "batch", "train"}
 
 

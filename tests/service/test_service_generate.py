@@ -179,3 +179,27 @@ def test_an_ingest_racing_a_generate_never_leaves_a_stale_servable_answer(gen_cl
 
     after = generate(gen_client, "How do I start the cluster?")
     assert not after["cached"] and "gw up" in after["answer"]
+
+
+def test_metrics_count_cache_hits_and_judge_calls(gen_client, llm) -> None:  # noqa: ANN001
+    import json
+
+    from test_service_observability import scrape, value
+
+    assert gen_client.post("/v1/ingest", headers=ALPHA, json={"documents": RUNBOOK}).status_code == 200
+    assert not generate(gen_client, "how do I start the cluster")["cached"]
+    assert generate(gen_client, "How do I start the cluster?")["cached"]
+    chunks = [{"id": "S1", "text": "Support is available by email on weekdays."}]
+    answer = "Customers can reach support by email during the week."
+    llm.responder = lambda request: json.dumps({"quote": chunks[0]["text"], "chunk_id": "S1",
+                                                "verdict": "SUPPORTED", "reason": "same"})
+    assert gen_client.post("/v1/verify", headers=ALPHA,
+                           json={"answer": answer, "chunks": chunks, "judge": True}).status_code == 200
+    llm.responder = None  # the scripted server then answers HTTP 418, which the client does not retry
+    gen_client.post("/v1/verify", headers=ALPHA, json={"answer": answer, "chunks": chunks, "judge": True})
+    samples = scrape(gen_client)
+    assert value(samples, "groundwire_cache_lookups_total", result="miss") == 1
+    assert value(samples, "groundwire_cache_lookups_total", result="hit") == 1
+    assert value(samples, "groundwire_decisions_total", endpoint="generate", decision="accept") == 2
+    assert value(samples, "groundwire_judge_calls_total") == 2
+    assert value(samples, "groundwire_judge_failures_total") == 1

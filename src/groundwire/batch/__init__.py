@@ -86,7 +86,7 @@ def run_batch(
     source = Path(input_path)
     fmt = input_format(source)
     if strict:
-        _refuse_malformed(source, fmt)
+        _refuse_malformed(source, fmt, dict((check or CheckOptions()).columns))
     rows_in = count_rows(source)
     errors_file = Path(errors_path) if errors_path is not None else default_errors_path(output)
     started = time.perf_counter()
@@ -107,10 +107,10 @@ def run_batch(
     return summary
 
 
-def _refuse_malformed(source: Path, fmt: Format) -> None:
+def _refuse_malformed(source: Path, fmt: Format, columns: dict[str, str]) -> None:
     for rows in iter_rows(source):
         for row in rows:
-            parsed = parse_input_row(fmt, row)
+            parsed = parse_input_row(fmt, row, columns)
             if isinstance(parsed, RowError):
                 where = row.get("where") if fmt == "jsonl" else f"{source} row {parsed.id}"
                 raise InputError(f"{where}: {parsed.error} (--strict)")

@@ -21,6 +21,7 @@ RESULT_FIELDS: tuple[tuple[str, str], ...] = (
     ("n_supported", "int32"),
     ("n_contradicted", "int32"),
     ("n_not_found", "int32"),
+    ("supported_share", "float64"),
     ("model_id", "string"),
     ("report", "string"),
 )
@@ -47,6 +48,7 @@ def result_row(item_id: str, report: Report) -> dict[str, Any]:
         "n_supported": verdicts.count(Verdict.SUPPORTED),
         "n_contradicted": verdicts.count(Verdict.CONTRADICTED),
         "n_not_found": verdicts.count(Verdict.NOT_FOUND),
+        "supported_share": report.supported_share,
         "model_id": report.model_id,
         "report": json.dumps(data, ensure_ascii=False, sort_keys=True),
     }

@@ -7,7 +7,7 @@ of `map_batches`, so each actor loads the model once and every actor runs this s
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,8 @@ class CheckOptions:
     """Scorer, thresholds, decomposer, require_citations and pruner: groundwire.toml's [verify] and the flags."""
     config: Config | None = None
     """The rest of groundwire.toml: its [llm] endpoint serves decomposer = "llm"."""
+    columns: tuple[tuple[str, str], ...] = ()
+    """(field, column) pairs from --columns: the input's names for answer, context, question..."""
 
     def build_verifier(self) -> Verifier:
         client = None
@@ -61,7 +63,7 @@ class Worker:
         return self._check(parsed, row)
 
     def _parse(self, row: dict[str, Any]) -> EvalRow | RowError:
-        return parse_input_row(self.fmt, row)
+        return parse_input_row(self.fmt, row, dict(self.options.columns))
 
     def _check(self, item: EvalRow, row: dict[str, Any]) -> dict[str, Any]:
         raw = row["line"] if self.fmt == "jsonl" else None
@@ -77,13 +79,13 @@ class Worker:
         return {**result_row(item.id, report), "status": STATUS_DONE, "error": None, "raw": None}
 
 
-def parse_input_row(fmt: Format, row: dict[str, Any]) -> EvalRow | RowError:
-    """A raw input row (a JSONL line from sources.iter_rows, or a Parquet row) through the one row parser.
-    Batch resumes by id, so a row must carry one."""
+def parse_input_row(fmt: Format, row: dict[str, Any], columns: Mapping[str, str] | None = None) -> EvalRow | RowError:
+    """A raw input row (a JSONL line from sources.iter_rows, or a Parquet row) through the one row parser, with
+    the --columns mapping. Batch resumes by id, so a row must carry one."""
     if fmt == "jsonl":
         return parse_line(row["line"], where=row["where"], utf8=row["utf8"], line=_line_number(row["where"]),
-                          require_id=True)
-    return parse_record(row, require_id=True)
+                          require_id=True, columns=columns)
+    return parse_record(row, require_id=True, columns=columns)
 
 
 def _line_number(where: str) -> int:

@@ -10,6 +10,7 @@ import typer
 from groundwire.config import load_config
 from groundwire.core.errors import InputError
 from groundwire.core.pruning import PRUNERS
+from groundwire.data.rows import parse_columns
 
 EXIT_ROWS_IN_ERROR = 2
 
@@ -32,6 +33,8 @@ def batch(
     batch_size: Annotated[int, typer.Option(min=1, help="Rows per verifier call / map_batches batch.")] = 32,
     actors: Annotated[int | None, typer.Option(min=1, help="Ray actor pool size (default: one per CPU).")] = None,
     cpus_per_actor: Annotated[float, typer.Option(min=0.01, help="CPUs Ray reserves for each actor.")] = 1.0,
+    columns: Annotated[str | None, typer.Option(help="Your column names, e.g. answer=response,context=retrieved_contexts "
+                                                     "(RAGAS and DeepEval names are recognised without it).")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")] = True,
     strict: Annotated[bool, typer.Option("--strict", help="Stop before any work at the first malformed row (exit 2 naming it).")] = False,
     config_file: Annotated[Path | None, typer.Option("--config", help="groundwire.toml to read (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")] = None,
@@ -60,7 +63,7 @@ def batch(
         output,
         engine=engine,
         errors_path=errors_file,
-        check=CheckOptions(settings=settings, config=config),
+        check=CheckOptions(settings=settings, config=config, columns=tuple(parse_columns(columns).items())),
         engine_options=EngineOptions(batch_size=batch_size, num_actors=actors, cpus_per_actor=cpus_per_actor,
                                      address=address),
         progress=progress,

@@ -25,8 +25,8 @@ from groundwire.config import Config, config_path_for_writing, load_config, writ
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk, Report, Route, Verdict
 from groundwire.core.verifier import Verifier
-from groundwire.data.rows import EvalRow, RowError, read_rows, read_text
-from groundwire.evaluation.evaluate import EvalSummary, evaluate
+from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows, read_text
+from groundwire.evaluation.evaluate import EvalSummary, RowOutcome, evaluate
 from groundwire.evaluation.operating import thresholds_for_targets
 from groundwire.llm.client import LLMClient, LLMError, client_from_config
 from groundwire.pipeline import CheckItem, Judge
@@ -49,6 +49,11 @@ _ROUTE_STYLE = {Route.ACCEPT: "bold green", Route.ESCALATE: "bold yellow", Route
 
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", help="groundwire.toml to read (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")
+]
+ColumnsOption = Annotated[
+    str | None,
+    typer.Option("--columns", help="Your column names, e.g. answer=response,context=retrieved_contexts,question=user_input "
+                                   "(RAGAS and DeepEval names are recognised without it)."),
 ]
 ScorerOption = Annotated[
     str | None, typer.Option("--scorer", help="lexical, bundled, hf:<id or path>, hhem:<id or path> (default: bundled)")
@@ -88,6 +93,7 @@ def check(
                                  "and the report lists it under extra.judge.not_judged.")] = False,
     strict: StrictOption = False,
     config_file: ConfigOption = None,
+    columns: ColumnsOption = None,
 ) -> None:
     """Check one answer against context files, or a batch with --input."""
     config = load_config(config_file)
@@ -100,7 +106,7 @@ def check(
     if input_file is not None:
         if context or answer:
             raise InputError("use either --input FILE.jsonl or --context/--answer, not both")
-        _check_batch(verifier, input_file, output, fail_under, judge_with, strict=strict)
+        _check_batch(verifier, input_file, output, fail_under, judge_with, strict=strict, columns=columns)
         return
     if answer is None:
         raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl")
@@ -116,9 +122,9 @@ def check(
 
 
 def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail_under: float | None,
-                 judge: Judge | None, *, strict: bool) -> None:
+                 judge: Judge | None, *, strict: bool, columns: str | None = None) -> None:
     # Read everything first: with --strict a malformed line fails before any work; without, it is reported.
-    rows = list(read_rows(input_file, strict=strict))
+    rows = list(read_rows(input_file, strict=strict, columns=parse_columns(columns)))
     failing = done = bad = 0
     sink = output.open("w", encoding="utf-8") if output else None
     with Progress(console=errors, transient=True) as progress:
@@ -175,18 +181,28 @@ def eval_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON instead of tables.")] = False,
     strict: StrictOption = False,
     config_file: ConfigOption = None,
+    columns: ColumnsOption = None,
+    html_report: Annotated[Path | None, typer.Option("--html", help="Write ROC, precision-recall and score "
+                                                     "histograms, per task, to this HTML file.")] = None,
+    predictions: Annotated[Path | None, typer.Option(help="Write one JSON row per answer here (JSONL).")] = None,
 ) -> None:
     """Balanced accuracy, F1 and AUROC, and the routing rates (false accept, false reject, escalated), per task."""
     if (target_far is None) != (target_frr is None):
         raise InputError("give both --target-far and --target-frr to re-derive thresholds")
     config = load_config(config_file)
     verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at)
-    read = list(read_rows(file, limit=limit, strict=strict))
+    read = list(read_rows(file, limit=limit, strict=strict, columns=parse_columns(columns)))
     rows = [row for row in read if isinstance(row, EvalRow)]
     unreadable = [{"id": r.id, "line": r.line, "error": r.error} for r in read if isinstance(r, RowError)]
+    outcomes: list[RowOutcome] = []
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"evaluating {file.name}", total=len(rows))
-        summary = evaluate(rows, verifier, file=str(file), on_row=lambda _: progress.advance(task))
+
+        def on_row(outcome: RowOutcome) -> None:
+            outcomes.append(outcome)
+            progress.advance(task)
+
+        summary = evaluate(rows, verifier, file=str(file), on_row=on_row)
     if unreadable:  # reported with the rows the verifier refused, never dropped
         summary = dataclasses.replace(summary, errors=[*unreadable, *summary.errors])
     if not as_json:
@@ -197,10 +213,23 @@ def eval_command(
         summary = _retarget(file, rows, summary, config_file, scorer, target_far, target_frr)
     if out:
         out.write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
+    _write_eval_extras(summary, outcomes, verifier, html_report, predictions)
     if as_json:
         print_json(summary.to_dict())
         return
     print(summary.final_line())
+
+
+def _write_eval_extras(summary: EvalSummary, outcomes: list[RowOutcome], verifier: Verifier, html_report: Path | None,
+                       predictions: Path | None) -> None:
+    from groundwire.evaluation import report
+
+    if predictions is not None:
+        report.write_predictions(outcomes, predictions)
+        errors.print(f"wrote {len(outcomes)} predictions to {predictions}", markup=False)
+    if html_report is not None:
+        html_report.write_text(report.render_html(summary, outcomes, verifier.thresholds_for), encoding="utf-8")
+        errors.print(f"wrote {html_report}", markup=False)
 
 
 def _print_eval(name: str, summary: EvalSummary) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.progress import Progress
 
 from groundwire.cli.common import build_verifier
 from groundwire.config import load_config
@@ -64,18 +66,11 @@ def eval_loop(
             raise InputError(f"{db}: no such database file (give an existing SQLite file or a SQLAlchemy URL)")
         store = Store(db if "://" in db else f"sqlite:///{Path(db).resolve()}")
     since = datetime.now(UTC) - timedelta(days=days) if days > 0 else None
-    result = run_eval_loop(
-        verifier=build_verifier(load_config(), scorer),
-        frozen_rows=rows,
-        store=store,
-        scope=scope,
-        sample_size=sample,
-        since=since,
-        seed=seed,
-        release=release,
-        corpus_check=corpus_check,
-        save=save,
-    )
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        bar = progress.add_task("verifying the frozen set", total=len(rows))
+        result = run_eval_loop(verifier=build_verifier(load_config(), scorer), frozen_rows=rows, store=store,
+                               scope=scope, sample_size=sample, since=since, seed=seed, release=release,
+                               corpus_check=corpus_check, save=save, on_row=lambda: progress.advance(bar))
     if store is not None:
         store.close()
     out.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 REFUSAL_TOKEN = "NOT_IN_CONTEXT"
+NO_CLAIMS_SHARE = 1.0
 
 
 class Verdict(StrEnum):
@@ -117,8 +118,16 @@ class Report:
     def grounded(self) -> bool:
         return self.decision is Route.ACCEPT
 
+    @property
+    def supported_share(self) -> float:
+        """The share of claims that are SUPPORTED: what RAGAS calls faithfulness, shown next to `score` (the
+        weakest claim) for comparison. An answer with no claims gets 1.0, as its score does."""
+        if not self.claims:
+            return NO_CLAIMS_SHARE
+        return sum(result.verdict is Verdict.SUPPORTED for result in self.claims) / len(self.claims)
+
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = _jsonable(asdict(self))
+        data: dict[str, Any] = _jsonable(asdict(self)) | {"supported_share": self.supported_share}
         return data
 
 

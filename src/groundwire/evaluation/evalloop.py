@@ -120,8 +120,10 @@ def items_from_frozen(
     *,
     release: str | None = None,
     segment_by: Callable[[EvalRow], str | None] = lambda row: row.source,
+    on_row: Callable[[], None] | None = None,
 ) -> list[EvalItem]:
-    """Verify every frozen-set answer against its own context (chunks S1, S2...) with today's verifier."""
+    """Verify every frozen-set answer against its own context (chunks S1, S2...) with today's verifier;
+    `on_row` is called after each (a progress bar)."""
     items: list[EvalItem] = []
     for row in rows:
         chunks = [Chunk(id=f"S{i}", text=text, doc_id=row.id) for i, text in enumerate(row.context, start=1)]
@@ -143,6 +145,8 @@ def items_from_frozen(
                 segment=segment_by(row),
             )
         )
+        if on_row is not None:
+            on_row()
     return items
 
 
@@ -344,6 +348,7 @@ def run_eval_loop(
     embedder: Embedder | None = None,
     corpus_check: bool = True,
     save: bool = True,
+    on_row: Callable[[], None] | None = None,
 ) -> EvalLoopResult:
     """Evaluate the frozen set and a rolling sample of the log; record the run in the store's history.
 
@@ -353,7 +358,7 @@ def run_eval_loop(
     frozen = rolling = None
     meta: dict[str, Any] = {"generated_at": datetime.now().astimezone().isoformat(), "release": release, "scope": scope}
     if frozen_rows:
-        items = items_from_frozen(frozen_rows, verifier, release=release)
+        items = items_from_frozen(frozen_rows, verifier, release=release, on_row=on_row)
         finder = None
         if corpus_check:
             corpus = {text_id(t): Chunk(id=text_id(t), text=t) for row in frozen_rows for t in row.context}
@@ -407,7 +412,6 @@ _PLOTTED = (
     "non_answer_rate",
     "thumbs_down_rate",
 )
-_COLOURS = ("#1b7f3b", "#2563eb", "#b45309", "#b91c1c", "#7c3aed", "#0f766e", "#52525b")
 
 
 _CSS = (
@@ -415,13 +419,14 @@ _CSS = (
     "table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}"
     "td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:right}"
     "th:first-child,td:first-child,td.text{text-align:left}"
-    "svg{background:#fafafa;border:1px solid #ddd;margin:.5rem 0}.legend span{margin-right:1rem}"
+    "figure{margin:.5rem 0}figure svg{max-width:100%;height:auto;background:#fafafa;border:1px solid #ddd}"
 )
 _NO_CLAIM = "(the verifier found no unsupported claim)"
 
 
 def render_html(result: EvalLoopResult) -> str:
-    """A self-contained page: line charts (inline SVG) over time, then tables per release and segment."""
+    """A self-contained page: line charts over time (inline SVG drawn by matplotlib, see charts.py), then
+    tables per release and segment."""
     meta = {key: html.escape(str(result.meta.get(key) or "")) for key in ("generated_at", "release", "scope")}
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>groundwire eval loop</title>",
@@ -432,13 +437,13 @@ def render_html(result: EvalLoopResult) -> str:
     ]
     if result.rolling and result.rolling.get("by_day"):
         parts.append("<h2>Request log: metrics by day</h2>")
-        parts.append(line_chart(_series(result.rolling["by_day"]), title="rolling sample, by day"))
+        parts.append(_chart(_series(result.rolling["by_day"]), title="rolling sample, by day"))
         parts.append(_claim_density_chart(result.rolling["by_day"]))
     for kind, heading in (("frozen", "Frozen set"), ("rolling", "Rolling sample")):
         runs = {_run_label(run): run["metrics"].get(kind) or {} for run in result.history}
         if any(runs.values()):
             parts.append(f"<h2>{heading}: metrics over eval runs</h2>")
-            parts.append(line_chart(_series(runs), title=f"{heading.lower()}, per eval run"))
+            parts.append(_chart(_series(runs), title=f"{heading.lower()}, per eval run"))
     for name, section in (("Frozen set", result.frozen), ("Rolling sample of the request log", result.rolling)):
         if not section:
             continue
@@ -469,72 +474,18 @@ def _series(points: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple[str
     return {metric: [(label, values.get(metric)) for label, values in points.items()] for metric in _PLOTTED}
 
 
+def _chart(series: Mapping[str, Sequence[tuple[str, float | None]]], *, title: str, y_max: float | None = 1.0) -> str:
+    from groundwire.evaluation.charts import line_chart, svg_block
+
+    return svg_block(line_chart(series, title=title, y_max=y_max), label=title)
+
+
 def _claim_density_chart(by_day: Mapping[str, Mapping[str, Any]]) -> str:
-    return line_chart(
+    return _chart(
         {"claim_density": [(day, m.get("claim_density")) for day, m in by_day.items()]},
         title="concrete claims per answer",
         y_max=None,
     )
-
-
-def line_chart(
-    series: Mapping[str, Sequence[tuple[str, float | None]]],
-    *,
-    title: str,
-    y_max: float | None = 1.0,
-    width: int = 900,
-    height: int = 260,
-) -> str:
-    """An inline SVG line chart; x is the shared ordered labels, None values leave a gap."""
-    labels = list(dict.fromkeys(label for points in series.values() for label, _ in points))
-    values = [v for points in series.values() for _, v in points if v is not None]
-    top = y_max if y_max is not None else max([*values, 1.0]) * 1.1
-    left, right, upper, lower = 50, 70, 30, 40
-    plot_w, plot_h = width - left - right, height - upper - lower
-
-    def x(i: int) -> float:
-        return left + (plot_w * i / max(len(labels) - 1, 1))
-
-    def y(v: float) -> float:
-        return upper + plot_h * (1 - v / top)
-
-    out = [
-        f"<svg role='img' aria-label='{html.escape(title)}' width='{width}' height='{height}' xmlns='http://www.w3.org/2000/svg'>",
-        f"<text x='{left}' y='18' font-size='13'>{html.escape(title)}</text>",
-    ]
-    for tick in range(5):
-        level = top * tick / 4
-        out.append(f"<line x1='{left}' x2='{width - right}' y1='{y(level):.1f}' y2='{y(level):.1f}' stroke='#e5e5e5'/>")
-        out.append(f"<text x='{left - 6}' y='{y(level) + 4:.1f}' font-size='10' text-anchor='end'>{level:.2f}</text>")
-    step = max(1, len(labels) // 10)
-    for i, label in enumerate(labels):
-        if i % step == 0:
-            anchor = f"x='{x(i):.1f}' y='{height - lower + 16}'"
-            out.append(f"<text {anchor} font-size='10' text-anchor='middle'>{html.escape(label)}</text>")
-    legend = []
-    for number, ((name, points), colour) in enumerate(zip(series.items(), _COLOURS * 3, strict=False)):
-        width_px = 4 if number == 0 else 2  # the first line is drawn wider, so an equal later one cannot hide it
-        index = {label: i for i, label in enumerate(labels)}
-        segments: list[list[str]] = [[]]
-        for label, value in points:
-            if value is None:
-                segments.append([])
-            else:
-                segments[-1].append(f"{x(index[label]):.1f},{y(value):.1f}")
-        for segment in segments:
-            if len(segment) > 1:
-                out.append(
-                    f"<polyline fill='none' stroke='{colour}' stroke-width='{width_px}' points='{' '.join(segment)}'/>"
-                )
-            for point in segment:
-                cx, cy = point.split(",")
-                out.append(
-                    f"<circle cx='{cx}' cy='{cy}' r='3' fill='{colour}'><title>{html.escape(name)}</title></circle>"
-                )
-        empty = "" if any(value is not None for _, value in points) else " (no data)"
-        legend.append(f"<span style='color:{colour}'>&#9632; {html.escape(name)}{empty}</span>")
-    out.append("</svg>")
-    return "".join(out) + f"<div class='legend'>{''.join(legend)}</div>"
 
 
 def _table(groups: Mapping[str, Mapping[str, Any]], label: str) -> str:

@@ -38,6 +38,7 @@ from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Report, 
 from groundwire.config import load_config
 from groundwire.core.verifier import Verifier
 from groundwire.core.verifier import as_chunks
+from groundwire.core.tracing import traced
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -132,6 +133,7 @@ class Generator:
             self_rag=config.llm.self_rag,
         )
 
+    @traced("groundwire.generate")
     def generate(self, question: str, chunks: Sequence[Chunk | str]) -> Generation:
         if not question or not question.strip():
             raise InputError("the question is empty: pass the user's question")

@@ -20,6 +20,7 @@ from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, LLMError, LLMOutputError, parse_json_reply
 from groundwire.core.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.core.verifier import as_chunks
+from groundwire.core.tracing import traced
 
 MIN_QUOTE_WORDS = 2
 """A one-word "quote" occurs in almost any chunk, so it proves nothing."""
@@ -135,6 +136,7 @@ def _not_judged(result: ClaimResult, finding: Finding) -> ClaimResult:
     return dataclasses.replace(result, checks=result.checks + (finding,), note=f"judge: not judged ({finding.check})")
 
 
+@traced("groundwire.judge")
 def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient, required: bool = False) -> Report:
     """Let the judge decide every escalated claim; recompute the answer score and decision.
 

@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 import groundwire
 from groundwire.core.errors import InputError
 from groundwire.llm.client import LLMError
-from groundwire.service import actions, generation, history, models
+from groundwire.service import actions, generation, history, models, observability
 from groundwire.service.auth import caller_scope
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
 from groundwire.service.limits import BodySizeLimit, SecurityHeaders
@@ -60,6 +60,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders)
+    observability.install(app, runtime.metrics)
     static = resources.files("groundwire.service") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 

@@ -35,6 +35,9 @@ class Runtime:
     def __init__(self, settings: ServiceSettings) -> None:
         self.settings = settings
         self.model_loads = 0
+        from groundwire.service.observability import ServiceMetrics
+
+        self.metrics = ServiceMetrics()
         self.llm: LLMClient | None = None
         """The LLM client when the service runs with --llm, else None."""
         self._verifier: Verifier | None = None
@@ -54,7 +57,9 @@ class Runtime:
                 self.llm = client_from_config(self._config)
             if self._verifier is None:
                 # Shared by the request threads: verify() is thread-safe (per-thread sentence segmenters).
+                loading = time.perf_counter()
                 self._verifier = build_verifier(self.settings.check, client=self.llm)
+                self.metrics.model_load_seconds.set(time.perf_counter() - loading)
                 self.model_loads += 1
             if self._store is None:
                 self._store = Store(self.settings.db_url)
@@ -158,6 +163,7 @@ class Runtime:
             extra={"body": {key: value for key, value in out.items() if key != "report"}, **(extra or {})},
         )
         self.store.log_request(replace(record, id=out["request_id"]))
+        self.metrics.observe(kind, report, seconds=time.perf_counter() - started, extra=extra)
 
 
 def _ready(value: T | None) -> T:

@@ -8,22 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from groundwire.core.combiner import LogisticCombiner, TaskCombiner
-from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR
 from groundwire.train import combine
 from groundwire.train.families import family
 from groundwire.train.monotone import fit_monotone
-from groundwire.train.thresholds import (
-    MIN_KEY_CLASS_ANSWERS,
-    AnswerPoint,
-    Thresholds,
-    fit_key_thresholds,
-    lookup,
-)
+from groundwire.train.thresholds import AnswerPoint, Thresholds, fit_key_thresholds, lookup
 
 MONO_FEATURES: tuple[str, ...] = (
     "logit:support", "logit:contradiction", "lexical_support", "best_window_recall", "novel_word_share",
@@ -63,18 +56,34 @@ def fit_combiner(rows: Sequence[combine.ClaimRow], kind: Literal["v4", "mono"], 
 
 
 def answer_points(rows: Sequence[combine.ClaimRow], claim_scores: np.ndarray) -> list[AnswerPoint]:
-    """Each answer's floor score (the checks' caps at zero) with its key and family, for the thresholds."""
+    """Each answer's floor score (the checks' caps at zero) with its key and family, for the thresholds.
+
+    Answers with no checkable claim are left out: verify() scores them 1.0 by definition, so no threshold
+    routes them, and BEGIN's 90 no-claim answers (questions back to the user, labelled hallucinated) would
+    otherwise push the accept threshold to 1.0 for everyone. They still count in every reported rate."""
     floor = combine.answer_scores(rows, combine.checked_scores(rows, claim_scores, lambda _key: (0.0, 0.0)))
     first = {(r.file, r.row_id): r for r in reversed(rows)}
-    return [AnswerPoint(r.key, family(r.file, r.task), r.hallucinated, floor[k]) for k, r in first.items()]
+    return [AnswerPoint(r.key, family(r.file, r.task), r.hallucinated, floor[k]) for k, r in first.items()
+            if r.claim_index >= 0]
 
 
 def fit_recipe(rows: Sequence[combine.ClaimRow], *, kind: Literal["v4", "mono"] = "mono", c: float | None = None,
-               names: Sequence[str] | None = None, target_far: float = DEFAULT_TARGET_FAR,
-               target_frr: float = DEFAULT_TARGET_FRR, min_class_answers: int = MIN_KEY_CLASS_ANSWERS,
-               per_family: bool = True, by_key: bool = True, meta: dict[str, object] | None = None) -> Fitted:
+               names: Sequence[str] | None = None, meta: dict[str, object] | None = None,
+               **routing: Any) -> Fitted:
+    """A combiner of `kind` fitted on `rows`, and thresholds (fit_key_thresholds's options in `routing`) set on
+    the answers it scores."""
     combiner = fit_combiner(rows, kind, c=c, names=names, meta=meta)
-    points = answer_points(rows, combine.claim_scores(combiner, rows))
-    pooled, own = fit_key_thresholds(points, target_far=target_far, target_frr=target_frr,
-                                     min_class_answers=min_class_answers, per_family=per_family, by_key=by_key)
+    pooled, own = fit_key_thresholds(answer_points(rows, combine.claim_scores(combiner, rows)), **routing)
     return Fitted(combiner, pooled, own)
+
+
+def fit_given(rows: Sequence[combine.ClaimRow], score_of: Callable[[combine.ClaimRow], float],
+              **routing: Any) -> Fitted:
+    """No combiner: each answer's score is given (the lexical baseline's, the model's alone); only the
+    thresholds are fitted, the same way."""
+    first = {(r.file, r.row_id): r for r in reversed(rows)}
+    points = [AnswerPoint(r.key, family(r.file, r.task), r.hallucinated, score_of(r)) for r in first.values()
+              if r.claim_index >= 0]  # as in answer_points
+    pooled, own = fit_key_thresholds(points, **routing)
+    return Fitted(None, pooled, own, answer_score=lambda scored: {
+        (r.file, r.row_id): score_of(r) for r in scored})

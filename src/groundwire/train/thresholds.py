@@ -14,11 +14,17 @@ from dataclasses import dataclass
 from groundwire.core.combiner import threshold_keys
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR, thresholds_for_targets
 
-MIN_KEY_CLASS_ANSWERS = 60
+MIN_KEY_CLASS_ANSWERS = 80
 """A key needs at least this many hallucinated AND this many faithful answers for thresholds of its own.
 
-Chosen from the LODO variance (bench/lodo.py --key-sizes): with 60 answers per class, the false-accept rate
-that a 10% target gives on held-out answers of the same key stays under 15% in 9 of 10 resamples."""
+Chosen from the variance of the rates (bench/lodo.py --key-sizes): thresholds set at 10% / 10% on n answers
+per class of a family give, on the family's other answers, a 90th-percentile false-accept rate of .220 at
+n=20, .203 at 40, .189 at 60, .173 at 80 and .175 at 120: the noise stops falling at 80."""
+
+MIN_KEY_FAMILIES = 2
+MIN_FAMILY_CLASS_ANSWERS = 30
+"""...and at least MIN_KEY_FAMILIES dataset families must each bring this many answers of each class to it
+(see fit_key_thresholds)."""
 
 Thresholds = tuple[float, float]
 
@@ -35,8 +41,13 @@ class AnswerPoint:
 
 def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DEFAULT_TARGET_FAR,
                        target_frr: float = DEFAULT_TARGET_FRR, min_class_answers: int = MIN_KEY_CLASS_ANSWERS,
-                       per_family: bool = True, by_key: bool = True) -> tuple[Thresholds, dict[str, Thresholds]]:
-    """(pooled pair, {key: pair}) meeting the targets; with `per_family`, on each family separately."""
+                       per_family: bool = True, by_key: bool = True,
+                       min_families: int = MIN_KEY_FAMILIES) -> tuple[Thresholds, dict[str, Thresholds]]:
+    """(pooled pair, {key: pair}) meeting the targets; with `per_family`, on each family separately.
+
+    A key gets its own pair only when it has `min_class_answers` answers of each class and at least
+    `min_families` families each bring MIN_FAMILY_CLASS_ANSWERS of each class to it: a pair fitted on one family's answers is that family's, and LODO showed it does not
+    carry over (summary thresholds from SummEdits alone rejected 29% of RAGTruth's faithful summaries)."""
 
     def pair(items: Sequence[AnswerPoint]) -> Thresholds:
         return thresholds_for_targets([a.hallucinated for a in items], [a.score for a in items],
@@ -53,9 +64,17 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
     own: dict[str, Thresholds] = {}
     for key, items in sorted(keys.items()):
         positives = sum(a.hallucinated for a in items)
-        if min(positives, len(items) - positives) >= min_class_answers:
+        if (min(positives, len(items) - positives) >= min_class_answers
+                and _families_with_both_classes(items, MIN_FAMILY_CLASS_ANSWERS) >= min_families):
             own[key] = pair(items)
     return pooled, own
+
+
+def _families_with_both_classes(items: Sequence[AnswerPoint], minimum: int) -> int:
+    counts: dict[tuple[str, bool], int] = {}
+    for a in items:
+        counts[(a.family, a.hallucinated)] = counts.get((a.family, a.hallucinated), 0) + 1
+    return sum(min(counts.get((f, True), 0), counts.get((f, False), 0)) >= minimum for f, _ in counts if _)
 
 
 def lookup(key: str, pooled: Thresholds, by_key: dict[str, Thresholds]) -> Thresholds:

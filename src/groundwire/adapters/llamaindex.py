@@ -1,0 +1,120 @@
+"""LlamaIndex: `GroundwireEvaluator`, a BaseEvaluator (`evaluate(query, contexts=..., response=...)` and
+`evaluate_response(query, response)` return an EvaluationResult with passing, score and feedback), and
+`GroundedQueryEngine`, which wraps a query engine and repairs or abstains before its answer leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.response.schema import Response
+from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
+from llama_index.core.schema import QueryBundle
+
+from groundwire.adapters.common import AnswerScore, answer_score, context_texts, reason
+from groundwire.core.averify import averify
+from groundwire.core.types import REFUSAL_TOKEN, Report
+
+if TYPE_CHECKING:
+    from groundwire.core.verifier import Verifier
+    from groundwire.llm.client import LLMClient
+    from groundwire.llm.repair import Repaired
+
+
+class GroundwireEvaluator(BaseEvaluator):
+    """`passing` is groundwire's own decision (accept) unless a `threshold` on the score is given."""
+
+    def __init__(self, *, threshold: float | None = None, score: AnswerScore = "min",
+                 verifier: Verifier | None = None, scorer: str | None = None, task: str | None = None) -> None:
+        self._threshold = threshold
+        self._score_kind: AnswerScore = score
+        self._verifier = verifier
+        self._scorer = scorer
+        self._task = task
+
+    def _get_prompts(self) -> dict[str, Any]:
+        return {}  # no LLM, no prompts
+
+    def _update_prompts(self, prompts: dict[str, Any]) -> None:
+        pass
+
+    async def aevaluate(self, query: str | None = None, response: str | None = None,
+                        contexts: Sequence[str] | None = None, **kwargs: Any) -> EvaluationResult:
+        if not response or not contexts:
+            raise ValueError("GroundwireEvaluator needs a response and its contexts")
+        report = await averify(response, context_texts(contexts), question=query, task=self._task,
+                               verifier=self._verifier, scorer=self._scorer)
+        score = answer_score(report, self._score_kind)
+        passing = report.grounded if self._threshold is None else score >= self._threshold
+        return EvaluationResult(query=query, contexts=list(contexts), response=response, passing=passing,
+                                score=score, feedback=reason(report))
+
+
+class GroundedQueryEngine(BaseQueryEngine):
+    """Answers from `query_engine`, checked against the response's own source nodes: an accepted answer
+    passes unchanged; any other is repaired (unsupported claims dropped; with an LLM `client`, middle-band
+    claims edited toward their evidence) or replaced by `abstain_message` when too little survives.
+    The report is in `response.metadata["groundwire"]`."""
+
+    def __init__(self, query_engine: BaseQueryEngine, *, verifier: Verifier | None = None,
+                 scorer: str | None = None, client: LLMClient | None = None, min_surviving_share: float = 0.5,
+                 abstain_message: str = REFUSAL_TOKEN) -> None:
+        super().__init__(callback_manager=query_engine.callback_manager)
+        self._engine = query_engine
+        self._verifier = verifier
+        self._scorer = scorer
+        self._client = client
+        self._min_share = min_surviving_share
+        self._abstain = abstain_message
+
+    def _get_prompt_modules(self) -> dict[str, Any]:
+        return {"query_engine": self._engine}
+
+    def _query(self, query_bundle: QueryBundle) -> Response:
+        return self.ground(self._engine.query(query_bundle), query_bundle.query_str)
+
+    async def _aquery(self, query_bundle: QueryBundle) -> Response:
+        import anyio.to_thread
+
+        response = await self._engine.aquery(query_bundle)
+        return await anyio.to_thread.run_sync(self.ground, response, query_bundle.query_str)
+
+    def ground(self, response: Any, question: str | None = None) -> Response:
+        return ground_response(response, question, verifier=self._verifier, scorer=self._scorer,
+                               client=self._client, min_surviving_share=self._min_share,
+                               abstain_message=self._abstain)
+
+
+def ground_response(response: Any, question: str | None = None, *, verifier: Verifier | None = None,
+                    scorer: str | None = None, client: LLMClient | None = None, min_surviving_share: float = 0.5,
+                    abstain_message: str = REFUSAL_TOKEN) -> Response:
+    """The response postprocessor: check one Response against its source nodes; return it unchanged when
+    accepted, else repaired, or `abstain_message` when less than `min_surviving_share` of its claims survive."""
+    from groundwire.core.verifier import given_or_shared
+    from groundwire.llm.repair import repair
+
+    checker = given_or_shared(verifier, scorer)
+    nodes = list(getattr(response, "source_nodes", []) or [])
+    contexts = context_texts(nodes)
+    text = str(getattr(response, "response", None) or "")
+    if not contexts or not text.strip():
+        return _with_report(response, text, nodes, None, None)
+    report = checker.verify(text, contexts, question=question)
+    if report.grounded:
+        return _with_report(response, text, nodes, report, None)
+    repaired = repair(report, contexts, verifier=checker, client=client, min_surviving_share=min_surviving_share,
+                      abstain_message=abstain_message)
+    return _with_report(response, repaired.answer, nodes, report, repaired)
+
+
+def _with_report(response: Any, text: str, nodes: list[Any], report: Report | None,
+                 repaired: Repaired | None) -> Response:
+    metadata = dict(getattr(response, "metadata", None) or {})
+    metadata["groundwire"] = {
+        "report": report.to_dict() if report is not None else None,
+        "repaired": repaired.to_dict() if repaired is not None else None,
+        "abstained": bool(repaired and repaired.abstained),
+    }
+    return Response(response=text, source_nodes=nodes, metadata=metadata)

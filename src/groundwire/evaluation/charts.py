@@ -1,0 +1,125 @@
+"""Charts as inline SVG, drawn by matplotlib (Agg, offline): the `eval --html` report's ROC, precision-recall
+and score-histogram panels, and the eval-loop report's line charts. Text stays <text> (svg.fonttype none), so
+the page can be searched and read by a screen reader. matplotlib is imported only here (the `eval` extra)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from matplotlib.axes import Axes
+
+    from groundwire.evaluation.metrics import Curve
+
+COLOURS = ("#1b7f3b", "#2563eb", "#b45309", "#b91c1c", "#7c3aed", "#0f766e", "#52525b")
+HALLUCINATED, FAITHFUL = "#b91c1c", "#1b7f3b"
+
+
+@contextmanager
+def _figure(title: str, size: tuple[float, float]) -> Iterator[tuple[Axes, list[str]]]:
+    """A figure whose SVG text lands in the list the caller gets back (after the block)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display, no GUI toolkit
+    import matplotlib.pyplot as plt
+
+    out: list[str] = []
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "groundwire", "font.size": 9}):
+        figure, axes = plt.subplots(figsize=size)
+        try:
+            axes.set_title(literal(title), loc="left", fontsize=10)
+            yield axes, out
+            figure.tight_layout()
+            buffer = io.StringIO()
+            figure.savefig(buffer, format="svg", metadata={"Date": None})  # no timestamp: same input, same bytes
+        finally:
+            plt.close(figure)
+    svg = buffer.getvalue()
+    out.append(svg[svg.index("<svg"):])  # drop the XML prolog and doctype: the SVG is inlined in HTML
+
+
+def roc_chart(curves: Mapping[str, tuple[Curve, float | None]], *, title: str = "ROC") -> str:
+    """One line per label: (curve, its AUROC for the legend)."""
+    with _figure(title, (4.2, 3.6)) as (axes, out):
+        axes.plot([0, 1], [0, 1], color="#bbbbbb", linestyle="--", linewidth=1, label="chance")
+        for (label, (curve, area)), colour in zip(curves.items(), COLOURS * 4, strict=False):
+            name = literal(label if area is None else f"{label} (AUROC {area:.3f})")
+            axes.step(curve.x, curve.y, where="post", color=colour, linewidth=2 if label == "all" else 1.2,
+                      label=name)
+        axes.set(xlabel="false-positive rate (faithful answers flagged)",
+                 ylabel="true-positive rate (hallucinations caught)", xlim=(0, 1), ylim=(0, 1.02))
+        axes.legend(loc="lower right", fontsize=7)
+    return out[0]
+
+
+def pr_chart(curves: Mapping[str, tuple[Curve, float]], *, title: str = "Precision-recall") -> str:
+    """One line per label: (curve, the share of hallucinated answers, drawn as that label's baseline)."""
+    with _figure(title, (4.2, 3.6)) as (axes, out):
+        for (label, (curve, base_rate)), colour in zip(curves.items(), COLOURS * 4, strict=False):
+            axes.step(curve.x, curve.y, where="post", color=colour, linewidth=2 if label == "all" else 1.2,
+                      label=literal(label))
+            axes.axhline(base_rate, color=colour, linestyle=":", linewidth=0.8)
+        axes.set(xlabel="recall (hallucinations caught)", ylabel="precision (flagged that are hallucinated)",
+                 xlim=(0, 1), ylim=(0, 1.02))
+        axes.legend(loc="lower left", fontsize=7)
+    return out[0]
+
+
+def score_histogram(hallucinated: Sequence[float], faithful: Sequence[float], *, accept_at: float,
+                    reject_at: float, title: str) -> str:
+    """Answer scores of both classes, with the reject and accept thresholds as vertical lines."""
+    bins = [i / 20 for i in range(21)]
+    with _figure(title, (4.2, 3.0)) as (axes, out):
+        axes.hist(faithful, bins=bins, color=FAITHFUL, alpha=0.55, label=f"faithful ({len(faithful)})")
+        axes.hist(hallucinated, bins=bins, color=HALLUCINATED, alpha=0.55, label=f"hallucinated ({len(hallucinated)})")
+        axes.axvline(reject_at, color="#111111", linestyle="--", linewidth=1.2, label=f"reject ≤ {reject_at:.2f}")
+        axes.axvline(accept_at, color="#111111", linestyle="-", linewidth=1.2, label=f"accept ≥ {accept_at:.2f}")
+        axes.set(xlabel="answer score", ylabel="answers", xlim=(0, 1))
+        axes.legend(loc="best", fontsize=7)
+    return out[0]
+
+
+def line_chart(series: Mapping[str, Sequence[tuple[str, float | None]]], *, title: str,
+               y_max: float | None = 1.0) -> str:
+    """Lines over shared, ordered x labels; a None value leaves a gap. The first series is drawn widest, so
+    an equal later one cannot hide it; a series with no data is named in the legend as such."""
+    labels = list(dict.fromkeys(label for points in series.values() for label, _ in points))
+    position = {label: i for i, label in enumerate(labels)}
+    with _figure(title, (9.0, 2.8)) as (axes, out):
+        for number, ((name, points), colour) in enumerate(zip(series.items(), COLOURS * 3, strict=False)):
+            xs = [position[label] for label, _ in points]
+            ys = [float("nan") if value is None else value for _, value in points]
+            empty = all(value is None for _, value in points)
+            axes.plot(xs, ys, color=colour, linewidth=3 if number == 0 else 1.6, marker="o", markersize=3,
+                      label=literal(f"{name} (no data)" if empty else name))
+        step = max(1, len(labels) // 10)
+        axes.set_xticks(range(0, len(labels), step), [literal(labels[i]) for i in range(0, len(labels), step)],
+                        fontsize=7)
+        if y_max is not None:
+            axes.set_ylim(0, y_max)
+        else:
+            axes.set_ylim(bottom=0)
+        axes.grid(axis="y", color="#e5e5e5")
+        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    return out[0]
+
+
+def literal(text: str) -> str:
+    """User text (a release name, a task) shown as it is: matplotlib would read $...$ as math."""
+    return text.replace("$", r"\$")
+
+
+def svg_block(svg: str, *, label: str) -> str:
+    """An inline SVG with an accessible name, in a figure a page can lay out."""
+    return f"<figure role='img' aria-label='{_attr(label)}'>{svg}</figure>"
+
+
+def _attr(text: Any) -> str:
+    import html
+
+    return html.escape(str(text), quote=True)

@@ -1,0 +1,143 @@
+"""`verify_many`: a table of answers in, a pandas DataFrame of results out.
+
+The input is a pandas DataFrame, a Hugging Face `datasets.Dataset`, or anything with `to_pandas()` (a pyarrow
+Table, a polars DataFrame). Column names are found as `check --input` finds them (groundwire's own, then RAGAS's
+and DeepEval's, see groundwire.data.rows.COLUMN_ALIASES), or given by keyword. pandas is imported only here
+(the `frames` extra).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
+
+from groundwire.batch.records import result_row
+from groundwire.core.errors import InputError
+from groundwire.core.types import Report
+from groundwire.data.rows import RowError, canonical_record, parse_record
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from groundwire.core.verifier import Verifier
+
+RESULT_COLUMNS: tuple[str, ...] = (
+    "score", "decision", "grounded", "abstained", "n_claims", "n_supported", "n_contradicted", "n_not_found",
+    "supported_share", "model_id", "error",
+)
+"""One row per answer. `score` is the weakest claim's score (what routing uses); `supported_share` the share of
+SUPPORTED claims (what RAGAS calls faithfulness). A row that could not be checked has `error` set, the rest empty."""
+
+CLAIM_COLUMNS: tuple[str, ...] = (
+    "row", "claim", "text", "verdict", "score", "support", "route", "chunk_id", "evidence", "decided_by",
+)
+"""One row per claim; `row` is the input row's index label, `claim` the claim's position in its answer."""
+
+
+class ToPandas(Protocol):
+    def to_pandas(self) -> pd.DataFrame: ...
+
+
+@overload
+def verify_many(data: pd.DataFrame | ToPandas, *, answer: str | None = ..., context: str | None = ...,
+                question: str | None = ..., task: str | None = ..., claims: Literal[False] = ...,
+                verifier: Verifier | None = ..., scorer: str | None = ...,
+                require_citations: bool = ...) -> pd.DataFrame: ...
+
+
+@overload
+def verify_many(data: pd.DataFrame | ToPandas, *, answer: str | None = ..., context: str | None = ...,
+                question: str | None = ..., task: str | None = ..., claims: Literal[True],
+                verifier: Verifier | None = ..., scorer: str | None = ...,
+                require_citations: bool = ...) -> tuple[pd.DataFrame, pd.DataFrame]: ...
+
+
+def verify_many(
+    data: pd.DataFrame | ToPandas,
+    *,
+    answer: str | None = None,
+    context: str | None = None,
+    question: str | None = None,
+    task: str | None = None,
+    claims: bool = False,
+    verifier: Verifier | None = None,
+    scorer: str | None = None,
+    require_citations: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    """Verify every row; the result has the input's index, so `df.join(verify_many(df))` lines up.
+
+    `answer`, `context`, `question` and `task` name the columns (default: found by name). A context cell is a
+    list of strings or of {id, text} objects, or one string. With `claims=True` a second frame lists every claim.
+    """
+    import pandas as pd
+
+    frame = data if isinstance(data, pd.DataFrame) else _to_pandas(data)
+    columns = {field: name for field, name in
+               (("answer", answer), ("context", context), ("question", question), ("task", task)) if name}
+    missing = [name for name in columns.values() if name not in frame.columns]
+    if missing:
+        raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}")
+    from groundwire.core.verifier import given_or_shared
+
+    checker = given_or_shared(verifier, scorer)
+    answers: list[dict[str, Any]] = []
+    claim_rows: list[dict[str, Any]] = []
+    for label, record in zip(frame.index, frame.to_dict("records"), strict=True):
+        report, error = _check_row(label, record, columns, checker, require_citations)
+        answers.append(_answer_row(report, error))
+        if report is not None and claims:
+            claim_rows.extend(_claim_rows(label, report))
+    results = pd.DataFrame(answers, index=frame.index, columns=list(RESULT_COLUMNS))
+    if not claims:
+        return results
+    return results, pd.DataFrame(claim_rows, columns=list(CLAIM_COLUMNS))
+
+
+def _to_pandas(data: ToPandas) -> pd.DataFrame:
+    if not hasattr(data, "to_pandas"):
+        raise InputError(f"verify_many takes a pandas DataFrame or a datasets.Dataset, not {type(data).__name__}")
+    return data.to_pandas()
+
+
+def _check_row(label: Hashable, record: Mapping[str, Any], columns: Mapping[str, str], verifier: Verifier,
+               require_citations: bool) -> tuple[Report | None, str | None]:
+    """A row's report, or why it could not be checked (the row stays in the output, with the reason)."""
+    fields = canonical_record({key: _plain(value) for key, value in record.items()}, columns)
+    if isinstance(fields.get("context"), str):
+        fields["context"] = [fields["context"]]
+    item = parse_record({**fields, "id": str(label)})
+    if isinstance(item, RowError):
+        return None, item.error
+    try:
+        report = verifier.verify(item.answer, list(item.chunks), question=item.question, task=item.given_task,
+                                 require_citations=require_citations)
+    except InputError as error:
+        return None, str(error)
+    return report, None
+
+
+def _plain(value: Any) -> Any:
+    """pandas gives list cells as numpy arrays (from Parquet or Arrow) and missing cells as NaN."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _answer_row(report: Report | None, error: str | None) -> dict[str, Any]:
+    if report is None:
+        return {"error": error}
+    row = result_row("", report)
+    return {name: row[name] for name in RESULT_COLUMNS if name in row} | {"error": None}
+
+
+def _claim_rows(label: Hashable, report: Report) -> list[dict[str, Any]]:
+    return [
+        {"row": label, "claim": number, "text": result.claim.text, "verdict": result.verdict.value,
+         "score": result.score, "support": result.support, "route": result.route.value,
+         "chunk_id": result.chunk_id, "evidence": result.evidence, "decided_by": result.decided_by}
+        for number, result in enumerate(report.claims)
+    ]

@@ -1,0 +1,59 @@
+"""Prometheus metrics and OpenTelemetry tracing for the service.
+
+`/metrics` is served by prometheus-fastapi-instrumentator (requests by handler and status, latency histograms)
+plus groundwire's own series on the same per-app registry (so two apps in one process never collide):
+decisions, check latency by endpoint, judge calls and failures, cache lookups, and model load time.
+When the `otel` extra is installed, FastAPIInstrumentor adds a span per request; groundwire.core.tracing adds
+the verify, judge and generate spans inside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from groundwire.core.types import Report
+
+
+class ServiceMetrics:
+    """groundwire's series; `registry` is what /metrics serves."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.decisions = Counter("groundwire_decisions", "Answers checked, by endpoint and decision",
+                                 ["endpoint", "decision"], registry=self.registry)
+        self.check_seconds = Histogram("groundwire_check_seconds", "Time to check and log one request, by endpoint",
+                                       ["endpoint"], registry=self.registry,
+                                       buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+        self.judge_calls = Counter("groundwire_judge_calls", "LLM judge calls", registry=self.registry)
+        self.judge_failures = Counter("groundwire_judge_failures", "LLM judge calls that failed",
+                                      registry=self.registry)
+        self.cache_lookups = Counter("groundwire_cache_lookups", "Semantic-cache lookups of /v1/generate",
+                                     ["result"], registry=self.registry)
+        self.model_load_seconds = Gauge("groundwire_model_load_seconds", "Seconds the verifier model took to load",
+                                        registry=self.registry)
+
+    def observe(self, endpoint: str, report: Report, *, seconds: float, extra: dict[str, Any] | None) -> None:
+        """One logged request: its decision, its latency, the judge calls its report records, a cache hit."""
+        self.decisions.labels(endpoint, report.decision.value).inc()
+        self.check_seconds.labels(endpoint).observe(seconds)
+        judge = report.extra.get("judge") or {}
+        self.judge_calls.inc(int(judge.get("calls", 0)))
+        self.judge_failures.inc(int(judge.get("failed_calls", 0)))
+        if extra is not None and "cached" in extra:
+            self.cache_lookups.labels("hit" if extra["cached"] else "miss").inc()
+
+
+def install(app: FastAPI, metrics: ServiceMetrics) -> None:
+    """Serve /metrics; trace requests when OpenTelemetry's FastAPI instrumentation is installed."""
+    from prometheus_fastapi_instrumentator import Instrumentator
+
+    Instrumentator(registry=metrics.registry, excluded_handlers=["/metrics", "/static"]).instrument(app).expose(
+        app, endpoint="/metrics", include_in_schema=False)
+    try:
+        from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+    except ImportError:  # the otel extra is not installed: no request spans
+        return
+    FastAPIInstrumentor.instrument_app(app, excluded_urls="metrics,static")

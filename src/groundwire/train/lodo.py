@@ -1,0 +1,116 @@
+"""Leave-one-dataset-out (LODO): fit a recipe without a family, score that family, for every family.
+
+Every fitted thing -- the combiner, the routing thresholds, which calibration keys get their own -- comes from
+the other families, so the figure predicts answers nobody tuned on. `in_sample` is the same recipe fitted on
+every row and scored on the same rows; the gap between the two is what a choice made on the scored rows
+would overstate. bench/lodo.py prints both, and `groundwire train combiner` records both beside what it ships.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from groundwire.evaluation.metrics import detection_metrics
+from groundwire.evaluation.operating import routing_rates
+from groundwire.train.combine import ClaimRow
+from groundwire.train.families import family
+from groundwire.train.recipe import Fitted
+from groundwire.train.thresholds import lookup
+
+Key = tuple[str, str]
+Recipe = Callable[[Sequence[ClaimRow]], Fitted]
+Figures = dict[str, float | int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """One answer as a fitted recipe scores and routes it."""
+
+    family: str
+    hallucinated: bool
+    score: float
+    accept_at: float
+    reject_at: float
+    has_claims: bool
+
+
+def answers_of(rows: Sequence[ClaimRow]) -> dict[Key, ClaimRow]:
+    """One row per answer (its first claim row), keyed by (file, answer id)."""
+    return {(r.file, r.row_id): r for r in reversed(rows)}
+
+
+def route(fitted: Fitted, rows: Sequence[ClaimRow]) -> list[Routed]:
+    scores = fitted.score_answers(rows)
+    out = []
+    for key, r in answers_of(rows).items():
+        accept_at, reject_at = lookup(r.key, fitted.pooled, dict(fitted.by_key))
+        out.append(Routed(family(r.file, r.task), r.hallucinated, scores[key], accept_at, reject_at,
+                          r.claim_index >= 0))
+    return out
+
+
+def figures(items: Sequence[Routed]) -> Figures:
+    """AUROC; balanced accuracy with "not accepted" as the flag (what `groundwire eval` reports); false-accept,
+    false-reject and escalation rates; and the share of hallucinated answers with no checkable claim, which
+    verify() accepts by definition (no threshold can route them)."""
+    y = [a.hallucinated for a in items]
+    s = [a.score for a in items]
+    m = detection_metrics(y, s, [a.score < a.accept_at for a in items])
+    rates = routing_rates(y, s, [a.accept_at for a in items], [a.reject_at for a in items])
+    hallucinated = max(sum(y), 1)
+    return {"n": len(items), "auroc": m.auroc, "bacc": m.balanced_accuracy, "far": rates.false_accept,
+            "frr": rates.false_reject, "esc": rates.escalated,
+            "far_no_claims": sum(a.hallucinated and not a.has_claims for a in items) / hallucinated}
+
+
+def by_family(rows: Sequence[ClaimRow]) -> dict[str, list[ClaimRow]]:
+    out: dict[str, list[ClaimRow]] = defaultdict(list)
+    for r in rows:
+        out[family(r.file, r.task)].append(r)
+    return dict(sorted(out.items()))
+
+
+def lodo(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, Figures]:
+    """Per family: the recipe fitted on every other family, scored on this one."""
+    out = {}
+    for held_out, test in by_family(rows).items():
+        train = [r for r in rows if family(r.file, r.task) != held_out]
+        out[held_out] = figures(route(fit(train), test))
+    return out
+
+
+def in_sample(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, Figures]:
+    """Per family: the recipe fitted on all rows, this family's included."""
+    routed = route(fit(rows), rows)
+    grouped: dict[str, list[Routed]] = defaultdict(list)
+    for a in routed:
+        grouped[a.family].append(a)
+    return {f: figures(items) for f, items in sorted(grouped.items())}
+
+
+def summary(figs: dict[str, Figures], lexical: dict[str, Figures], *, limit: float = 0.15) -> dict[str, float]:
+    """Across families: mean AUROC, families at or above the lexical baseline, worst rates, escalation, and
+    RAGTruth's macro balanced accuracy and escalation."""
+    fams = sorted(figs)
+    rt = [f for f in fams if f.startswith("ragtruth/")]
+
+    def mean(name: str, among: Sequence[str]) -> float:
+        return float(np.mean([float(figs[f][name] or 0.0) for f in among])) if among else float("nan")
+
+    return {
+        "mean_auroc": mean("auroc", fams),
+        "families_at_or_above_lexical": sum(float(figs[f]["auroc"] or 0) >= float(lexical[f]["auroc"] or 0) - 1e-9
+                                            for f in fams),
+        "families": len(fams),
+        "max_far": max(float(figs[f]["far"] or 0) for f in fams),
+        "max_frr": max(float(figs[f]["frr"] or 0) for f in fams),
+        "families_over_limit": sum(float(figs[f]["far"] or 0) > limit or float(figs[f]["frr"] or 0) > limit
+                                   for f in fams),
+        "mean_esc": mean("esc", fams),
+        "ragtruth_macro_bacc": mean("bacc", rt),
+        "ragtruth_esc": mean("esc", rt),
+    }

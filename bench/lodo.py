@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,13 +28,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.core.verifier import Verifier  # noqa: E402
-from groundwire.data.rows import read_eval_jsonl  # noqa: E402
 from groundwire.evaluation.evaluate import row_chunks  # noqa: E402
 from groundwire.evaluation.operating import routing_rates, thresholds_for_targets  # noqa: E402
 from groundwire.scoring.onnx import bundled_path  # noqa: E402
 from groundwire.train import lodo  # noqa: E402
 from groundwire.train.calibrate import features_for  # noqa: E402
-from groundwire.train.combine import ClaimRow  # noqa: E402
+from groundwire.train.combine import ClaimRow, sample_rows  # noqa: E402
 from groundwire.train.recipe import Fitted, fit_given, fit_recipe  # noqa: E402
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
@@ -48,10 +46,7 @@ def lexical_scores(paths: Sequence[Path], limit: int | None, seed: int, cache: P
     verifier = Verifier("lexical")
     out: dict[lodo.Key, float] = {}
     for path in paths:
-        rows = [r for r in read_eval_jsonl(path) if r.hallucinated is not None]
-        if limit is not None and len(rows) > limit:
-            rows = random.Random(seed).sample(rows, limit)
-        for row in rows:
+        for row in sample_rows(path, limit, seed):
             report = verifier.verify(row.answer, row_chunks(row), question=row.question, task=row.task)
             out[(path.stem, row.id)] = float(report.score)
     if cache is not None:

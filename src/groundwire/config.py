@@ -152,12 +152,20 @@ class PolicyConfig(_Section):
         return self
 
 
+class ServeConfig(_Section):
+    """`groundwire serve`'s defaults; its flags override them."""
+
+    rate_limit: str | None = None
+    """Requests per API key (or client address without keys), e.g. "60/minute"; unset: no limit."""
+
+
 class Config(_Section):
     verify: CheckSettings = CheckSettings()
     llm: LLMConfig = LLMConfig()
     repair: RepairConfig = RepairConfig()
     generate: GenerateConfig = GenerateConfig()
     policy: PolicyConfig = PolicyConfig()
+    serve: ServeConfig = ServeConfig()
     source: str | None = None
     """The file the settings came from (None: defaults and environment only)."""
 

@@ -230,3 +230,16 @@ def test_load_files_repair_and_eval_dashboard(browser, server: LiveServer, tmp_p
     wait(browser, lambda d: frame.is_displayed())
     idle(browser)
     browser.save_screenshot(str(ARTIFACTS / "eval-dashboard.png"))
+
+
+def test_docs_render_offline_under_their_csp(browser, server: LiveServer) -> None:  # noqa: ANN001
+    # The browser has no network but this server: a CDN asset, or an inline script the CSP blocks, leaves no UI.
+    from selenium.webdriver.common.by import By
+
+    browser.get(server.url + "/docs")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".swagger-ui .info .title"))
+    assert browser.find_element(By.CSS_SELECTOR, ".swagger-ui .info .title").text.startswith("groundwire")
+    assert browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path[data-path='/v1/verify']")
+    blocked = [entry for entry in browser.get_log("browser") if "Content Security Policy" in entry["message"]]
+    assert blocked == []
+    browser.save_screenshot(str(ARTIFACTS / "docs.png"))

@@ -36,15 +36,17 @@ def test_any_body_gets_200_or_a_structured_4xx(client, path: str, body: object) 
         error = payload["error"]
         assert error["status"] == response.status_code and error["code"] and error["message"]
     after = len(client.get("/v1/requests", params={"limit": 1000}, headers=ALPHA).json()["requests"])
-    # A logged request is one that was answered with 200 by verify or repair; nothing else adds a row.
-    assert after - before == int(response.status_code == 200 and path in ("/v1/verify", "/v1/repair"))
+    # A row is added for a 200 from verify or repair, and for a failed request (logged as a failure, no report).
+    answered = response.status_code == 200 and path in ("/v1/verify", "/v1/repair")
+    assert after - before == int(answered) + int(response.status_code >= 400)
 
 
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
-def test_non_finite_numbers_are_refused_not_logged(client, literal: str) -> None:  # noqa: ANN001
+def test_non_finite_numbers_are_refused_and_logged_only_as_failures(client, literal: str) -> None:  # noqa: ANN001
     raw = '{"answer": "The plan costs $10.", "chunks": [{"id": "S1", "text": "The plan costs $10.", "score": %s}]}'
     response = client.post("/v1/verify", content=(raw % literal).encode(),
                            headers={**ALPHA, "Content-Type": "application/json"})
     assert response.status_code == 422, response.text
     assert response.json()["error"]["code"] == "invalid_request"
-    assert client.get("/v1/requests", headers=ALPHA).json()["requests"] == []
+    logged = client.get("/v1/requests", headers=ALPHA).json()["requests"]
+    assert [(r["endpoint"], r["status"]) for r in logged] == [("error", 422)]

@@ -79,14 +79,20 @@ def test_per_family_thresholds_hold_on_every_family() -> None:
 
 def test_small_keys_fall_back_to_their_parent_then_the_pool() -> None:
     rng = np.random.default_rng(1)
-    points = [AnswerPoint("summary" if i % 2 else "summary/long", "f", bool(rng.random() < 0.5), float(rng.random()))
-              for i in range(400)]
-    points += [AnswerPoint("qa", "f", bool(i % 2), float(rng.random())) for i in range(20)]
-    pooled, own = fit_key_thresholds(points, min_class_answers=60)
-    assert "summary" in own and "qa" not in own
-    assert lookup("qa", pooled, own) == pooled
-    if "summary/long" not in own:
-        assert lookup("summary/long", pooled, own) == own["summary"]
+
+    def points(key: str, fam: str, n: int) -> list[AnswerPoint]:
+        return [AnswerPoint(key, fam, bool(i % 2), float(rng.random())) for i in range(n)]
+
+    # summary: 2 families x 100 answers; summary/long: 1 family of 400; qa: 20 answers.
+    data = (points("summary", "news", 100) + points("summary", "meetings", 100) + points("summary/long", "news", 400)
+            + points("qa", "web", 20))
+    pooled, own = fit_key_thresholds(data, min_class_answers=80)
+    assert "summary" in own
+    assert "qa" not in own and lookup("qa", pooled, own) == pooled  # too few answers
+    # 200 answers per class, but all from one family: a pair fitted there would be that family's, not the key's.
+    assert "summary/long" not in own and lookup("summary/long", pooled, own) == own["summary"]
+    _, one_family_ok = fit_key_thresholds(data, min_class_answers=80, min_families=1)
+    assert "summary/long" in one_family_ok
 
 
 def _row(i: int, support: float, lexical: float, novel: float, hallucinated: bool) -> ClaimRow:

@@ -26,12 +26,19 @@ def serve(
         help="SQLAlchemy URL, or an SQLite file path, for the request log and documents.")] = "groundwire.db",
     api_key: Annotated[list[str] | None, typer.Option(
         "--api-key", envvar="GROUNDWIRE_API_KEYS",
-        help="KEY:SCOPE; repeat for several keys. Without any, access is open in one 'default' scope.")] = None,
+        help="KEY:SCOPE, or KEY:SCOPE:ro for a read-only key (verify and read; no ingest, feedback or eval runs); "
+             "repeat for several keys. Without any, access is open in one 'default' scope.")] = None,
     config: Annotated[Path | None, typer.Option(
         help="groundwire.toml (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")] = None,
     scorer: Annotated[str | None, typer.Option(
         help="Scorer name or model path (default: from the config, else the default scorer).")] = None,
     max_body_bytes: Annotated[int, typer.Option(min=1, help="Larger request bodies get 413.")] = 1_000_000,
+    body_timeout: Annotated[float, typer.Option(
+        min=0.01, help="Seconds a request body may take to arrive; a client that sends less than its "
+                       "Content-Length then gets 408 and is disconnected.")] = 30.0,
+    max_claims: Annotated[int, typer.Option(min=1, help="Answers with more claims get 413.")] = 200,
+    max_pairs: Annotated[int, typer.Option(
+        min=1, help="Requests whose claims x context windows exceed this get 413, before any scoring.")] = 4_000,
     review_threshold: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = 0.5,
     high_risk: Annotated[list[str] | None, typer.Option(
@@ -40,6 +47,9 @@ def serve(
     llm: Annotated[bool, typer.Option(
         "--llm/--no-llm", help="Use the LLM endpoint of groundwire.toml: /v1/generate, judge, repair edits.")] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    rate_limit: Annotated[str | None, typer.Option(
+        help="Requests per API key (or per client address without keys), e.g. '60/minute'; over it: 429 with "
+             "Retry-After. Default: [serve] rate_limit in groundwire.toml, else no limit.")] = None,
     insecure_no_auth: Annotated[bool, typer.Option(
         "--insecure-no-auth", help="Serve a non-loopback address without API keys (anyone who can reach it can "
                                    "read the log).")] = False,
@@ -53,7 +63,7 @@ def serve(
     loaded = load_config(config)
     if loaded.verify.decomposer == "llm" and not llm:
         raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml')
-    keys = parse_api_keys(_split_env_list(api_key or []))
+    keys, read_only_keys = parse_api_keys(_split_env_list(api_key or []))
     if not keys and host not in LOOPBACK:
         if not insecure_no_auth:
             raise InputError(f"refusing to serve {host} without API keys: give --api-key KEY:SCOPE, bind 127.0.0.1, "
@@ -62,13 +72,18 @@ def serve(
     settings = ServiceSettings(
         db_url=db if "://" in db else f"sqlite:///{Path(db).resolve()}",
         api_keys=keys,
+        read_only_keys=read_only_keys,
         check=loaded.verify.overridden(scorer=scorer),
         max_body_bytes=max_body_bytes,
+        body_timeout_s=body_timeout,
+        max_claims=max_claims,
+        max_pairs=max_pairs,
         review_threshold=review_threshold,
         high_risk_patterns=tuple(high_risk or ()),
         release=release,
         config=loaded,
         use_llm=llm,
+        rate_limit=rate_limit if rate_limit is not None else loaded.serve.rate_limit,
     )
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
 

@@ -94,13 +94,15 @@ def combiner(
     dev: Annotated[list[Path], typer.Option(help="Grounding-eval JSONL files to fit on. Repeatable.")],
     limit: Annotated[int | None, typer.Option(min=1, help="At most this many answers per file (seeded sample).")] = None,
     cache: Annotated[Path | None, typer.Option(help="Claim-feature cache (JSONL); reused when it exists.")] = None,
-    folds: Annotated[int, typer.Option(min=2)] = 5,
     workers: Annotated[int, typer.Option(min=1, help="Score dev files in this many one-thread processes.")] = 1,
+    target_far: Annotated[float, typer.Option(min=0.0, max=0.99, help="Hallucinated answers accepted, at most.")] = 0.10,
+    target_frr: Annotated[float, typer.Option(min=0.0, max=0.99, help="Faithful answers rejected, at most.")] = 0.10,
 ) -> None:
-    """Fit the hybrid combiner on claim features, cross-validate it (grouped by source), set thresholds."""
+    """Fit the combiner and routing thresholds on claim features; report them leave-one-dataset-out."""
     from groundwire.train.calibrate import calibrate_bundle
 
-    result = calibrate_bundle(bundle, dev, limit=limit, cache=cache, folds=folds, workers=workers)
+    result = calibrate_bundle(bundle, dev, limit=limit, cache=cache, workers=workers, target_far=target_far,
+                              target_frr=target_frr)
     typer.echo(json.dumps(result, indent=2))
 
 

@@ -111,6 +111,16 @@ class _ClaimState:
         return any(effect is CheckEffect.SIGNAL for effect, _ in self.findings)
 
 
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What `Verifier.verify` would score for one answer, counted before any model runs."""
+
+    claims: int
+    windows: int
+    pairs: int
+    """(claim, window) pairs the one batched scoring call would score (before a pruner drops any)."""
+
+
 class Verifier:
     """Loads its scorer once and verifies any number of answers.
 
@@ -165,6 +175,17 @@ class Verifier:
         if score <= reject_at:
             return Route.REJECT
         return Route.ESCALATE
+
+    def workload(self, answer: str, chunks: Sequence[Chunk | str], *, question: str | None = None) -> Workload:
+        """Count the claims, windows and pairs `verify` would score, without scoring: lets a caller refuse a
+        request that costs more than it allows before paying for it. Splits the answer as `verify` does."""
+        if not answer.strip() or answer.strip() == REFUSAL_TOKEN:
+            return Workload(0, 0, 0)
+        claims = self.decomposer.decompose(answer, question=question)
+        if not claims:
+            return Workload(0, 0, 0)
+        windows, allowed = self._windows(claims, [rendered_chunk(chunk) for chunk in as_chunks(chunks)])
+        return Workload(len(claims), len(windows), int(allowed.sum()))
 
     @traced("groundwire.verify")
     def verify(

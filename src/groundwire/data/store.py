@@ -35,6 +35,10 @@ DEFAULT_URL = "sqlite:///groundwire.db"
 SUPPORTED_DIALECTS = ("sqlite", "postgresql")
 
 
+ERROR_KIND = "error"
+"""The kind of a request-log row for a failed request (4xx/5xx): no report, nothing for the eval loop."""
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -580,7 +584,7 @@ class Store:
         import sqlalchemy as sa
 
         r = self.t["requests"]
-        ids_query = sa.select(r.c.id)
+        ids_query = sa.select(r.c.id).where(r.c.kind != ERROR_KIND)  # failed requests have nothing to evaluate
         if scope is not None:
             ids_query = ids_query.where(r.c.scope == scope)
         if since is not None:
@@ -681,6 +685,19 @@ class Store:
                     sa.insert(self.t["eval_runs"]).values(**values).returning(self.t["eval_runs"].c.id)
                 ).scalar_one()
             )
+
+    def log_version(self, *, scope: str) -> tuple[Any, ...]:
+        """A value that changes whenever the scope's request log, feedback, eval runs or documents change (rows
+        are only ever added): what a cache of eval-loop results over the scope is keyed on."""
+        import sqlalchemy as sa
+
+        r, f, e = self.t["requests"], self.t["feedback"], self.t["eval_runs"]
+        with self.engine.connect() as conn:
+            requests = conn.execute(sa.select(sa.func.count(), sa.func.max(r.c.created_at)).where(
+                r.c.scope == scope, r.c.kind != ERROR_KIND)).one()
+            feedback = conn.execute(sa.select(sa.func.count(), sa.func.max(f.c.id)).where(f.c.scope == scope)).one()
+            runs = conn.execute(sa.select(sa.func.count(), sa.func.max(e.c.id)).where(e.c.scope == scope)).one()
+        return (*requests, *feedback, *runs, self.doc_version(scope=scope))
 
     def eval_runs(self, *, scope: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
         """Earlier eval-loop runs, oldest first: the history the report plots."""

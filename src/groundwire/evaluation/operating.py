@@ -113,9 +113,13 @@ def _class_groups(labels: np.ndarray, of_class: np.ndarray, min_group: int) -> l
 
 
 def round_up(value: float, digits: int = 4) -> float:
-    """Thresholds are stored with `digits` decimals; rounding must never loosen them."""
-    return float(np.ceil(value * 10**digits) / 10**digits)
+    """Thresholds are stored with `digits` decimals; rounding must never loosen them (0.95 + 1 ulp -> 0.9501)."""
+    step = 10.0**-digits
+    rounded = round(float(np.ceil(value / step)) * step, digits)
+    return rounded if rounded >= value else round(rounded + step, digits)
 
 
 def round_down(value: float, digits: int = 4) -> float:
-    return float(np.floor(value * 10**digits) / 10**digits)
+    step = 10.0**-digits
+    rounded = round(float(np.floor(value / step)) * step, digits)
+    return rounded if rounded <= value else round(rounded - step, digits)

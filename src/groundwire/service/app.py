@@ -15,15 +15,18 @@ import groundwire
 from groundwire.core.errors import InputError
 from groundwire.llm.client import LLMError
 from groundwire.service import actions, generation, history, models, observability
-from groundwire.service.auth import caller_scope
+from groundwire.service.auth import caller_scope, writer_scope
+from groundwire.service.docs import install_docs
+from groundwire.service.failures import FailureLog
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
 from groundwire.service.limits import BodySizeLimit, SecurityHeaders
+from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
 from groundwire.evaluation.evalloop import render_html
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": models.ErrorResponse} for status in (401, 404, 413, 422, 500, 502, 503)
+    status: {"model": models.ErrorResponse} for status in (401, 403, 404, 408, 413, 422, 429, 500, 502, 503)
 }
 
 
@@ -44,9 +47,12 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         summary="Verify RAG answers against their sources, claim by claim; repair, generate, log and review.",
         lifespan=lifespan,
         responses=_ERRORS,
+        docs_url=None,  # served by install_docs, from local assets
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.runtime = runtime
+    app.state.rate_limiter = RateLimiter(settings.rate_limit) if settings.rate_limit is not None else None
     install_error_handlers(app)
 
     @app.exception_handler(InputError)
@@ -58,11 +64,13 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         # The configured LLM endpoint failed (after its retries): a bad gateway, not our bug.
         return error_response(502, "llm_unavailable", f"The LLM endpoint failed: {exc}")
 
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
+    app.add_middleware(FailureLog, runtime=runtime)  # outside the size limit, so its 413s are logged too
     app.add_middleware(SecurityHeaders)
     observability.install(app, runtime.metrics)
     static = resources.files("groundwire.service") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    install_docs(app)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
@@ -85,11 +93,11 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return generation.generate(runtime, body, scope=scope)
 
     @app.post("/v1/ingest", response_model=models.IngestResponse, tags=["documents"])
-    def ingest(body: models.IngestRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+    def ingest(body: models.IngestRequest, scope: str = Depends(writer_scope)) -> dict[str, Any]:
         return actions.ingest(runtime, body, scope=scope)
 
     @app.post("/v1/feedback", response_model=models.FeedbackResponse, tags=["log"])
-    def feedback(body: models.FeedbackRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+    def feedback(body: models.FeedbackRequest, scope: str = Depends(writer_scope)) -> dict[str, Any]:
         return actions.feedback(runtime, body, scope=scope)
 
     @app.get("/v1/requests", tags=["log"])
@@ -117,7 +125,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return history.eval_summary(runtime, scope=scope, limit=limit)
 
     @app.post("/v1/eval/runs", tags=["eval"])
-    def record_eval_run(scope: str = Depends(caller_scope),
+    def record_eval_run(scope: str = Depends(writer_scope),
                         limit: int = Query(500, ge=1, le=10_000)) -> dict[str, Any]:
         """Run the eval loop and record the run in the history the dashboard plots."""
         return history.eval_summary(runtime, scope=scope, limit=limit, save=True)

@@ -7,21 +7,29 @@ carry the scope of the key that made them, and a key only ever sees its own scop
 from __future__ import annotations
 
 import hmac
+from dataclasses import dataclass
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Depends, Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from groundwire.service.errors import ServiceError
+from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.settings import DEFAULT_SCOPE, ServiceSettings
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 
-def presented_key(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return request.headers.get("x-api-key") or None
+# Declared as OpenAPI security schemes, so /docs' "Authorize" button can send a key with "Try it out".
+BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", description="Authorization: Bearer <API key>")
+API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey",
+                              description="X-API-Key: <API key>")
+
+
+def presented_key(bearer: HTTPAuthorizationCredentials | None, header_key: str | None) -> str | None:
+    if bearer is not None and bearer.credentials.strip():
+        return bearer.credentials.strip()
+    return header_key or None
 
 
 def scope_for_key(settings: ServiceSettings, key: str | None) -> str:
@@ -41,7 +49,42 @@ def scope_for_key(settings: ServiceSettings, key: str | None) -> str:
     return found
 
 
-def caller_scope(request: Request) -> str:
-    """FastAPI dependency: the permission scope of the calling key."""
+@dataclass(frozen=True, slots=True)
+class Caller:
+    scope: str
+    read_only: bool
+
+
+def caller_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
+    """FastAPI dependency: the permission scope of the calling key, for reading and checking."""
+    return caller.scope
+
+
+def writer_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
+    """FastAPI dependency: the permission scope of the calling key, for changing what the scope holds."""
+    if caller.read_only:
+        raise ServiceError(403, "read_only_key", "This API key is read-only: it may verify and read, "
+                                                 "not ingest, give feedback or record eval runs.")
+    return caller.scope
+
+
+def _caller(request: Request,
+            bearer: HTTPAuthorizationCredentials | None = Security(BEARER),
+            header_key: str | None = Security(API_KEY_HEADER)) -> Caller:
+    """The calling key's scope and access, counted against the rate limit."""
     settings: ServiceSettings = request.app.state.settings
-    return scope_for_key(settings, presented_key(request))
+    limiter: RateLimiter | None = request.app.state.rate_limiter
+    key = presented_key(bearer, header_key)
+    try:
+        scope = scope_for_key(settings, key)
+    except ServiceError:
+        if limiter is not None:
+            limiter.hit(f"address:{_address(request)}")  # a wrong key counts against its sender's address
+        raise
+    if limiter is not None:
+        limiter.hit(f"address:{_address(request)}" if settings.open_access else f"key:{key}")
+    return Caller(scope, read_only=key in settings.read_only_keys)
+
+
+def _address(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from groundwire.data.store import ERROR_KIND
 from groundwire.service.runtime import Runtime
 from groundwire.evaluation.evalloop import run_eval_loop
+import groundwire
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.evaluation.evalloop import EvalLoopResult
@@ -65,7 +67,9 @@ def _response_body(record: RequestRecord) -> dict[str, Any] | None:
 
 def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
     answer = (record.report or {}).get("answer", record.response)
+    failed = {key: record.extra.get(key) for key in ("status", "route", "error")} if record.kind == ERROR_KIND else {}
     return {
+        **failed,
         "request_id": record.id,
         "created_at": record.created_at.isoformat() if record.created_at else None,
         "endpoint": record.kind,
@@ -83,9 +87,26 @@ def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
 
 
 def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> EvalLoopResult:
-    """The eval loop over a rolling sample of this scope's log (and this scope's corpus only)."""
-    return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
-                         release=runtime.settings.release, save=save)
+    """The eval loop over a rolling sample of this scope's log (and this scope's corpus only).
+
+    Cached per release and scope until the scope's log changes; a recorded run (save) always runs, and its
+    result is then what later reads get."""
+    def run() -> EvalLoopResult:
+        return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
+                             release=runtime.settings.release, save=save)
+
+    if save:
+        result = run()
+        runtime.eval_cache.put(_eval_key(runtime, scope, sample_size), result)
+        return result
+    return runtime.eval_cache.get_or_compute(_eval_key(runtime, scope, sample_size), run)
+
+
+def _eval_key(runtime: Runtime, scope: str, sample_size: int) -> tuple[object, ...]:
+    verifier = runtime.verifier
+    release = (runtime.settings.release, verifier.model_id, verifier.accept_at, verifier.reject_at,
+               groundwire.__version__)
+    return (*release, scope, sample_size, runtime.store.log_version(scope=scope))
 
 
 def eval_summary(runtime: Runtime, *, scope: str, limit: int, save: bool = False) -> dict[str, Any]:

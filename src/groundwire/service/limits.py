@@ -12,12 +12,14 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwire.service.errors import ServiceError, error_body
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.core.types import Chunk
+    from groundwire.core.verifier import Verifier
     from groundwire.service.settings import ServiceSettings
 
 
@@ -27,10 +29,20 @@ def too_large(max_bytes: int) -> ServiceError:
                         details={"max_bytes": max_bytes})
 
 
+def body_timed_out(timeout_s: float) -> ServiceError:
+    return ServiceError(408, "body_timeout", f"The request body did not arrive within {timeout_s:g} s.",
+                        details={"body_timeout_s": timeout_s}, headers={"Connection": "close"})
+
+
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    """The body's size limit, and its time limit: a client that sends less than its Content-Length (or stalls a
+    chunked body) gets 408 and the connection is closed once `timeout_s` has passed since the body was first
+    awaited; uvicorn's own timeouts only cover idle keep-alive connections."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int, timeout_s: float = 30.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -42,18 +54,29 @@ class BodySizeLimit:
             return
 
         seen = 0
+        deadline: float | None = None
+        complete = False
 
-        async def counting_receive() -> Message:
-            nonlocal seen
-            message = await receive()
+        async def guarded_receive() -> Message:
+            nonlocal seen, deadline, complete
+            if complete:  # after the body, receive() only waits for a disconnect: no deadline
+                return await receive()
+            now = anyio.current_time()
+            deadline = now + self.timeout_s if deadline is None else deadline
+            try:
+                with anyio.fail_after(max(deadline - now, 0.0)):
+                    message = await receive()
+            except TimeoutError:
+                # Raised inside the app's body read; the app's error handlers render it as 408.
+                raise body_timed_out(self.timeout_s) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
+                complete = not message.get("more_body", False)
                 if seen > self.max_bytes:
-                    # Raised inside the app's body read; the app's error handlers render it as 413.
                     raise too_large(self.max_bytes)
             return message
 
-        await self.app(scope, counting_receive, send)
+        await self.app(scope, guarded_receive, send)
 
     async def _refuse(self, send: Send) -> None:
         exc = too_large(self.max_bytes)
@@ -79,12 +102,26 @@ def check_work(settings: ServiceSettings, chunks: Sequence[Chunk], answer: str |
     """413 naming the limit when a request asks for more work than the service allows per request.
 
     The cost of a check grows with claims x windows: the answer's length bounds the claims, the context's
-    length bounds the windows."""
-    measured = (
+    length bounds the windows. `check_scoring_work` then counts both exactly."""
+    _within_limits(settings, (
         ("max_chunks", len(chunks), "chunks"),
         ("max_text_chars", len(answer or ""), "characters of answer"),
         ("max_context_chars", sum(len(chunk.text) for chunk in chunks), "characters of context"),
-    )
+    ))
+
+
+def check_scoring_work(settings: ServiceSettings, verifier: Verifier, answer: str, chunks: Sequence[Chunk], *,
+                       question: str | None) -> None:
+    """413 naming the limit when the answer has more claims, or claims x windows more pairs, than allowed:
+    counted by splitting the answer and windowing the context, before the scoring call runs."""
+    work = verifier.workload(answer, chunks, question=question)
+    _within_limits(settings, (
+        ("max_claims", work.claims, "claims"),
+        ("max_pairs", work.pairs, "(claim, window) pairs to score"),
+    ))
+
+
+def _within_limits(settings: ServiceSettings, measured: Sequence[tuple[str, int, str]]) -> None:
     for name, got, what in measured:
         limit = getattr(settings, name)
         if got > limit:
@@ -113,14 +150,11 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
-        # FastAPI's /docs page runs an inline script from a CDN (not bundled): it keeps its own policy for now.
-        swagger = str(scope.get("path", "")).startswith(("/docs", "/redoc"))
-
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
+                # A page that sets its own policy (/docs allows its one inline script by hash) keeps it.
                 present = {name.lower() for name, _ in message.get("headers", [])}
-                extra = [(name, value) for name, value in SECURITY_HEADERS
-                         if name not in present and not (swagger and name == b"content-security-policy")]
+                extra = [(name, value) for name, value in SECURITY_HEADERS if name not in present]
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
 

@@ -24,6 +24,7 @@ from groundwire.llm.client import LLMClient, client_from_config
 from groundwire.pipeline import build_verifier
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
+from groundwire.service.evalcache import EvalCache
 from groundwire.service.review import review_reasons
 from groundwire.service.settings import ServiceSettings
 
@@ -45,6 +46,8 @@ class Runtime:
         self._config: Config | None = None
         self._cache: SemanticCache | None = None
         self._lock = threading.Lock()
+        self.eval_cache = EvalCache()
+        """Eval-loop results per release and scope (see evalcache.py)."""
 
     # lifecycle --------------------------------------------------------------------------------------------
 
@@ -122,6 +125,12 @@ class Runtime:
         chunks = [p.as_chunk() for p in found]
         check_work(self.settings, chunks, getattr(body, "answer", None))
         return chunks, render_context(found)
+
+    def check_scoring_work(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> None:
+        """413 naming max_claims or max_pairs when checking this answer would score more than allowed."""
+        from groundwire.service.limits import check_scoring_work
+
+        check_scoring_work(self.settings, self.verifier, answer, chunks, question=question)
 
     def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> dict[str, Any]:
         """The review-queue verdict: score, question and answer, and the answer-level checks that fired."""

@@ -19,15 +19,24 @@ class ServiceSettings:
     db_url: str = "sqlite:///groundwire.db"
     api_keys: dict[str, str] = field(default_factory=dict)
     """API key -> permission scope. Empty means open access in DEFAULT_SCOPE (local use only)."""
+    read_only_keys: frozenset[str] = frozenset()
+    """Keys of api_keys that may verify, repair, generate and read, but not ingest, give feedback or record an
+    eval run (403)."""
     check: CheckSettings = field(default_factory=CheckSettings)
     """How every request is checked (scorer, thresholds, decomposer, require_citations, pruner): groundwire.toml's
     [verify], with `serve`'s flags over it; built by groundwire.pipeline.build_verifier."""
     max_body_bytes: int = 1_000_000
     """Requests with a larger body are refused with 413 before they are parsed."""
+    body_timeout_s: float = 30.0
+    """A request body must arrive within this many seconds of being awaited; else 408 and the connection closes."""
     max_chunks: int = 200
     max_text_chars: int = 100_000
     max_context_chars: int = 400_000
     """Per-request work limits (chunks, answer and context characters): more is a 413 naming the limit."""
+    max_claims: int = 200
+    max_pairs: int = 4_000
+    """Claims in the answer and (claim, window) pairs to score, counted before scoring: more is a 413. The default
+    scorer scored about 57 pairs/s on 2 busy CPU cores, so 4,000 pairs bound a request to about a minute there."""
     review_threshold: float = 0.5
     """Requests whose answer score falls below this go to the review queue."""
     high_risk_patterns: tuple[str, ...] = ()
@@ -40,32 +49,52 @@ class ServiceSettings:
     """Use the configured LLM endpoint: /v1/generate, and minimal edits in /v1/repair (else the band is dropped)."""
     cache_threshold: float = 0.97
     history_limit: int = 200
+    rate_limit: str | None = None
+    """Requests per API key (or client address without keys), e.g. "60/minute"; None: no limit. Over it: 429."""
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
             raise InputError("max_body_bytes must be positive")
+        if self.body_timeout_s <= 0:
+            raise InputError("body_timeout_s must be positive")
         for key, scope in self.api_keys.items():
             if not key or not scope:
                 raise InputError("API keys and scopes must be non-empty strings")
+        if not self.read_only_keys <= self.api_keys.keys():
+            raise InputError("every read-only key must also be one of api_keys")
         for pattern in self.high_risk_patterns:
             _check_pattern(pattern)  # fail at start-up, not on the first request
+        from groundwire.service.ratelimit import check_rate_limit
+
+        check_rate_limit(self.rate_limit)
 
     @property
     def open_access(self) -> bool:
         return not self.api_keys
 
 
-def parse_api_keys(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
-    """Parse `KEY:SCOPE` pairs (from the command line) into the api_keys mapping."""
+ACCESS = {"rw": False, "ro": True}
+"""The optional third part of a key on the command line: read-write (the default) or read-only."""
+
+
+def parse_api_keys(pairs: list[str] | tuple[str, ...]) -> tuple[dict[str, str], frozenset[str]]:
+    """Parse `KEY:SCOPE` or `KEY:SCOPE:ro` (from the command line) into api_keys and read_only_keys."""
     keys: dict[str, str] = {}
+    read_only: set[str] = set()
     for pair in pairs:
         key, sep, scope = pair.partition(":")
+        access = "rw"
+        head, colon, tail = scope.rpartition(":")
+        if colon and tail in ACCESS:
+            scope, access = head, tail
         if not sep or not key or not scope:
-            raise InputError(f"an API key must look like KEY:SCOPE (got one starting {pair[:4]!r}...)")
+            raise InputError(f"an API key must look like KEY:SCOPE or KEY:SCOPE:ro (got one starting {pair[:4]!r}...)")
         if key in keys:
             raise InputError(f"API key given twice: {key[:4]}...")
         keys[key] = scope
-    return keys
+        if ACCESS[access]:
+            read_only.add(key)
+    return keys, frozenset(read_only)
 
 
 def _check_pattern(pattern: str) -> None:

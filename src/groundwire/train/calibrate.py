@@ -1,5 +1,5 @@
-"""Calibrate a bundle: claim features on dev files -> cross-validated combiner report -> shipped combiner
-and default thresholds written into the bundle's config.json."""
+"""Calibrate a bundle: claim features on dev files -> the recipe's leave-one-dataset-out report -> the
+combiner and routing thresholds written into the bundle's config.json."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from groundwire.train import combine
+from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR
+from groundwire.train import combine, lodo
 from groundwire.train.export import write_config
+from groundwire.train.families import family
+from groundwire.train.recipe import Fitted, fit_recipe
 
 COMBINER_FILE = "combiner.json"
 
@@ -47,30 +50,36 @@ def _collect_file(job: tuple[Path, Path, int | None, int, int]) -> list[combine.
 
 
 def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = None, cache: Path | None = None,
-                     folds: int = 5, workers: int = 1) -> dict:
+                     workers: int = 1, target_far: float = DEFAULT_TARGET_FAR,
+                     target_frr: float = DEFAULT_TARGET_FRR) -> dict:
+    """Fit the shipped recipe (train.recipe, kind "mono") on every dev family but the evaluation-only ones
+    (train.families.EVALUATION_ONLY) and write its combiner and
+    thresholds into the bundle; return the recipe's leave-one-dataset-out figures beside its in-sample ones,
+    and the plain verifier's, on the same rows."""
     rows = features_for(bundle, dev, limit=limit, cache=cache, workers=workers)
-    cv = combine.cross_validate(rows, folds=folds)
-    final = combine.fit_tasks(rows, meta={"features_from": str(bundle), "files": sorted({r.file for r in rows}),
-                                          "claims": len(rows)})
-    claim_scores = combine.claim_scores(final, rows)
-    (accept_at, reject_at), per_task = combine.task_thresholds(rows, claim_scores, combine.eligible_tasks(rows))
-    # Baselines on the same rows, each at its own best macro-balanced-accuracy threshold (in-sample: generous).
-    model = combine.model_only_scores(rows, 0.0)
-    model_t = combine.best_threshold([a.hallucinated for a in model], [a.score for a in model], [a.file for a in model])
-    plain = combine.verifier_scores(rows, 0.0)
-    plain_t = combine.best_threshold([a.hallucinated for a in plain], [a.score for a in plain], [a.file for a in plain])
-    (Path(bundle) / COMBINER_FILE).write_text(final.to_json() + "\n")
-    write_config(Path(bundle), {"combiner": COMBINER_FILE, "accept_at": accept_at, "reject_at": reject_at,
-                                "task_thresholds": {t: list(pair) for t, pair in per_task.items()},
-                                "model_accept_at": round(model_t, 4)})
+    routing = {"target_far": target_far, "target_frr": target_frr}
+
+    def recipe(train: Sequence[combine.ClaimRow]) -> Fitted:
+        return fit_recipe(train, kind="mono", **routing)
+
+    fitted_on = lodo.fittable(rows)
+    final = fit_recipe(fitted_on, kind="mono", meta={"features_from": str(bundle), "claims": len(fitted_on),
+                                                "files": sorted({r.file for r in fitted_on})}, **routing)
+    assert final.combiner is not None
+    (Path(bundle) / COMBINER_FILE).write_text(final.combiner.to_json() + "\n")
+    write_config(Path(bundle), {"combiner": COMBINER_FILE, "accept_at": final.pooled[0], "reject_at": final.pooled[1],
+                                "task_thresholds": {key: list(pair) for key, pair in sorted(final.by_key.items())},
+                                "routing": {"recipe": "mono", **routing}})
+    plain = [lodo.Routed(family(r.file, r.task), r.hallucinated, r.answer_score, 1.0, 0.0, r.claim_index >= 0)
+             for r in lodo.answers_of(rows).values()]
     return {
-        "accept_at": accept_at, "reject_at": reject_at, "model_accept_at": model_t, "verifier_accept_at": plain_t,
-        "hybrid_cv": combine.report(cv),
-        "model_alone": combine.report(combine.model_only_scores(rows, model_t)),
-        "verifier_plain": combine.report(combine.verifier_scores(rows, plain_t)),
-        "task_thresholds": per_task,
-        "coefficients": {task: dict(zip(c.names, [round(v, 3) for v in c.coef], strict=True))
-                         for task, c in {"pooled": final.default, **final.by_task}.items()},
+        "accept_at": final.pooled[0], "reject_at": final.pooled[1], "task_thresholds": dict(final.by_key),
+        "routing": routing,
+        "lodo": lodo.lodo(rows, recipe),
+        "in_sample": lodo.in_sample(rows, recipe),
+        "verifier_plain_auroc": {fam: lodo.figures([a for a in plain if a.family == fam])["auroc"]
+                                 for fam in sorted({a.family for a in plain})},
+        "coefficients": dict(zip(final.combiner.names, [round(v, 3) for v in final.combiner.coef], strict=True)),
     }
 
 

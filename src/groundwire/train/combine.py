@@ -64,20 +64,25 @@ def _group(context: Sequence[str]) -> str:
     return hashlib.sha1(context[0][:2000].encode()).hexdigest()[:12] if context else ""
 
 
-def collect(paths: Iterable[Path], verifier, *, limit: int | None = None, seed: int = 0) -> list[ClaimRow]:
-    """Claim rows for a seeded sample of at most `limit` answers per file (an answer with no claims is kept
-    as one row with empty features, so answer-level metrics still count it)."""
+def sample_rows(path: Path, limit: int | None, seed: int = 0) -> list:
+    """The labelled rows of a dev file, or a seeded sample of `limit` of them: the sample every bench and
+    calibration of the same (limit, seed) scores."""
     import random
 
     from groundwire.data.rows import read_eval_jsonl
+
+    rows = [r for r in read_eval_jsonl(path) if r.hallucinated is not None]
+    return random.Random(seed).sample(rows, limit) if limit is not None and len(rows) > limit else rows
+
+
+def collect(paths: Iterable[Path], verifier, *, limit: int | None = None, seed: int = 0) -> list[ClaimRow]:
+    """Claim rows for a seeded sample of at most `limit` answers per file (an answer with no claims is kept
+    as one row with empty features, so answer-level metrics still count it)."""
     from groundwire.evaluation.evaluate import row_chunks
 
     out: list[ClaimRow] = []
     for path in paths:
-        rows = [r for r in read_eval_jsonl(path) if r.hallucinated is not None]
-        if limit is not None and len(rows) > limit:
-            rows = random.Random(seed).sample(rows, limit)
-        for row in rows:
+        for row in sample_rows(path, limit, seed):
             report = verifier.verify(row.answer, row_chunks(row), question=row.question, task=row.task)
             base = dict(file=Path(path).stem, row_id=row.id, task=row.task, group=_group(row.context),
                         hallucinated=bool(row.hallucinated), answer_score=float(report.score))

@@ -20,6 +20,11 @@ _BY_FILE = {
 }
 
 
+EVALUATION_ONLY: frozenset[str] = frozenset({"lfqa"})
+"""Families whose licence allows evaluation only (LFQA-Verification has no licence file; its README asks for
+research evaluation use): they are scored, never fitted on, not even as another family's training rows."""
+
+
 def family(file: str, task: str) -> str:
     """The family of a dev file's answer: "ragtruth/<task>" for RAGTruth, else the benchmark's name (an
     unknown file is its own family)."""

@@ -17,7 +17,7 @@ import numpy as np
 from groundwire.evaluation.metrics import detection_metrics
 from groundwire.evaluation.operating import routing_rates
 from groundwire.train.combine import ClaimRow
-from groundwire.train.families import family
+from groundwire.train.families import EVALUATION_ONLY, family
 from groundwire.train.recipe import Fitted
 from groundwire.train.thresholds import lookup
 
@@ -74,18 +74,23 @@ def by_family(rows: Sequence[ClaimRow]) -> dict[str, list[ClaimRow]]:
     return dict(sorted(out.items()))
 
 
+def fittable(rows: Sequence[ClaimRow]) -> list[ClaimRow]:
+    """The rows a recipe may be fitted on: every family's but the evaluation-only ones'."""
+    return [r for r in rows if family(r.file, r.task) not in EVALUATION_ONLY]
+
+
 def lodo(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, Figures]:
-    """Per family: the recipe fitted on every other family, scored on this one."""
+    """Per family: the recipe fitted on every other family (evaluation-only ones never), scored on this one."""
     out = {}
     for held_out, test in by_family(rows).items():
-        train = [r for r in rows if family(r.file, r.task) != held_out]
+        train = [r for r in fittable(rows) if family(r.file, r.task) != held_out]
         out[held_out] = figures(route(fit(train), test))
     return out
 
 
 def in_sample(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, Figures]:
-    """Per family: the recipe fitted on all rows, this family's included."""
-    routed = route(fit(rows), rows)
+    """Per family: the recipe fitted on all fittable rows (this family's included), scored on every row."""
+    routed = route(fit(fittable(rows)), rows)
     grouped: dict[str, list[Routed]] = defaultdict(list)
     for a in routed:
         grouped[a.family].append(a)

@@ -17,9 +17,11 @@ from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_F
 MIN_KEY_CLASS_ANSWERS = 80
 """A key needs at least this many hallucinated AND this many faithful answers for thresholds of its own.
 
-Chosen from the variance of the rates (bench/lodo.py --key-sizes): thresholds set at 10% / 10% on n answers
-per class of a family give, on the family's other answers, a 90th-percentile false-accept rate of .220 at
-n=20, .203 at 40, .189 at 60, .173 at 80 and .175 at 120: the noise stops falling at 80."""
+From the variance of the rates (bench/lodo.py --key-sizes): thresholds set at 10% / 10% on n answers per class
+of a family give, on the family's other answers, a 90th-percentile false-accept rate of .233 at n=20, .201 at
+40, .184 at 60, .183 at 80 and .157 at 120 (false-reject: .269, .213, .199, .185, .187). Below 60 a key's own
+pair adds more noise than its fit removes; 80 is where both rates have settled, and where two families can
+still supply a key (qa and claim do)."""
 
 MIN_KEY_FAMILIES = 2
 MIN_FAMILY_CLASS_ANSWERS = 30

@@ -180,6 +180,7 @@ function when(iso) {
 }
 
 function summaryCell(item) {
+  if (item.error) return `${item.status} ${item.route} · ${item.error.code}: ${item.error.message}`;
   const answer = item.answer || "";
   return (item.question ? "Q: " + item.question + " · " : "") + (answer.length > 140 ? answer.slice(0, 139) + "…" : answer);
 }

@@ -1,0 +1,90 @@
+"""Failed requests (4xx and 5xx) in the request log: status, route and error, in the caller's scope.
+
+A row of kind "error" has no report; the eval loop leaves such rows out and the history shows the error.
+Not logged: a request whose key is missing or wrong (no scope may read it; uvicorn's access log has it), and
+429s, so that a flood of rate-limited requests costs no writes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from groundwire.redact import redact
+from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
+from groundwire.service.errors import ServiceError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.service.runtime import Runtime
+
+log = logging.getLogger("groundwire.service")
+_KEPT_BODY_BYTES = 8_192
+"""Enough for the JSON error shape; a longer body is cut (its message is then not read)."""
+
+
+class FailureLog:
+    def __init__(self, app: ASGIApp, *, runtime: Runtime) -> None:
+        self.app = app
+        self.runtime = runtime
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 0
+        body = bytearray()
+
+        async def watching_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            elif message["type"] == "http.response.body" and status >= 400 and len(body) < _KEPT_BODY_BYTES:
+                body.extend(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watching_send)
+        except Exception:
+            await self._log(scope, 500, {"code": "internal_error", "message": "unhandled error"}, started)
+            raise
+        if status >= 400 and status != 429:
+            await self._log(scope, status, _error(bytes(body)), started)
+
+    async def _log(self, scope: Scope, status: int, error: dict[str, Any], started: float) -> None:
+        request = Request(scope)
+        try:
+            key = presented_key(await BEARER(request), await API_KEY_HEADER(request))
+            caller_scope = scope_for_key(self.runtime.settings, key)
+        except ServiceError:
+            return  # no scope may see it
+        try:
+            await run_in_threadpool(self._write, caller_scope, scope, status, error, started)
+        except Exception:  # the response is already sent: a failed log write must not turn into another error
+            log.exception("could not log a failed request")
+
+    def _write(self, caller_scope: str, scope: Scope, status: int, error: dict[str, Any], started: float) -> None:
+        from groundwire.data.store import ERROR_KIND, RequestRecord
+
+        route = f"{scope.get('method', '')} {scope.get('path', '')}"
+        self.runtime.store.log_request(RequestRecord(
+            id=uuid.uuid4().hex, scope=caller_scope, kind=ERROR_KIND, response="", context="",
+            latency_ms=(time.perf_counter() - started) * 1000.0, release=self.runtime.settings.release,
+            extra={"status": status, "route": route, "error": error},
+        ))
+
+
+def _error(body: bytes) -> dict[str, Any]:
+    """The code and message of the service's JSON error shape, or what can be said without it."""
+    try:
+        sent = json.loads(body)["error"]
+        return {"code": str(sent["code"]), "message": redact(str(sent["message"]))}
+    except (ValueError, KeyError, TypeError):
+        return {"code": "unknown", "message": redact(body[:200].decode("utf-8", "replace"))}

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from groundwire.core.errors import InputError
 from groundwire.core.pruning import get_pruner
 from groundwire.scoring import get_scorer
-from groundwire.scoring.base import PairScores
+from groundwire.scoring.base import Calibration, PairScores, calibration_of
 from groundwire.core.verifier import Verifier
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
@@ -116,8 +116,8 @@ class CachedScorer:
         self.inner = scorer
         self.model_id = scorer.model_id
         self.max_tokens = scorer.max_tokens
-        self.thresholds = getattr(scorer, "thresholds", None)
-        self.combiner = getattr(scorer, "combiner", None)
+        calibration = calibration_of(scorer)  # type: ignore[arg-type]
+        self.calibration = Calibration(thresholds=calibration.thresholds, combiner=calibration.combiner)
         self.cache: dict[tuple[str, str], tuple[float, float | None, bool]] = {}
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:

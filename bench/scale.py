@@ -141,6 +141,7 @@ def run_local(scorer: object, pruner: object, answers: list[dict]) -> dict:
 
 def run_ray(scorer_name: str, pruner_name: str, answers: list[dict], workdir: Path, actors: int) -> dict:
     from groundwire.batch import CheckOptions, run_batch
+    from groundwire.config import CheckSettings
     from groundwire.batch.engines import EngineOptions
 
     source = workdir / f"{answers[0]['id']}-{pruner_name}.jsonl"
@@ -149,7 +150,7 @@ def run_ray(scorer_name: str, pruner_name: str, answers: list[dict], workdir: Pa
     arrivals: list[tuple[float, int]] = []  # (time, rows) of each batch written
     started = time.perf_counter()
     with peak_memory() as peak:
-        summary = run_batch(source, output, engine="ray", check=CheckOptions(scorer=scorer_name, pruner=pruner_name),
+        summary = run_batch(source, output, engine="ray", check=CheckOptions(CheckSettings(scorer=scorer_name, pruner=pruner_name)),
                             engine_options=EngineOptions(batch_size=4, num_actors=actors),
                             on_rows=lambda n: arrivals.append((time.perf_counter(), n)))
         memory = peak()

@@ -114,15 +114,51 @@ def test_eval_reports_metrics_per_task_and_a_final_line(tmp_path):
     assert limited.stdout.strip().endswith("n=2")
 
 
-def test_malformed_jsonl_names_the_line(tmp_path):
+def _with_bad_line(tmp_path):
     rows = [json.dumps(r) for r in eval_rows()]
     rows.insert(2, '{"id": "broken", "context": ["x"], "answer": ')
     data = tmp_path / "bad.jsonl"
     data.write_text("\n".join(rows) + "\n")
-    for command in (["eval", str(data)], ["check", "--input", str(data)]):
-        result = run(*command, "--scorer", "lexical")
+    return data
+
+
+def test_strict_stops_at_a_malformed_line_and_names_it(tmp_path):
+    data = _with_bad_line(tmp_path)
+    out = tmp_path / "reports.jsonl"
+    for command in (["eval", str(data)], ["check", "--input", str(data), "--output", str(out)]):
+        result = run(*command, "--scorer", "lexical", "--strict")
         assert result.returncode == 2
-        assert "bad.jsonl:3" in result.stderr and "malformed JSON" in result.stderr
+        assert "bad.jsonl:3" in result.stderr and "invalid JSON" in result.stderr
+    assert not out.exists()  # --strict reads every row before any work
+
+
+def test_a_malformed_line_is_reported_with_its_line_and_the_rest_is_checked(tmp_path):
+    data = _with_bad_line(tmp_path)
+    summary_file = tmp_path / "summary.json"
+    evaluated = run("eval", str(data), "--scorer", "lexical", "--out", str(summary_file))
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert evaluated.stdout.strip().endswith("n=4")
+    errors = json.loads(summary_file.read_text())["errors"]
+    assert [(e["line"], e["id"]) for e in errors] == [(3, "broken")] and "invalid JSON" in errors[0]["error"]
+    out = tmp_path / "reports.jsonl"
+    checked = run("check", "--input", str(data), "--output", str(out), "--scorer", "lexical")
+    assert checked.returncode == 2  # some row could not be checked
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["line"] for r in records] == [1, 2, 3, 4, 5]
+    assert "invalid JSON" in records[2]["error"] and all("report" in r for i, r in enumerate(records) if i != 2)
+    assert "checked 4 of 5 rows; 1 could not be checked" in checked.stderr
+
+
+def test_check_input_reads_the_batch_row_shape(tmp_path):
+    """One row schema: `chunks` is another name for `context`, and chunks may be {id, text} objects."""
+    row = {"id": "obj", "chunks": [{"id": "policy-7", "text": "The castle faces the harbor."}],
+           "answer": "The castle faces the harbor."}
+    data = write_jsonl(tmp_path / "objects.jsonl", [row])
+    out = tmp_path / "reports.jsonl"
+    result = run("check", "--input", str(data), "--output", str(out), "--scorer", "lexical")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())["report"]
+    assert report["claims"][0]["chunk_id"] == "policy-7"
 
 
 def test_batch_check_writes_one_report_per_row(tmp_path):

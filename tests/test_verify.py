@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groundwire import REFUSAL_TOKEN, Chunk, InputError, Route, Verdict, Verifier, verify
-from groundwire.scoring.base import PairScores
+from groundwire.scoring.base import Calibration, PairScores
 from groundwire.scoring.lexical import LexicalScorer
 
 WORDS = ["river", "bridge", "museum", "library", "garden", "tower", "market", "station", "castle", "harbor",
@@ -183,7 +183,7 @@ def test_report_is_json_serialisable():
 class _CalibratedLexical(LexicalScorer):
     """The lexical baseline with per-task thresholds, as a calibrated bundle carries them."""
 
-    task_thresholds = {"qa": (0.95, 0.9)}
+    calibration = Calibration(task_thresholds={"qa": (0.95, 0.9)})
 
 
 _HALF = "The plan costs $10 a month and includes free international roaming for every customer."
@@ -204,7 +204,7 @@ def test_task_thresholds_apply_only_to_their_task():
 
 
 class _LongFormCalibrated(LexicalScorer):
-    task_thresholds = {"qa": (0.3, 0.1), "qa/long": (0.95, 0.9)}
+    calibration = Calibration(task_thresholds={"qa": (0.3, 0.1), "qa/long": (0.95, 0.9)})
 
 
 def test_a_long_form_answer_gets_its_own_calibration():

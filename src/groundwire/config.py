@@ -52,7 +52,10 @@ class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class VerifyConfig(_Section):
+class CheckSettings(_Section):
+    """How a check is assembled: the [verify] section of groundwire.toml, and what every surface (check, eval,
+    batch, serve, repair, generate, eval-loop) hands to `groundwire.pipeline.build_verifier`."""
+
     accept_at: float | None = Field(None, ge=0.0, le=1.0)
     """None: the scorer's calibrated threshold, else 0.8."""
     reject_at: float | None = Field(None, ge=0.0, le=1.0)
@@ -62,12 +65,30 @@ class VerifyConfig(_Section):
     require_citations: bool = False
     decomposer: Literal["rules", "llm"] = "rules"
     """How answers are split into claims: the rule-based splitter, or the [llm] endpoint (rules as fallback)."""
+    pruner: Literal["none", "lexical", "embedding"] = "none"
+    """Pair pruning (groundwire.core.pruning): "none" scores the exact claims x windows matrix."""
+    judge: bool = False
+    """Send escalated claims to the [llm] judge (the CLI's --judge; the service decides per request)."""
 
     @model_validator(mode="after")
-    def _ordered(self) -> VerifyConfig:
+    def _ordered(self) -> CheckSettings:
         if self.accept_at is not None and self.reject_at is not None and self.reject_at >= self.accept_at:
             raise ValueError(f"reject_at ({self.reject_at}) must be below accept_at ({self.accept_at})")
         return self
+
+    def overridden(self, **flags: object) -> CheckSettings:
+        """These settings with the command-line flags that were given (None = not given) put over them."""
+        given = {key: value for key, value in flags.items() if value is not None}
+        if not given:
+            return self
+        try:
+            return self.model_validate({**self.model_dump(), **given})
+        except ValidationError as exc:
+            raise InputError(f"invalid check settings: {exc}") from None
+
+
+VerifyConfig = CheckSettings
+"""The [verify] section's earlier name."""
 
 
 class LLMConfig(_Section):
@@ -139,7 +160,7 @@ class ServeConfig(_Section):
 
 
 class Config(_Section):
-    verify: VerifyConfig = VerifyConfig()
+    verify: CheckSettings = CheckSettings()
     llm: LLMConfig = LLMConfig()
     repair: RepairConfig = RepairConfig()
     generate: GenerateConfig = GenerateConfig()

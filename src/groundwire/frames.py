@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
-from groundwire.batch.records import RowError, parse_record, result_row
+from groundwire.batch.records import result_row
 from groundwire.core.errors import InputError
 from groundwire.core.types import Report
-from groundwire.data.rows import canonical_record
+from groundwire.data.rows import RowError, canonical_record, parse_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,7 +109,7 @@ def _check_row(label: Hashable, record: Mapping[str, Any], columns: Mapping[str,
     if isinstance(item, RowError):
         return None, item.error
     try:
-        report = verifier.verify(item.answer, list(item.chunks), question=item.question, task=item.task,
+        report = verifier.verify(item.answer, list(item.chunks), question=item.question, task=item.given_task,
                                  require_citations=require_citations)
     except InputError as error:
         return None, str(error)

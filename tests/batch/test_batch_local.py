@@ -12,12 +12,13 @@ from batch_rows import BAD_LINES, GOOD_ROWS, write_jsonl
 from typer.testing import CliRunner
 
 from groundwire.batch import CheckOptions, run_batch
+from groundwire.config import CheckSettings
 from groundwire.batch.records import RESULT_FIELDS
 from groundwire.batch.sink import ResultSink
 from groundwire.core.errors import InputError
 from groundwire.core.verifier import Verifier
 
-LEXICAL = CheckOptions(scorer="lexical")
+LEXICAL = CheckOptions(CheckSettings(scorer="lexical"))
 
 
 def read_results(output: Path) -> dict[str, dict]:
@@ -142,3 +143,16 @@ def test_cli_reports_totals_and_exits_2_when_rows_errored(mixed_jsonl, tmp_path)
     assert f"skipped (earlier runs) {len(GOOD_ROWS) + len(BAD_LINES)}" in again.output
     refused = CliRunner().invoke(app, args + ["--engine", "spark"])
     assert refused.exit_code != 0
+
+
+def test_cli_strict_refuses_a_malformed_row_before_any_work(mixed_jsonl, tmp_path):
+    from typer.testing import CliRunner
+
+    from groundwire.cli.main import app
+
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["batch", "--input", str(mixed_jsonl), "--output", str(out), "--scorer",
+                                      "lexical", "--strict", "--no-progress"])
+    assert result.exit_code != 0 and isinstance(result.exception, InputError)
+    assert f"{mixed_jsonl.name}:" in str(result.exception) and "--strict" in str(result.exception)
+    assert not out.exists() or not any(out.iterdir())

@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 from batch_rows import BAD_LINES, GOOD_ROWS, write_jsonl
 
 from groundwire.batch import CheckOptions, run_batch
+from groundwire.config import CheckSettings
 from groundwire.batch.engines import EngineOptions
 
 # Small batches so that rows are spread over both actors and come back out of order.
@@ -24,7 +25,7 @@ def errors_by_id(path):
 
 
 def test_ray_matches_local_row_by_row_with_pruning(ray_local, mixed_jsonl, tmp_path):
-    check = CheckOptions(scorer="lexical", pruner="lexical")
+    check = CheckOptions(CheckSettings(scorer="lexical", pruner="lexical"))
     local = run_batch(mixed_jsonl, tmp_path / "local.parquet", check=check)
     distributed = run_batch(mixed_jsonl, tmp_path / "ray.parquet", engine="ray", check=check, engine_options=SMALL)
     assert distributed.balanced
@@ -43,7 +44,7 @@ def test_ray_resumes_and_reads_parquet(ray_local, tmp_path):
     path = tmp_path / "logs.parquet"
     pq.write_table(pa.Table.from_pylist(rows[:4]), tmp_path / "head.parquet")
     pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=3)
-    check = CheckOptions(scorer="lexical")
+    check = CheckOptions(CheckSettings(scorer="lexical"))
     out = tmp_path / "ray.parquet"
     first = run_batch(tmp_path / "head.parquet", out, engine="ray", check=check, engine_options=SMALL)
     assert (first.done, first.errors) == (3, 1)
@@ -56,7 +57,7 @@ def test_ray_resumes_and_reads_parquet(ray_local, tmp_path):
 
 def test_bad_lines_do_not_stop_a_ray_run(ray_local, tmp_path):
     bad_only = write_jsonl(tmp_path / "bad.jsonl", [], [line for line, _ in BAD_LINES])
-    summary = run_batch(bad_only, tmp_path / "out.parquet", engine="ray", check=CheckOptions(scorer="lexical"),
+    summary = run_batch(bad_only, tmp_path / "out.parquet", engine="ray", check=CheckOptions(CheckSettings(scorer="lexical")),
                         engine_options=SMALL)
     assert (summary.rows_in, summary.done, summary.errors) == (len(BAD_LINES), 0, len(BAD_LINES))
 

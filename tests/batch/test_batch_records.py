@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from groundwire.batch.records import Item, RowError, parse_line, parse_record
+from groundwire.data.rows import EvalRow, RowError, parse_line, parse_record
 from groundwire.batch.sources import count_rows, input_format, iter_lines, iter_rows
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk
@@ -16,9 +16,9 @@ from groundwire.core.types import Chunk
 def test_good_line_becomes_an_item_with_s_ids_and_object_chunks():
     item = parse_line(json.dumps({"id": 7, "question": None, "answer": "A.",
                                   "context": ["first", {"id": "doc-9", "text": "second", "page": 2}]}))
-    assert isinstance(item, Item)
+    assert isinstance(item, EvalRow)
     assert item.id == "7"
-    assert item.chunks == (Chunk(id="S1", text="first"), Chunk(id="doc-9", text="second", page=2))
+    assert item.chunks == (Chunk(id="S1", text="first", doc_id="7"), Chunk(id="doc-9", text="second", page=2))
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def test_good_line_becomes_an_item_with_s_ids_and_object_chunks():
     ],
 )
 def test_bad_lines_become_row_errors_named_by_id_or_position(line, expected_id, message):
-    error = parse_line(line, where="f.jsonl:3")
+    error = parse_line(line, where="f.jsonl:3", require_id=True)
     assert isinstance(error, RowError)
     assert error.id == expected_id
     assert message in error.error
@@ -43,11 +43,11 @@ def test_bad_lines_become_row_errors_named_by_id_or_position(line, expected_id, 
 
 
 def test_row_without_id_or_position_gets_a_stable_content_hash():
-    first = parse_record({"answer": "x", "context": ["y"]})
-    second = parse_record({"answer": "x", "context": ["y"]})
+    first = parse_record({"answer": "x", "context": ["y"]}, require_id=True)
+    second = parse_record({"answer": "x", "context": ["y"]}, require_id=True)
     assert isinstance(first, RowError) and first.id.startswith("sha1:")
     assert first.id == second.id
-    assert parse_record({"answer": "z", "context": ["y"]}).id != first.id
+    assert parse_record({"answer": "z", "context": ["y"]}, require_id=True).id != first.id
 
 
 def test_lines_split_on_newline_only_and_blank_lines_are_not_rows():
@@ -63,7 +63,7 @@ def test_invalid_utf8_marks_one_row_not_the_file():
     rows = list(iter_lines(io.BytesIO(data), "x.jsonl"))
     assert [r["utf8"] for r in rows] == [True, False]
     parsed = [parse_line(r["line"], where=r["where"], utf8=r["utf8"]) for r in rows]
-    assert isinstance(parsed[0], Item)
+    assert isinstance(parsed[0], EvalRow)
     assert isinstance(parsed[1], RowError) and "UTF-8" in parsed[1].error
 
 

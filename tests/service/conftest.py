@@ -9,12 +9,13 @@ from service_common import KEYS
 
 @pytest.fixture
 def settings(tmp_path: Path):  # noqa: ANN201 (ServiceSettings, imported lazily so collection stays light)
+    from groundwire.pipeline import CheckSettings
     from groundwire.service import ServiceSettings
 
     return ServiceSettings(
         db_url=f"sqlite:///{tmp_path / 'service.db'}",
         api_keys=dict(KEYS),
-        scorer="lexical",
+        check=CheckSettings(scorer="lexical"),
         max_body_bytes=50_000,
         review_threshold=0.5,
         high_risk_patterns=(r"\bdosage\b",),

@@ -22,9 +22,15 @@ from typing import TYPE_CHECKING
 from groundwire.batch.records import RESULT_FIELDS
 from groundwire.batch.worker import CheckOptions
 from groundwire.core.errors import InputError
+from groundwire.batch.engines import ENGINES, EngineOptions, Job
+from groundwire.batch.sink import ResultSink, default_errors_path
+from groundwire.batch.sources import count_rows, input_format
+from groundwire.batch.sources import iter_rows
+from groundwire.batch.worker import parse_input_row
+from groundwire.data.rows import RowError
 
 if TYPE_CHECKING:
-    from groundwire.batch.engines import EngineOptions
+    from groundwire.batch.sources import Format
 
 __all__ = ["RESULT_FIELDS", "BatchSummary", "CheckOptions", "engine_names", "run_batch"]
 
@@ -52,8 +58,6 @@ class RowsLostError(RuntimeError):
 
 
 def engine_names() -> list[str]:
-    from groundwire.batch.engines import ENGINES
-
     return sorted(ENGINES)
 
 
@@ -67,15 +71,13 @@ def run_batch(
     engine_options: EngineOptions | None = None,
     progress: bool = False,
     on_rows: Callable[[int], None] | None = None,
+    strict: bool = False,
 ) -> BatchSummary:
     """Check every row of `input_path` and write results under `output` (see the module docstring).
 
     `on_rows(n)` is called each time n more rows have been written (for a caller's own progress display).
+    `strict`: read the whole input first and raise InputError naming the first malformed row, before any work.
     """
-    from groundwire.batch.engines import ENGINES, EngineOptions, Job
-    from groundwire.batch.sink import ResultSink, default_errors_path
-    from groundwire.batch.sources import count_rows, input_format
-
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose one of {sorted(ENGINES)}")
     for module in ("pyarrow", "ray") if engine == "ray" else ("pyarrow",):
@@ -83,6 +85,8 @@ def run_batch(
             raise InputError(f"groundwire batch needs {module}: pip install 'groundwire[ray]'")
     source = Path(input_path)
     fmt = input_format(source)
+    if strict:
+        _refuse_malformed(source, fmt, dict((check or CheckOptions()).columns))
     rows_in = count_rows(source)
     errors_file = Path(errors_path) if errors_path is not None else default_errors_path(output)
     started = time.perf_counter()
@@ -101,6 +105,15 @@ def run_batch(
             "finished rows are saved, re-run to resume"
         )
     return summary
+
+
+def _refuse_malformed(source: Path, fmt: Format, columns: dict[str, str]) -> None:
+    for rows in iter_rows(source):
+        for row in rows:
+            parsed = parse_input_row(fmt, row, columns)
+            if isinstance(parsed, RowError):
+                where = row.get("where") if fmt == "jsonl" else f"{source} row {parsed.id}"
+                raise InputError(f"{where}: {parsed.error} (--strict)")
 
 
 @contextmanager

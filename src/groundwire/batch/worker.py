@@ -7,23 +7,19 @@ of `map_batches`, so each actor loads the model once and every actor runs this s
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from groundwire.batch.records import (
-    RESULT_FIELDS,
-    STATUS_DONE,
-    STATUS_ERROR,
-    STATUS_SKIPPED,
-    Item,
-    RowError,
-    parse_line,
-    parse_record,
-    result_row,
-)
+from groundwire.batch.records import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED, result_row
 from groundwire.batch.sources import Format
+from groundwire.config import CheckSettings, Config
 from groundwire.core.errors import InputError
+from groundwire.core.verifier import Verifier
+from groundwire.data.rows import EvalRow, RowError, parse_line, parse_record
+from groundwire.llm.client import client_from_config
+from groundwire.pipeline import CheckItem, build_verifier, check
+from groundwire.batch.sink import result_schema
 
 _EMPTY_RESULT = {name: None for name, _ in RESULT_FIELDS}
 
@@ -32,24 +28,18 @@ _EMPTY_RESULT = {name: None for name, _ in RESULT_FIELDS}
 class CheckOptions:
     """What each worker needs to build its verifier; plain data, so it pickles to Ray actors."""
 
-    scorer: str | None = None
-    """A scorer name (see groundwire.scoring); None = the library default."""
-    pruner: str = "none"
-    """A name in pruning.PRUNERS; "none" scores the exact matrix."""
-    accept_at: float | None = None
-    reject_at: float | None = None
-    """None = the scorer's calibrated thresholds."""
-    require_citations: bool = False
+    settings: CheckSettings = CheckSettings()
+    """Scorer, thresholds, decomposer, require_citations and pruner: groundwire.toml's [verify] and the flags."""
+    config: Config | None = None
+    """The rest of groundwire.toml: its [llm] endpoint serves decomposer = "llm"."""
     columns: tuple[tuple[str, str], ...] = ()
     """(field, column) pairs from --columns: the input's names for answer, context, question..."""
 
-    def build_verifier(self) -> Any:
-        from groundwire.core.verifier import Verifier
-        from groundwire.core.pruning import get_pruner
-
-        return Verifier(
-            self.scorer, accept_at=self.accept_at, reject_at=self.reject_at, pruner=get_pruner(self.pruner)
-        )
+    def build_verifier(self) -> Verifier:
+        client = None
+        if self.settings.decomposer == "llm" and self.config is not None and self.config.llm_configured:
+            client = client_from_config(self.config)
+        return build_verifier(self.settings, client=client)
 
 
 class Worker:
@@ -72,25 +62,35 @@ class Worker:
             return _error(parsed.id, parsed.error, parsed.raw)
         return self._check(parsed, row)
 
-    def _parse(self, row: dict[str, Any]) -> Item | RowError:
-        if self.fmt == "jsonl":
-            return parse_line(row["line"], where=row["where"], utf8=row["utf8"], columns=dict(self.options.columns))
-        return parse_record(row, columns=dict(self.options.columns))
+    def _parse(self, row: dict[str, Any]) -> EvalRow | RowError:
+        return parse_input_row(self.fmt, row, dict(self.options.columns))
 
-    def _check(self, item: Item, row: dict[str, Any]) -> dict[str, Any]:
+    def _check(self, item: EvalRow, row: dict[str, Any]) -> dict[str, Any]:
         raw = row["line"] if self.fmt == "jsonl" else None
         # A batch of millions must not die on one row: any failure is recorded with the row's id,
         # and the totals at the end still account for it.
         try:
-            report = self.verifier.verify(
-                item.answer, list(item.chunks), question=item.question, task=item.task,
-                require_citations=self.options.require_citations,
-            )
+            report = check(self.verifier, CheckItem(item.answer, item.chunks, question=item.question,
+                                                    task=item.given_task))
         except InputError as err:
             return _error(item.id, f"input error: {err}", raw, row)
         except Exception as err:  # noqa: BLE001 - recorded per row, see above
             return _error(item.id, f"internal error: {type(err).__name__}: {err}", raw, row)
         return {**result_row(item.id, report), "status": STATUS_DONE, "error": None, "raw": None}
+
+
+def parse_input_row(fmt: Format, row: dict[str, Any], columns: Mapping[str, str] | None = None) -> EvalRow | RowError:
+    """A raw input row (a JSONL line from sources.iter_rows, or a Parquet row) through the one row parser, with
+    the --columns mapping. Batch resumes by id, so a row must carry one."""
+    if fmt == "jsonl":
+        return parse_line(row["line"], where=row["where"], utf8=row["utf8"], line=_line_number(row["where"]),
+                          require_id=True, columns=columns)
+    return parse_record(row, require_id=True, columns=columns)
+
+
+def _line_number(where: str) -> int:
+    number = where.rpartition(":")[2]
+    return int(number) if number.isdigit() else 0
 
 
 def _error(row_id: str, message: str, raw: str | None, row: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -105,8 +105,6 @@ class RayWorker(Worker):
 
     def __call__(self, batch: Any) -> Any:
         import pyarrow as pa
-
-        from groundwire.batch.sink import result_schema
 
         schema = result_schema()
         for name in ("status", "error", "raw"):

@@ -7,6 +7,11 @@ from typing import Annotated
 
 import typer
 
+from groundwire.config import load_config
+from groundwire.core.errors import InputError
+from groundwire.core.pruning import PRUNERS
+from groundwire.data.rows import parse_columns
+
 EXIT_ROWS_IN_ERROR = 2
 
 
@@ -20,8 +25,8 @@ def batch(
     engine: Annotated[str, typer.Option(help="local (one process) or ray (Ray Data actor pool).")] = "local",
     address: Annotated[str | None, typer.Option(help="Ray cluster address, e.g. auto or ray://head:10001 (ray engine).")] = None,
     errors_file: Annotated[Path | None, typer.Option("--errors", help="Errors file (default: OUTPUT.errors.jsonl).")] = None,
-    scorer: Annotated[str | None, typer.Option(help="lexical, bundled, hf:<id or path>... (default: the library's).")] = None,
-    prune: Annotated[str, typer.Option(help="Pair pruner: none (exact matrix), lexical or embedding.")] = "none",
+    scorer: Annotated[str | None, typer.Option(help="lexical, bundled, hf:<id or path>... (default: [verify] scorer, else the library's).")] = None,
+    prune: Annotated[str | None, typer.Option(help="Pair pruner: none (exact matrix), lexical or embedding (default: [verify] pruner, else none).")] = None,
     accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
@@ -31,35 +36,38 @@ def batch(
     columns: Annotated[str | None, typer.Option(help="Your column names, e.g. answer=response,context=retrieved_contexts "
                                                      "(RAGAS and DeepEval names are recognised without it).")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")] = True,
+    strict: Annotated[bool, typer.Option("--strict", help="Stop before any work at the first malformed row (exit 2 naming it).")] = False,
+    config_file: Annotated[Path | None, typer.Option("--config", help="groundwire.toml to read (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")] = None,
 ) -> None:
     """Verify every row of INPUT and write one result row per answer to OUTPUT.
 
     Re-running with the same OUTPUT resumes: ids already written (or reported as errors) are skipped.
-    Malformed rows are written, with their id, to the errors file and never stop the run.
+    Malformed rows are written, with their id, to the errors file and never stop the run (unless --strict).
     Exit status 2 when this run reported rows as errors.
     """
+    # Lazy: the batch package (and its engines) load only when this command runs, so `groundwire --help` stays fast.
     from groundwire.batch import CheckOptions, run_batch
     from groundwire.batch.engines import ENGINES, EngineOptions
-    from groundwire.core.errors import InputError
-    from groundwire.core.pruning import PRUNERS
-    from groundwire.data.rows import parse_columns
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(sorted(ENGINES))}")
-    if prune not in PRUNERS:
+    if prune is not None and prune not in PRUNERS:
         raise InputError(f"unknown pruner {prune!r}; choose one of {', '.join(sorted(PRUNERS))}")
     if address is not None and engine != "ray":
         raise InputError("--address is for the ray engine: add --engine ray")
+    config = load_config(config_file)
+    settings = config.verify.overridden(scorer=scorer, pruner=prune, accept_at=accept_at, reject_at=reject_at,
+                                        require_citations=require_citations or None)
     summary = run_batch(
         input_path,
         output,
         engine=engine,
         errors_path=errors_file,
-        check=CheckOptions(scorer=scorer, pruner=prune, accept_at=accept_at, reject_at=reject_at,
-                           require_citations=require_citations, columns=tuple(parse_columns(columns).items())),
+        check=CheckOptions(settings=settings, config=config, columns=tuple(parse_columns(columns).items())),
         engine_options=EngineOptions(batch_size=batch_size, num_actors=actors, cpus_per_actor=cpus_per_actor,
                                      address=address),
         progress=progress,
+        strict=strict,
     )
     rate = summary.done / summary.seconds if summary.seconds > 0 else 0.0
     typer.echo(

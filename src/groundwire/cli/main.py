@@ -7,21 +7,31 @@ Other areas add their commands from their own modules (see COMMAND_MODULES), eac
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import Progress
 from rich.table import Table
 
-from groundwire.cli.common import build_verifier, read_chunks
+from groundwire.cli.common import build_verifier, read_chunks, require_llm
 from groundwire.cli.output import literal, print_json, styled
+from groundwire.config import Config, config_path_for_writing, load_config, write_thresholds
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk, Report, Route, Verdict
+from groundwire.core.verifier import Verifier
+from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows, read_text
+from groundwire.evaluation.evaluate import EvalSummary, RowOutcome, evaluate
+from groundwire.evaluation.operating import thresholds_for_targets
+from groundwire.llm.client import LLMClient, LLMError, client_from_config
+from groundwire.pipeline import CheckItem, Judge
+from groundwire.pipeline import check as check_item
+from groundwire.redact import redact
 
 EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT, EXIT_LLM, EXIT_INTERNAL = 0, 1, 2, 3, 4
 COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train")
@@ -47,6 +57,9 @@ ColumnsOption = Annotated[
 ]
 ScorerOption = Annotated[
     str | None, typer.Option("--scorer", help="lexical, bundled, hf:<id or path>, hhem:<id or path> (default: bundled)")
+]
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="Stop at the first malformed row (exit 2 naming its line) instead of reporting it.")
 ]
 
 
@@ -78,32 +91,28 @@ def check(
     judge_optional: Annotated[bool, typer.Option(
         "--judge-optional", help="Like --judge, best effort: a claim the judge could not decide stays escalated "
                                  "and the report lists it under extra.judge.not_judged.")] = False,
+    strict: StrictOption = False,
     config_file: ConfigOption = None,
     columns: ColumnsOption = None,
 ) -> None:
     """Check one answer against context files, or a batch with --input."""
-    from groundwire.config import load_config
-
     config = load_config(config_file)
-    require_citations = require_citations or config.verify.require_citations
-    judge = judge or judge_optional
-    client = _judge_client(config) if judge or config.verify.decomposer == "llm" else None
+    settings = config.verify.overridden(require_citations=require_citations or None,
+                                        judge=(judge or judge_optional) or None)
+    config = config.model_copy(update={"verify": settings})
+    client = _judge_client(config) if settings.judge or settings.decomposer == "llm" else None
     verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at, client=client)
-    judge_with = _Judge(client, required=not judge_optional) if judge else None
+    judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None
     if input_file is not None:
         if context or answer:
             raise InputError("use either --input FILE.jsonl or --context/--answer, not both")
-        _check_batch(verifier, input_file, output, fail_under, judge_with, columns)
+        _check_batch(verifier, input_file, output, fail_under, judge_with, strict=strict, columns=columns)
         return
     if answer is None:
         raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl")
-    from groundwire.data.rows import read_text
-
     chunks = read_chunks(context)
     answer_text = read_text(answer[1:]) if answer.startswith("@") else answer
-    report = verifier.verify(answer_text, chunks, question=question, require_citations=require_citations, task=task)
-    if judge_with is not None:
-        report = _adjudicate(report, chunks, judge_with)
+    report = check_item(verifier, CheckItem(answer_text, chunks, question=question, task=task), judge=judge_with)
     if as_json:
         print_json(report.to_dict())
     else:
@@ -112,28 +121,20 @@ def check(
         raise typer.Exit(EXIT_NOT_GROUNDED)
 
 
-def _check_batch(
-    verifier: Any, input_file: Path, output: Path | None, fail_under: float | None, judge: _Judge | None,
-    columns: str | None = None,
-) -> None:
-    from rich.progress import Progress
-
-    from groundwire.data.rows import parse_columns, read_eval_jsonl
-    from groundwire.evaluation.evaluate import row_chunks, verify_rows
-
-    rows = list(read_eval_jsonl(input_file, columns=parse_columns(columns)))  # parse everything first: a malformed line fails before any work
+def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail_under: float | None,
+                 judge: Judge | None, *, strict: bool, columns: str | None = None) -> None:
+    # Read everything first: with --strict a malformed line fails before any work; without, it is reported.
+    rows = list(read_rows(input_file, strict=strict, columns=parse_columns(columns)))
     failing = done = bad = 0
     sink = output.open("w", encoding="utf-8") if output else None
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"checking {input_file.name}", total=len(rows))
-        for outcome in verify_rows(rows, verifier):
-            report = outcome.report
-            if report is not None and judge is not None:
-                report = _adjudicate(report, row_chunks(outcome.row), judge)
-            record: dict[str, Any] = {"id": outcome.row.id, "line": outcome.row.line}
+        for row in rows:
+            record: dict[str, Any] = {"id": row.id, "line": row.line}
+            report, error = _check_row(verifier, row, judge)
             if report is None:
                 bad += 1
-                record["error"] = outcome.error
+                record["error"] = error
             else:
                 done += 1
                 failing += int(fail_under is not None and report.score < fail_under)
@@ -146,11 +147,22 @@ def _check_batch(
             progress.advance(task)
     if sink:
         sink.close()
-    errors.print(f"checked {done} of {len(rows)} rows; {bad} could not be checked; {failing} below --fail-under")
+    errors.print(literal(f"checked {done} of {len(rows)} rows; {bad} could not be checked; {failing} below --fail-under"))
     if bad:
         raise typer.Exit(EXIT_BAD_INPUT)
     if failing:
         raise typer.Exit(EXIT_NOT_GROUNDED)
+
+
+def _check_row(verifier: Verifier, row: EvalRow | RowError, judge: Judge | None) -> tuple[Report | None, str]:
+    """A row's report, or why it has none (a malformed row, or one the verifier refused)."""
+    if isinstance(row, RowError):
+        return None, row.error
+    try:
+        return check_item(verifier, CheckItem(row.answer, row.chunks, question=row.question, task=row.task),
+                          judge=judge), ""
+    except InputError as error:
+        return None, str(error)
 
 
 @app.command("eval")
@@ -167,6 +179,7 @@ def eval_command(
     target_frr: Annotated[float | None, typer.Option(
         min=0.0, max=0.99, help="With --target-far: at most this share of faithful answers rejected.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON instead of tables.")] = False,
+    strict: StrictOption = False,
     config_file: ConfigOption = None,
     columns: ColumnsOption = None,
     html_report: Annotated[Path | None, typer.Option("--html", help="Write ROC, precision-recall and score "
@@ -174,26 +187,24 @@ def eval_command(
     predictions: Annotated[Path | None, typer.Option(help="Write one JSON row per answer here (JSONL).")] = None,
 ) -> None:
     """Balanced accuracy, F1 and AUROC, and the routing rates (false accept, false reject, escalated), per task."""
-    from rich.progress import Progress
-
-    from groundwire.config import load_config
-    from groundwire.data.rows import parse_columns, read_eval_jsonl
-    from groundwire.evaluation.evaluate import evaluate
-
     if (target_far is None) != (target_frr is None):
         raise InputError("give both --target-far and --target-frr to re-derive thresholds")
     config = load_config(config_file)
     verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at)
-    rows = list(read_eval_jsonl(file, limit=limit, columns=parse_columns(columns)))
-    outcomes: list[Any] = []
+    read = list(read_rows(file, limit=limit, strict=strict, columns=parse_columns(columns)))
+    rows = [row for row in read if isinstance(row, EvalRow)]
+    unreadable = [{"id": r.id, "line": r.line, "error": r.error} for r in read if isinstance(r, RowError)]
+    outcomes: list[RowOutcome] = []
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"evaluating {file.name}", total=len(rows))
 
-        def on_row(outcome: Any) -> None:
+        def on_row(outcome: RowOutcome) -> None:
             outcomes.append(outcome)
             progress.advance(task)
 
         summary = evaluate(rows, verifier, file=str(file), on_row=on_row)
+    if unreadable:  # reported with the rows the verifier refused, never dropped
+        summary = dataclasses.replace(summary, errors=[*unreadable, *summary.errors])
     if not as_json:
         _print_eval(file.name, summary)
         if summary.errors:
@@ -209,7 +220,7 @@ def eval_command(
     print(summary.final_line())
 
 
-def _write_eval_extras(summary: Any, outcomes: list[Any], verifier: Any, html_report: Path | None,
+def _write_eval_extras(summary: EvalSummary, outcomes: list[RowOutcome], verifier: Verifier, html_report: Path | None,
                        predictions: Path | None) -> None:
     from groundwire.evaluation import report
 
@@ -221,7 +232,7 @@ def _write_eval_extras(summary: Any, outcomes: list[Any], verifier: Any, html_re
         errors.print(f"wrote {html_report}", markup=False)
 
 
-def _print_eval(name: str, summary: Any) -> None:
+def _print_eval(name: str, summary: EvalSummary) -> None:
     table = Table(title=literal(f"{name} — {summary.model_id} — {summary.seconds:.1f}s"),
                   caption="FAR: hallucinated answers accepted; FRR: faithful answers rejected; esc: escalated")
     for column in ("task", "n", "halluc", "bacc", "F1", "AUROC", "FAR", "FRR", "esc"):
@@ -233,14 +244,10 @@ def _print_eval(name: str, summary: Any) -> None:
     console.print(table)
 
 
-def _retarget(file: Path, rows: list[Any], summary: Any, config_file: Path | None, scorer: str | None,
-              target_far: float, target_frr: float) -> Any:
+def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file: Path | None, scorer: str | None,
+              target_far: float, target_frr: float) -> EvalSummary:
     """Thresholds meeting the targets on this file's answers, written to groundwire.toml, then the file
     re-evaluated at them (the checks' caps move with reject_at, so the rates are measured, not predicted)."""
-    from groundwire.config import config_path_for_writing, load_config, write_thresholds
-    from groundwire.evaluation.evaluate import evaluate
-    from groundwire.evaluation.operating import thresholds_for_targets
-
     labels, scores = zip(*summary.scored, strict=True)
     try:
         new_accept, new_reject = thresholds_for_targets(labels, scores, target_far=target_far, target_frr=target_frr)
@@ -287,25 +294,9 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
                          f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)"))
 
 
-def _judge_client(config: Any) -> Any:
-    from groundwire.cli.common import require_llm
-    from groundwire.llm.client import client_from_config
-
+def _judge_client(config: Config) -> LLMClient:
     require_llm(config, "--judge")
     return client_from_config(config)
-
-
-@dataclass(frozen=True, slots=True)
-class _Judge:
-    client: Any
-    required: bool
-    """True: an endpoint failure ends the command with exit 3; False (--judge-optional): the claim stays escalated."""
-
-
-def _adjudicate(report: Report, chunks: list[Chunk], judge: _Judge) -> Report:
-    from groundwire.llm.judge import adjudicate
-
-    return adjudicate(report, chunks, client=judge.client, required=judge.required)
 
 
 def _shorten(text: str, limit: int = 240) -> str:
@@ -333,9 +324,6 @@ def main() -> None:
 
 def run_cli(args: list[str] | None = None) -> int:
     """Run the command line and return its exit status (main() passes it to sys.exit)."""
-    from groundwire.llm.client import LLMError
-    from groundwire.redact import redact
-
     _debug["on"] = False
     try:
         status = app(args=args, standalone_mode=False)  # returns the code of a typer.Exit raised by a command

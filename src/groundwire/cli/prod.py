@@ -8,8 +8,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.progress import Progress
 
+from groundwire.cli.common import build_verifier
+from groundwire.config import load_config
 from groundwire.core.errors import InputError
+from groundwire.data.rows import read_eval_jsonl
 
 
 def register(app: typer.Typer) -> None:
@@ -45,12 +50,8 @@ def eval_loop(
     save: Annotated[bool, typer.Option(help="Record this run in the store's history (plotted over time).")] = True,
 ) -> None:
     """Faithfulness, refusal, escalation, retrieval hit rate and claim density, per release and segment."""
-    from rich.console import Console
-    from rich.progress import Progress
-
-    from groundwire.data.rows import read_eval_jsonl
+    # Lazy: the eval loop and the store (SQLAlchemy) load only when this command runs.
     from groundwire.evaluation.evalloop import render_html, run_eval_loop
-    from groundwire.core.verifier import Verifier
 
     if not frozen and db is None:
         raise InputError("give a frozen set (--frozen FILE.jsonl) and/or a request log (--db URL|FILE)")
@@ -67,8 +68,8 @@ def eval_loop(
     since = datetime.now(UTC) - timedelta(days=days) if days > 0 else None
     with Progress(console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("verifying the frozen set", total=len(rows))
-        result = run_eval_loop(verifier=Verifier(scorer), frozen_rows=rows, store=store, scope=scope,
-                               sample_size=sample, since=since, seed=seed, release=release,
+        result = run_eval_loop(verifier=build_verifier(load_config(), scorer), frozen_rows=rows, store=store,
+                               scope=scope, sample_size=sample, since=since, seed=seed, release=release,
                                corpus_check=corpus_check, save=save, on_row=lambda: progress.advance(bar))
     if store is not None:
         store.close()

@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from groundwire.core.errors import InputError
+from groundwire.config import load_config
+from groundwire.service.settings import parse_api_keys
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -53,13 +55,14 @@ def serve(
                                    "read the log).")] = False,
 ) -> None:
     """Serve the verification API (/v1/...), its OpenAPI spec (/docs) and the web page (/)."""
+    # Lazy: uvicorn and the service (FastAPI, SQLAlchemy) load only when this command runs.
     import uvicorn
 
-    from groundwire.config import load_config
     from groundwire.service import ServiceSettings, create_app
-    from groundwire.service.settings import parse_api_keys
 
     loaded = load_config(config)
+    if loaded.verify.decomposer == "llm" and not llm:
+        raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml')
     keys, read_only_keys = parse_api_keys(_split_env_list(api_key or []))
     if not keys and host not in LOOPBACK:
         if not insecure_no_auth:
@@ -70,9 +73,7 @@ def serve(
         db_url=db if "://" in db else f"sqlite:///{Path(db).resolve()}",
         api_keys=keys,
         read_only_keys=read_only_keys,
-        scorer=scorer if scorer is not None else loaded.verify.scorer,
-        accept_at=loaded.verify.accept_at,
-        reject_at=loaded.verify.reject_at,
+        check=loaded.verify.overridden(scorer=scorer),
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout,
         max_claims=max_claims,

@@ -23,8 +23,11 @@ _GENERIC_KEY_WORDS = frozenset({"restaurants", "restaurant", "business"})
 # "casual" is an ambience beside a word for a place or its feel ("casual atmosphere", "romantic dinners"),
 # never in a claim about dress ("casual attire").
 _GROUPS: dict[str, re.Pattern[str]] = {
-    "ambience": re.compile(r"\b(?:ambi[ae]nce|atmosphere|vibes?|setting|decor|feel|environment|dining|dinners?|"
-                           r"experience|spot|place|restaurant|bar|cafe|venue)\b", re.IGNORECASE),
+    "ambience": re.compile(
+        r"\b(?:ambi[ae]nce|atmosphere|vibes?|setting|decor|feel|environment|dining|dinners?|"
+        r"experience|spot|place|restaurant|bar|cafe|venue)\b",
+        re.IGNORECASE,
+    ),
     "business parking": re.compile(r"\bpark", re.IGNORECASE),
 }
 _NOT_ABOUT: dict[str, re.Pattern[str]] = {"ambience": re.compile(r"\b(?:attire|dress)", re.IGNORECASE)}
@@ -77,8 +80,10 @@ def attribute_mismatches(claim: str, attributes: Iterable[RecordAttribute]) -> l
     tokens = _TOKEN_RE.findall(claim.lower().replace("-", " "))
     out: list[AttributeMismatch] = []
     for attribute in attributes:
-        if attribute.group in _GROUPS and (not _GROUPS[attribute.group].search(claim) or (
-                attribute.group in _NOT_ABOUT and _NOT_ABOUT[attribute.group].search(claim))):
+        if attribute.group in _GROUPS and (
+            not _GROUPS[attribute.group].search(claim)
+            or (attribute.group in _NOT_ABOUT and _NOT_ABOUT[attribute.group].search(claim))
+        ):
             continue
         for start, end in _mentions(tokens, attribute.key):
             claimed = not (_negated(tokens, start) or _negated_after(tokens, end))
@@ -135,8 +140,12 @@ def _mentions(tokens: list[str], key: tuple[str, ...]) -> Iterator[tuple[int, in
 
 def _idiom(tokens: list[str], position: int) -> bool:
     """ "a lot of" is no parking lot."""
-    return tokens[position] == "lot" and 0 < position < len(tokens) - 1 and tokens[position - 1] == "a" \
+    return (
+        tokens[position] == "lot"
+        and 0 < position < len(tokens) - 1
+        and tokens[position - 1] == "a"
         and tokens[position + 1] == "of"
+    )
 
 
 def _negated_after(tokens: list[str], end: int) -> bool:

@@ -33,6 +33,12 @@ async def averify(
     for that name, as verify() uses); `limiter` caps how many checks run at once (anyio's default is 40)."""
     from groundwire.core.verifier import given_or_shared
 
-    call = functools.partial(given_or_shared(verifier, scorer).verify, answer, chunks, question=question,
-                             task=task, require_citations=require_citations)
+    call = functools.partial(
+        given_or_shared(verifier, scorer).verify,
+        answer,
+        chunks,
+        question=question,
+        task=task,
+        require_citations=require_citations,
+    )
     return await anyio.to_thread.run_sync(call, limiter=limiter)

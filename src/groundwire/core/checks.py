@@ -12,35 +12,81 @@ what a claim says of them (attributes.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from enum import StrEnum
 
 from groundwire.core.attributes import RecordAttribute, attribute_mismatches, record_attributes
 from groundwire.core.claims import cited_ids, sentences
 from groundwire.core.hours import HoursMismatch, context_schedule, hours_mismatches
 from groundwire.core.textutil import content_words, has_negation, sentence_spans
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Finding, Verdict
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Verdict
 
 _MONTHS = {
     name: index
     for index, names in enumerate(
-        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
-         ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"),
-         ("nov", "november"), ("dec", "december")],
+        [
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
+            ("dec", "december"),
+        ],
         start=1,
     )
     for name in names
 }
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12, "k": 10**3, "m": 10**6,
-           "bn": 10**9, "b": 10**9}
+_SCALES = {
+    "thousand": 10**3,
+    "million": 10**6,
+    "billion": 10**9,
+    "trillion": 10**12,
+    "k": 10**3,
+    "m": 10**6,
+    "bn": 10**9,
+    "b": 10**9,
+}
 _WORD_NUMBERS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
-    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "dozen": 12,
 }
 
 _VERSION_RE = re.compile(r"\bv?(?P<v>\d+\.\d+\.\d+(?:[.-][0-9A-Za-z]+)*|(?<=v)\d+(?:\.\d+)?)\b", re.IGNORECASE)
@@ -51,14 +97,18 @@ _MDY_RANGE_RE = re.compile(
     re.IGNORECASE,
 )
 _MDY_RE = re.compile(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE)
-_DMY_RE = re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE)
+_DMY_RE = re.compile(
+    rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE
+)
 _MY_RE = re.compile(rf"\b{_MONTH}\s+(?:of\s+)?(?P<y>\d{{4}})\b", re.IGNORECASE)
 _TIME_RE = re.compile(
     r"\b(?P<h>\d{1,2})(?::(?P<min>\d{1,2}))?\s*(?P<ampm>[ap]\.?m\.?)(?![a-z])|\b(?P<h24>\d{1,2}):(?P<min24>\d{1,2})\b",
     re.IGNORECASE,
 )
 # "the 2018-19 season": the second year is 2019, not 19.
-_SHORT_YEAR_RANGE_RE = re.compile(r"\b(?P<century>1[5-9]|20)(?P<y1>\d{2})\s?[-\u2013/]\s?(?P<y2>\d{2})\b(?![-\u2013/.:]?\d)")
+_SHORT_YEAR_RANGE_RE = re.compile(
+    r"\b(?P<century>1[5-9]|20)(?P<y1>\d{2})\s?[-\u2013/]\s?(?P<y2>\d{2})\b(?![-\u2013/.:]?\d)"
+)
 # "9 or 10 PM", "9-10 pm": the first hour shares the second one's meridiem.
 _SHARED_MERIDIEM_RE = re.compile(
     r"\b(?P<h>\d{1,2})(?::(?P<min>\d{2}))?(?=\s*(?:or|to|-|\u2013)\s*\d{1,2}(?::\d{2})?\s*(?P<ampm>[ap])\.?m\b)",
@@ -109,8 +159,12 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
 
     for m in _MDY_RANGE_RE.finditer(text):
         month, year = _MONTHS[m.group("month").lower()], m.group("y") or "*"
-        add(Figure("date", f"{year}-{month:02d}-{int(m.group('d')):02d}", m.group(0)[: m.end("d") - m.start()],
-                   m.start()), m.end("d"))
+        add(
+            Figure(
+                "date", f"{year}-{month:02d}-{int(m.group('d')):02d}", m.group(0)[: m.end("d") - m.start()], m.start()
+            ),
+            m.end("d"),
+        )
         add(Figure("date", f"{year}-{month:02d}-{int(m.group('d2')):02d}", m.group("d2"), m.start("d2")), m.end())
     for regex in (_ISO_DATE_RE, _MDY_RE, _DMY_RE, _MY_RE):
         for m in regex.finditer(text):
@@ -153,16 +207,21 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
         add(Figure(kind, _canonical(value), m.group(0).strip(), m.start(), unit), m.end())
     if include_word_numbers:
         for m in _WORD_NUMBER_RE.finditer(text):
-            value = _WORD_NUMBERS[m.group("word").lower()] * (_SCALES[m.group("scale").lower()] if m.group("scale") else 1)
-            add(Figure("number", str(value), m.group(0), m.start()), m.end())
+            count = _WORD_NUMBERS[m.group("word").lower()] * (
+                _SCALES[m.group("scale").lower()] if m.group("scale") else 1
+            )
+            add(Figure("number", str(count), m.group(0), m.start()), m.end())
     return sorted(found, key=lambda f: f.start)
 
 
 def claim_figures(claim: str) -> list[Figure]:
     skipped = [m.span() for m in _NOT_A_FIGURE_RE.finditer(claim)]
-    return [f for f in extract_figures(claim)
-            if not (f.text.isalpha() and int(f.key) < _CLAIM_WORD_NUMBER_MIN)
-            and not any(start <= claim.find(f.text, f.start) < end for start, end in skipped)]
+    return [
+        f
+        for f in extract_figures(claim)
+        if not (f.text.isalpha() and int(f.key) < _CLAIM_WORD_NUMBER_MIN)
+        and not any(start <= claim.find(f.text, f.start) < end for start, end in skipped)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,8 +259,14 @@ class ContextIndex:
                 if figures:
                     rows.append((sentence, frozenset(content_words(sentence)), figures))
         texts = dict.fromkeys(chunk.text for chunk in (*chunks, *sources))
-        return cls(frozenset(keys), tuple(dates), frozenset(years), tuple(rows),
-                   context_schedule(chunk.text for chunk in chunks), record_attributes(texts))
+        return cls(
+            frozenset(keys),
+            tuple(dates),
+            frozenset(years),
+            tuple(rows),
+            context_schedule(chunk.text for chunk in chunks),
+            record_attributes(texts),
+        )
 
     def has(self, figure: Figure) -> bool:
         if figure.kind == "date":
@@ -229,14 +294,14 @@ class ContextIndex:
     def conflicting(self, figure: Figure, claim_words: frozenset[str]) -> str | None:
         """A context figure of the same kind in a sentence about the same thing, if any."""
         best: tuple[int, str] | None = None
-        for sentence, sentence_words, figures in self.sentences:
+        for _sentence, sentence_words, figures in self.sentences:
             overlap = len(claim_words & sentence_words)
             if overlap < 2:
                 continue
             for other in figures:
-                if other.kind == figure.kind and other.unit == figure.unit and other.key != figure.key:
-                    if best is None or overlap > best[0]:
-                        best = (overlap, other.text)
+                same_kind = other.kind == figure.kind and other.unit == figure.unit and other.key != figure.key
+                if same_kind and (best is None or overlap > best[0]):
+                    best = (overlap, other.text)
         return best[1] if best else None
 
 
@@ -249,16 +314,21 @@ def figure_findings(claim: str, context: ContextIndex) -> list[Finding]:
             continue
         conflict = context.conflicting(figure, claim_words)
         if conflict is not None:
-            findings.append(Finding(
-                "figure_conflict",
-                f"{figure.kind} {figure.text!r} is not in the context, which says {conflict!r} about this",
-                Verdict.CONTRADICTED,
-            ))
+            findings.append(
+                Finding(
+                    "figure_conflict",
+                    f"{figure.kind} {figure.text!r} is not in the context, which says {conflict!r} about this",
+                    Verdict.CONTRADICTED,
+                )
+            )
         else:
-            findings.append(Finding(
-                "figure_not_in_context", f"{figure.kind} {figure.text!r} does not appear in the context",
-                Verdict.NOT_FOUND,
-            ))
+            findings.append(
+                Finding(
+                    "figure_not_in_context",
+                    f"{figure.kind} {figure.text!r} does not appear in the context",
+                    Verdict.NOT_FOUND,
+                )
+            )
     return findings + _hours_findings(claim, context.schedule) + _attribute_findings(claim, context.attributes)
 
 
@@ -268,11 +338,17 @@ def _attribute_findings(claim: str, attributes: Sequence[RecordAttribute]) -> li
         attribute = mismatch.attribute
         name = f"{attribute.group} {attribute.name}" if attribute.group else attribute.name
         if attribute.value is None:
-            findings.append(Finding("attribute_not_given", f"the record does not say whether {name!r}",
-                                    Verdict.NOT_FOUND))
+            findings.append(
+                Finding("attribute_not_given", f"the record does not say whether {name!r}", Verdict.NOT_FOUND)
+            )
         else:
-            findings.append(Finding("attribute_conflict", f"the record says {name!r} is "
-                                    f"{'yes' if attribute.value else 'no'}", Verdict.CONTRADICTED))
+            findings.append(
+                Finding(
+                    "attribute_conflict",
+                    f"the record says {name!r} is {'yes' if attribute.value else 'no'}",
+                    Verdict.CONTRADICTED,
+                )
+            )
     return findings
 
 
@@ -287,11 +363,21 @@ def _hours_findings(claim: str, schedule: Mapping[str, tuple[int, int]]) -> list
         listed = [f"{m.day.capitalize()} {m.listed}" for m in mismatches if m.listed]
         unlisted = [m.day.capitalize() for m in mismatches if not m.listed]
         if listed:
-            findings.append(Finding("figure_conflict", f"hours {claimed!r} are not what the context lists for "
-                                    f"those days: {', '.join(listed)}", Verdict.CONTRADICTED))
+            findings.append(
+                Finding(
+                    "figure_conflict",
+                    f"hours {claimed!r} are not what the context lists for those days: {', '.join(listed)}",
+                    Verdict.CONTRADICTED,
+                )
+            )
         else:
-            findings.append(Finding("figure_not_in_context", f"hours {claimed!r}: the context lists no hours for "
-                                    f"{', '.join(unlisted)}", Verdict.NOT_FOUND))
+            findings.append(
+                Finding(
+                    "figure_not_in_context",
+                    f"hours {claimed!r}: the context lists no hours for {', '.join(unlisted)}",
+                    Verdict.NOT_FOUND,
+                )
+            )
     return findings
 
 
@@ -313,8 +399,9 @@ _NEGATION_IDIOM_RE = re.compile(
 # "not with the launch but with the way": the "not" clause is the contrast, not a claim about the launch.
 _CONTRASTIVE_NOT_RE = re.compile(r"^\s*(?:(?:and|yet|but)\s+)?not\b", re.IGNORECASE)
 # "to prevent birds from becoming used to it" says what "so birds do not become used to it" says.
-_IMPLICIT_NEGATION = frozenset({"prevent", "prevents", "prevented", "preventing", "avoid", "avoids", "avoided",
-                                "avoiding"})
+_IMPLICIT_NEGATION = frozenset(
+    {"prevent", "prevents", "prevented", "preventing", "avoid", "avoids", "avoided", "avoiding"}
+)
 
 
 def negation_finding(claim: str, evidence: str | None) -> Finding | None:
@@ -383,15 +470,17 @@ def validate_output(answer: str, chunks: Sequence[Chunk], *, require_citations: 
         return [Finding("empty_answer", "the answer is empty", Verdict.NOT_FOUND)]
     findings: list[Finding] = []
     if REFUSAL_TOKEN in stripped and stripped != REFUSAL_TOKEN:
-        findings.append(Finding(
-            "refusal_token_not_alone", f"{REFUSAL_TOKEN} must be the whole answer, not part of it", None
-        ))
+        findings.append(
+            Finding("refusal_token_not_alone", f"{REFUSAL_TOKEN} must be the whole answer, not part of it", None)
+        )
     chunk_ids = [chunk.id for chunk in chunks]
     for raw in cited_ids(answer):
         if resolve_cited_id(raw, chunk_ids) is None:
-            findings.append(Finding(
-                "fabricated_citation", f"cites [{raw}], which is not among the retrieved chunks", Verdict.NOT_FOUND
-            ))
+            findings.append(
+                Finding(
+                    "fabricated_citation", f"cites [{raw}], which is not among the retrieved chunks", Verdict.NOT_FOUND
+                )
+            )
     if require_citations:
         for sentence in sentences(answer):
             if sentence.skip_reason is None and not cited_ids(sentence.text):
@@ -427,3 +516,68 @@ def _inside_word(text: str, start: int, end: int) -> bool:
     after = text[end] if end < len(text) else " "
     hyphenated_name = before == "-" and start > 1 and text[start - 2].isalpha()
     return before.isalpha() or hyphenated_name or (after.isalpha() and after.lower() not in "kmb")
+
+
+# ------------------------------------------------------------------------------------------ the claim checks
+# A new deterministic check is one function (ClaimCheckInput -> findings) and one register_claim_check call.
+# The verifier runs the registered checks in order and lets each finding act on the claim as its effect says.
+
+
+class CheckEffect(StrEnum):
+    VERDICT = "verdict"
+    """A finding with a verdict decides the claim (CONTRADICTED over NOT_FOUND) and caps its score at reject_at."""
+    SIGNAL = "signal"
+    """Evidence against the claim, not proof: the score is capped mid-band, so it is never accepted outright."""
+    NOTE = "note"
+    """Recorded on the claim; the score is left alone."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCheckInput:
+    claim: Claim
+    context: ContextIndex
+    chunk_ids: Sequence[str]
+    evidence: str | None = None
+    """The claim's best evidence sentence; None for checks that run before the pair matrix is scored."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCheck:
+    name: str
+    run: Callable[[ClaimCheckInput], Sequence[Finding]]
+    effect: CheckEffect
+    needs_evidence: bool = False
+    """Run after scoring, with the evidence sentence (else before scoring, on the context alone)."""
+
+
+CLAIM_CHECKS: list[ClaimCheck] = []
+
+
+def register_claim_check(check: ClaimCheck) -> ClaimCheck:
+    if any(existing.name == check.name for existing in CLAIM_CHECKS):
+        raise ValueError(f"a claim check named {check.name!r} is already registered")
+    CLAIM_CHECKS.append(check)
+    return check
+
+
+def _figure_check(item: ClaimCheckInput) -> list[Finding]:
+    return figure_findings(item.claim.text, item.context)
+
+
+def _negation_check(item: ClaimCheckInput) -> list[Finding]:
+    finding = negation_finding(item.claim.text, item.evidence)
+    return [] if finding is None else [finding]
+
+
+def _citation_check(item: ClaimCheckInput) -> list[Finding]:
+    return [
+        Finding("fabricated_citation", f"cites [{raw}], which was never retrieved", None)
+        for raw in item.claim.cited_ids
+        if resolve_cited_id(raw, item.chunk_ids) is None
+    ]
+
+
+# Figures, dates, hours and record attributes; then the negation signal; then citations (the order of ClaimResult.checks).
+register_claim_check(ClaimCheck("figures", _figure_check, CheckEffect.VERDICT))
+register_claim_check(ClaimCheck("negation", _negation_check, CheckEffect.SIGNAL, needs_evidence=True))
+register_claim_check(ClaimCheck("citations", _citation_check, CheckEffect.NOTE, needs_evidence=True))

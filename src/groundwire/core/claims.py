@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from groundwire.core.textutil import content_words, trim_span
 from groundwire.core.types import REFUSAL_TOKEN, Claim
@@ -160,11 +160,19 @@ def bare_answer(answer: str) -> Claim | None:
     body_start += _interjection_length(answer[body_start:end])
     text = strip_citations(answer[body_start:end]).strip().rstrip(" ,;:.!")
     has_content = bool(content_words(text)) or any(ch.isdigit() for ch in text)
-    if (not has_content or len(text.split()) > _BARE_ANSWER_MAX_WORDS or _FIRST_PERSON_RE.match(text)
-            or _REACTION_RE.match(text)):
+    if (
+        not has_content
+        or len(text.split()) > _BARE_ANSWER_MAX_WORDS
+        or _FIRST_PERSON_RE.match(text)
+        or _REACTION_RE.match(text)
+    ):
         return None
-    return Claim(text=text[:1].upper() + text[1:] + ".", span=(body_start, end), sentence=sentence.text,
-                 cited_ids=cited_ids(sentence.text))
+    return Claim(
+        text=text[:1].upper() + text[1:] + ".",
+        span=(body_start, end),
+        sentence=sentence.text,
+        cited_ids=cited_ids(sentence.text),
+    )
 
 
 def _atomic_claims(answer: str, sentence: Sentence) -> Iterator[Claim]:
@@ -245,7 +253,7 @@ def _skip_reason(text: str) -> str | None:
     body = strip_citations(_LIST_MARKER_RE.sub("", text, count=1))
     if not body or body.strip() == REFUSAL_TOKEN:
         return "empty_or_refusal_token"
-    if body.endswith("?") and _asserted_question(body[_interjection_length(body):]) is None:
+    if body.endswith("?") and _asserted_question(body[_interjection_length(body) :]) is None:
         return "question"
     if body.endswith(":") or body.startswith("#"):
         return "heading"
@@ -253,7 +261,7 @@ def _skip_reason(text: str) -> str | None:
         return "filler"
     if _REFUSAL_RE.search(body):
         return "refusal"
-    if _too_short(body[_interjection_length(body):]):
+    if _too_short(body[_interjection_length(body) :]):
         return "greeting_or_too_short"
     return None
 
@@ -283,7 +291,7 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 _THREAD_STATE = threading.local()
 
 
-def _segmenter():  # noqa: ANN202 - pysbd has no type hints
+def _segmenter() -> Any:  # pysbd has no type hints
     """One pysbd segmenter per thread: a segmenter keeps per-call state on itself and is not thread-safe."""
     segmenter = getattr(_THREAD_STATE, "segmenter", None)
     if segmenter is None:

@@ -85,7 +85,8 @@ class LogisticCombiner:
             return np.zeros(0)
         x = (feature_matrix(features, self.names) - np.asarray(self.mean)) / np.asarray(self.scale)
         z = x @ np.asarray(self.coef) + self.intercept
-        return np.exp(-np.logaddexp(0.0, -z))  # sigmoid without overflow for large |z|
+        scores: np.ndarray = np.exp(-np.logaddexp(0.0, -z))  # sigmoid without overflow for large |z|
+        return scores
 
     def to_json(self) -> str:
         return json.dumps({"kind": "logistic", **asdict(self)}, indent=2)
@@ -130,7 +131,7 @@ class TaskCombiner:
             return LogisticCombiner.from_dict({"kind": "logistic", **d})
 
         return cls(default=one(data["default"]),  # type: ignore[arg-type]
-                   by_task={str(t): one(d) for t, d in data["by_task"].items()})  # type: ignore[union-attr]
+                   by_task={str(t): one(d) for t, d in data["by_task"].items()})  # type: ignore[attr-defined]
 
 
 def load_combiner(path: str | Path) -> LogisticCombiner | TaskCombiner:

@@ -13,8 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_DAY = (r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|"
-        r"sun(?:day)?)")
+_DAY = (
+    r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|"
+    r"sun(?:day)?)"
+)
 # "Monday: 11:30-19:30" in a rendered record, "\"Monday\": \"11:30-19:30\"" in raw JSON.
 _SCHEDULE_RE = re.compile(
     rf"\b(?P<day>{'|'.join(DAYS)})\"?\s*:\s*\"?(?P<open>\d{{1,2}}:\d{{1,2}})\s*-\s*(?P<close>\d{{1,2}}:\d{{1,2}})\b",
@@ -70,11 +72,15 @@ def _claimed_hours(claim: str) -> list[tuple[tuple[str, ...], tuple[int, int], s
     """(days, (open, close), time text) pairs: each time range goes with the day group that follows it when
     the sentence starts with a time ("11 am to 9 pm on weekdays and ... on weekends"), else with the day group
     before it ("Monday to Thursday from 5 to 9 pm")."""
-    ranges = [(m.start(), m.end(), parsed, m.group(0)) for m in _TIME_RANGE_RE.finditer(claim)
-              if (parsed := _parse_range(m.group("t1"), m.group("t2"))) is not None
-              and not _ALTERNATIVE_RE.match(claim, m.end())]
-    groups = _day_groups(claim, [m for m in _DAY_SPEC_RE.finditer(claim)
-                                 if not any(s <= m.start() < e for s, e, _, _ in ranges)])
+    ranges = [
+        (m.start(), m.end(), parsed, m.group(0))
+        for m in _TIME_RANGE_RE.finditer(claim)
+        if (parsed := _parse_range(m.group("t1"), m.group("t2"))) is not None
+        and not _ALTERNATIVE_RE.match(claim, m.end())
+    ]
+    groups = _day_groups(
+        claim, [m for m in _DAY_SPEC_RE.finditer(claim) if not any(s <= m.start() < e for s, e, _, _ in ranges)]
+    )
     if not ranges or not groups:
         return []
     time_first = ranges[0][0] < groups[0][0]

@@ -43,7 +43,7 @@ def keep_top(similarity: np.ndarray, *, top_k: int, margin: float) -> np.ndarray
     if n_cols <= top_k:
         return np.ones((n_rows, n_cols), dtype=bool)
     best = similarity.max(axis=1, keepdims=True)
-    mask = similarity >= best - margin
+    mask: np.ndarray = similarity >= best - margin
     # argpartition gives the top_k column indices per row without a full sort.
     top = np.argpartition(-similarity, top_k - 1, axis=1)[:, :top_k]
     np.put_along_axis(mask, top, True, axis=1)

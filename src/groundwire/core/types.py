@@ -127,7 +127,8 @@ class Report:
         return sum(result.verdict is Verdict.SUPPORTED for result in self.claims) / len(self.claims)
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self)) | {"supported_share": self.supported_share}
+        data: dict[str, Any] = _jsonable(asdict(self)) | {"supported_share": self.supported_share}
+        return data
 
 
 def _jsonable(value: Any) -> Any:

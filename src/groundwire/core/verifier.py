@@ -9,23 +9,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
-from groundwire.core.checks import ContextIndex, figure_findings, negation_finding, resolve_cited_id, validate_output
+from groundwire.core.checks import (
+    CLAIM_CHECKS,
+    CheckEffect,
+    ClaimCheckInput,
+    ContextIndex,
+    resolve_cited_id,
+    validate_output,
+)
 from groundwire.core.claims import Decomposer, RuleDecomposer, sentences
 from groundwire.core.combiner import calibration_key, threshold_keys
 from groundwire.core.errors import InputError
-from groundwire.scoring import Scorer, get_scorer
-from groundwire.scoring.lexical import LexicalScorer
+from groundwire.core.pruning import Pruner
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.textutil import WORD_RE, content_words, looks_english, sentence_spans
+from groundwire.core.tracing import traced
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.core.windows import Window, make_windows, premise_budget
-from groundwire.core.tracing import traced
+from groundwire.scoring import Scorer, get_scorer
+from groundwire.scoring.base import Combiner, Thresholds, calibration_of
+from groundwire.scoring.lexical import LexicalScorer
+
+__all__ = ["Combiner", "Pruner", "Thresholds", "Verifier", "as_chunks", "checked_score", "claim_features", "verify"]
 
 DEFAULT_ACCEPT_AT = 0.8
 DEFAULT_REJECT_AT = 0.2
@@ -33,25 +44,8 @@ _STANDARD_CLAIM_TOKENS = 96
 """Premise windows are sized for claims up to this many tokens; longer claims get windows of their own."""
 NO_CLAIMS_SCORE = 1.0
 """An answer with no checkable claims asserts nothing unsupported: it scores 1.0 and is accepted, with a warning."""
-
-
-class Combiner(Protocol):
-    """Maps claim features to a calibrated support score in [0, 1] (the hybrid verifier); it may weigh
-    features differently per task type ("qa", "summary", "data2text", ...)."""
-
-    def predict(self, features: Sequence[Mapping[str, float]], task: str | None = None) -> np.ndarray: ...
-
-
-Thresholds = tuple[float, float]
-"""(accept_at, reject_at)."""
 STRUCTURED_TASK = "data2text"
 """The task a verify() call is taken to be when a chunk is a JSON record and no task is given."""
-
-
-class Pruner(Protocol):
-    """Decides which (claim, window) pairs are worth scoring; pairs not kept score 0 and cannot be a max."""
-
-    def keep(self, claims: Sequence[str], windows: Sequence[str]) -> np.ndarray: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +54,61 @@ class _Matrix:
     contradiction: np.ndarray | None
     truncated: np.ndarray  # (claims,) bool: some pair of the claim was cut by the backend
     pairs_scored: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Scoring:
+    """What every claim of one answer is scored against: the pair matrix and the context it was built from."""
+
+    matrix: _Matrix
+    windows: list[Window]
+    context: list[Chunk]
+    context_words: frozenset[str]
+    chunk_ids: list[str]
+    thresholds: Thresholds
+
+
+@dataclass(frozen=True, slots=True)
+class _Evidence:
+    """A claim's citation: the chunk of its best window, and that window's sentence closest to the claim."""
+
+    chunk: Chunk
+    span: tuple[int, int]
+    text: str
+
+
+@dataclass(slots=True)
+class _ClaimState:
+    """Everything verify() learns about one claim, filled in stage by stage (checks, scoring, combiner)."""
+
+    position: int
+    claim: Claim
+    findings: list[tuple[CheckEffect, Finding]] = field(default_factory=list)
+    scorable: bool = True
+    """False when the claim alone is longer than half the model's window."""
+    evidence: _Evidence | None = None
+    features: dict[str, float] = field(default_factory=dict)
+    calibrated: float | None = None
+    """The combiner's score, when the scorer has a combiner."""
+
+    def run_checks(self, index: ContextIndex, chunk_ids: list[str], *, with_evidence: bool) -> None:
+        evidence = self.evidence.text if self.evidence is not None else None
+        item = ClaimCheckInput(self.claim, index, chunk_ids, evidence)
+        for check in CLAIM_CHECKS:
+            if check.needs_evidence == with_evidence:
+                self.findings.extend((check.effect, finding) for finding in check.run(item))
+
+    def deciding(self) -> list[Finding]:
+        """Findings of the verdict-deciding checks (figures, dates, hours, record attributes)."""
+        return [finding for effect, finding in self.findings if effect is CheckEffect.VERDICT]
+
+    @property
+    def hard_verdicts(self) -> list[Verdict]:
+        return [finding.verdict for finding in self.deciding() if finding.verdict is not None]
+
+    @property
+    def signalled(self) -> bool:
+        return any(effect is CheckEffect.SIGNAL for effect, _ in self.findings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,25 +139,30 @@ class Verifier:
         decomposer: Decomposer | None = None,
         combiner: Combiner | None = None,
         pruner: Pruner | None = None,
+        require_citations: bool = False,
     ) -> None:
         self.scorer: Scorer = scorer if scorer is not None and not isinstance(scorer, str) else get_scorer(scorer)
-        calibrated = getattr(self.scorer, "thresholds", None) or (DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT)
+        calibration = calibration_of(self.scorer)
+        calibrated = calibration.thresholds or (DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT)
         self.accept_at = calibrated[0] if accept_at is None else accept_at
         self.reject_at = calibrated[1] if reject_at is None else reject_at
         if not 0.0 <= self.reject_at < self.accept_at <= 1.0:
             raise ValueError(f"need 0 <= reject_at < accept_at <= 1, got {self.reject_at} and {self.accept_at}")
         self.decomposer: Decomposer = decomposer or RuleDecomposer()
-        self.combiner: Combiner | None = combiner if combiner is not None else getattr(self.scorer, "combiner", None)
+        self.combiner: Combiner | None = combiner if combiner is not None else calibration.combiner
         self.pruner = pruner
+        self.require_citations = require_citations
+        """Flag answer sentences without a citation marker on every verify() call that does not say otherwise."""
         # Thresholds calibrated per task type apply only while the caller has not set thresholds explicitly.
         explicit = accept_at is not None or reject_at is not None
-        self.task_thresholds: Mapping[str, Thresholds] = (
-            {} if explicit else dict(getattr(self.scorer, "task_thresholds", None) or {}))
+        self.task_thresholds: Mapping[str, Thresholds] = {} if explicit else dict(calibration.task_thresholds)
         self._lexical: Scorer | None = None
 
     def thresholds_for(self, task: str | None) -> Thresholds:
-        return next((self.task_thresholds[key] for key in threshold_keys(task) if key in self.task_thresholds),
-                    (self.accept_at, self.reject_at))
+        return next(
+            (self.task_thresholds[key] for key in threshold_keys(task) if key in self.task_thresholds),
+            (self.accept_at, self.reject_at),
+        )
 
     @property
     def model_id(self) -> str:
@@ -140,7 +194,7 @@ class Verifier:
         chunks: Sequence[Chunk | str],
         *,
         question: str | None = None,
-        require_citations: bool = False,
+        require_citations: bool | None = None,
         task: str | None = None,
     ) -> Report:
         """Verify one answer against its chunks.
@@ -148,30 +202,54 @@ class Verifier:
         `task` ("qa", "summary", "data2text", "dialogue", "claim") selects the combiner and thresholds
         calibrated for that kind of answer, where the scorer has them ("summary/long" for an answer of 4 or
         more claims; `combiner.calibration_key`); without it, a context holding a JSON record is taken as
-        "data2text" and anything else gets the pooled calibration.
+        "data2text" and anything else gets the pooled calibration. `require_citations` None: the verifier's own.
         """
         started = time.perf_counter()
         context = as_chunks(chunks)
         if not answer or not answer.strip():
             raise InputError("the answer is empty: pass the model's answer text (or NOT_IN_CONTEXT for an abstention)")
-        findings = tuple(validate_output(answer, context, require_citations=require_citations))
+        citations = self.require_citations if require_citations is None else require_citations
+        findings = tuple(validate_output(answer, context, require_citations=citations))
         warnings = _language_warnings(answer, context)
-        if answer.strip() == REFUSAL_TOKEN:
-            return Report(answer, NO_CLAIMS_SCORE, Route.ACCEPT, (), True, self.model_id,
-                          {"total": time.perf_counter() - started}, findings, warnings, question)
         timings: dict[str, float] = {}
+
+        def finished(
+            score: float,
+            decision: Route,
+            claims: Sequence[ClaimResult] = (),
+            *,
+            abstained: bool = False,
+            extra: dict[str, Any] | None = None,
+        ) -> Report:
+            timings["total"] = time.perf_counter() - started
+            return Report(
+                answer=answer,
+                score=score,
+                decision=decision,
+                claims=tuple(claims),
+                abstained=abstained,
+                model_id=self.model_id,
+                timings=timings,
+                findings=findings,
+                warnings=warnings,
+                question=question,
+                extra=extra or {},
+            )
+
+        if answer.strip() == REFUSAL_TOKEN:
+            return finished(NO_CLAIMS_SCORE, Route.ACCEPT, abstained=True)
         mark = time.perf_counter()
         claims = self.decomposer.decompose(answer, question=question)
         timings["decompose"] = time.perf_counter() - mark
         # A bare answer ("1959") is a claim although its sentence alone would be skipped.
-        skipped = [{"text": s.text, "reason": s.skip_reason} for s in sentences(answer)
-                   if s.skip_reason and not any(c.span[0] < s.span[1] and s.span[0] < c.span[1] for c in claims)]
+        skipped = [
+            {"text": s.text, "reason": s.skip_reason}
+            for s in sentences(answer)
+            if s.skip_reason and not any(c.span[0] < s.span[1] and s.span[0] < c.span[1] for c in claims)
+        ]
         if not claims:
             warnings += ("no checkable claims in the answer: score 1.0 by definition (nothing is asserted)",)
-            timings["total"] = time.perf_counter() - started
-            decision = _cap_for_findings(Route.ACCEPT, findings)
-            return Report(answer, NO_CLAIMS_SCORE, decision, (), False, self.model_id, timings, findings,
-                          warnings, question, {"skipped": skipped})
+            return finished(NO_CLAIMS_SCORE, _cap_for_findings(Route.ACCEPT, findings), extra={"skipped": skipped})
         # JSON records are checked as one statement per line; evidence spans then index the rendered text.
         scoring_context = [rendered_chunk(chunk) for chunk in context]
         rendered = {new.id: new.text for old, new in zip(context, scoring_context, strict=True) if new is not old}
@@ -179,8 +257,15 @@ class Verifier:
             task = STRUCTURED_TASK
         calibration = calibration_key(task, len(claims))
         thresholds = self.thresholds_for(calibration)
-        results, stats = self._verify_claims(answer, claims, scoring_context, context, timings, calibration,
-                                             thresholds)
+        results, stats = self._verify_claims(
+            answer,
+            claims,
+            context=scoring_context,
+            retrieved=context,
+            timings=timings,
+            task=calibration,
+            thresholds=thresholds,
+        )
         if rendered:
             stats["rendered_chunks"] = rendered
         if task is not None:
@@ -193,22 +278,31 @@ class Verifier:
         score = min(scored, default=NO_CLAIMS_SCORE)
         decision = self.route(score, thresholds)
         if len(scored) < len(results):
-            warnings += (f"{len(results) - len(scored)} claim(s) could not be scored; the answer score covers the rest",)
+            warnings += (
+                f"{len(results) - len(scored)} claim(s) could not be scored; the answer score covers the rest",
+            )
         if decision is Route.ACCEPT and any(not r.scored or r.route is not Route.ACCEPT for r in results):
             decision = Route.ESCALATE
-        decision = _cap_for_findings(decision, findings)
-        timings["total"] = time.perf_counter() - started
-        return Report(answer, score, decision, tuple(results), False, self.model_id, timings, findings, warnings,
-                      question, {"skipped": skipped, **stats})
+        return finished(score, _cap_for_findings(decision, findings), results, extra={"skipped": skipped, **stats})
 
     def _verify_claims(
-        self, answer: str, claims: list[Claim], context: list[Chunk], retrieved: list[Chunk],
-        timings: dict[str, float], task: str | None, thresholds: Thresholds,
+        self,
+        answer: str,
+        claims: list[Claim],
+        *,
+        context: list[Chunk],
+        retrieved: list[Chunk],
+        timings: dict[str, float],
+        task: str | None,
+        thresholds: Thresholds,
     ) -> tuple[list[ClaimResult], dict[str, Any]]:
         """`context` is what is scored (JSON records rendered to statements); `retrieved` the chunks as given."""
+        states = [_ClaimState(position, claim) for position, claim in enumerate(claims)]
+        chunk_ids = [chunk.id for chunk in context]
         mark = time.perf_counter()
         index = ContextIndex.build(context, sources=retrieved)
-        figure_checks = [figure_findings(claim.text, index) for claim in claims]
+        for state in states:
+            state.run_checks(index, chunk_ids, with_evidence=False)
         timings["checks"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
@@ -216,33 +310,40 @@ class Verifier:
         timings["windows"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
-        matrix = self._score_matrix([c.text for c in claims], windows, allowed)
+        texts = [claim.text for claim in claims]
+        matrix = self._score_matrix(texts, windows, allowed)
         timings["score"] = time.perf_counter() - mark
-        scorable = allowed.any(axis=1).tolist()
 
         mark = time.perf_counter()
-        context_words = frozenset(w for chunk in context for w in content_words(chunk.text))
-        chunk_ids = [chunk.id for chunk in context]
-        lexical = self._lexical_support([c.text for c in claims], windows, allowed, matrix)
-        evidence = [_evidence(claim.text, matrix.support[position], windows, context)
-                    for position, claim in enumerate(claims)]
-        negations = [negation_finding(claim.text, found[2]) for claim, found in zip(claims, evidence, strict=True)]
-        features = [
-            claim_features(claim, position, len(claims), matrix, windows, context_words, figure_checks[position],
-                           chunk_ids)
-            | {"lexical_support": float(lexical[position]), "negation_flip": float(negations[position] is not None)}
-            for position, claim in enumerate(claims)
-        ]
-        calibrated = self.combiner.predict(features, task=task) if self.combiner is not None else None
+        scoring = _Scoring(
+            matrix=matrix,
+            windows=windows,
+            context=context,
+            chunk_ids=chunk_ids,
+            thresholds=thresholds,
+            context_words=frozenset(w for chunk in context for w in content_words(chunk.text)),
+        )
+        lexical = self._lexical_support(texts, windows, allowed, matrix)
+        scorable_rows = [bool(allowed[position].any()) for position in range(len(claims))]
+        for state, scorable in zip(states, scorable_rows, strict=True):
+            state.scorable = scorable
+            state.evidence = _evidence(state.claim.text, matrix.support[state.position], windows, context)
+            state.run_checks(index, chunk_ids, with_evidence=True)
+            state.features = claim_features(state, scoring, n_claims=len(claims)) | {
+                "lexical_support": float(lexical[state.position]),
+                "negation_flip": float(state.signalled),
+            }
+        if self.combiner is not None:
+            calibrated = self.combiner.predict([state.features for state in states], task=task)
+            for state in states:
+                state.calibrated = float(calibrated[state.position])
+        results = [self._claim_result(state, scoring) for state in states]
         results = [
-            self._claim_result(position, claim, matrix, evidence[position], context, figure_checks[position],
-                               negations[position], features[position], scorable[position],
-                               None if calibrated is None else float(calibrated[position]), thresholds)
-            for position, claim in enumerate(claims)
+            r
+            if r.verdict is Verdict.SUPPORTED
+            else replace(r, unsupported_spans=unsupported_spans(answer, r.claim.span, scoring.context_words))
+            for r in results
         ]
-        results = [r if r.verdict is Verdict.SUPPORTED else
-                   replace(r, unsupported_spans=unsupported_spans(answer, r.claim.span, context_words))
-                   for r in results]
         timings["aggregate"] = time.perf_counter() - mark
         return results, {"windows": len(windows), "pairs_scored": matrix.pairs_scored}
 
@@ -254,8 +355,8 @@ class Verifier:
         """
         max_tokens = self.scorer.max_tokens
         if max_tokens is None:
-            windows = make_windows(context, budget=None, count_tokens=self.scorer.count_tokens)
-            return windows, np.ones((len(claims), len(windows)), dtype=bool)
+            whole = make_windows(context, budget=None, count_tokens=self.scorer.count_tokens)
+            return whole, np.ones((len(claims), len(whole)), dtype=bool)
         standard = min(max_tokens // 2, _STANDARD_CLAIM_TOKENS)
         buckets: dict[int, list[int]] = {}
         for index, tokens in enumerate(self.scorer.count_tokens([claim.text for claim in claims])):
@@ -265,8 +366,9 @@ class Verifier:
         windows: list[Window] = []
         spans: dict[int, tuple[int, int]] = {}
         for bucket in sorted(buckets):
-            bucket_windows = make_windows(context, budget=premise_budget(max_tokens, bucket),
-                                          count_tokens=self.scorer.count_tokens)
+            bucket_windows = make_windows(
+                context, budget=premise_budget(max_tokens, bucket), count_tokens=self.scorer.count_tokens
+            )
             spans[bucket] = (len(windows), len(windows) + len(bucket_windows))
             windows.extend(bucket_windows)
         allowed = np.zeros((len(claims), len(windows)), dtype=bool)
@@ -274,8 +376,9 @@ class Verifier:
             allowed[np.asarray(members)[:, None], np.arange(*spans[bucket])[None, :]] = True
         return windows, allowed
 
-    def _lexical_support(self, claims: list[str], windows: list[Window], allowed: np.ndarray,
-                         matrix: _Matrix) -> np.ndarray:
+    def _lexical_support(
+        self, claims: list[str], windows: list[Window], allowed: np.ndarray, matrix: _Matrix
+    ) -> np.ndarray:
         """Per claim, the lexical baseline's best score over the claim's own windows: a combiner feature that
         catches novel names and figures a small model reads past. Cheap next to a model call."""
         if isinstance(self.scorer, LexicalScorer):  # its own matrix already holds these scores
@@ -307,52 +410,41 @@ class Verifier:
             np.logical_or.at(truncated, rows, scores.truncated)
         return _Matrix(support, contradiction, truncated, len(pairs))
 
-    def _claim_result(
-        self,
-        position: int,
-        claim: Claim,
-        matrix: _Matrix,
-        found: tuple[Chunk, tuple[int, int], str],
-        context: list[Chunk],
-        figure_checks: list[Finding],
-        negation: Finding | None,
-        features: dict[str, float],
-        scorable: bool,
-        calibrated: float | None,
-        thresholds: Thresholds,
-    ) -> ClaimResult:
-        chunk, evidence_span, evidence = found
-        checks = list(figure_checks)
-        if negation is not None:
-            checks.append(negation)
-        checks.extend(_citation_findings(claim, [c.id for c in context]))
-
-        support = float(matrix.support[position].max()) if scorable else None
+    def _claim_result(self, state: _ClaimState, scoring: _Scoring) -> ClaimResult:
+        matrix, thresholds, position = scoring.matrix, scoring.thresholds, state.position
+        support = float(matrix.support[position].max()) if state.scorable else None
         contradiction = None if matrix.contradiction is None else float(matrix.contradiction[position].max())
-        score = calibrated if calibrated is not None else (support or 0.0)
-        fully_scored = scorable and not bool(matrix.truncated[position])
-        note = None if fully_scored else _unscored_note(scorable)
+        score = state.calibrated if state.calibrated is not None else (support or 0.0)
+        fully_scored = state.scorable and not bool(matrix.truncated[position])
+        note = None if fully_scored else _unscored_note(state.scorable)
 
-        hard = [f.verdict for f in figure_checks if f.verdict is not None]
-        decided_by = "scorer"
-        if hard:
-            verdict = Verdict.CONTRADICTED if Verdict.CONTRADICTED in hard else Verdict.NOT_FOUND
-            decided_by = "checks"
-        score = checked_score(score, thresholds, hard=bool(hard), negation=negation is not None)
+        hard = state.hard_verdicts
+        score = checked_score(score, thresholds, hard=bool(hard), negation=state.signalled)
         route = self.route(score, thresholds)
         if support is None and not hard:
             route = Route.ESCALATE  # unknown, not unsupported: a person or the judge should look
         elif not fully_scored and route is Route.ACCEPT:
             route = Route.ESCALATE
-        if not hard:
+        if hard:
+            verdict = Verdict.CONTRADICTED if Verdict.CONTRADICTED in hard else Verdict.NOT_FOUND
+        else:
             verdict = _model_verdict(route, support or 0.0, contradiction)
+        cited = state.evidence if support is not None else None
         return ClaimResult(
-            claim=claim, verdict=verdict, score=float(score), support=support, contradiction=contradiction,
-            chunk_id=chunk.id if support is not None else None,
-            evidence_span=evidence_span if support is not None else None,
-            evidence=evidence if support is not None else None,
-            checks=tuple(checks), route=route, scored=fully_scored, decided_by=decided_by, note=note,
-            features=features,
+            claim=state.claim,
+            verdict=verdict,
+            score=float(score),
+            support=support,
+            contradiction=contradiction,
+            chunk_id=cited.chunk.id if cited is not None else None,
+            evidence_span=cited.span if cited is not None else None,
+            evidence=cited.text if cited is not None else None,
+            checks=tuple(finding for _, finding in state.findings),
+            route=route,
+            scored=fully_scored,
+            decided_by="checks" if hard else "scorer",
+            note=note,
+            features=state.features,
         )
 
 
@@ -382,26 +474,19 @@ def _unscored_note(scorable: bool) -> str:
     return "not fully scored: the backend had to truncate some pairs"
 
 
-def claim_features(
-    claim: Claim,
-    position: int,
-    n_claims: int,
-    matrix: _Matrix,
-    windows: list[Window],
-    context_words: frozenset[str],
-    figure_checks: list[Finding],
-    chunk_ids: list[str],
-) -> dict[str, float]:
+def claim_features(state: _ClaimState, scoring: _Scoring, *, n_claims: int) -> dict[str, float]:
     """The claim-level features the hybrid combiner learns from. Names are stable: the combiner stores them."""
+    claim, position, matrix, windows = state.claim, state.position, scoring.matrix, scoring.windows
     row = matrix.support[position]
     best = int(np.argmax(row)) if len(row) else 0
     words = content_words(claim.text)
     best_words = frozenset(content_words(windows[best].text)) if windows else frozenset()
-    novel = [w for w in words if w not in context_words]
+    novel = [w for w in words if w not in scoring.context_words]
     names = [w.lower() for w in WORD_RE.findall(claim.text)[1:] if w[:1].isupper()]
-    novel_names = [w for w in names if not any(part in context_words for part in content_words(w))]
+    novel_names = [w for w in names if not any(part in scoring.context_words for part in content_words(w))]
     sorted_row = np.sort(row)[::-1]
     contradiction = matrix.contradiction
+    deciding = state.deciding()
     return {
         "support": float(row[best]) if len(row) else 0.0,
         "support_second": float(sorted_row[1]) if len(sorted_row) > 1 else 0.0,
@@ -410,23 +495,22 @@ def claim_features(
         "best_window_recall": sum(w in best_words for w in words) / len(words) if words else 1.0,
         "novel_word_share": len(novel) / len(words) if words else 0.0,
         "novel_names": float(len(novel_names)),
-        # Named for figures, these count every deterministic finding: figures, hours, record attributes.
-        "figures_not_in_context": float(sum(f.verdict is Verdict.NOT_FOUND for f in figure_checks)),
-        "figure_conflicts": float(sum(f.verdict is Verdict.CONTRADICTED for f in figure_checks)),
-        "fabricated_citation": float(any(resolve_cited_id(i, chunk_ids) is None for i in claim.cited_ids)),
+        # Named for figures, these count every verdict-deciding finding: figures, hours, record attributes.
+        "figures_not_in_context": float(sum(f.verdict is Verdict.NOT_FOUND for f in deciding)),
+        "figure_conflicts": float(sum(f.verdict is Verdict.CONTRADICTED for f in deciding)),
+        "fabricated_citation": float(any(resolve_cited_id(i, scoring.chunk_ids) is None for i in claim.cited_ids)),
         "claim_words": float(len(words)),
         "position": position / max(n_claims - 1, 1),
         "n_claims": float(n_claims),
     }
 
 
-def _evidence(claim: str, row: np.ndarray, windows: list[Window], context: list[Chunk],
-              ) -> tuple[Chunk, tuple[int, int], str]:
+def _evidence(claim: str, row: np.ndarray, windows: list[Window], context: list[Chunk]) -> _Evidence:
     """The claim's citation: the chunk of its best window, and that window's sentence closest to the claim."""
     window = windows[int(np.argmax(row)) if len(row) else 0]
     chunk = context[window.chunk_index]
     span = best_sentence(claim, chunk.text, window.start, window.end)
-    return chunk, span, chunk.text[span[0] : span[1]]
+    return _Evidence(chunk=chunk, span=span, text=chunk.text[span[0] : span[1]])
 
 
 def best_sentence(claim: str, text: str, start: int, end: int) -> tuple[int, int]:
@@ -454,14 +538,6 @@ def as_chunks(chunks: Sequence[Chunk | str]) -> list[Chunk]:
     return result
 
 
-def _citation_findings(claim: Claim, chunk_ids: list[str]) -> list[Finding]:
-    return [
-        Finding("fabricated_citation", f"cites [{raw}], which was never retrieved", None)
-        for raw in claim.cited_ids
-        if resolve_cited_id(raw, chunk_ids) is None
-    ]
-
-
 def _cap_for_findings(decision: Route, findings: Sequence[Finding]) -> Route:
     """An answer that cites a passage nobody retrieved, or misuses the refusal token, is never accepted outright."""
     if decision is Route.ACCEPT and findings:
@@ -473,8 +549,10 @@ def _language_warnings(answer: str, context: list[Chunk]) -> tuple[str, ...]:
     sample = " ".join(c.text[:2000] for c in context[:5])
     if looks_english(answer) and looks_english(sample):
         return ()
-    return ("the answer or context does not look like English: groundwire's checks and bundled model are "
-            "English-only, so scores for other languages are unreliable",)
+    return (
+        "the answer or context does not look like English: groundwire's checks and bundled model are "
+        "English-only, so scores for other languages are unreliable",
+    )
 
 
 _DEFAULT_VERIFIERS: dict[str, Verifier] = {}
@@ -491,8 +569,10 @@ def verify(
     **options: object,
 ) -> Report:
     """One-call verification. A named scorer is loaded once per process and reused."""
-    verifier = shared_verifier(scorer, **options) if isinstance(scorer, str) or scorer is None else Verifier(
-        scorer, **options)  # type: ignore[arg-type]
+    if isinstance(scorer, str) or scorer is None:
+        verifier = shared_verifier(scorer, **options)
+    else:
+        verifier = Verifier(scorer, **options)  # type: ignore[arg-type]
     return verifier.verify(answer, chunks, question=question, require_citations=require_citations, task=task)
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from groundwire.core.errors import InputError
+from groundwire.data.embed import default_embedder
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.data.embed import Embedder
@@ -127,8 +128,6 @@ class SemanticCache:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from groundwire.data.embed import default_embedder
-
             self._embedder = default_embedder()
         return self._embedder
 

@@ -20,6 +20,7 @@ from groundwire.core.errors import InputError
 from groundwire.core.textutil import split_text
 from groundwire.core.types import Chunk, ChunkType, Report, Verdict
 from groundwire.data.embed import Embedder, best_similarity, default_embedder, index_texts
+from groundwire.core.verifier import Verifier
 
 CITE_ID_HEX = 20
 """80 bits: P(any collision) ~ n^2 / 2^81, about 4e-11 at n = 10 million chunks."""
@@ -259,8 +260,6 @@ def add_citations(
     if not as_chunks:
         raise InputError("no chunks given; add_citations needs the retrieved chunks the answer drew on")
     if verifier is None:
-        from groundwire.core.verifier import Verifier
-
         verifier = Verifier()
     if threshold is None:
         threshold = float(getattr(verifier, "accept_at", 0.8))

@@ -1,19 +1,30 @@
-"""Reading user files: plain-text contexts and answers, and the grounding-eval JSONL format.
+"""Reading user files: plain-text contexts and answers, and the one grounding-eval row format.
 
-Every error names the file (and the line, for JSONL) and says what was expected.
+The row format (see shared/data/README.md and docs/scaling.md) is parsed here and nowhere else: `check
+--input`, `eval`, `eval-loop` and `batch` all read it through `parse_line` / `parse_record`. A row is an
+object with `answer` and `context` (`chunks` is another name for it): a list of strings, or of
+`{"id", "text", "doc_id", "page"}` objects (string chunks get the ids S1..Sn); other tools' column names
+(RAGAS, DeepEval: COLUMN_ALIASES) and a `--columns` mapping are read too. A bad row becomes a
+`RowError` that keeps its line number and the raw row, so nothing is lost; `read_rows(strict=True)` and
+`read_eval_jsonl` raise an InputError naming the line instead.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from groundwire.core.errors import InputError
+from groundwire.core.types import Chunk
 
 EVAL_TASKS = frozenset({"qa", "summary", "data2text", "claim", "dialogue"})
+UNKNOWN_TASK = "unknown"
+"""EvalRow.task of a row that names none."""
 
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     "answer": ("response", "actual_output"),
@@ -24,6 +35,9 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
 RAGAS (response, retrieved_contexts, user_input; `contexts` before 0.2), DeepEval (actual_output,
 retrieval_context, input), LlamaIndex (query)."""
 
+_KIND_NAMES = {str: "a string", int: "an integer"}
+_ID_IN_TEXT = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
 
 @dataclass(frozen=True, slots=True)
 class EvalRow:
@@ -31,13 +45,39 @@ class EvalRow:
 
     id: str
     task: str
+    """The row's task, or UNKNOWN_TASK."""
     question: str | None
     context: tuple[str, ...]
+    """The chunks' texts, in order."""
     answer: str
     hallucinated: bool | None
     spans: tuple[tuple[int, int, str], ...]
     source: str
     line: int
+    """1-based line in its JSONL file; 0 when the row did not come from one (a Parquet row)."""
+    chunks: tuple[Chunk, ...] = ()
+    """The chunks to verify against: object chunks keep their ids, strings are S1..Sn of doc_id = the row's id."""
+
+    @property
+    def given_task(self) -> str | None:
+        """The task as the row gives it (None when it names none): what selects the verifier's calibration."""
+        return None if self.task == UNKNOWN_TASK else self.task
+
+
+@dataclass(frozen=True, slots=True)
+class RowError:
+    """A row that could not be read, reported instead of dropped."""
+
+    id: str
+    """The row's id when readable, else its position ("file.jsonl:12"), else a content hash."""
+    error: str
+    raw: str
+    """The row as it came in (the JSON line, or the Parquet row as JSON), so nothing is lost."""
+    line: int = 0
+
+    def message(self) -> str:
+        where = f"line {self.line}" if self.line else f"row {self.id}"
+        return f"{where}: {self.error}"
 
 
 def read_text(path: str | Path) -> str:
@@ -87,10 +127,11 @@ def canonical_record(record: Mapping[str, Any], columns: Mapping[str, str] | Non
     return out
 
 
-def read_eval_jsonl(
-    path: str | Path, *, limit: int | None = None, columns: Mapping[str, str] | None = None
-) -> Iterator[EvalRow]:
-    """Rows of a grounding-eval JSONL file, streamed; a malformed line raises InputError naming its number."""
+def read_rows(
+    path: str | Path, *, limit: int | None = None, strict: bool = False, columns: Mapping[str, str] | None = None
+) -> Iterator[EvalRow | RowError]:
+    """Rows of a grounding-eval JSONL file, streamed; blank lines are not rows. A bad row is yielded as a
+    RowError, or with `strict` raises an InputError naming the file and line."""
     file = Path(path)
     if not file.is_file():
         raise InputError(f"{file}: no such file")
@@ -101,50 +142,151 @@ def read_eval_jsonl(
                 return
             if not raw.strip():
                 continue
-            yield parse_eval_row(raw, where=f"{file}:{number}", line=number, columns=columns)
+            try:
+                text, utf8 = raw.decode("utf-8").rstrip("\r\n"), True
+            except UnicodeDecodeError:
+                text, utf8 = raw.decode("utf-8", errors="replace").rstrip("\r\n"), False
+            row = parse_line(text, where=f"{file}:{number}", utf8=utf8, line=number, source=file.stem, columns=columns)
+            if strict and isinstance(row, RowError):
+                raise InputError(f"{file}:{number}: {row.error}")
+            yield row
             count += 1
 
 
-def parse_eval_row(
-    raw: bytes | str, *, where: str, line: int = 0, columns: Mapping[str, str] | None = None
-) -> EvalRow:
+def read_eval_jsonl(
+    path: str | Path, *, limit: int | None = None, columns: Mapping[str, str] | None = None
+) -> Iterator[EvalRow]:
+    """Rows of a grounding-eval JSONL file, streamed; a malformed line raises InputError naming its number."""
+    for row in read_rows(path, limit=limit, strict=True, columns=columns):
+        assert isinstance(row, EvalRow)  # strict: a RowError was raised instead
+        yield row
+
+
+def fallback_id(raw: str, where: str | None, *, search: bool = False) -> str:
+    """An id for a row that has none we can read: with `search` (JSON that did not parse) the first
+    "id": "..." in the text, else its position when known, else a content hash."""
+    found = _ID_IN_TEXT.search(raw) if search else None
+    if found and found.group(1).strip():
+        return found.group(1)
+    if where is not None:
+        return where
+    return "sha1:" + hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def parse_line(
+    text: str,
+    *,
+    where: str | None = None,
+    utf8: bool = True,
+    line: int = 0,
+    require_id: bool = False,
+    source: str | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> EvalRow | RowError:
+    """One JSONL line. `where` ("file.jsonl:12") names the row when it has no readable id; `utf8` is False
+    when the line's bytes were not valid UTF-8 (then `text` holds replacement characters and is not checked)."""
+    if not utf8:
+        return RowError(fallback_id(text, where), "line is not valid UTF-8", text, line)
     try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        obj = json.loads(text)
-    except UnicodeDecodeError:
-        raise InputError(f"{where}: line is not UTF-8") from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"{where}: malformed JSON ({error.msg} at column {error.colno})") from None
-    if not isinstance(obj, dict):
-        raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        record = json.loads(text)
+    except json.JSONDecodeError as err:  # a broken line is expected input: it becomes a row error
+        return RowError(fallback_id(text, where, search=True), f"invalid JSON: {err}", text, line)
+    if not isinstance(record, dict):
+        return RowError(fallback_id(text, where), f"line is a JSON {type(record).__name__}, not an object", text, line)
+    return parse_record(record, raw=text, where=where, line=line, require_id=require_id, source=source,
+                        columns=columns)
+
+
+def parse_record(
+    record: Mapping[str, Any],
+    *,
+    raw: str | None = None,
+    where: str | None = None,
+    line: int = 0,
+    require_id: bool = False,
+    source: str | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> EvalRow | RowError:
+    """A decoded row (a JSON object or a Parquet row). `require_id`: a row without a usable id is an error
+    (batch resumes by id); otherwise it is named by its line. Field names are read as `canonical_record` says."""
+    raw_text = raw if raw is not None else json.dumps(dict(record), ensure_ascii=False, default=str)
     try:
-        obj = canonical_record(obj, columns)
-    except InputError as error:
-        raise InputError(f"{where}: {error}") from None
-    missing = [key for key in ("context", "answer") if key not in obj]
-    if missing:
-        raise InputError(f"{where}: missing key(s) {', '.join(missing)}")
-    context = obj["context"]
+        record = canonical_record(record, columns)
+    except InputError as err:
+        return RowError(fallback_id(raw_text, where), str(err), raw_text, line)
+    row_id = record.get("id")
+    if isinstance(row_id, int) and not isinstance(row_id, bool):
+        row_id = str(row_id)
+    if require_id and (not isinstance(row_id, str) or not row_id.strip()):
+        message = "missing or empty 'id' (a non-empty string or integer)"
+        return RowError(fallback_id(raw_text, where), message, raw_text, line)
+    # Elsewhere the id only labels the row: kept as given, or its line number when it has none.
+    row_id = str(line) if row_id is None else str(row_id)
+    problem = _problem(record)
+    if problem is not None:
+        return RowError(row_id, problem, raw_text, line)
+    context = _context(record)
+    context = [context] if isinstance(context, str) else context
+    chunks = tuple(_chunk(i, c, row_id) for i, c in enumerate(context))
+    return EvalRow(
+        id=row_id,
+        task=str(record.get("task") or UNKNOWN_TASK),
+        question=record.get("question"),
+        context=tuple(chunk.text for chunk in chunks),
+        answer=record["answer"],
+        hallucinated=record.get("hallucinated"),
+        spans=tuple((int(s), int(e), str(label)) for s, e, label in record.get("spans") or ()),
+        source=str(record.get("source") or source or (file_stem(where) if where else "")),
+        line=line,
+        chunks=chunks,
+    )
+
+
+def _context(record: Mapping[str, Any]) -> Any:
+    return record.get("context")
+
+
+def _problem(record: Mapping[str, Any]) -> str | None:
+    if not isinstance(record.get("answer"), str):
+        return "'answer' must be a string" if "answer" in record else "missing key 'answer'"
+    question = record.get("question")
+    if question is not None and not isinstance(question, str):
+        return "'question' must be a string or null"
+    if record.get("task") is not None and not isinstance(record.get("task"), str):
+        return "'task' must be a string or null"
+    hallucinated = record.get("hallucinated")
+    if hallucinated is not None and not isinstance(hallucinated, bool):
+        return "'hallucinated' must be true, false or absent"
+    spans = record.get("spans")
+    if spans is not None and not (
+        isinstance(spans, list) and all(isinstance(s, list | tuple) and len(s) == 3 for s in spans)
+    ):
+        return "'spans' must be a list of [start, end, label]"
+    context = _context(record)
     if isinstance(context, str):
         context = [context]
-    if not isinstance(context, list) or not all(isinstance(c, str) for c in context):
-        raise InputError(f"{where}: 'context' must be a list of strings")
-    if not isinstance(obj["answer"], str):
-        raise InputError(f"{where}: 'answer' must be a string")
-    hallucinated = obj.get("hallucinated")
-    if hallucinated is not None and not isinstance(hallucinated, bool):
-        raise InputError(f"{where}: 'hallucinated' must be true, false or absent")
-    return EvalRow(
-        id=str(obj.get("id", line)),
-        task=str(obj.get("task") or "unknown"),
-        question=obj.get("question"),
-        context=tuple(context),
-        answer=obj["answer"],
-        hallucinated=hallucinated,
-        spans=tuple((int(s), int(e), str(label)) for s, e, label in obj.get("spans") or ()),
-        source=str(obj.get("source") or file_stem(where)),
-        line=line,
-    )
+    if not isinstance(context, list | tuple) or not context:
+        return "'context' must be a non-empty list of chunks"
+    for i, chunk in enumerate(context):
+        text = chunk.get("text") if isinstance(chunk, Mapping) else chunk
+        if not isinstance(text, str) or not text.strip():
+            return f"context[{i}] must be a non-empty string or an object with a non-empty 'text'"
+        if isinstance(chunk, Mapping):
+            for key, kind in (("id", str), ("doc_id", str), ("page", int)):
+                if chunk.get(key) is not None and not isinstance(chunk.get(key), kind):
+                    return f"context[{i}].{key} must be {_KIND_NAMES[kind]} or null"
+    return None
+
+
+def _chunk(index: int, chunk: str | Mapping[str, Any], row_id: str) -> Chunk:
+    if isinstance(chunk, Mapping):
+        return Chunk(
+            id=chunk.get("id") or f"S{index + 1}",
+            text=chunk["text"],
+            doc_id=chunk.get("doc_id"),
+            page=chunk.get("page"),
+        )
+    return Chunk(id=f"S{index + 1}", text=chunk, doc_id=row_id)
 
 
 def file_stem(where: str) -> str:

@@ -33,6 +33,9 @@ import numpy as np
 
 from groundwire.core.textutil import content_words
 from groundwire.core.types import Chunk, Route, Verdict
+from groundwire.evaluation.metrics import detection_metrics
+from groundwire.data.embed import default_embedder
+from groundwire.data.embed import best_similarity, index_texts
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.data.rows import EvalRow
@@ -200,8 +203,6 @@ class EvidenceFinder:
         embedder: Embedder | None = None,
         top_k: int = 3,
     ) -> None:
-        from groundwire.data.embed import default_embedder
-
         self._corpus = list(corpus)
         self._verifier = verifier
         self._embedder = embedder if embedder is not None else default_embedder()
@@ -210,8 +211,6 @@ class EvidenceFinder:
 
     def supported_outside(self, claims: Sequence[str], retrieved_ids: Sequence[str]) -> bool:
         """True when every claim is supported by some corpus chunk outside the retrieved set."""
-        from groundwire.data.embed import best_similarity, index_texts
-
         if not self._corpus or not claims:
             return False
         if self._index is None:
@@ -298,8 +297,6 @@ def summarise(items: Sequence[EvalItem], *, by_day: bool = False, examples: int 
         )
     labelled = [i for i in items if i.hallucinated is not None and i.score is not None and i.route is not None]
     if labelled and len({i.hallucinated for i in labelled}) == 2:
-        from groundwire.evaluation.metrics import detection_metrics
-
         out["detection"] = detection_metrics(
             [bool(i.hallucinated) for i in labelled],
             [float(i.score or 0.0) for i in labelled],

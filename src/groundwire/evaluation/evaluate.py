@@ -54,7 +54,7 @@ class EvalSummary:
 
 
 def row_chunks(row: EvalRow) -> list[Chunk]:
-    return [Chunk(id=f"S{i}", text=text, doc_id=row.id) for i, text in enumerate(row.context, start=1)]
+    return list(row.chunks)
 
 
 def verify_rows(rows: Iterable[EvalRow], verifier: Verifier) -> Iterator[RowOutcome]:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
+from groundwire.config import load_config
 
 from groundwire.redact import redact, register_secret
 
@@ -337,7 +338,5 @@ def parse_json_reply(text: str, schema: type[T]) -> T:
 
 def client_from_config(config: Config | None = None, **overrides: Any) -> LLMClient:
     """The client groundwire.toml (or the environment) describes. See groundwire.config."""
-    from groundwire.config import load_config
-
     config = load_config() if config is None else config
     return LLMClient.from_config(config.llm, **overrides)

@@ -35,6 +35,9 @@ from groundwire.llm.prompts import Strength
 from groundwire.llm.selfrag import IS_SUP_SCORE, Reflection, parse_reflection
 from groundwire.core.textutil import sentence_spans
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Report, Route, Verdict
+from groundwire.config import load_config
+from groundwire.core.verifier import Verifier
+from groundwire.core.verifier import as_chunks
 from groundwire.core.tracing import traced
 
 if TYPE_CHECKING:
@@ -132,8 +135,6 @@ class Generator:
 
     @traced("groundwire.generate")
     def generate(self, question: str, chunks: Sequence[Chunk | str]) -> Generation:
-        from groundwire.core.verifier import as_chunks
-
         if not question or not question.strip():
             raise InputError("the question is empty: pass the user's question")
         context = as_chunks(chunks)
@@ -368,8 +369,6 @@ def generate(
     retriever: Retriever | None = None,
 ) -> Generation:
     """Grounded generation with the settings of groundwire.toml (or `config`)."""
-    from groundwire.config import load_config
-
     config = load_config() if config is None else config
     return Generator.from_config(config, client=client, verifier=verifier, retriever=retriever).generate(
         question, chunks
@@ -485,8 +484,6 @@ def carry_reflection(report: Report, reflection: Reflection) -> Report:
 
 def claim_agreement(report: Report, samples: Sequence[str], *, verifier: Verifier) -> list[float]:
     """Per claim of `report`, the share of other samples that state it (the verifier, each sample as premise)."""
-    from groundwire.core.verifier import Verifier
-
     if not samples:
         return [1.0 for _ in report.claims]
     # The same scorer and thresholds, but the report's own claims: no second decomposition (LLM or not).

@@ -19,6 +19,7 @@ from pydantic import BaseModel, field_validator
 from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, LLMError, LLMOutputError, parse_json_reply
 from groundwire.core.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.core.verifier import as_chunks
 from groundwire.core.tracing import traced
 
 MIN_QUOTE_WORDS = 2
@@ -146,8 +147,6 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient, re
     listed in extra["judge"]["not_judged"] and a warning names it. With `required`, an endpoint failure
     raises LLMError instead (the CLI's --judge: exit 3).
     """
-    from groundwire.core.verifier import as_chunks
-
     chunks = as_chunks(chunks)
     chunks_text = {chunk.id: chunk.text for chunk in chunks}
     claims: list[ClaimResult] = []

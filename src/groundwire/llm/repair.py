@@ -30,6 +30,7 @@ from groundwire.core.claims import CITATION_RE, strip_citations
 from groundwire.llm.client import LLMClient, LLMOutputError
 from groundwire.core.textutil import STOPWORDS, WORD_RE, content_words, normalize
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, ClaimResult, Report, Route, Verdict
+from groundwire.core.verifier import as_chunks
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -81,8 +82,6 @@ def repair(
     abstain_message: str = REFUSAL_TOKEN,
 ) -> Repaired:
     """Repair the answer `report` describes. `chunks` must be the context it was checked against."""
-    from groundwire.core.verifier import as_chunks
-
     chunks = as_chunks(chunks)
     if report.abstained or not report.claims:
         return Repaired(report.answer, report.abstained, 1.0, (), report, report)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import cast
 
-from groundwire.scoring.base import PairScores, Scorer
+from groundwire.scoring.base import CalibratedScorer, Calibration, PairScores, Scorer, calibration_of
 
 ScorerFactory = Callable[[str], Scorer]
 """Builds a scorer from the text after "prefix:" (empty for plain names)."""
@@ -54,7 +55,17 @@ def get_scorer(name: str | None = None) -> Scorer:
     factory: object = importlib.import_module(module_name)
     for part in attribute.split("."):
         factory = getattr(factory, part)
-    return factory(arg)  # type: ignore[operator]
+    return cast(ScorerFactory, factory)(arg)
 
 
-__all__ = ["DEFAULT_SCORER", "PairScores", "Scorer", "available_scorers", "get_scorer", "register_scorer"]
+__all__ = [
+    "DEFAULT_SCORER",
+    "CalibratedScorer",
+    "Calibration",
+    "PairScores",
+    "Scorer",
+    "available_scorers",
+    "calibration_of",
+    "get_scorer",
+    "register_scorer",
+]

@@ -1,13 +1,14 @@
 """The Scorer protocol: the only thing a backend implements.
 
 A backend scores (premise, hypothesis) pairs. It knows nothing about claims, chunks,
-windows, aggregation or routing: those are written once, in windows.py and verify.py.
+windows, aggregation or routing: those are written once, in core/windows.py and core/verifier.py. A backend
+may also carry a `Calibration` (thresholds and a combiner fitted on its own scores): see `CalibratedScorer`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -48,3 +49,44 @@ class Scorer(Protocol):
     def score(self, pairs: Sequence[tuple[str, str]]) -> PairScores:
         """Score every (premise, hypothesis) pair in one batched call."""
         ...
+
+
+Thresholds = tuple[float, float]
+"""(accept_at, reject_at)."""
+
+
+class Combiner(Protocol):
+    """Maps claim features to a calibrated support score in [0, 1] (the hybrid verifier); it may weigh
+    features differently per task type ("qa", "summary", "data2text", ...)."""
+
+    def predict(self, features: Sequence[Mapping[str, float]], task: str | None = None) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """What a backend was calibrated to: routing thresholds and a combiner fitted on its own scores."""
+
+    thresholds: Thresholds | None = None
+    """Pooled (accept_at, reject_at); None: the verifier's defaults (0.8, 0.2)."""
+    task_thresholds: Mapping[str, Thresholds] = field(default_factory=dict)
+    """Per calibration key ("qa", "qa/long", "data2text", ...; core.combiner.calibration_key)."""
+    combiner: Combiner | None = None
+    """Maps claim features to the claim score; None: the claim score is the model's support."""
+
+
+UNCALIBRATED = Calibration()
+
+
+@runtime_checkable
+class CalibratedScorer(Scorer, Protocol):
+    """A Scorer that also carries its calibration (the bundled ONNX verifier does)."""
+
+    @property
+    def calibration(self) -> Calibration | None: ...
+
+
+def calibration_of(scorer: Scorer) -> Calibration:
+    """The scorer's calibration; a plain backend (count_tokens and score only) is uncalibrated."""
+    if isinstance(scorer, CalibratedScorer):
+        return scorer.calibration or UNCALIBRATED
+    return UNCALIBRATED

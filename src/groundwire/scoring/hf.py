@@ -27,8 +27,11 @@ def label_indices(id2label: dict[int, str], num_labels: int) -> tuple[int, int |
     if num_labels == 1:
         return 0, None
     names = {int(i): str(label).lower() for i, label in id2label.items()}
-    support = [i for i, name in names.items()
-               if any(key in name for key in _SUPPORT_NAMES) and not _NEGATED_LABEL_RE.match(name)]
+    support = [
+        i
+        for i, name in names.items()
+        if any(key in name for key in _SUPPORT_NAMES) and not _NEGATED_LABEL_RE.match(name)
+    ]
     contradiction = [i for i, name in names.items() if any(key in name for key in _CONTRADICTION_NAMES)]
     if len(support) == 1:
         return support[0], contradiction[0] if len(contradiction) == 1 else None
@@ -71,9 +74,10 @@ class HFClassifierScorer:
 
         self._torch = torch
         _require_local(model_name)
-        self.tokenizer = AutoTokenizer.from_pretrained(model_name, local_files_only=True)
-        self.model = (AutoModelForSequenceClassification.from_pretrained(model_name, local_files_only=True)
-                      .to(device).eval())
+        self.tokenizer = AutoTokenizer.from_pretrained(model_name, local_files_only=True)  # type: ignore[no-untyped-call]
+        self.model = (
+            AutoModelForSequenceClassification.from_pretrained(model_name, local_files_only=True).to(device).eval()
+        )
         self.device = device
         self.batch_size = batch_size
         self.model_id = f"hf:{model_name}"
@@ -96,16 +100,24 @@ class HFClassifierScorer:
         truncated = np.zeros(n, dtype=bool)
         if n == 0:
             return PairScores(support, contradiction, truncated)
-        lengths = [a + b for a, b in zip(self.count_tokens([p for p, _ in pairs]),
-                                         self.count_tokens([h for _, h in pairs]), strict=True)]
+        lengths = [
+            a + b
+            for a, b in zip(
+                self.count_tokens([p for p, _ in pairs]), self.count_tokens([h for _, h in pairs]), strict=True
+            )
+        ]
         order = np.argsort(lengths, kind="stable")
         torch = self._torch
         with torch.inference_mode():
             for begin in range(0, n, self.batch_size):
                 index = order[begin : begin + self.batch_size]
                 batch = self.tokenizer(
-                    [pairs[i][0] for i in index], [pairs[i][1] for i in index],
-                    padding=True, truncation="only_first", max_length=self.max_tokens, return_tensors="pt",
+                    [pairs[i][0] for i in index],
+                    [pairs[i][1] for i in index],
+                    padding=True,
+                    truncation="only_first",
+                    max_length=self.max_tokens,
+                    return_tensors="pt",
                 ).to(self.device)
                 logits = self.model(**batch).logits.float()
                 if logits.shape[-1] == 1:
@@ -129,12 +141,14 @@ class HHEMScorer:
 
         _require_local(model_name)
         self.model: Any = AutoModelForSequenceClassification.from_pretrained(
-            model_name, trust_remote_code=True, local_files_only=True)
+            model_name, trust_remote_code=True, local_files_only=True
+        )
         self.model.eval()
         if not hasattr(self.model, "predict"):
             raise ValueError(f"{model_name} has no predict(pairs) method; use 'hf:{model_name}' for plain classifiers")
-        self.tokenizer = getattr(self.model, "tokenizer", None) or AutoTokenizer.from_pretrained(
-            model_name, local_files_only=True)
+        self.tokenizer = getattr(self.model, "tokenizer", None) or AutoTokenizer.from_pretrained(  # type: ignore[no-untyped-call]
+            model_name, local_files_only=True
+        )
         self.model_id = f"hhem:{model_name}"
         self.max_tokens: int | None = max_tokens
         self.batch_size = batch_size

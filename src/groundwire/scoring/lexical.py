@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from groundwire.scoring.base import PairScores
 from groundwire.core.textutil import WORD_RE, content_words, stem
+from groundwire.scoring.base import Calibration, PairScores
 
 # Words that carry names and figures weigh more: a missing "Berlin" or "49" matters more than a missing "offer".
 _SALIENT_WEIGHT = 2.0
@@ -21,6 +21,7 @@ _WINDOW_WORDS = 256
 class LexicalScorer:
     model_id = "lexical-baseline"
     max_tokens: int | None = _WINDOW_WORDS
+    calibration: Calibration | None = None
 
     @classmethod
     def from_spec(cls, _arg: str = "") -> LexicalScorer:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from groundwire.scoring.base import PairScores
+from groundwire.scoring.base import Calibration, Combiner, PairScores
 
 BUNDLED_DIR = "models/verifier"
 _SUPPORT_LABEL = "entailment"
@@ -35,8 +35,14 @@ def bundled_path() -> Path:
 class OnnxScorer:
     """A 3-way (entailment / neutral / contradiction) cross-encoder exported by `groundwire train export`."""
 
-    def __init__(self, bundle: str | Path, *, batch_size: int | None = None, threads: int | None = None,
-                 model_file: str | None = None) -> None:
+    def __init__(
+        self,
+        bundle: str | Path,
+        *,
+        batch_size: int | None = None,
+        threads: int | None = None,
+        model_file: str | None = None,
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -45,7 +51,8 @@ class OnnxScorer:
         if not config_path.is_file():
             raise FileNotFoundError(
                 f"{self.bundle} is not a groundwire ONNX bundle (no config.json); "
-                "create one with `groundwire train export`")
+                "create one with `groundwire train export`"
+            )
         self.config: dict[str, Any] = json.loads(config_path.read_text())
         labels = [str(label).lower() for label in self.config["labels"]]
         if _SUPPORT_LABEL not in labels:
@@ -55,10 +62,12 @@ class OnnxScorer:
         self.max_tokens: int | None = int(self.config["max_length"])
         self.model_id = str(self.config.get("model_id", f"onnx:{self.bundle}"))
         self.thresholds: tuple[float, float] | None = (
-            (float(self.config["accept_at"]), float(self.config["reject_at"])) if "accept_at" in self.config else None)
+            (float(self.config["accept_at"]), float(self.config["reject_at"])) if "accept_at" in self.config else None
+        )
         # Calibrated per task type where the bundle has them ({"data2text": [accept_at, reject_at], ...}).
         self.task_thresholds: dict[str, tuple[float, float]] = {
-            str(task): (float(pair[0]), float(pair[1])) for task, pair in self.config.get("task_thresholds", {}).items()}
+            str(task): (float(pair[0]), float(pair[1])) for task, pair in self.config.get("task_thresholds", {}).items()
+        }
         self.batch_size = batch_size or int(self.config.get("batch_size", 32))
         self.tokenizer = Tokenizer.from_file(str(self.bundle / "tokenizer.json"))
         self.tokenizer.no_padding()
@@ -76,15 +85,24 @@ class OnnxScorer:
             options.intra_op_num_threads = 1
         elif threads:
             options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(self.bundle / (model_file or self.config.get("model_file", "model.onnx"))),
-                                            options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(
+            str(self.bundle / (model_file or self.config.get("model_file", "model.onnx"))),
+            options,
+            providers=["CPUExecutionProvider"],
+        )
         self._inputs = {i.name for i in self.session.get_inputs()}
         self._executor: ThreadPoolExecutor | None = None
-        self.combiner = None
+        self.combiner: Combiner | None = None
         if self.config.get("combiner"):
+            # Lazy: core imports scoring at module level, so this one edge back into core stays inside a function.
             from groundwire.core.combiner import load_combiner
 
             self.combiner = load_combiner(self.bundle / self.config["combiner"])
+
+    @property
+    def calibration(self) -> Calibration:
+        """The bundle's thresholds and combiner (train/calibrate.py may swap the combiner out while it fits)."""
+        return Calibration(thresholds=self.thresholds, task_thresholds=self.task_thresholds, combiner=self.combiner)
 
     @classmethod
     def bundled(cls, _: str = "") -> OnnxScorer:
@@ -110,17 +128,19 @@ class OnnxScorer:
         encodings = self._pair_tokenizer.encode_batch([(p, h) for p, h in pairs])
         order = np.argsort([len(e.ids) for e in encodings], kind="stable")
         out = np.zeros((len(pairs), n_labels), dtype=np.float32)
-        batches = [order[begin:begin + self.batch_size] for begin in range(0, len(pairs), self.batch_size)]
+        batches = [order[begin : begin + self.batch_size] for begin in range(0, len(pairs), self.batch_size)]
 
         def run(index: np.ndarray) -> None:
             width = max(len(encodings[i].ids) for i in index)
-            feed = {name: np.zeros((len(index), width), dtype=np.int64)
-                    for name in ("input_ids", "attention_mask", "token_type_ids")}
+            feed = {
+                name: np.zeros((len(index), width), dtype=np.int64)
+                for name in ("input_ids", "attention_mask", "token_type_ids")
+            }
             for row, i in enumerate(index):
                 enc = encodings[i]
-                feed["input_ids"][row, :len(enc.ids)] = enc.ids
-                feed["attention_mask"][row, :len(enc.ids)] = 1
-                feed["token_type_ids"][row, :len(enc.ids)] = enc.type_ids
+                feed["input_ids"][row, : len(enc.ids)] = enc.ids
+                feed["attention_mask"][row, : len(enc.ids)] = 1
+                feed["token_type_ids"][row, : len(enc.ids)] = enc.type_ids
             logits = self.session.run(["logits"], {k: v for k, v in feed.items() if k in self._inputs})[0]
             logits = logits - logits.max(axis=-1, keepdims=True)
             probs = np.exp(logits)
@@ -145,5 +165,6 @@ class OnnxScorer:
             lengths = np.add(self.count_tokens([p for p, _ in pairs]), self.count_tokens([h for _, h in pairs]))
             truncated = lengths + 3 > (self.max_tokens or 0)
         contradiction = probs[:, self.contradiction_index] if self.contradiction_index is not None else None
-        return PairScores(probs[:, self.support_index].copy(), None if contradiction is None else contradiction.copy(),
-                          truncated)
+        return PairScores(
+            probs[:, self.support_index].copy(), None if contradiction is None else contradiction.copy(), truncated
+        )

@@ -7,10 +7,14 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from groundwire.core.types import Chunk, Report
+from groundwire.data.provenance import Document
+from groundwire.llm.repair import Repaired
+from groundwire.llm.repair import repair as repair_answer
+from groundwire.pipeline import CheckItem, Judge, check
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.runtime import Runtime, chunk_dict
-from groundwire.core.types import Chunk, Report
 
 
 def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> dict[str, Any]:
@@ -25,8 +29,6 @@ def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> dict[
 
 
 def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> dict[str, Any]:
-    from groundwire.llm.repair import repair as repair_answer
-
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
     report = _checked(runtime, body, chunks)
@@ -46,8 +48,6 @@ def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> dict[
 
 
 def ingest(runtime: Runtime, body: models.IngestRequest, *, scope: str) -> dict[str, Any]:
-    from groundwire.data.provenance import Document
-
     documents = [Document(doc_id=d.doc_id, title=d.title, text=d.text, page=d.page, type=d.type)
                  for d in body.documents]
     result = runtime.store.ingest(documents, scope=scope)
@@ -75,20 +75,16 @@ def _checked(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chun
     """Verify; with judge=true, the LLM judge then decides the claims in the escalation band."""
     client = runtime.require_llm("judge=true") if body.judge else None
     runtime.check_scoring_work(body.answer, chunks, question=body.question)
-    report = runtime.verifier.verify(body.answer, chunks, question=body.question,
-                                     require_citations=body.require_citations, task=body.task)
-    if client is not None:
-        from groundwire.llm.judge import adjudicate
-
-        report = adjudicate(report, chunks, client=client)
-    return report
+    item = CheckItem(body.answer, chunks, question=body.question, task=body.task,
+                     require_citations=body.require_citations)
+    return check(runtime.verifier, item, judge=None if client is None else Judge(client))
 
 
 def _checks(report: Report) -> list[str]:
     return [finding.check for finding in report.findings]
 
 
-def _summary(repaired: Any) -> str:
+def _summary(repaired: Repaired) -> str:
     counts: dict[str, int] = {}
     for action in repaired.actions:
         counts[action.action] = counts.get(action.action, 0) + 1

@@ -23,6 +23,7 @@ from groundwire.service.limits import BodySizeLimit, SecurityHeaders
 from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
+from groundwire.evaluation.evalloop import render_html
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": models.ErrorResponse} for status in (401, 403, 404, 408, 413, 422, 429, 500, 502, 503)
@@ -133,8 +134,6 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     def eval_report(scope: str = Depends(caller_scope),
                     limit: int = Query(500, ge=1, le=10_000)) -> HTMLResponse:
         """The eval loop's self-contained HTML report (plots over time, tables per release and segment)."""
-        from groundwire.evaluation.evalloop import render_html
-
         return HTMLResponse(render_html(history.eval_loop(runtime, scope=scope, sample_size=limit, save=False)))
 
     return app

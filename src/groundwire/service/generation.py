@@ -15,11 +15,10 @@ from typing import Any
 from groundwire.service import models
 from groundwire.service.runtime import Runtime, chunk_dict
 from groundwire.core.types import Chunk, Report
+from groundwire.llm.generate import Generator
 
 
 def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> dict[str, Any]:
-    from groundwire.llm.generate import Generator
-
     client = runtime.require_llm("/v1/generate")
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from groundwire.data.store import ERROR_KIND
 from groundwire.service.runtime import Runtime
+from groundwire.evaluation.evalloop import run_eval_loop
+import groundwire
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.evaluation.evalloop import EvalLoopResult
@@ -89,8 +91,6 @@ def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> 
 
     Cached per release and scope until the scope's log changes; a recorded run (save) always runs, and its
     result is then what later reads get."""
-    from groundwire.evaluation.evalloop import run_eval_loop
-
     def run() -> EvalLoopResult:
         return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
                              release=runtime.settings.release, save=save)
@@ -103,8 +103,6 @@ def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> 
 
 
 def _eval_key(runtime: Runtime, scope: str, sample_size: int) -> tuple[object, ...]:
-    import groundwire
-
     verifier = runtime.verifier
     release = (runtime.settings.release, verifier.model_id, verifier.accept_at, verifier.reject_at,
                groundwire.__version__)

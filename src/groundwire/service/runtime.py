@@ -12,20 +12,21 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
+from groundwire.config import Config
+from groundwire.core.types import Chunk, Report
+from groundwire.core.verifier import Verifier
+from groundwire.data.cache import SemanticCache
+from groundwire.data.provenance import render_context
+from groundwire.data.store import RequestRecord, Store
+from groundwire.llm.client import LLMClient, client_from_config
+from groundwire.pipeline import build_verifier
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
 from groundwire.service.review import review_reasons
 from groundwire.service.settings import ServiceSettings
-from groundwire.core.types import Chunk, Report
-
-if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.data.cache import SemanticCache
-    from groundwire.config import Config
-    from groundwire.llm.client import LLMClient
-    from groundwire.data.store import Store
 
 ContextBody = models.VerifyRequest | models.GenerateRequest
 T = TypeVar("T")
@@ -40,7 +41,7 @@ class Runtime:
         self.metrics = ServiceMetrics()
         self.llm: LLMClient | None = None
         """The LLM client when the service runs with --llm, else None."""
-        self._verifier: Any = None
+        self._verifier: Verifier | None = None
         self._store: Store | None = None
         self._config: Config | None = None
         self._cache: SemanticCache | None = None
@@ -53,30 +54,19 @@ class Runtime:
     def start(self) -> None:
         """Load the model and open the store; called once when the app starts."""
         with self._lock:
+            if self._config is None:
+                self._config = self.settings.config if self.settings.config is not None else Config()
+            if self.settings.use_llm and self.llm is None:
+                self.llm = client_from_config(self._config)
             if self._verifier is None:
-                from groundwire.core.verifier import Verifier
-
                 # Shared by the request threads: verify() is thread-safe (per-thread sentence segmenters).
                 loading = time.perf_counter()
-                self._verifier = Verifier(self.settings.scorer, accept_at=self.settings.accept_at,
-                                          reject_at=self.settings.reject_at)
+                self._verifier = build_verifier(self.settings.check, client=self.llm)
                 self.metrics.model_load_seconds.set(time.perf_counter() - loading)
                 self.model_loads += 1
             if self._store is None:
-                from groundwire.data.store import Store
-
                 self._store = Store(self.settings.db_url)
-            if self._config is None:
-                from groundwire.config import Config
-
-                self._config = self.settings.config if self.settings.config is not None else Config()
-            if self.settings.use_llm and self.llm is None:
-                from groundwire.llm.client import client_from_config
-
-                self.llm = client_from_config(self._config)
             if self._cache is None:
-                from groundwire.data.cache import SemanticCache
-
                 # The embedding model loads on the first /v1/generate, not at start-up.
                 self._cache = SemanticCache(threshold=self.settings.cache_threshold)
 
@@ -89,7 +79,7 @@ class Runtime:
             self._store = None
 
     @property
-    def verifier(self) -> Any:
+    def verifier(self) -> Verifier:
         return _ready(self._verifier)
 
     @property
@@ -125,8 +115,6 @@ class Runtime:
             # Logged exactly as the caller sent it.
             sent = [c.model_dump(exclude_unset=True) for c in body.chunks]
             return chunks, json.dumps(sent, ensure_ascii=False)
-        from groundwire.data.provenance import render_context
-
         doc_ids = list(dict.fromkeys(body.doc_ids or ()))
         found = self.store.passages(scope=scope, doc_ids=doc_ids)
         missing = sorted(set(doc_ids) - {p.doc_id for p in found})
@@ -167,8 +155,6 @@ class Runtime:
             chunks: Sequence[Chunk], started: float, response: str | None = None,
             extra: dict[str, Any] | None = None) -> None:
         """Write the request-log row for `out` (the response body); committed before this returns."""
-        from groundwire.data.store import RequestRecord
-
         scores = {c.id: c.score for c in (body.chunks or ())}
         record = RequestRecord.from_report(
             report,

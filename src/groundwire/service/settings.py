@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
+from groundwire.config import CheckSettings, Config
 from groundwire.core.errors import InputError
 
 DEFAULT_SCOPE = "default"
@@ -22,11 +22,9 @@ class ServiceSettings:
     read_only_keys: frozenset[str] = frozenset()
     """Keys of api_keys that may verify, repair, generate and read, but not ingest, give feedback or record an
     eval run (403)."""
-    scorer: str | None = None
-    """Scorer name or path handed to `Verifier`; None takes the default scorer (groundwire.scoring.DEFAULT_SCORER)."""
-    accept_at: float | None = None
-    reject_at: float | None = None
-    """Routing thresholds; None takes the scorer's calibrated ones (or 0.8 / 0.2)."""
+    check: CheckSettings = field(default_factory=CheckSettings)
+    """How every request is checked (scorer, thresholds, decomposer, require_citations, pruner): groundwire.toml's
+    [verify], with `serve`'s flags over it; built by groundwire.pipeline.build_verifier."""
     max_body_bytes: int = 1_000_000
     """Requests with a larger body are refused with 413 before they are parsed."""
     body_timeout_s: float = 30.0
@@ -45,8 +43,8 @@ class ServiceSettings:
     """Regexes (case-insensitive); a request whose question or answer matches one goes to the review queue."""
     release: str = "dev"
     """Release tag written on every request-log row, so the eval loop can compare releases."""
-    config: Any = None
-    """groundwire.config.Config (LLM endpoint, repair and generation settings); None uses load_config()'s defaults."""
+    config: Config | None = None
+    """LLM endpoint, repair and generation settings; None uses load_config()'s defaults."""
     use_llm: bool = False
     """Use the configured LLM endpoint: /v1/generate, and minimal edits in /v1/repair (else the band is dropped)."""
     cache_threshold: float = 0.97

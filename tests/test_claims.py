@@ -133,3 +133,11 @@ def test_statements_about_the_context_are_refusals_not_claims():
     assert [s.skip_reason for s in sentences(" ".join(refusals))] == ["refusal"] * 4
     claims = ["The company was unable to provide refunds in 2020.", "The refund does not include shipping costs."]
     assert [c.text for c in decompose(" ".join(claims))] == claims
+
+
+def test_a_markdown_mark_inside_a_word_separates_it_as_the_context_does() -> None:
+    from groundwire.core.claims import strip_citations
+
+    # Dropping the tick would make "G`E" the word "GE", which no context holds.
+    assert strip_citations("The release code is G`E today [S1].") == "The release code is G E today."
+    assert strip_citations("Run `pip install x` and pay **$5** [S1].") == "Run pip install x and pay $5."

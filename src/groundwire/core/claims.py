@@ -23,8 +23,10 @@ from groundwire.core.types import REFUSAL_TOKEN, Claim
 _CITE_ID = r"(?:S\d+|c_[0-9a-fA-F]{3,}|Source\s*\d+|\d{1,3}|[A-Za-z][\w-]*\d[\w-]*)"
 CITATION_RE = re.compile(rf"\s*\[(?P<ids>{_CITE_ID}(?:\s*[,;]\s*{_CITE_ID})*)\]|\s*\[Unverified\]")
 _ID_SPLIT_RE = re.compile(r"\s*[,;]\s*")
-# Markdown emphasis and code marks carry no content ("**[S1]**", "**Price:** $5").
+# Markdown emphasis and code marks carry no content ("**[S1]**", "**Price:** $5"). One between two word
+# characters separates them, as it does in the context's words ("G`E" is two words, never "GE").
 _MARKDOWN_RE = re.compile(r"\*\*|__|`")
+_INNER_MARKDOWN_RE = re.compile(r"(?<=\w)(?:\*\*|__|`)(?=\w)")
 
 _LIST_MARKER_RE = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
 _INTERJECTION_RE = re.compile(
@@ -98,13 +100,17 @@ class Sentence:
 
 
 def strip_citations(text: str) -> str:
-    return CITATION_RE.sub("", _MARKDOWN_RE.sub("", text)).strip()
+    return CITATION_RE.sub("", _strip_markdown(text)).strip()
+
+
+def _strip_markdown(text: str) -> str:
+    return _MARKDOWN_RE.sub("", _INNER_MARKDOWN_RE.sub(" ", text))
 
 
 def cited_ids(text: str) -> tuple[str, ...]:
     """The ids inside citation markers, in order of appearance, e.g. ("S1", "c_8f21")."""
     ids: list[str] = []
-    for match in CITATION_RE.finditer(_MARKDOWN_RE.sub("", text)):
+    for match in CITATION_RE.finditer(_strip_markdown(text)):
         if match.group("ids"):
             ids.extend(part for part in _ID_SPLIT_RE.split(match.group("ids")) if part)
     return tuple(dict.fromkeys(ids))

@@ -12,6 +12,7 @@ from typing import Any
 
 from groundwire.core.types import Verdict
 from groundwire.evaluation.evaluate import EvalSummary, RowOutcome
+from groundwire.evaluation.operating import RoutingRates
 
 Thresholds = Callable[[str | None], tuple[float, float]]
 """(accept_at, reject_at) for a task (None = pooled): Verifier.thresholds_for."""
@@ -74,7 +75,7 @@ def render_html(summary: EvalSummary, outcomes: Sequence[RowOutcome], thresholds
         f"<h1>groundwire eval: {html.escape(title)}</h1>",
         f"<p>{summary.overall.n} labelled answers ({summary.overall.positives} hallucinated); "
         f"{summary.unlabelled} unlabelled; {len(summary.errors)} could not be checked; {summary.seconds:.1f} s.</p>",
-        _metrics_table(metrics),
+        _metrics_table(metrics, summary.routing),
     ]
     if curves:
         parts.append("<h2>All tasks</h2><div class='charts'>")
@@ -101,14 +102,24 @@ def render_html(summary: EvalSummary, outcomes: Sequence[RowOutcome], thresholds
     return "\n".join(parts)
 
 
-def _metrics_table(metrics: dict[str, Any]) -> str:
-    head = "".join(f"<th>{c}</th>" for c in ("task", "n", "hallucinated", "balanced acc", "F1 (halluc.)", "AUROC"))
+def _metrics_table(metrics: dict[str, Any], routing: dict[str, RoutingRates]) -> str:
+    columns = ("task", "n", "hallucinated", "balanced acc", "F1 (halluc.)", "AUROC", "false accept", "false reject",
+               "escalated")
+    head = "".join(f"<th>{c}</th>" for c in columns)
     rows = "".join(
         f"<tr><td>{html.escape(name)}</td><td>{m.n}</td><td>{m.positives}</td><td>{_num(m.balanced_accuracy)}</td>"
-        f"<td>{_num(m.f1_hallucinated)}</td><td>{_num(m.auroc)}</td></tr>"
+        f"<td>{_num(m.f1_hallucinated)}</td><td>{_num(m.auroc)}</td>{_rates(routing.get(name))}</tr>"
         for name, m in metrics.items()
     )
-    return f"<table><tr>{head}</tr>{rows}</table>"
+    note = ("<p>false accept: hallucinated answers routed ACCEPT; false reject: faithful answers routed REJECT; "
+            "escalated: answers sent to the judge.</p>")
+    return f"<table><tr>{head}</tr>{rows}</table>{note}"
+
+
+def _rates(rates: RoutingRates | None) -> str:
+    if rates is None:
+        return "<td>–</td>" * 3
+    return "".join(f"<td>{_num(v)}</td>" for v in (rates.false_accept, rates.false_reject, rates.escalated))
 
 
 def _num(value: float | None) -> str:

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import groundwire  # the tree under test (PYTHONPATH's), bound before scale.py puts this tree's src/ first
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scale import make_answer  # noqa: E402
@@ -78,7 +80,6 @@ def main() -> None:
 
     from fastapi.testclient import TestClient
 
-    import groundwire
     from groundwire.service import ServiceSettings, create_app
 
     print(f"groundwire from {Path(groundwire.__file__).parent}")

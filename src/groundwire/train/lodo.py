@@ -55,14 +55,19 @@ def route(fitted: Fitted, rows: Sequence[ClaimRow]) -> list[Routed]:
 
 def figures(items: Sequence[Routed]) -> Figures:
     """AUROC; balanced accuracy with "not accepted" as the flag (what `groundwire eval` reports); false-accept,
-    false-reject and escalation rates; and the share of hallucinated answers with no checkable claim, which
-    verify() accepts by definition (no threshold can route them)."""
+    false-reject and escalation rates; the share of hallucinated answers with no checkable claim, which
+    verify() accepts by definition (no threshold can route them); and the AUROC on answers with a claim, which
+    those 1.0 scores do not tie or outrank."""
     y = [a.hallucinated for a in items]
     s = [a.score for a in items]
     m = detection_metrics(y, s, [a.score < a.accept_at for a in items])
     rates = routing_rates(y, s, [a.accept_at for a in items], [a.reject_at for a in items])
     hallucinated = max(sum(y), 1)
-    return {"n": len(items), "auroc": m.auroc, "bacc": m.balanced_accuracy, "far": rates.false_accept,
+    claimed = [a for a in items if a.has_claims]
+    on_claims = detection_metrics([a.hallucinated for a in claimed], [a.score for a in claimed],
+                                  [False] * len(claimed)).auroc if claimed else None
+    return {"n": len(items), "auroc": m.auroc, "auroc_claims": on_claims, "bacc": m.balanced_accuracy,
+            "far": rates.false_accept,
             "frr": rates.false_reject, "esc": rates.escalated,
             "far_no_claims": sum(a.hallucinated and not a.has_claims for a in items) / hallucinated}
 

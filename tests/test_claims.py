@@ -141,3 +141,41 @@ def test_a_markdown_mark_inside_a_word_separates_it_as_the_context_does() -> Non
     # Dropping the tick would make "G`E" the word "GE", which no context holds.
     assert strip_citations("The release code is G`E today [S1].") == "The release code is G E today."
     assert strip_citations("Run `pip install x` and pay **$5** [S1].") == "Run pip install x and pay $5."
+
+
+LONG_PARAGRAPHS = [
+    f"Dr. Smith of the U.S. Navy said the ship (hull no. {i}) sails at 9 a.m. on Jan. {i % 28 + 1}, "
+    f"and it carries {i * 3} crew, e.g. engineers and cooks [S{i % 7 + 1}]. She called it \"ready. Truly ready.\" "
+    f"The budget is $ {i}.5 million; the refit took {i % 12 + 2} months, which delayed the launch. Is it late? "
+    "Mr. Jones, Ph.D., disagreed with St. Louis officials at approx. 3 p.m. in the afternoon."
+    for i in range(160)
+]
+
+
+def _claims_by_paragraph(paragraphs: list[str], sep: str) -> list[tuple[str, tuple[int, int]]]:
+    expected, offset = [], 0
+    for paragraph in paragraphs:
+        expected += [(c.text, (c.span[0] + offset, c.span[1] + offset)) for c in decompose(paragraph)]
+        offset += len(paragraph) + len(sep)
+    return expected
+
+
+def test_a_long_multi_paragraph_answer_splits_as_each_paragraph_alone():
+    answer = "\n\n".join(LONG_PARAGRAPHS)
+    assert len(answer) > 40_000
+    claims = [(c.text, c.span) for c in decompose(answer)]
+    assert claims == _claims_by_paragraph(LONG_PARAGRAPHS, "\n\n")
+    assert len(claims) > 4 * len(LONG_PARAGRAPHS)
+
+
+def test_one_long_line_is_segmented_as_pysbd_segments_it_whole():
+    """A line longer than the segmentation window is split a window at a time (pysbd is quadratic on one long
+    line); the sentences must be the ones pysbd finds in the whole line."""
+    import pysbd
+
+    from groundwire.core.claims import _SEGMENT_WINDOW
+
+    line = " ".join(LONG_PARAGRAPHS[:40])
+    assert len(line) > 3 * _SEGMENT_WINDOW
+    whole = pysbd.Segmenter(language="en", clean=False, char_span=True).segment(line)
+    assert [s.text for s in sentences(line)] == [line[p.start:p.end].strip() for p in whole if line[p.start:p.end].strip()]

@@ -5,10 +5,10 @@
     PYTHONPATH=/tmp/other/src .venv/bin/python bench/request_cost.py    # another tree, same measurements
 
 With the default ServiceSettings limits (max_text_chars 100,000, max_context_chars 400,000, max_chunks 200,
-max_claims 200, max_pairs 4,000), in process (FastAPI's TestClient, a fresh SQLite log):
+max_claims 100, max_pairs 1,000), in process (FastAPI's TestClient, a fresh SQLite log):
   1. splitting a 100,000-character single-line answer (Verifier.workload) and the time POST /v1/verify takes to
      refuse it (413, too many claims);
-  2. the largest accepted request: 200 claims (max_claims binds long before max_text_chars) against as many
+  2. the largest accepted request: max_claims claims (max_claims binds long before max_text_chars) against as many
      context chunks as keep claims x windows within max_pairs; its wall time and the size of its request-log
      row (the sum of the row's column lengths).
 Answers and chunks come from bench/scale.py's generator. Nothing is asserted; the figures depend on the machine.
@@ -40,7 +40,7 @@ def long_answer(chars: int) -> str:
 
 
 def largest_accepted(verifier: object, max_claims: int, max_pairs: int, max_chunks: int) -> dict:
-    """200 claims against the most chunks whose (claim, window) pairs stay within max_pairs."""
+    """max_claims claims against the most chunks whose (claim, window) pairs stay within max_pairs."""
     best = None
     for chunks in range(1, max_chunks + 1):
         row = make_answer(max_claims, chunks, seed=7)

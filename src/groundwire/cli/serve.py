@@ -9,7 +9,9 @@ import typer
 
 from groundwire.core.errors import InputError
 from groundwire.config import load_config
-from groundwire.service.settings import parse_api_keys
+from groundwire.service.settings import ServiceSettings, parse_api_keys
+
+_DEFAULTS = ServiceSettings()  # one place for the limits' defaults: the settings themselves
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -36,9 +38,9 @@ def serve(
     body_timeout: Annotated[float, typer.Option(
         min=0.01, help="Seconds a request body may take to arrive; a client that sends less than its "
                        "Content-Length then gets 408 and is disconnected.")] = 30.0,
-    max_claims: Annotated[int, typer.Option(min=1, help="Answers with more claims get 413.")] = 200,
+    max_claims: Annotated[int, typer.Option(min=1, help="Answers with more claims get 413.")] = _DEFAULTS.max_claims,
     max_pairs: Annotated[int, typer.Option(
-        min=1, help="Requests whose claims x context windows exceed this get 413, before any scoring.")] = 4_000,
+        min=1, help="Requests whose claims x context windows exceed this get 413, before any scoring.")] = _DEFAULTS.max_pairs,
     review_threshold: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = 0.5,
     high_risk: Annotated[list[str] | None, typer.Option(
@@ -58,7 +60,7 @@ def serve(
     # Lazy: uvicorn and the service (FastAPI, SQLAlchemy) load only when this command runs.
     import uvicorn
 
-    from groundwire.service import ServiceSettings, create_app
+    from groundwire.service import create_app
 
     loaded = load_config(config)
     if loaded.verify.decomposer == "llm" and not llm:

@@ -33,10 +33,11 @@ class ServiceSettings:
     max_text_chars: int = 100_000
     max_context_chars: int = 400_000
     """Per-request work limits (chunks, answer and context characters): more is a 413 naming the limit."""
-    max_claims: int = 200
-    max_pairs: int = 4_000
-    """Claims in the answer and (claim, window) pairs to score, counted before scoring: more is a 413. The default
-    scorer scored about 57 pairs/s on 2 busy CPU cores, so 4,000 pairs bound a request to about a minute there."""
+    max_claims: int = 100
+    max_pairs: int = 1_000
+    """Claims in the answer and (claim, window) pairs to score, counted before scoring: more is a 413. At 1,000
+    pairs the largest accepted request took 6.4 s with the default scorer on 2 CPU cores (bench/request_cost.py);
+    at the 4,000 first chosen it took 44-53 s."""
     review_threshold: float = 0.5
     """Requests whose answer score falls below this go to the review queue."""
     high_risk_patterns: tuple[str, ...] = ()

@@ -61,7 +61,7 @@ def test_spans_for_requests_and_verify(settings) -> None:  # noqa: ANN001
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)  # once per process; later tests only add spans to this exporter
-    tracing._tracer.clear()  # look the tracer up again, from this provider
+    tracing._get_tracer.cache_clear()  # look the tracer up again, from this provider
     app = create_app(settings)
     with TestClient(app) as client:
         exporter.clear()

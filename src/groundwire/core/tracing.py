@@ -10,19 +10,16 @@ from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
-_tracer: list[Any] = []
-"""[tracer] once looked up; [None] when opentelemetry is not installed."""
 
 
+@functools.cache
 def _get_tracer() -> Any:
-    if not _tracer:
-        try:
-            from opentelemetry import trace
-        except ImportError:
-            _tracer.append(None)
-        else:
-            _tracer.append(trace.get_tracer("groundwire"))
-    return _tracer[0]
+    """The tracer, looked up once (None when opentelemetry is not installed); `cache_clear()` looks again."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return None
+    return trace.get_tracer("groundwire")
 
 
 def traced(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:

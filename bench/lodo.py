@@ -33,7 +33,7 @@ from groundwire.evaluation.operating import routing_rates, thresholds_for_target
 from groundwire.scoring.onnx import bundled_path  # noqa: E402
 from groundwire.train import lodo  # noqa: E402
 from groundwire.train.calibrate import features_for  # noqa: E402
-from groundwire.train.combine import ClaimRow, sample_rows  # noqa: E402
+from groundwire.train.combine import ClaimRow, answers_of, sample_rows  # noqa: E402
 from groundwire.train.recipe import Fitted, fit_given, fit_recipe  # noqa: E402
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
@@ -63,7 +63,7 @@ def key_size_study(rows: Sequence[ClaimRow], sizes: Sequence[int], rounds: int =
     out = {}
     for n in sizes:
         fars, frrs = [], []
-        for items in lodo.by_family(list(lodo.answers_of(rows).values())).values():
+        for items in lodo.by_family(list(answers_of(rows).values())).values():
             y = np.array([r.hallucinated for r in items])
             s = np.array([r.answer_score for r in items])
             pos, neg = np.flatnonzero(y), np.flatnonzero(~y)
@@ -134,7 +134,7 @@ def main() -> None:
     lexical = results["lexical"]["lodo"]
     shipped = {fam: lodo.figures([lodo.Routed(fam, r.hallucinated, lex[(r.file, r.row_id)], 0.8, 0.2,
                                               r.claim_index >= 0) for r in items])
-               for fam, items in lodo.by_family(list(lodo.answers_of(rows).values())).items()}
+               for fam, items in lodo.by_family(list(answers_of(rows).values())).items()}
 
     show = args.show if args.show in results else chosen[-1]
     print(f"LODO, recipe '{show}' (targets: false accept {args.target_far:.0%}, false reject {args.target_frr:.0%})")
@@ -162,7 +162,7 @@ def main() -> None:
     print(f"lodo: {show} mean AUROC {s['mean_auroc']:.3f} (in-sample {summaries[show]['in_sample']['mean_auroc']:.3f}),"
           f" >= lexical on {s['families_at_or_above_lexical']}/{s['families']} families, max FAR {s['max_far']:.3f},"
           f" max FRR {s['max_frr']:.3f}, mean escalation {s['mean_esc']:.3f}; RAGTruth macro bacc "
-          f"{s['ragtruth_macro_bacc']:.3f}, escalation {s['ragtruth_esc']:.3f}; n_answers={len(lodo.answers_of(rows))}")
+          f"{s['ragtruth_macro_bacc']:.3f}, escalation {s['ragtruth_esc']:.3f}; n_answers={len(answers_of(rows))}")
 
 
 if __name__ == "__main__":

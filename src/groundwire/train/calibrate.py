@@ -71,7 +71,7 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
                                 "task_thresholds": {key: list(pair) for key, pair in sorted(final.by_key.items())},
                                 "routing": {"recipe": "mono", **routing}})
     plain = [lodo.Routed(family(r.file, r.task), r.hallucinated, r.answer_score, 1.0, 0.0, r.claim_index >= 0)
-             for r in lodo.answers_of(rows).values()]
+             for r in combine.answers_of(rows).values()]
     return {
         "accept_at": final.pooled[0], "reject_at": final.pooled[1], "task_thresholds": dict(final.by_key),
         "routing": routing,

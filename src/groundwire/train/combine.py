@@ -177,6 +177,11 @@ def fit(rows: Sequence[ClaimRow], *, names: Sequence[str] = FEATURES, c: float =
                             coef=tuple(model.coef_[0].tolist()), intercept=float(model.intercept_[0]), meta=meta)
 
 
+def answers_of(rows: Sequence[ClaimRow]) -> dict[tuple[str, str], ClaimRow]:
+    """One row per answer (its first claim row), keyed by (file, answer id)."""
+    return {(r.file, r.row_id): r for r in reversed(rows)}
+
+
 def answer_scores(rows: Sequence[ClaimRow], claim_scores: np.ndarray) -> dict[tuple[str, str], float]:
     """min over an answer's claims; an answer with no claims scores 1.0, as in verify()."""
     out: dict[tuple[str, str], float] = {}
@@ -364,14 +369,14 @@ def cross_validate(rows: Sequence[ClaimRow], *, folds: int = 5, names: Sequence[
 def model_only_scores(rows: Sequence[ClaimRow], accept_at: float) -> list[AnswerScore]:
     """The model alone: min over claims of the raw support probability."""
     answers = answer_scores(rows, np.array([r.features.get("support", 1.0) for r in rows]))
-    first = {(r.file, r.row_id): r for r in reversed(rows)}
+    first = answers_of(rows)
     return [AnswerScore(r.file, r.task, r.hallucinated, s, s >= accept_at)
             for k, s in answers.items() for r in [first[k]]]
 
 
 def verifier_scores(rows: Sequence[ClaimRow], accept_at: float) -> list[AnswerScore]:
     """The full verifier without a combiner: its own answer score (support after the deterministic checks)."""
-    first = {(r.file, r.row_id): r for r in reversed(rows)}
+    first = answers_of(rows)
     return [AnswerScore(r.file, r.task, r.hallucinated, r.answer_score, r.answer_score >= accept_at)
             for r in first.values()]
 

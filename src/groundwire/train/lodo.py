@@ -16,7 +16,7 @@ import numpy as np
 
 from groundwire.evaluation.metrics import detection_metrics
 from groundwire.evaluation.operating import routing_rates
-from groundwire.train.combine import ClaimRow
+from groundwire.train.combine import ClaimRow, answers_of
 from groundwire.train.families import EVALUATION_ONLY, family
 from groundwire.train.recipe import Fitted
 from groundwire.train.thresholds import lookup
@@ -36,11 +36,6 @@ class Routed:
     accept_at: float
     reject_at: float
     has_claims: bool
-
-
-def answers_of(rows: Sequence[ClaimRow]) -> dict[Key, ClaimRow]:
-    """One row per answer (its first claim row), keyed by (file, answer id)."""
-    return {(r.file, r.row_id): r for r in reversed(rows)}
 
 
 def route(fitted: Fitted, rows: Sequence[ClaimRow]) -> list[Routed]:

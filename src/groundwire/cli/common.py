@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from groundwire.config import Config
@@ -39,3 +40,13 @@ def require_llm(config: Config, needed_by: str) -> None:
             f"{needed_by} needs an LLM endpoint: set [llm] base_url and model in groundwire.toml "
             "(or GROUNDWIRE_LLM_BASE_URL / GROUNDWIRE_LLM_MODEL)"
         )
+
+
+def require_extra(command: str, extra: str, *modules: str) -> None:
+    """A command whose optional dependencies are not installed fails before any work: exit 2, naming the extra.
+
+    The command still appears in `groundwire --help`: its module imports those dependencies only when it runs.
+    """
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing:
+        raise InputError(f"groundwire {command} needs {', '.join(missing)}: pip install 'groundwire[{extra}]'")

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from groundwire.cli.common import build_verifier, read_chunks, require_llm
+from groundwire.cli.common import build_verifier, read_chunks, require_extra, require_llm
 from groundwire.cli.output import literal, print_json, styled
 from groundwire.config import Config, config_path_for_writing, load_config, write_thresholds
 from groundwire.core.errors import InputError
@@ -189,6 +189,8 @@ def eval_command(
     """Balanced accuracy, F1 and AUROC, and the routing rates (false accept, false reject, escalated), per task."""
     if (target_far is None) != (target_frr is None):
         raise InputError("give both --target-far and --target-frr to re-derive thresholds")
+    if html_report is not None:  # its charts are drawn with matplotlib; fail before any work without it
+        require_extra("eval --html", "eval", "matplotlib")
     config = load_config(config_file)
     verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at)
     read = list(read_rows(file, limit=limit, strict=strict, columns=parse_columns(columns)))

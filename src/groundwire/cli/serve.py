@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from groundwire.cli.common import require_extra
 from groundwire.core.errors import InputError
 from groundwire.config import load_config
 from groundwire.service.settings import ServiceSettings, parse_api_keys
@@ -58,6 +59,7 @@ def serve(
 ) -> None:
     """Serve the verification API (/v1/...), its OpenAPI spec (/docs) and the web page (/)."""
     # Lazy: uvicorn and the service (FastAPI, SQLAlchemy) load only when this command runs.
+    require_extra("serve", "serve", "fastapi", "uvicorn", "sqlalchemy")
     import uvicorn
 
     from groundwire.service import create_app

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from groundwire.cli.common import require_extra
 from groundwire.core.errors import InputError
 
 train_app = typer.Typer(no_args_is_help=True, help="Train, export and calibrate groundwire's own verifier.")
@@ -35,6 +36,7 @@ def prepare(
     records: Annotated[int, typer.Option(min=0, help="Generated business records (structured premises); 0: none.")] = 1500,
 ) -> None:
     """Synthetic RAG-style pairs from real contexts + a length-balanced sample of the real pair files."""
+    require_extra("train prepare", "train", "sklearn")
     from groundwire.train.data import MixSpec, build
 
     if not data.is_dir():
@@ -58,6 +60,7 @@ def run(
     threads: Annotated[int, typer.Option(min=1)] = 2,
 ) -> None:
     """Fine-tune the cross-encoder (3 labels: entailment / neutral / contradiction)."""
+    require_extra("train run", "train", "torch", "transformers")
     from groundwire.train.loop import TrainConfig, default_base_model, train
 
     if not (data / "train.jsonl").is_file():
@@ -77,6 +80,7 @@ def export(
     fixture: Annotated[Path | None, typer.Option(help="Write fp32 torch outputs on the fixed agreement pairs here.")] = None,
 ) -> None:
     """ONNX export + dynamic int8 quantization + tokenizer.json + config.json."""
+    require_extra("train export", "train", "torch", "transformers", "onnx")
     from groundwire.train.agreement import write_fixture
     from groundwire.train.export import write_bundle
 
@@ -99,6 +103,7 @@ def combiner(
     target_frr: Annotated[float, typer.Option(min=0.0, max=0.99, help="Faithful answers rejected, at most.")] = 0.10,
 ) -> None:
     """Fit the combiner and routing thresholds on claim features; report them leave-one-dataset-out."""
+    require_extra("train combiner", "train", "sklearn")
     from groundwire.train.calibrate import calibrate_bundle
 
     result = calibrate_bundle(bundle, dev, limit=limit, cache=cache, workers=workers, target_far=target_far,

@@ -65,9 +65,10 @@ class ServiceSettings:
             raise InputError("every read-only key must also be one of api_keys")
         for pattern in self.high_risk_patterns:
             _check_pattern(pattern)  # fail at start-up, not on the first request
-        from groundwire.service.ratelimit import check_rate_limit
+        if self.rate_limit is not None:  # the limiter (and FastAPI, for its 429) loads only when a limit is set
+            from groundwire.service.ratelimit import check_rate_limit
 
-        check_rate_limit(self.rate_limit)
+            check_rate_limit(self.rate_limit)
 
     @property
     def open_access(self) -> bool:

@@ -1,0 +1,79 @@
+"""The command line of a core install (`pip install groundwire`, no extras): it starts, `--help` lists every
+command, `check` works, and a command whose extra is missing exits 2 naming the extra to install."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+EXTRA_MODULES = ("fastapi", "uvicorn", "starlette", "sqlalchemy", "limits", "ray", "pyarrow", "torch", "transformers",
+                 "onnx", "sklearn", "pandas", "matplotlib", "deepeval", "ragas", "llama_index", "langchain_core",
+                 "haystack")
+"""Top-level modules of the optional extras (serve, ray, hf/train, frames, eval and the five adapters)."""
+
+HEAVY = ("fastapi", "uvicorn", "ray", "torch", "transformers", "deepeval", "ragas", "llama_index", "langchain_core",
+         "haystack")
+
+# A None entry in sys.modules makes `import name` (and `import name.sub`) raise ModuleNotFoundError and
+# importlib.util.find_spec(name) return None: to the program, the package is not installed.
+_WITHOUT_EXTRAS = """
+import runpy, sys
+for name in {modules!r}:
+    sys.modules[name] = None
+sys.argv = ["groundwire", *sys.argv[1:]]
+runpy.run_module("groundwire", run_name="__main__", alter_sys=True)
+"""
+
+
+def run_without_extras(*args: str) -> subprocess.CompletedProcess[str]:
+    code = _WITHOUT_EXTRAS.format(modules=EXTRA_MODULES)
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200", "TERM": "dumb"})
+
+
+def test_importing_the_cli_loads_no_extra():
+    code = ("import sys, groundwire.cli.main\n"
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules} & set(sys.argv[1:]))))")
+    done = subprocess.run([sys.executable, "-c", code, *HEAVY], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
+
+
+def test_help_lists_every_command_without_the_extras():
+    done = run_without_extras("--help")
+    assert done.returncode == 0, done.stderr
+    for command in ("check", "eval", "serve", "batch", "train", "eval-loop", "generate", "repair"):
+        assert f" {command} " in done.stdout
+
+
+def test_check_runs_on_the_examples_without_the_extras():
+    done = run_without_extras("check", "--context", str(EXAMPLES / "refund_policy.md"), "--context",
+                              str(EXAMPLES / "shipping.md"), "--answer", f"@{EXAMPLES / 'answer.txt'}", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["decision"] == "reject"  # the example's fabricated figure is caught, as with every extra installed
+    assert any("25 euros" in c["claim"]["text"] and c["verdict"] != "SUPPORTED" for c in report["claims"])
+
+
+def test_serve_without_its_extra_exits_2_naming_it():
+    done = run_without_extras("serve", "--port", "0")
+    assert done.returncode == 2
+    assert "pip install 'groundwire[serve]'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_train_run_without_its_extra_exits_2_naming_it(tmp_path):
+    done = run_without_extras("train", "run", "--data", str(tmp_path))
+    assert done.returncode == 2
+    assert "pip install 'groundwire[train]'" in done.stderr
+
+
+def test_eval_html_without_matplotlib_exits_2_naming_the_extra(tmp_path):
+    done = run_without_extras("eval", str(tmp_path / "rows.jsonl"), "--html", str(tmp_path / "report.html"))
+    assert done.returncode == 2
+    assert "pip install 'groundwire[eval]'" in done.stderr
+    assert not (tmp_path / "report.html").exists()

@@ -46,15 +46,16 @@ def test_document_set_version_must_match(cache: SemanticCache) -> None:
 
 
 def test_threshold_is_configurable() -> None:
+    # Two wordings of one question (start/stop, used here before, is now refused by the antonym guard).
     embedder = default_embedder()
-    a, b = embedder.embed(["how do I start the cluster", "how do I stop the cluster"])
+    a, b = embedder.embed(["how do I restart the cluster", "how do I reboot the cluster"])
     similarity = float(a @ b)
     loose = SemanticCache(embedder, threshold=similarity - 0.01)
-    loose.put("how do I stop the cluster", "Run stop.sh.", scope="s", doc_version=1)
-    assert loose.get("how do I start the cluster", scope="s", doc_version=1) is not None
+    loose.put("how do I reboot the cluster", "Run reboot.sh.", scope="s", doc_version=1)
+    assert loose.get("how do I restart the cluster", scope="s", doc_version=1) is not None
     strict = SemanticCache(embedder, threshold=similarity + 0.01)
-    strict.put("how do I stop the cluster", "Run stop.sh.", scope="s", doc_version=1)
-    assert strict.get("how do I start the cluster", scope="s", doc_version=1) is None
+    strict.put("how do I reboot the cluster", "Run reboot.sh.", scope="s", doc_version=1)
+    assert strict.get("how do I restart the cluster", scope="s", doc_version=1) is None
     with pytest.raises(InputError):
         SemanticCache(embedder, threshold=1.5)
 
@@ -170,3 +171,117 @@ def test_the_issue_pairs_are_above_the_threshold() -> None:
     cache.put("Is smoking allowed in the rooms?", "Yes.", scope="s", doc_version=1)
     assert cache.get("Is smoking not allowed in the rooms?", scope="s", doc_version=1) is None
     assert cache.stats.guarded_misses == 1
+
+
+# Issue 20, item 4: opposite meanings through an antonymous prefix (un-, in-, il-, im-, ir-, non-, dis-) or an
+# antonym pair. Most embed below 0.97 already, so they are checked at a threshold below every pair's cosine:
+# the guard, not the threshold, must refuse them.
+OPPOSITE_PAIRS = [
+    ("Is the product safe for children?", "Is the product unsafe for children?"),
+    ("Is it legal to park here?", "Is it illegal to park here?"),
+    ("Is the ticket refundable?", "Is the ticket non-refundable?"),
+    ("Is the deposit refundable?", "Is the deposit nonrefundable?"),
+    ("Is it possible to change my booking?", "Is it impossible to change my booking?"),
+    ("Is the water drinkable?", "Is the water undrinkable?"),
+    ("Is the account active?", "Is the account inactive?"),
+    ("Is this behaviour regular?", "Is this behaviour irregular?"),
+    ("Is the payment method valid?", "Is the payment method invalid?"),
+    ("Is the form complete?", "Is the form incomplete?"),
+    ("Is the patient conscious?", "Is the patient unconscious?"),
+    ("Are the results correct?", "Are the results incorrect?"),
+    ("Is the room available on Friday?", "Is the room unavailable on Friday?"),
+    ("Do the members agree with the change?", "Do the members disagree with the change?"),
+    ("Is the user eligible for the discount?", "Is the user ineligible for the discount?"),
+    ("Is the stock liquid?", "Is the stock illiquid?"),
+    ("Is the warranty transferable?", "Is the warranty non-transferable?"),
+    ("Is the connection secure?", "Is the connection insecure?"),
+    ("Is the method reversible?", "Is the method irreversible?"),
+    ("Is the seller honest?", "Is the seller dishonest?"),
+    ("Is this offer limited?", "Is this offer unlimited?"),
+    ("Is the fee taxable?", "Is the fee non-taxable?"),
+    ("Is the plugin compatible with version 3?", "Is the plugin incompatible with version 3?"),
+    ("Is the claim relevant to the case?", "Is the claim irrelevant to the case?"),
+    ("Is the task mandatory for new staff?", "Is the task optional for new staff?"),
+    ("Is the product safe for children?", "Is the product dangerous for children?"),
+    ("Is the statement true?", "Is the statement false?"),
+    ("Why was my application accepted?", "Why was my application rejected?"),
+    ("How do I upload a file?", "How do I download a file?"),
+    ("Can I buy shares after hours?", "Can I sell shares after hours?"),
+    ("Is the parking free on Sundays?", "Is the parking paid on Sundays?"),
+    ("Is the repository public?", "Is the repository private?"),
+    ("What is the arrival time of flight 20?", "What is the departure time of flight 20?"),
+    ("Is the tank full?", "Is the tank empty?"),
+    ("Which ports are used for inbound traffic?", "Which ports are used for outbound traffic?"),
+    ("How do I check in at the hotel?", "How do I check out at the hotel?"),
+    ("Is the old plan cheaper?", "Is the new plan cheaper?"),
+    ("Is the test result positive?", "Is the test result negative?"),
+    ("How do I attach a file to the ticket?", "How do I detach a file from the ticket?"),
+    ("Is the change temporary?", "Is the change permanent?"),
+    ("Is the data stored in internal drives?", "Is the data stored in external drives?"),
+    ("Did the transaction pass?", "Did the transaction fail?"),
+]
+SAME_MEANING_PAIRS = [
+    ("Is the product safe for children?", "is the product safe for children"),
+    ("Is it legal to park here?", "Is it legal to park here"),
+    ("Is the ticket refundable?", "Is the ticket refundable ?"),
+    ("Is the account active?", "Is the account active??"),
+    ("Is the payment method valid?", "IS THE PAYMENT METHOD VALID?"),
+    ("Is the form complete?", "Is the form complete? "),
+    ("Is the connection secure?", "Is the  connection secure?"),
+    ("Is the warranty transferable?", "is the warranty transferable?"),
+    ("Is the statement true?", "is the statement true?"),
+    ("Why was my application accepted?", "why was my application accepted"),
+    ("How do I upload a file?", "How do I upload a file"),
+    ("Is the repository public?", "is the repository public?"),
+    ("Is the tank full?", "Is the tank full"),
+    ("How do I check in at the hotel?", "how do I check in at the hotel?"),
+    ("Is the change temporary?", "Is the change temporary"),
+    ("Is the room available on Friday?", "Is the room available on Friday"),
+    ("Is the seller honest?", "is the seller honest"),
+    ("Is the plugin compatible with version 3?", "Is the plugin compatible with version 3"),
+    ("Is the test result positive?", "is the test result positive?"),
+    ("Is the data stored in internal drives?", "Is the data stored on internal drives?"),
+    ("Can I buy shares after hours?", "Can I buy shares after hours"),
+    ("Do the members agree with the change?", "do the members agree with the change?"),
+    ("Is the product safe for children?", "Is this product safe for children?"),
+    ("Is the water drinkable?", "Is the water drinkable"),
+]
+_LOOSE = 0.6
+"""Below the cosine of every pair in both tables (the lowest opposite pair is 0.66)."""
+
+
+@pytest.fixture(scope="module")
+def embedder():  # noqa: ANN201 (the ONNX embedder, loaded once for the tables)
+    return default_embedder()
+
+
+@pytest.mark.parametrize(("cached", "asked"), OPPOSITE_PAIRS)
+def test_an_opposite_word_is_never_served_the_cached_answer(embedder, cached: str, asked: str) -> None:  # noqa: ANN001
+    first, second = embedder.embed([cached, asked])
+    assert float(first @ second) >= _LOOSE  # the threshold alone would serve it
+    for threshold in (_LOOSE, 0.97):
+        cache = SemanticCache(embedder, threshold=threshold)
+        cache.put(cached, "the cached answer", scope="s", doc_version=1)
+        assert cache.get(asked, scope="s", doc_version=1) is None
+        if threshold == _LOOSE:
+            assert cache.stats.guarded_misses == 1  # refused by the meaning guard, not by cosine
+        cache.put(asked, "the opposite answer", scope="s", doc_version=1)  # stored beside, not over, the first
+        assert cache.get(cached, scope="s", doc_version=1).response == "the cached answer"
+
+
+@pytest.mark.parametrize(("cached", "asked"), SAME_MEANING_PAIRS)
+def test_a_same_meaning_rewording_still_hits(embedder, cached: str, asked: str) -> None:  # noqa: ANN001
+    for threshold in (_LOOSE, 0.97):
+        cache = SemanticCache(embedder, threshold=threshold)
+        cache.put(cached, "the cached answer", scope="s", doc_version=1)
+        hit = cache.get(asked, scope="s", doc_version=1)
+        assert hit is not None and hit.response == "the cached answer", threshold
+
+
+def test_the_issue_prefix_pairs_embed_above_the_threshold(embedder) -> None:  # noqa: ANN001
+    # Why prefixes need the guard: these pass the default threshold on cosine alone (issue 20).
+    pairs = [p for p in OPPOSITE_PAIRS if p[1].endswith(("unsafe for children?", "illegal to park here?"))]
+    assert len(pairs) == 2
+    for cached, asked in pairs:
+        first, second = embedder.embed([cached, asked])
+        assert float(first @ second) >= 0.97

@@ -179,3 +179,12 @@ def test_one_long_line_is_segmented_as_pysbd_segments_it_whole():
     assert len(line) > 3 * _SEGMENT_WINDOW
     whole = pysbd.Segmenter(language="en", clean=False, char_span=True).segment(line)
     assert [s.text for s in sentences(line)] == [line[p.start:p.end].strip() for p in whole if line[p.start:p.end].strip()]
+
+
+def test_citation_markers_after_a_long_whitespace_run_are_read_and_stripped():
+    # Issue 20, item 2: the marker regex is linear on long whitespace runs (timings: bench, not here).
+    run = "\n" * 50_000
+    assert cited_ids(run + "x is y.") == ()
+    assert cited_ids("The plan costs $10." + run + "[S2] It ships daily " + run + " [S1; S3].") == ("S2", "S1", "S3")
+    assert strip_citations("The plan costs $10." + run + "[S2]") == "The plan costs $10."
+    assert strip_citations("A" + run + "B [Unverified]") == "A" + run + "B"

@@ -100,6 +100,26 @@ def test_claim_too_long_for_the_model_is_reported_unscored():
     assert any("could not be scored" in w for w in report.warnings)
 
 
+LONG_ANSWER = "The plan costs " + "very " * 300 + "much money."
+
+
+@pytest.mark.parametrize("scorer", ["lexical", "bundled"])
+def test_an_answer_whose_only_claim_is_too_long_is_unscored_and_escalated(scorer):
+    """No claim fits the model window, so there is no window at all: the claim is reported, never an IndexError."""
+    from groundwire.scoring.onnx import bundled_path
+
+    if scorer == "bundled" and not (bundled_path() / "config.json").is_file():
+        pytest.skip("no bundled model")
+    verifier = Verifier(scorer)
+    assert verifier.scorer.max_tokens is not None  # the window is what makes the claim too long
+    report = verifier.verify(LONG_ANSWER, [Chunk("S1", "The plan costs 19 dollars.")])
+    assert len(report.claims) == 1
+    claim = report.claims[0]
+    assert not claim.scored and claim.support is None and "not scored" in claim.note
+    assert claim.route is Route.ESCALATE and claim.chunk_id is None and claim.evidence is None
+    assert report.decision is Route.ESCALATE
+
+
 def test_contradiction_head_is_used_when_present():
     class Contradicting(RecordingScorer):
         def score(self, pairs):

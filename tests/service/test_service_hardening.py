@@ -88,3 +88,34 @@ def test_serve_refuses_a_public_address_without_keys(tmp_path) -> None:  # noqa:
                            "--db", str(tmp_path / "x.db")], capture_output=True, text=True, env=environment,
                           timeout=120, cwd=tmp_path)
     assert done.returncode == 2 and "--insecure-no-auth" in done.stderr
+
+
+@pytest.mark.parametrize("path", ["/v1/verify", "/v1/repair"])
+def test_an_answer_whose_only_claim_is_too_long_is_a_200_unscored_escalation(client, path) -> None:  # noqa: ANN001
+    """Issue 20, item 1: no claim fits the model window (no window at all); the service answers, never a 500."""
+    body = {"answer": "The plan costs " + "very " * 300 + "much money.",
+            "chunks": [{"id": "S1", "text": "The plan costs 19 dollars."}]}
+    response = client.post(path, headers=ALPHA, json=body)
+    assert response.status_code == 200, response.text
+    report = response.json()["report"]
+    assert [claim["scored"] for claim in report["claims"]] == [False]
+    assert report["claims"][0]["route"] == "escalate"
+    assert report["decision"] == "escalate"
+    # The service is fine afterwards.
+    after = {"answer": "The plan costs 19 dollars.", "chunks": body["chunks"]}
+    assert client.post(path, headers=ALPHA, json=after).status_code == 200
+
+
+def test_page_zero_is_refused_inline_and_at_ingest_alike(client) -> None:  # noqa: ANN001
+    """Issue 20, item 7: pages are 1-based everywhere; page 0 is a 422 naming the field on both paths."""
+    chunk = {"id": "S1", "text": DOC["text"], "page": 0}
+    for path, body in (("/v1/verify", {"answer": DOC["text"], "chunks": [chunk]}),
+                       ("/v1/repair", {"answer": DOC["text"], "chunks": [chunk]}),
+                       ("/v1/ingest", {"documents": [{**DOC, "page": 0}]})):
+        response = client.post(path, headers=ALPHA, json=body)
+        assert response.status_code == 422, (path, response.text)
+        assert response.json()["error"]["details"][0]["loc"][-1] == "page", path
+    # Page 1 is accepted on both paths.
+    assert client.post("/v1/verify", headers=ALPHA,
+                       json={"answer": DOC["text"], "chunks": [{**chunk, "page": 1}]}).status_code == 200
+    assert client.post("/v1/ingest", headers=ALPHA, json={"documents": [{**DOC, "page": 1}]}).status_code == 200

@@ -11,6 +11,7 @@ what a claim says of them (attributes.py).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -150,12 +151,19 @@ class Figure:
 def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Figure]:
     """All figures in the text, each once, with overlapping matches resolved in favour of the most specific."""
     found: list[Figure] = []
-    taken: list[tuple[int, int]] = []
+    # Spans taken so far, disjoint and kept sorted, so an overlap check is one bisect (a scan of every taken
+    # span made a long run of integers quadratic). Of disjoint spans, the last one starting before `end` is
+    # the only one that can reach past `figure.start`.
+    starts: list[int] = []
+    ends: list[int] = []
 
     def add(figure: Figure, end: int) -> None:
-        if not any(figure.start < t_end and t_start < end for t_start, t_end in taken):
-            taken.append((figure.start, end))
-            found.append(figure)
+        at = bisect.bisect_left(starts, end)
+        if at and ends[at - 1] > figure.start:
+            return
+        starts.insert(at, figure.start)
+        ends.insert(at, end)
+        found.append(figure)
 
     for m in _MDY_RANGE_RE.finditer(text):
         month, year = _MONTHS[m.group("month").lower()], m.group("y") or "*"

@@ -21,7 +21,9 @@ from groundwire.core.types import REFUSAL_TOKEN, Claim
 # [S1], [S1, S2], [c_8f21ab], [Source 2], [1], [1, 3], [doc3], [Unverified]. A marker must contain a digit
 # (or be [Unverified]) so that editorial brackets such as [sic] survive.
 _CITE_ID = r"(?:S\d+|c_[0-9a-fA-F]{3,}|Source\s*\d+|\d{1,3}|[A-Za-z][\w-]*\d[\w-]*)"
-CITATION_RE = re.compile(rf"\s*\[(?P<ids>{_CITE_ID}(?:\s*[,;]\s*{_CITE_ID})*)\]|\s*\[Unverified\]")
+# A marker takes the whitespace before it (stripping leaves no gap). The lookbehind lets a match start only where
+# that whitespace run starts: without it every position of a long run retries `\s*` (quadratic on "\n" * 50000).
+CITATION_RE = re.compile(rf"(?<!\s)(?:\s*\[(?P<ids>{_CITE_ID}(?:\s*[,;]\s*{_CITE_ID})*)\]|\s*\[Unverified\])")
 _ID_SPLIT_RE = re.compile(r"\s*[,;]\s*")
 # Markdown emphasis and code marks carry no content ("**[S1]**", "**Price:** $5"). One between two word
 # characters separates them, as it does in the context's words ("G`E" is two words, never "GE").

@@ -413,7 +413,9 @@ class Verifier:
     def _claim_result(self, state: _ClaimState, scoring: _Scoring) -> ClaimResult:
         matrix, thresholds, position = scoring.matrix, scoring.thresholds, state.position
         support = float(matrix.support[position].max()) if state.scorable else None
-        contradiction = None if matrix.contradiction is None else float(matrix.contradiction[position].max())
+        contradiction = None
+        if matrix.contradiction is not None and matrix.contradiction.shape[1]:  # no windows: nothing to contradict
+            contradiction = float(matrix.contradiction[position].max())
         score = state.calibrated if state.calibrated is not None else (support or 0.0)
         fully_scored = state.scorable and not bool(matrix.truncated[position])
         note = None if fully_scored else _unscored_note(state.scorable)
@@ -485,7 +487,7 @@ def claim_features(state: _ClaimState, scoring: _Scoring, *, n_claims: int) -> d
     names = [w.lower() for w in WORD_RE.findall(claim.text)[1:] if w[:1].isupper()]
     novel_names = [w for w in names if not any(part in scoring.context_words for part in content_words(w))]
     sorted_row = np.sort(row)[::-1]
-    contradiction = matrix.contradiction
+    contradiction = matrix.contradiction if len(row) else None  # no windows: no contradiction to read
     deciding = state.deciding()
     return {
         "support": float(row[best]) if len(row) else 0.0,
@@ -505,8 +507,11 @@ def claim_features(state: _ClaimState, scoring: _Scoring, *, n_claims: int) -> d
     }
 
 
-def _evidence(claim: str, row: np.ndarray, windows: list[Window], context: list[Chunk]) -> _Evidence:
-    """The claim's citation: the chunk of its best window, and that window's sentence closest to the claim."""
+def _evidence(claim: str, row: np.ndarray, windows: list[Window], context: list[Chunk]) -> _Evidence | None:
+    """The claim's citation: the chunk of its best window, and that window's sentence closest to the claim.
+    None when there is no window at all (every claim of the answer is too long for the model's window)."""
+    if not windows:
+        return None
     window = windows[int(np.argmax(row)) if len(row) else 0]
     chunk = context[window.chunk_index]
     span = best_sentence(claim, chunk.text, window.start, window.end)

@@ -3,7 +3,8 @@
 An entry is served only when all four hold: cosine similarity of the query embeddings >= the
 threshold (0.97 by default), the two questions agree on their meaning markers (figures, negation and
 contrastive words: "refund before 30 days" is not "refund after 30 days", "not allowed" is not "allowed",
-though both pairs embed at 0.97-0.99), the document-set version matches, and the permission scope matches.
+though both pairs embed at 0.97-0.99) and neither turns on the opposite of a word of the other (an antonymous
+prefix, "unsafe" for "safe", "illegal" for "legal", or a listed antonym), the document-set version matches, and the permission scope matches.
 Scope is a hard partition (entries of one scope are never compared with another's queries), so a
 user's answer cannot reach another scope even on an identical question. Ingest invalidates the
 entries that depend on the changed documents. In memory, per process; thread-safe.
@@ -34,7 +35,41 @@ CONTRASTIVE_WORDS = frozenset(
     "include exclude included excluded inside outside open closed enable enabled disable disabled except".split()
 )
 """Words that flip or bound a question's meaning while barely moving its embedding."""
-_NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "none", "nothing", "neither"})
+_NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "none", "nothing", "neither", "non"})
+ANTONYMOUS_PREFIXES = ("non", "dis", "un", "in", "im", "il", "ir")
+"""A question with "unsafe" where the other has "safe" asks the opposite ("illegal"/"legal", "non-refundable")."""
+_MIN_STEM = 3
+"""Shorter remainders ("in" + "to") are not words the prefix negates."""
+# Antonym pairs questions turn on: a hand-kept list (no antonym lexicon ships offline with the project).
+_ANTONYM_PAIRS = (
+    "safe/dangerous true/false accept/reject accepted/rejected approve/deny approved/denied approved/rejected "
+    "allow/deny allow/block grant/deny granted/denied buy/sell bought/sold win/lose won/lost add/remove "
+    "added/removed hot/cold cheap/expensive cheaper/dearer fast/slow faster/slower always/never all/none "
+    "required/optional mandatory/optional compulsory/optional free/paid public/private same/different full/empty "
+    "heavy/light old/new young/old big/small large/small long/short up/down on/off yes/no pass/fail "
+    "passed/failed succeed/fail success/failure arrive/depart arrival/departure import/export "
+    "inbound/outbound incoming/outgoing upload/download enter/exit entrance/exit input/output "
+    "positive/negative good/bad better/worse best/worst easy/hard easy/difficult simple/complex strong/weak "
+    "rich/poor wet/dry light/dark day/night north/south east/west left/right push/pull give/take "
+    "borrow/lend send/receive sent/received close/open raise/lower rise/fall gain/loss profit/loss "
+    "credit/debit deposit/withdraw deposit/withdrawal alive/dead present/absent visible/hidden "
+    "temporary/permanent male/female men/women man/woman internal/external domestic/international "
+    "upstairs/downstairs forward/backward ascending/descending online/offline attach/detach in/out "
+    "start/stop started/stopped start/end begin/end beginning/end open/shut win/loss increase/reduce "
+    "maximum/minimum highest/lowest cheapest/dearest"
+).split()
+
+
+def _antonym_table(pairs: list[str]) -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for pair in pairs:
+        first, second = pair.split("/")
+        table.setdefault(first, set()).add(second)
+        table.setdefault(second, set()).add(first)
+    return {word: frozenset(others) for word, others in table.items()}
+
+
+_ANTONYMS = _antonym_table(_ANTONYM_PAIRS)
 
 
 def meaning_markers(query: str) -> frozenset[str]:
@@ -46,6 +81,21 @@ def meaning_markers(query: str) -> frozenset[str]:
     negated = any(token in _NEGATIONS or token.endswith("n't") for token in tokens)
     figures = {f"figure:{figure.key}" for figure in extract_figures(query)}
     return frozenset({token for token in tokens if token in CONTRASTIVE_WORDS} | figures | ({"not"} if negated else set()))
+
+
+def opposed(first: frozenset[str], second: frozenset[str]) -> bool:
+    """Whether two questions' word sets turn on opposite words: a word of one is an antonymous-prefix form of
+    a word of the other ("unsafe" and "safe", "non-refundable" and "refundable"), or its listed antonym.
+    Pairwise, since whether "un" + "safe" negates depends on "safe" being what the other question says."""
+    for words, other in ((first, second), (second, first)):
+        for word in words - other:
+            if _ANTONYMS.get(word, frozenset()) & (other - words):
+                return True
+            for prefix in ANTONYMOUS_PREFIXES:
+                stem = word[len(prefix) :].lstrip("-") if word.startswith(prefix) else ""
+                if len(stem) >= _MIN_STEM and stem in other:
+                    return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +119,8 @@ class CacheStats:
     stale_version_misses: int
     """Misses where a similar-enough entry existed but for another document-set version."""
     guarded_misses: int = 0
-    """Misses where a similar-enough entry existed but its question differs in figures, negation or contrast."""
+    """Misses where a similar-enough entry existed but its question differs in figures, negation, contrast or
+    an opposite word (an antonymous prefix or a listed antonym)."""
 
     @property
     def lookups(self) -> int:
@@ -101,6 +152,11 @@ class _Entry:
     doc_version: str
     doc_ids: frozenset[str]
     markers: frozenset[str]
+    words: frozenset[str]
+
+    def means(self, markers: frozenset[str], words: frozenset[str]) -> bool:
+        """Whether a question with these markers and words asks what this entry's question asked."""
+        return self.markers == markers and not opposed(self.words, words)
 
 
 class SemanticCache:
@@ -134,7 +190,7 @@ class SemanticCache:
     def get(self, query: str, *, scope: str, doc_version: str | int) -> CacheHit | None:
         """The stored answer for this query in this scope and document-set version, or None (a miss)."""
         vector = self._embed(query)
-        markers = meaning_markers(query)
+        markers, words = meaning_markers(query), _words(query)
         doc_version = str(doc_version)
         with self._lock:
             entries = self._scopes.get(_scope(scope)) or OrderedDict()
@@ -143,7 +199,7 @@ class SemanticCache:
             best_id, best_sim, stale, guarded = None, -1.0, False, False
             for position in np.flatnonzero(similarities >= self.threshold):
                 entry_id = ids[position]
-                if entries[entry_id].markers != markers:
+                if not entries[entry_id].means(markers, words):
                     guarded = True
                 elif entries[entry_id].doc_version != doc_version:
                     stale = True
@@ -173,14 +229,16 @@ class SemanticCache:
         to another document selection that is still current. Stale ones age out by LRU eviction."""
         vector = self._embed(query)
         doc_version = str(doc_version)
-        entry = _Entry(query, vector, response, doc_version, frozenset(doc_ids), meaning_markers(query))
+        entry = _Entry(
+            query, vector, response, doc_version, frozenset(doc_ids), meaning_markers(query), _words(query)
+        )
         entry_id = uuid.uuid4().hex
         with self._lock:
             entries = self._scopes.setdefault(_scope(scope), OrderedDict())
             duplicates = [
                 i
                 for i, e in entries.items()
-                if e.doc_version == doc_version and e.markers == entry.markers
+                if e.doc_version == doc_version and e.means(entry.markers, entry.words)
                 and float(e.vector @ vector) >= self.threshold
             ]
             for old_id in duplicates:
@@ -228,6 +286,12 @@ class SemanticCache:
         if not isinstance(query, str) or not query.strip():
             raise InputError("the cache needs a non-empty query")
         return self.embedder.embed([" ".join(query.split())])[0]
+
+
+def _words(query: str) -> frozenset[str]:
+    from groundwire.core.textutil import words
+
+    return frozenset(words(query))
 
 
 def _scope(scope: str) -> str:

@@ -29,7 +29,8 @@ class ChunkIn(_Body):
     id: str = Field(min_length=1, max_length=200)
     text: str = Field(min_length=1, max_length=MAX_TEXT)
     doc_id: str | None = Field(None, max_length=500)
-    page: int | None = Field(None, ge=0, le=MAX_PAGE)
+    page: int | None = Field(None, ge=1, le=MAX_PAGE)
+    """1-based, as at ingest: page 0 is refused (422) everywhere; null for a source without pages."""
     type: Literal["text", "image_transcript", "table"] = "text"
     score: float | None = None
     """The retriever's score for this chunk, logged with the request."""

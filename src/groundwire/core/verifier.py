@@ -19,6 +19,7 @@ from groundwire.core.checks import (
     CheckEffect,
     ClaimCheckInput,
     ContextIndex,
+    claim_figures,
     resolve_cited_id,
     validate_output,
 )
@@ -36,7 +37,18 @@ from groundwire.scoring import Scorer, get_scorer
 from groundwire.scoring.base import Combiner, Thresholds, calibration_of
 from groundwire.scoring.lexical import LexicalScorer
 
-__all__ = ["Combiner", "Pruner", "Thresholds", "Verifier", "as_chunks", "checked_score", "claim_features", "verify"]
+__all__ = [
+    "CONTRADICTION_AT",
+    "Combiner",
+    "Pruner",
+    "Thresholds",
+    "Verifier",
+    "as_chunks",
+    "checked_score",
+    "claim_features",
+    "claim_verdict",
+    "verify",
+]
 
 DEFAULT_ACCEPT_AT = 0.8
 DEFAULT_REJECT_AT = 0.2
@@ -44,6 +56,8 @@ _STANDARD_CLAIM_TOKENS = 96
 """Premise windows are sized for claims up to this many tokens; longer claims get windows of their own."""
 NO_CLAIMS_SCORE = 1.0
 """An answer with no checkable claims asserts nothing unsupported: it scores 1.0 and is accepted, with a warning."""
+CONTRADICTION_AT = 0.5
+"""The scorer's contradiction probability at or above which a claim without findings may be CONTRADICTED."""
 STRUCTURED_TASK = "data2text"
 """The task a verify() call is taken to be when a chunk is a JSON record and no task is given."""
 
@@ -90,6 +104,8 @@ class _ClaimState:
     features: dict[str, float] = field(default_factory=dict)
     calibrated: float | None = None
     """The combiner's score, when the scorer has a combiner."""
+    figures_match: bool = False
+    """The claim states figures and the context contains every one (3,600 == 3600, five == 5)."""
 
     def run_checks(self, index: ContextIndex, chunk_ids: list[str], *, with_evidence: bool) -> None:
         evidence = self.evidence.text if self.evidence is not None else None
@@ -303,6 +319,8 @@ class Verifier:
         index = ContextIndex.build(context, sources=retrieved)
         for state in states:
             state.run_checks(index, chunk_ids, with_evidence=False)
+            figures = claim_figures(state.claim.text)
+            state.figures_match = bool(figures) and all(index.has(figure) for figure in figures)
         timings["checks"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
@@ -427,10 +445,9 @@ class Verifier:
             route = Route.ESCALATE  # unknown, not unsupported: a person or the judge should look
         elif not fully_scored and route is Route.ACCEPT:
             route = Route.ESCALATE
-        if hard:
-            verdict = Verdict.CONTRADICTED if Verdict.CONTRADICTED in hard else Verdict.NOT_FOUND
-        else:
-            verdict = _model_verdict(route, support or 0.0, contradiction)
+        # A negation flip is the claim's own signal of a contradiction the figures cannot show.
+        figures_match = state.figures_match and not state.signalled
+        verdict = claim_verdict(route, support or 0.0, contradiction, findings=hard, figures_match=figures_match)
         cited = state.evidence if support is not None else None
         return ClaimResult(
             claim=state.claim,
@@ -462,10 +479,30 @@ def checked_score(score: float, thresholds: Thresholds, *, hard: bool, negation:
     return score
 
 
-def _model_verdict(route: Route, support: float, contradiction: float | None) -> Verdict:
+def claim_verdict(
+    route: Route,
+    support: float,
+    contradiction: float | None,
+    *,
+    findings: Sequence[Verdict],
+    figures_match: bool,
+) -> Verdict:
+    """The one rule from a claim's evidence to its verdict (README "How a verdict is chosen").
+
+    1. A deciding check's finding decides: CONTRADICTED if any finding is, else NOT_FOUND.
+    2. Otherwise a claim routed ACCEPT (its score at or above the accept threshold) is SUPPORTED.
+    3. Otherwise it is CONTRADICTED only when the scorer's contradiction probability is at least
+       CONTRADICTION_AT and above its support, and the claim's figures do not all match the context: the
+       model reads "3600" against "3,600" as different tokens, so it alone never contradicts figures the
+       figure check has matched (the caller counts a claim the negation check flags as not matching).
+    4. Anything else is NOT_FOUND.
+    """
+    if findings:
+        return Verdict.CONTRADICTED if Verdict.CONTRADICTED in findings else Verdict.NOT_FOUND
     if route is Route.ACCEPT:
         return Verdict.SUPPORTED
-    if contradiction is not None and contradiction >= 0.5 and contradiction > support:
+    contradicts = contradiction is not None and contradiction >= CONTRADICTION_AT and contradiction > support
+    if contradicts and not figures_match:
         return Verdict.CONTRADICTED
     return Verdict.NOT_FOUND
 

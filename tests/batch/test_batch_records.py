@@ -29,6 +29,8 @@ def test_good_line_becomes_an_item_with_s_ids_and_object_chunks():
         ('{"id": "c", "context": ["ok", "  "], "answer": "y"}', "c", "context[1]"),
         ('{"id": "d", "context": ["x"], "answer": "y", "question": 5}', "d", "'question'"),
         ('{"id": "e", "context": [{"text": "x", "page": "two"}], "answer": "y"}', "e", "context[0].page must be an integer"),
+        ('{"id": "p0", "context": [{"text": "x", "page": 0}], "answer": "y"}', "p0", "context[0].page must be 1 or more"),
+        ('{"id": "pt", "context": [{"text": "x", "page": true}], "answer": "y"}', "pt", "context[0].page must be 1 or more"),
         ('{"id": "", "context": ["x"], "answer": "y"}', "f.jsonl:3", "missing or empty 'id'"),
         ('{"id": "torn", "context": ["x', "torn", "invalid JSON"),
         ("[1, 2]", "f.jsonl:3", "not an object"),

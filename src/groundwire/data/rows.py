@@ -275,6 +275,10 @@ def _problem(record: Mapping[str, Any]) -> str | None:
             for key, kind in (("id", str), ("doc_id", str), ("page", int)):
                 if chunk.get(key) is not None and not isinstance(chunk.get(key), kind):
                     return f"context[{i}].{key} must be {_KIND_NAMES[kind]} or null"
+            page = chunk.get("page")
+            # Pages are 1-based everywhere (ingest, the service's inline chunks); a bool is not a page number.
+            if isinstance(page, bool) or (isinstance(page, int) and page < 1):
+                return f"context[{i}].page must be 1 or more (pages are 1-based) or null"
     return None
 
 

@@ -120,6 +120,21 @@ def test_an_answer_whose_only_claim_is_too_long_is_unscored_and_escalated(scorer
     assert report.decision is Route.ESCALATE
 
 
+def test_a_too_long_claim_beside_a_scored_one_reports_no_contradiction():
+    """Its row of the pair matrix was never scored: the contradiction is unknown (None), not 0.0."""
+    from groundwire.scoring.onnx import bundled_path
+
+    if not (bundled_path() / "config.json").is_file():
+        pytest.skip("no bundled model")
+    verifier = Verifier("bundled")
+    report = verifier.verify("The plan costs 19 dollars. " + LONG_ANSWER, [Chunk("S1", "The plan costs 19 dollars.")])
+    scored = [claim for claim in report.claims if claim.scored]
+    unscored = [claim for claim in report.claims if not claim.scored]
+    assert scored and unscored
+    assert all(claim.contradiction is not None for claim in scored)  # the bundled scorer has a contradiction head
+    assert all(claim.contradiction is None and claim.support is None for claim in unscored)
+
+
 def test_contradiction_head_is_used_when_present():
     class Contradicting(RecordingScorer):
         def score(self, pairs):

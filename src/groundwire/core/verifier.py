@@ -432,7 +432,8 @@ class Verifier:
         matrix, thresholds, position = scoring.matrix, scoring.thresholds, state.position
         support = float(matrix.support[position].max()) if state.scorable else None
         contradiction = None
-        if matrix.contradiction is not None and matrix.contradiction.shape[1]:  # no windows: nothing to contradict
+        # An unscorable claim's row holds no scores, only the matrix's zeros: its contradiction is unknown, not 0.
+        if state.scorable and matrix.contradiction is not None and matrix.contradiction.shape[1]:
             contradiction = float(matrix.contradiction[position].max())
         score = state.calibrated if state.calibrated is not None else (support or 0.0)
         fully_scored = state.scorable and not bool(matrix.truncated[position])

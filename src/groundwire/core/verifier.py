@@ -432,8 +432,9 @@ class Verifier:
         matrix, thresholds, position = scoring.matrix, scoring.thresholds, state.position
         support = float(matrix.support[position].max()) if state.scorable else None
         contradiction = None
-        # An unscorable claim's row holds no scores, only the matrix's zeros: its contradiction is unknown, not 0.
-        if state.scorable and matrix.contradiction is not None and matrix.contradiction.shape[1]:
+        # An unscorable claim's row holds no scores, only the matrix's zeros (or no windows at all): its
+        # contradiction is unknown, not 0. A scorable claim has at least one window.
+        if state.scorable and matrix.contradiction is not None:
             contradiction = float(matrix.contradiction[position].max())
         score = state.calibrated if state.calibrated is not None else (support or 0.0)
         fully_scored = state.scorable and not bool(matrix.truncated[position])
@@ -550,7 +551,7 @@ def _evidence(claim: str, row: np.ndarray, windows: list[Window], context: list[
     None when there is no window at all (every claim of the answer is too long for the model's window)."""
     if not windows:
         return None
-    window = windows[int(np.argmax(row)) if len(row) else 0]
+    window = windows[int(np.argmax(row))]  # the row has one score per window, and there is at least one
     chunk = context[window.chunk_index]
     span = best_sentence(claim, chunk.text, window.start, window.end)
     return _Evidence(chunk=chunk, span=span, text=chunk.text[span[0] : span[1]])

@@ -89,3 +89,27 @@ def test_build_is_reproducible_and_balanced(tmp_path: Path) -> None:
 def test_noncommercial_data_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="noncommercial"):
         build(tmp_path / "train-noncommercial", tmp_path / "out")
+
+
+def test_mix_v3_adds_the_human_pairs_and_keeps_v2() -> None:
+    from groundwire.train.data import HUMAN_PAIRS_V3, MIXES
+
+    assert MIXES["v2"] == MixSpec()
+    assert MIXES["v3"].real == {**MixSpec().real, **HUMAN_PAIRS_V3}
+    assert MIXES["v3"].context_docs == MixSpec().context_docs
+
+
+def test_prepare_names_an_unknown_mix_and_missing_files(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def prepare(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "groundwire", "train", "prepare", "--data", str(data), *args],
+                              capture_output=True, text=True)
+
+    data = _fake_train_dir(tmp_path / "train")
+    unknown = prepare("--mix", "v9")
+    assert unknown.returncode == 2 and "v9" in unknown.stderr and "v3" in unknown.stderr
+    missing = prepare("--mix", "v3", "--out", str(tmp_path / "out"))
+    assert missing.returncode == 2 and "infotabs.jsonl" in missing.stderr
+    assert not (tmp_path / "out").exists()

@@ -34,14 +34,22 @@ def prepare(
     out: Annotated[Path, typer.Option(help="Where train.jsonl, val.jsonl and mix.json go.")] = Path("runs/data"),
     seed: Annotated[int, typer.Option(help="Seed of every random choice in the mix.")] = 13,
     records: Annotated[int, typer.Option(min=0, help="Generated business records (structured premises); 0: none.")] = 1500,
+    mix: Annotated[str, typer.Option(help="Named mix: v2 (the bundled model's) or v3 (v2 plus the human-labelled pairs).")] = "v2",
 ) -> None:
     """Synthetic RAG-style pairs from real contexts + a length-balanced sample of the real pair files."""
     require_extra("train prepare", "train", "sklearn")
-    from groundwire.train.data import MixSpec, build
+    from dataclasses import replace
+
+    from groundwire.train.data import MIXES, build
 
     if not data.is_dir():
         raise InputError(f"{data}: no such directory (give the train/ folder of the shared data)")
-    summary = build(data, out, seed=seed, spec=MixSpec(records=records))
+    if mix not in MIXES:
+        raise InputError(f"--mix {mix!r}: choose one of {', '.join(MIXES)}")
+    missing = [stem for stem in MIXES[mix].real if not (data / f"{stem}.jsonl").is_file()]
+    if missing:
+        raise InputError(f"--mix {mix} needs {', '.join(f'{m}.jsonl' for m in missing)} in {data}")
+    summary = build(data, out, seed=seed, spec=replace(MIXES[mix], records=records))
     typer.echo(json.dumps({k: v for k, v in summary.items() if k != "spec"}, indent=2))
 
 

@@ -17,7 +17,16 @@ from pathlib import Path
 BUNDLE_CONFIG = "config.json"
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
+# In the positional order of the models' forward(); a model gets those its tokenizer produces (MPNet has no
+# token types).
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def model_input_names(model_dir: str | Path) -> tuple[str, ...]:
+    from transformers import AutoTokenizer
+
+    produced = AutoTokenizer.from_pretrained(str(model_dir)).model_input_names
+    return tuple(name for name in INPUT_NAMES if name in produced)
 
 
 def export_onnx(model_dir: str | Path, onnx_path: str | Path, *, opset: int = 17) -> Path:
@@ -27,12 +36,13 @@ def export_onnx(model_dir: str | Path, onnx_path: str | Path, *, opset: int = 17
 
     model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).eval()
     model.config.return_dict = False
-    dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in INPUT_NAMES)
-    axes = {name: {0: "batch", 1: "sequence"} for name in INPUT_NAMES} | {"logits": {0: "batch"}}
+    names = model_input_names(model_dir)
+    dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in names)
+    axes = {name: {0: "batch", 1: "sequence"} for name in names} | {"logits": {0: "batch"}}
     onnx_path = Path(onnx_path)
     onnx_path.parent.mkdir(parents=True, exist_ok=True)
     with torch.inference_mode():
-        torch.onnx.export(model, dummy, str(onnx_path), input_names=list(INPUT_NAMES), output_names=["logits"],
+        torch.onnx.export(model, dummy, str(onnx_path), input_names=list(names), output_names=["logits"],
                           dynamic_axes=axes, opset_version=opset, dynamo=False, external_data=False)
     return onnx_path
 

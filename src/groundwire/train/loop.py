@@ -67,25 +67,32 @@ def _lr_factor(progress: float, warmup: float) -> float:
     return max(0.0, (1.0 - progress) / (1.0 - warmup))
 
 
-def _encode(tokenizer, pairs: list, max_length: int) -> list[list[int]]:
+def _encode(tokenizer, pairs: list, max_length: int) -> tuple[list[list[int]], list[list[int]] | None]:
+    """Token ids, and token types where the model takes them (BERT does; MPNet's forward has no such input)."""
     enc = tokenizer([p.premise for p in pairs], [p.hypothesis for p in pairs], truncation="longest_first",
                     max_length=max_length)
-    return enc["input_ids"], enc["token_type_ids"]
+    types = enc["token_type_ids"] if "token_type_ids" in tokenizer.model_input_names else None
+    return enc["input_ids"], types
 
 
 def _collate(ids, types, labels, idx, pad_id: int):
+    """Padded model inputs (keyword arguments of the forward) and the label tensor."""
     import torch
 
     width = max(len(ids[i]) for i in idx)
     input_ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
-    token_types = torch.zeros((len(idx), width), dtype=torch.long)
     mask = torch.zeros((len(idx), width), dtype=torch.long)
+    token_types = torch.zeros((len(idx), width), dtype=torch.long) if types is not None else None
     for row, i in enumerate(idx):
         n = len(ids[i])
         input_ids[row, :n] = torch.tensor(ids[i])
-        token_types[row, :n] = torch.tensor(types[i])
         mask[row, :n] = 1
-    return input_ids, token_types, mask, torch.tensor([labels[i] for i in idx])
+        if token_types is not None:
+            token_types[row, :n] = torch.tensor(types[i])
+    inputs = {"input_ids": input_ids, "attention_mask": mask}
+    if token_types is not None:
+        inputs["token_type_ids"] = token_types
+    return inputs, torch.tensor([labels[i] for i in idx])
 
 
 def _save(model, tokenizer, optimizer, state: dict, path: Path) -> None:
@@ -115,8 +122,8 @@ def evaluate(model, tokenizer, pairs: list, *, max_length: int, batch_size: int 
     with torch.inference_mode():
         for start in range(0, len(pairs), batch_size):
             idx = list(range(start, min(start + batch_size, len(pairs))))
-            input_ids, token_types, mask, _ = _collate(ids, types, labels, idx, tokenizer.pad_token_id)
-            logits = model(input_ids=input_ids, token_type_ids=token_types, attention_mask=mask).logits
+            inputs, _ = _collate(ids, types, labels, idx, tokenizer.pad_token_id)
+            logits = model(**inputs).logits
             probs.append(torch.softmax(logits, -1).numpy())
     p = np.concatenate(probs)
     y = np.array(labels)
@@ -180,8 +187,8 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> dict:
             break
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * _lr_factor(progress, cfg.warmup)
-        input_ids, token_types, mask, y = _collate(ids, types, labels, batches[state["step"]], tokenizer.pad_token_id)
-        logits = model(input_ids=input_ids, token_type_ids=token_types, attention_mask=mask).logits
+        inputs, y = _collate(ids, types, labels, batches[state["step"]], tokenizer.pad_token_id)
+        logits = model(**inputs).logits
         loss = loss_fn(logits, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

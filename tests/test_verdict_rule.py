@@ -90,3 +90,32 @@ def test_every_contradicted_claim_in_a_report_shows_its_reason(bundled, index, c
         if result.verdict is Verdict.CONTRADICTED:
             assert any(f.verdict is Verdict.CONTRADICTED for f in result.checks) or (
                 result.contradiction is not None and result.contradiction >= CONTRADICTION_AT)
+
+
+@given(route=st.sampled_from(list(Route)), support=probability, contradiction=st.none() | probability,
+       figures_match=st.booleans())
+def test_the_escalation_band_is_unresolved_and_only_a_rejected_claim_is_not_found(
+        route, support, contradiction, figures_match):
+    """Issue 19 item 5: a claim between the thresholds is not "nothing supports this"."""
+    verdict = claim_verdict(route, support, contradiction, findings=[], figures_match=figures_match)
+    if verdict is Verdict.UNRESOLVED:
+        assert route is Route.ESCALATE
+    if verdict is Verdict.NOT_FOUND:
+        assert route is Route.REJECT
+    if route is Route.ESCALATE:
+        assert verdict in (Verdict.UNRESOLVED, Verdict.CONTRADICTED)
+
+
+def test_a_finding_decides_even_in_the_escalation_band():
+    assert claim_verdict(Route.ESCALATE, 0.5, 0.1, findings=[Verdict.NOT_FOUND], figures_match=False) \
+        is Verdict.NOT_FOUND
+
+
+def test_a_paraphrase_in_the_band_is_unresolved_with_its_evidence(bundled):
+    """The issue's example: escalated, and shown with the very sentence that supports it in part."""
+    context = "The default access token expires after 3600 seconds. Refresh tokens last 30 days."
+    claim = bundled.verify("Access tokens expire after 3600 seconds by default.", [context]).claims[0]
+    if claim.route is not Route.ESCALATE:
+        pytest.skip(f"the bundled model routes this claim {claim.route.value} now (score {claim.score:.2f})")
+    assert claim.verdict is Verdict.UNRESOLVED
+    assert claim.evidence == "The default access token expires after 3600 seconds."

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 RESULT_COLUMNS: tuple[str, ...] = (
     "score", "decision", "grounded", "abstained", "n_claims", "n_supported", "n_contradicted", "n_not_found",
-    "supported_share", "model_id", "error",
+    "n_unresolved", "supported_share", "model_id", "error",
 )
 """One row per answer. `score` is the weakest claim's score (what routing uses); `supported_share` the share of
 SUPPORTED claims (what RAGAS calls faithfulness). A row that could not be checked has `error` set, the rest empty."""

@@ -87,3 +87,19 @@ def test_input_errors_are_clear(tmp_path):
         input_format(tmp_path / "logs.csv")
     with pytest.raises(InputError, match="no .jsonl or .parquet"):
         input_format(tmp_path)
+
+
+def test_result_row_counts_every_claim_state_once():
+    from groundwire import Verifier
+    from groundwire.batch.records import RESULT_FIELDS, result_row
+    from groundwire.core.types import Verdict
+
+    report = Verifier("lexical").verify(
+        "The plan costs 19 dollars. It includes support. Delivery takes 40 days. Staff sometimes help.",
+        ["The plan costs 19 dollars and includes email support. Delivery takes 3 days."])
+    row = result_row("r1", report)
+    counts = {v: sum(c.verdict is v for c in report.claims) for v in Verdict}
+    assert (row["n_supported"], row["n_contradicted"], row["n_not_found"], row["n_unresolved"]) == (
+        counts[Verdict.SUPPORTED], counts[Verdict.CONTRADICTED], counts[Verdict.NOT_FOUND], counts[Verdict.UNRESOLVED])
+    assert sum(row[f"n_{v.value.lower()}"] for v in Verdict) == row["n_claims"] == len(report.claims)
+    assert [name for name, _ in RESULT_FIELDS] == list(row)

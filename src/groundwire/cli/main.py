@@ -44,7 +44,8 @@ app = typer.Typer(
 _debug = {"on": False}
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # never wrap a message: a wrapped path is hard to copy
-_VERDICT_STYLE = {Verdict.SUPPORTED: "green", Verdict.CONTRADICTED: "red", Verdict.NOT_FOUND: "yellow"}
+_VERDICT_STYLE = {Verdict.SUPPORTED: "green", Verdict.CONTRADICTED: "red", Verdict.NOT_FOUND: "yellow",
+                  Verdict.UNRESOLVED: "cyan"}
 _ROUTE_STYLE = {Route.ACCEPT: "bold green", Route.ESCALATE: "bold yellow", Route.REJECT: "bold red"}
 
 ConfigOption = Annotated[

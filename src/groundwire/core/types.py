@@ -14,9 +14,14 @@ NO_CLAIMS_SHARE = 1.0
 
 
 class Verdict(StrEnum):
+    """What is known about a claim. UNRESOLVED is the escalation band: some evidence, not enough to accept;
+    NOT_FOUND says the context does not support the claim (its score is at or below the reject threshold, or a
+    check found a figure the context does not state)."""
+
     SUPPORTED = "SUPPORTED"
     CONTRADICTED = "CONTRADICTED"
     NOT_FOUND = "NOT_FOUND"
+    UNRESOLVED = "UNRESOLVED"
 
 
 class Route(StrEnum):

@@ -497,7 +497,9 @@ def claim_verdict(
        CONTRADICTION_AT and above its support, and the claim's figures do not all match the context: the
        model reads "3600" against "3,600" as different tokens, so it alone never contradicts figures the
        figure check has matched (the caller counts a claim the negation check flags as not matching).
-    4. Anything else is NOT_FOUND.
+    4. Anything else routed ESCALATE (between the thresholds, or not scored) is UNRESOLVED: the evidence
+       shown is some support, not enough to accept. An LLM judge, when configured, resolves it.
+    5. Anything else (routed REJECT) is NOT_FOUND.
     """
     if findings:
         return Verdict.CONTRADICTED if Verdict.CONTRADICTED in findings else Verdict.NOT_FOUND
@@ -506,7 +508,7 @@ def claim_verdict(
     contradicts = contradiction is not None and contradiction >= CONTRADICTION_AT and contradiction > support
     if contradicts and not figures_match:
         return Verdict.CONTRADICTED
-    return Verdict.NOT_FOUND
+    return Verdict.UNRESOLVED if route is Route.ESCALATE else Verdict.NOT_FOUND
 
 
 def _unscored_note(scorable: bool) -> str:

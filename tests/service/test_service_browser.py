@@ -92,14 +92,14 @@ def test_page_highlights_claims_and_shows_the_evidence_span(browser, server: Liv
     open_page(browser, server, "key-alpha")
     fill_and_verify(browser, answer=f"{ANSWER} {UNSOURCED}")
     claims = browser.find_elements(By.CSS_SELECTOR, "#answer-view .claim")
-    assert [c.get_attribute("data-verdict") for c in claims] == ["SUPPORTED", "CONTRADICTED", "NOT_FOUND"]
+    assert [c.get_attribute("data-verdict") for c in claims] == ["SUPPORTED", "CONTRADICTED", "UNRESOLVED"]
     assert [c.text for c in claims] == ["The Pro plan costs $10 a month.",
                                         "Refunds are issued within 90 days of purchase.", UNSOURCED]
-    green, red, amber = ([int(v) for v in colour(c).split("(")[1].split(",")[:3]] for c in claims)
+    green, red, violet = ([int(v) for v in colour(c).split("(")[1].split(",")[:3]] for c in claims)
     assert green[1] > green[0] and green[1] > green[2]  # green: G dominates
     assert red[0] > red[1] and red[0] > red[2]  # red: R dominates
-    assert amber[0] > amber[2] and amber[1] > amber[2]  # amber: R and G over B
-    assert len({tuple(green), tuple(red), tuple(amber)}) == 3
+    assert violet[2] > violet[1] and violet[0] > violet[1]  # violet (unresolved): R and B over G
+    assert len({tuple(green), tuple(red), tuple(violet)}) == 3
     contradicted = claims[1]
     assert browser.find_element(By.ID, "decision").text == "reject"
     assert not browser.find_element(By.ID, "tab-history").is_displayed()  # only the open tab shows
@@ -120,7 +120,7 @@ def test_page_highlights_claims_and_shows_the_evidence_span(browser, server: Liv
     request_id = browser.find_element(By.ID, "request-id").text
     entry = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()
     assert browser.find_element(By.ID, "claim-score").text == f"{entry['claims'][1]['score']:.3f}"
-    assert [c["verdict"] for c in entry["claims"]] == ["SUPPORTED", "CONTRADICTED", "NOT_FOUND"]
+    assert [c["verdict"] for c in entry["claims"]] == ["SUPPORTED", "CONTRADICTED", "UNRESOLVED"]
     browser.save_screenshot(str(ARTIFACTS / "check-claim-detail.png"))
 
 

@@ -35,6 +35,7 @@ from groundwire.train import lodo  # noqa: E402
 from groundwire.train.calibrate import features_for  # noqa: E402
 from groundwire.train.combine import ClaimRow, answers_of, sample_rows  # noqa: E402
 from groundwire.train.recipe import Fitted, fit_given, fit_recipe  # noqa: E402
+from groundwire.train.thresholds import Routing  # noqa: E402
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 
@@ -121,7 +122,7 @@ def main() -> None:
     paths = sorted(args.dev.glob("*.jsonl"))
     rows = features_for(args.bundle, paths, limit=args.limit, cache=args.cache, seed=args.seed, workers=args.workers)
     lex = lexical_scores(paths, args.limit, args.seed, args.lexical_cache)
-    routing = {"target_far": args.target_far, "target_frr": args.target_frr}
+    routing: Routing = {"target_far": args.target_far, "target_frr": args.target_frr}
     recipes: dict[str, Callable[[Sequence[ClaimRow]], Fitted]] = {
         "lexical": lambda train: fit_given(train, lambda r: lex[(r.file, r.row_id)], **routing),
         "model": lambda train: fit_given(train, lambda r: r.answer_score, **routing),

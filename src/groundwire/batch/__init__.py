@@ -93,7 +93,7 @@ def run_batch(
     with ResultSink(output, errors_path=errors_file) as sink, _progress(rows_in, enabled=progress) as advance:
         ENGINES[engine](Job(
             source, sink, fmt=fmt, check=check or CheckOptions(), options=engine_options or EngineOptions(),
-            on_rows=advance if on_rows is None else lambda n: (advance(n), on_rows(n)),
+            on_rows=advance if on_rows is None else _both(advance, on_rows),
         ))
     summary = BatchSummary(
         rows_in=rows_in, done=sink.done, errors=sink.errors, skipped=sink.skipped,
@@ -114,6 +114,15 @@ def _refuse_malformed(source: Path, fmt: Format, columns: dict[str, str]) -> Non
             if isinstance(parsed, RowError):
                 where = row.get("where") if fmt == "jsonl" else f"{source} row {parsed.id}"
                 raise InputError(f"{where}: {parsed.error} (--strict)")
+
+
+def _both(first: Callable[[int], None], second: Callable[[int], None]) -> Callable[[int], None]:
+    """One row hook that calls both, in order (the progress bar first)."""
+    def call(n: int) -> None:
+        first(n)
+        second(n)
+
+    return call
 
 
 @contextmanager

@@ -71,7 +71,8 @@ def run_ray(job: Job) -> None:
 
         datasource = {"jsonl": JsonlLinesDatasource, "parquet": ParquetRowsDatasource}[job.fmt](paths)
         dataset = ray.data.read_datasource(datasource, num_cpus=0)
-        actors = engine.num_actors or max(1, int(ray.cluster_resources().get("CPU", 1) // engine.cpus_per_actor))
+        cpus = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]  # (ray leaves it unannotated)
+        actors = engine.num_actors or max(1, int(cpus // engine.cpus_per_actor))
         checked = dataset.map_batches(
             RayWorker,
             fn_constructor_kwargs={"fmt": job.fmt, "options": job.check, "skip_ids": job.sink.done_before},

@@ -13,13 +13,16 @@ import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from groundwire.batch.records import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED
 from groundwire.core.errors import InputError
 
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-def result_schema() -> Any:
+
+def result_schema() -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([(name, getattr(pa, kind)()) for name, kind in RESULT_FIELDS])

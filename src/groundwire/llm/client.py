@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -102,8 +102,37 @@ class CallRecord:
     completion_tokens: int | None = None
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, str | float | bool | None]:
         return {name: getattr(self, name) for name in self.__slots__}
+
+
+class ClientOverrides(TypedDict, total=False):
+    """LLMClient fields that replace what the configuration says (tests pass a transport and a sleep)."""
+
+    base_url: str
+    model: str
+    api_key: str | None
+    timeout_s: float
+    connect_timeout_s: float
+    max_retries: int
+    backoff_s: float
+    max_backoff_s: float
+    temperature: float
+    max_tokens: int | None
+    json_mode: Literal["json_object", "json_schema", "none"]
+    transport: httpx.BaseTransport | None
+    sleep: Callable[[float], None]
+
+
+class ChatOptions(TypedDict, total=False):
+    """LLMClient.chat's options that chat_json passes on."""
+
+    purpose: str
+    model: str | None
+    temperature: float | None
+    max_tokens: int | None
+    logprobs: bool
+    stop: Sequence[str] | None
 
 
 @dataclass
@@ -133,7 +162,7 @@ class LLMClient:
         )
 
     @classmethod
-    def from_config(cls, config: LLMConfig, **overrides: Any) -> LLMClient:
+    def from_config(cls, config: LLMConfig, **overrides: Unpack[ClientOverrides]) -> LLMClient:
         settings = config.model_dump(exclude={"expensive_model", "self_rag"})
         settings["api_key"] = config.api_key.get_secret_value() if config.api_key else None
         settings.update(overrides)
@@ -196,7 +225,9 @@ class LLMClient:
         )
         return completion
 
-    def chat_json(self, messages: Sequence[Message], schema: type[T], **options: Any) -> tuple[T, Completion]:
+    def chat_json(
+        self, messages: Sequence[Message], schema: type[T], **options: Unpack[ChatOptions]
+    ) -> tuple[T, Completion]:
         """Ask for a JSON reply and validate it against `schema`. Raises LLMOutputError when it does not fit."""
         completion = self.chat(messages, json_object=schema, **options)
         return parse_json_reply(completion.text, schema), completion
@@ -251,9 +282,9 @@ class LLMClient:
             try:
                 return response.json(), attempt
             except json.JSONDecodeError as exc:
-                error = LLMOutputError(f"{self.base_url}: the reply is not JSON: {exc}", text=response.text)
-                error.attempts = attempt
-                raise error from exc
+                not_json = LLMOutputError(f"{self.base_url}: the reply is not JSON: {exc}", text=response.text)
+                not_json.attempts = attempt
+                raise not_json from exc
         assert last_error is not None
         final = type(last_error)(f"{last_error} (gave up after {self.max_retries + 1} attempts)", **_extra(last_error))
         final.attempts = self.max_retries + 1
@@ -337,6 +368,8 @@ def parse_json_reply(text: str, schema: type[T]) -> T:
 
 
 def client_from_config(config: Config | None = None, **overrides: Any) -> LLMClient:
-    """The client groundwire.toml (or the environment) describes. See groundwire.config."""
+    """The client groundwire.toml (or the environment) describes, with `overrides` (ClientOverrides) applied.
+    See groundwire.config."""
+    # (Any, not Unpack[ClientOverrides], until `groundwire generate` stops passing its --model as a **dict.)
     config = load_config() if config is None else config
     return LLMClient.from_config(config.llm, **overrides)

@@ -24,7 +24,7 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
 from groundwire.llm import prompts
 from groundwire.config import Config, GenerateConfig, PolicyConfig
@@ -396,13 +396,22 @@ def false_sufficiency(report: Report, *, min_supported_share: float) -> Finding 
     )
 
 
-def low_confidence_spans(completion: Completion, answer: str, *, threshold: float) -> list[dict[str, Any]]:
+class LowConfidenceSpan(TypedDict):
+    """A run of `answer[start:end]` whose tokens' least probability is `min_prob` (rounded to 4 places)."""
+
+    start: int
+    end: int
+    min_prob: float
+    text: str
+
+
+def low_confidence_spans(completion: Completion, answer: str, *, threshold: float) -> list[LowConfidenceSpan]:
     """Character spans of `answer` made of tokens whose probability is below `threshold`, merged per word run."""
     if not completion.logprobs or threshold <= 0:
         return []
     offsets = _token_offsets(completion.text, completion.logprobs)
     shift = completion.text.find(answer) if answer else -1
-    spans: list[dict[str, Any]] = []
+    runs: list[tuple[int, int, float]] = []  # (start, end, min_prob)
     for (start, end), token in zip(offsets, completion.logprobs, strict=True):
         if token.prob >= threshold or not token.token.strip() or shift < 0 or end <= start:
             continue
@@ -410,14 +419,12 @@ def low_confidence_spans(completion: Completion, answer: str, *, threshold: floa
         if start < 0 or end > len(answer):
             continue
         start += len(answer[start:end]) - len(answer[start:end].lstrip())
-        if spans and start - spans[-1]["end"] <= 1:
-            spans[-1]["end"], spans[-1]["min_prob"] = end, min(spans[-1]["min_prob"], token.prob)
+        if runs and start - runs[-1][1] <= 1:
+            runs[-1] = (runs[-1][0], end, min(runs[-1][2], token.prob))
         else:
-            spans.append({"start": start, "end": end, "min_prob": token.prob})
-    for span in spans:
-        span["text"] = answer[span["start"] : span["end"]]
-        span["min_prob"] = round(span["min_prob"], 4)
-    return spans
+            runs.append((start, end, token.prob))
+    return [{"start": start, "end": end, "min_prob": round(min_prob, 4), "text": answer[start:end]}
+            for start, end, min_prob in runs]
 
 
 def _token_offsets(text: str, tokens: Sequence[TokenLogprob]) -> list[tuple[int, int]]:
@@ -435,7 +442,7 @@ def _token_offsets(text: str, tokens: Sequence[TokenLogprob]) -> list[tuple[int,
     return offsets
 
 
-def mark_low_confidence(report: Report, spans: list[dict[str, Any]]) -> Report:
+def mark_low_confidence(report: Report, spans: list[LowConfidenceSpan]) -> Report:
     """Record low-confidence spans in the report and as a finding on each claim they fall in."""
     if not spans:
         return report

@@ -93,19 +93,23 @@ def _escaped_units(escaped: str) -> list[str]:
 def check_reply(reply: JudgeReply, chunks: Sequence[Chunk]) -> Judgement:
     """Turn the model's ruling into a verdict the quote can back."""
     by_id = {chunk.id: chunk for chunk in chunks}
-    base = {"quote": reply.quote, "chunk_id": reply.chunk_id, "reason": reply.reason, "model_verdict": reply.verdict}
+
+    def ruled(verdict: Verdict, finding: Finding | None = None) -> Judgement:
+        return Judgement(verdict, reply.quote, reply.chunk_id, reply.reason, finding=finding,
+                         model_verdict=reply.verdict)
+
     if reply.chunk_id is not None and reply.chunk_id not in by_id:
         finding = Finding(
             "fabricated_citation",
             f"the judge named chunk [{reply.chunk_id}], which is not in the context",
             Verdict.NOT_FOUND,
         )
-        return Judgement(Verdict.NOT_FOUND, finding=finding, **base)
+        return ruled(Verdict.NOT_FOUND, finding)
     if reply.verdict is Verdict.NOT_FOUND:
-        return Judgement(Verdict.NOT_FOUND, **base)
+        return ruled(Verdict.NOT_FOUND)
     quoted = reply.chunk_id is not None and quote_in_chunk(reply.quote, by_id[reply.chunk_id].text)
     if quoted:
-        return Judgement(reply.verdict, **base)
+        return ruled(reply.verdict)
     check = "confabulated_support" if reply.verdict is Verdict.SUPPORTED else "unquoted_contradiction"
     where = f"[{reply.chunk_id}]" if reply.chunk_id else "any named chunk"
     finding = Finding(
@@ -113,7 +117,7 @@ def check_reply(reply: JudgeReply, chunks: Sequence[Chunk]) -> Judgement:
         f"ruled {reply.verdict.value} but the quote {reply.quote!r} is not verbatim in {where}",
         Verdict.NOT_FOUND,
     )
-    return Judgement(Verdict.NOT_FOUND, finding=finding, **base)
+    return ruled(Verdict.NOT_FOUND, finding)
 
 
 def judge_claim(claim: str, chunks: Sequence[Chunk], *, client: LLMClient) -> Judgement:
@@ -213,10 +217,11 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient, re
 
 def _judged(result: ClaimResult, judgement: Judgement, chunks_text: dict[str, str]) -> ClaimResult:
     supported = judgement.verdict is Verdict.SUPPORTED
-    quoted = judgement.verdict is not Verdict.NOT_FOUND and judgement.chunk_id is not None
+    quoted_in = judgement.chunk_id if judgement.verdict is not Verdict.NOT_FOUND else None
+    quoted = quoted_in is not None
     evidence = judgement.quote if quoted else result.evidence
-    chunk_id = judgement.chunk_id if quoted else result.chunk_id
-    span = quote_span(judgement.quote, chunks_text[judgement.chunk_id]) if quoted else result.evidence_span
+    chunk_id = quoted_in if quoted_in is not None else result.chunk_id
+    span = quote_span(judgement.quote, chunks_text[quoted_in]) if quoted_in is not None else result.evidence_span
     checks = result.checks + ((judgement.finding,) if judgement.finding else ())
     note = f"judge: {judgement.verdict.value}" + (f" ({judgement.finding.check})" if judgement.finding else "")
     return dataclasses.replace(

@@ -6,14 +6,32 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypedDict
+
+from groundwire.core.combiner import LogisticCombiner
 
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR
 from groundwire.train import combine, lodo
 from groundwire.train.export import write_config
 from groundwire.train.families import family
+from groundwire.train.lodo import Figures
 from groundwire.train.recipe import Fitted, fit_recipe
+from groundwire.train.thresholds import Routing, Thresholds
 
 COMBINER_FILE = "combiner.json"
+
+
+class CalibrationReport(TypedDict):
+    """What `calibrate_bundle` returns (and `groundwire train combiner` prints)."""
+
+    accept_at: float
+    reject_at: float
+    task_thresholds: dict[str, Thresholds]
+    routing: Routing
+    lodo: dict[str, Figures]
+    in_sample: dict[str, Figures]
+    verifier_plain_auroc: dict[str, float | int | None]
+    coefficients: dict[str, float]
 
 
 def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache: Path | None,
@@ -51,13 +69,13 @@ def _collect_file(job: tuple[Path, Path, int | None, int, int]) -> list[combine.
 
 def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = None, cache: Path | None = None,
                      workers: int = 1, target_far: float = DEFAULT_TARGET_FAR,
-                     target_frr: float = DEFAULT_TARGET_FRR) -> dict:
+                     target_frr: float = DEFAULT_TARGET_FRR) -> CalibrationReport:
     """Fit the shipped recipe (train.recipe, kind "mono") on every dev family but the evaluation-only ones
     (train.families.EVALUATION_ONLY) and write its combiner and
     thresholds into the bundle; return the recipe's leave-one-dataset-out figures beside its in-sample ones,
     and the plain verifier's, on the same rows."""
     rows = features_for(bundle, dev, limit=limit, cache=cache, workers=workers)
-    routing = {"target_far": target_far, "target_frr": target_frr}
+    routing: Routing = {"target_far": target_far, "target_frr": target_frr}
 
     def recipe(train: Sequence[combine.ClaimRow]) -> Fitted:
         return fit_recipe(train, kind="mono", **routing)
@@ -65,7 +83,7 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
     fitted_on = lodo.fittable(rows)
     final = fit_recipe(fitted_on, kind="mono", meta={"features_from": str(bundle), "claims": len(fitted_on),
                                                 "files": sorted({r.file for r in fitted_on})}, **routing)
-    assert final.combiner is not None
+    assert isinstance(final.combiner, LogisticCombiner)  # the mono recipe fits one pooled combiner
     (Path(bundle) / COMBINER_FILE).write_text(final.combiner.to_json() + "\n")
     write_config(Path(bundle), {"combiner": COMBINER_FILE, "accept_at": final.pooled[0], "reject_at": final.pooled[1],
                                 "task_thresholds": {key: list(pair) for key, pair in sorted(final.by_key.items())},
@@ -83,5 +101,5 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
     }
 
 
-def main_json(result: dict, path: Path) -> None:
+def main_json(result: CalibrationReport, path: Path) -> None:
     path.write_text(json.dumps(result, indent=2) + "\n")

@@ -12,13 +12,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from groundwire.core.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
+
+if TYPE_CHECKING:
+    from groundwire.core.verifier import Verifier
+    from groundwire.data.rows import EvalRow
 
 FEATURES: tuple[str, ...] = (
     "logit:support", "logit:support_second", "logit:contradiction", "logit:contradiction_at_best",
@@ -64,7 +69,7 @@ def _group(context: Sequence[str]) -> str:
     return hashlib.sha1(context[0][:2000].encode()).hexdigest()[:12] if context else ""
 
 
-def sample_rows(path: Path, limit: int | None, seed: int = 0) -> list:
+def sample_rows(path: Path, limit: int | None, seed: int = 0) -> list[EvalRow]:
     """The labelled rows of a dev file, or a seeded sample of `limit` of them: the sample every bench and
     calibration of the same (limit, seed) scores."""
     import random
@@ -75,7 +80,7 @@ def sample_rows(path: Path, limit: int | None, seed: int = 0) -> list:
     return random.Random(seed).sample(rows, limit) if limit is not None and len(rows) > limit else rows
 
 
-def collect(paths: Iterable[Path], verifier, *, limit: int | None = None, seed: int = 0) -> list[ClaimRow]:
+def collect(paths: Iterable[Path], verifier: Verifier, *, limit: int | None = None, seed: int = 0) -> list[ClaimRow]:
     """Claim rows for a seeded sample of at most `limit` answers per file (an answer with no claims is kept
     as one row with empty features, so answer-level metrics still count it)."""
     from groundwire.evaluation.evaluate import row_chunks
@@ -84,15 +89,15 @@ def collect(paths: Iterable[Path], verifier, *, limit: int | None = None, seed: 
     for path in paths:
         for row in sample_rows(path, limit, seed):
             report = verifier.verify(row.answer, row_chunks(row), question=row.question, task=row.task)
-            base = dict(file=Path(path).stem, row_id=row.id, task=row.task, group=_group(row.context),
-                        hallucinated=bool(row.hallucinated), answer_score=float(report.score))
+            answer = (Path(path).stem, row.id, row.task, _group(row.context), bool(row.hallucinated),
+                      float(report.score))
             if not report.claims:
-                out.append(ClaimRow(**base, claim_index=-1, span=(0, 0), gold_overlap=None, features={}))
+                out.append(ClaimRow(*answer, claim_index=-1, span=(0, 0), gold_overlap=None, features={}))
             for i, claim in enumerate(report.claims):
                 span = claim.claim.span
                 overlap = (any(s < span[1] and e > span[0] for s, e, _ in row.spans) if row.spans or
                            row.source == "ragtruth" else None)
-                out.append(ClaimRow(**base, claim_index=i, span=span, gold_overlap=overlap,
+                out.append(ClaimRow(*answer, claim_index=i, span=span, gold_overlap=overlap,
                                     features=dict(claim.features)))
     return out
 
@@ -158,7 +163,7 @@ def file_weights(rows: Sequence[ClaimRow], use: np.ndarray) -> np.ndarray:
 
 
 def fit(rows: Sequence[ClaimRow], *, names: Sequence[str] = FEATURES, c: float = 0.5,
-        meta: dict | None = None) -> LogisticCombiner:
+        meta: Mapping[str, object] | None = None) -> LogisticCombiner:
     from sklearn.linear_model import LogisticRegression
 
     y, use = claim_label(rows)
@@ -228,7 +233,7 @@ def eligible_tasks(rows: Sequence[ClaimRow], min_answers: int = MIN_TASK_ANSWERS
 
 
 def fit_tasks(rows: Sequence[ClaimRow], *, names: Sequence[str] = FEATURES, c: float = 0.5,
-              min_answers: int = MIN_TASK_ANSWERS, select: bool = True, meta: dict | None = None) -> TaskCombiner:
+              min_answers: int = MIN_TASK_ANSWERS, select: bool = True, meta: Mapping[str, object] | None = None) -> TaskCombiner:
     """A pooled combiner, plus one per eligible task type. With `select`, a task keeps its own combiner only
     where an inner cross-validation on these rows says it ranks that task's answers better than the pooled
     one (a task's own combiner sees fewer answers, and on some tasks that costs more than it gains)."""
@@ -272,8 +277,8 @@ def _own_combiner_gains(rows: Sequence[ClaimRow], tasks: Sequence[str], *, names
     for task in tasks:
         keys = [i for i, r in enumerate(rows) if r.key == task]
         task_rows = [rows[i] for i in keys]
-        labels = {(r.file, r.row_id): r.hallucinated for r in task_rows}
-        aucs = [roc_auc_score([labels[k] for k in answers], [-v for v in answers.values()])
+        answer_labels = {(r.file, r.row_id): r.hallucinated for r in task_rows}
+        aucs = [roc_auc_score([answer_labels[k] for k in answers], [-v for v in answers.values()])
                 for answers in (answer_scores(task_rows, s[keys]) for s in (own[task], pooled))]
         gains[task] = float(aucs[0] - aucs[1])
     return gains
@@ -356,14 +361,20 @@ def cross_validate(rows: Sequence[ClaimRow], *, folds: int = 5, names: Sequence[
                                          eligible_tasks(train_rows, min_answers))
         test_rows = [rows[i] for i in test_idx]
         oof[test_idx] = checked_scores(test_rows, claim_scores(combiner, test_rows),
-                                       lambda key, by_key=by_key, pooled=pooled: by_key.get(key, pooled))
+                                       _thresholds_or(by_key, pooled))
         accept_at[test_idx] = [by_key.get(r.key, pooled)[0] for r in test_rows]
     answers = answer_scores(rows, oof)
-    first = {}
+    first: dict[tuple[str, str], tuple[ClaimRow, float]] = {}
     for i, r in enumerate(rows):
         first.setdefault((r.file, r.row_id), (r, accept_at[i]))
     return [AnswerScore(r.file, r.task, r.hallucinated, s, s >= first[k][1])
             for k, s in answers.items() for r in [first[k][0]]]
+
+
+def _thresholds_or(by_key: Mapping[str, tuple[float, float]],
+                   pooled: tuple[float, float]) -> Callable[[str], tuple[float, float]]:
+    """A key's own thresholds where it has them, else the pooled ones."""
+    return lambda key: by_key.get(key, pooled)
 
 
 def model_only_scores(rows: Sequence[ClaimRow], accept_at: float) -> list[AnswerScore]:
@@ -389,9 +400,9 @@ def metrics(answers: Sequence[AnswerScore]) -> dict[str, float | int | None]:
     return m.to_dict()
 
 
-def report(answers: Sequence[AnswerScore]) -> dict[str, dict]:
+def report(answers: Sequence[AnswerScore]) -> dict[str, dict[str, float | int | None]]:
     """Metrics per file, and per task for files with several tasks (ragtruth)."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, float | int | None]] = {}
     by_file: dict[str, list[AnswerScore]] = defaultdict(list)
     for a in answers:
         by_file[a.file].append(a)

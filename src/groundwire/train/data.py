@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from groundwire.train import perturb
 from groundwire.train.records import record_pairs
@@ -73,19 +74,40 @@ MIXES: dict[str, MixSpec] = {
 }
 
 
-def read_pairs(path: Path) -> list[dict]:
+class PairRow(TypedDict):
+    """A line of a train/ pair file (the data README gives the format; other keys are not read here)."""
+
+    premise: str
+    hypothesis: str
+    label: str
+
+
+class MixSummary(TypedDict):
+    """mix.json: what `build` wrote."""
+
+    seed: int
+    data_dir: str
+    n_train: int
+    n_val: int
+    labels: dict[str, int]
+    sources: dict[str, int]
+    kinds: dict[str, int]
+    spec: dict[str, object]
+
+
+def read_pairs(path: Path) -> list[PairRow]:
     with path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def _length_balanced(rows: list[dict], rng: random.Random) -> list[dict]:
+def _length_balanced(rows: list[PairRow], rng: random.Random) -> list[PairRow]:
     """Equal numbers of each label per hypothesis-length bin, so length alone predicts nothing."""
-    bins: dict[tuple[int, str], list[dict]] = defaultdict(list)
+    bins: dict[tuple[int, str], list[PairRow]] = defaultdict(list)
     edges = (3, 6, 10, 15, 25, 40, 10**9)
     for row in rows:
         n = len(row["hypothesis"].split())
         bins[(next(i for i, e in enumerate(edges) if n <= e), row["label"])].append(row)
-    out: list[dict] = []
+    out: list[PairRow] = []
     for i in range(len(edges)):
         groups = [bins.get((i, label), []) for label in (ENTAILMENT, NEUTRAL)]
         k = min(len(g) for g in groups)
@@ -208,7 +230,7 @@ def synthetic_pairs(docs: dict[str, list[Doc]], spec: MixSpec, rng: random.Rando
     return out
 
 
-def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None = None) -> dict:
+def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None = None) -> MixSummary:
     """Write train.jsonl, val.jsonl and mix.json under out_dir; returns the mix summary."""
     spec = spec or MixSpec()
     if "noncommercial" in str(data_dir):
@@ -225,7 +247,7 @@ def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None
         with (out_dir / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
             for p in part:
                 fh.write(json.dumps(asdict(p), ensure_ascii=False) + "\n")
-    summary = {
+    summary: MixSummary = {
         "seed": seed, "data_dir": str(data_dir), "n_train": len(pairs) - n_val, "n_val": n_val,
         "labels": dict(Counter(p.label for p in pairs)), "sources": dict(Counter(p.source for p in pairs)),
         "kinds": dict(Counter(p.kind for p in pairs)), "spec": asdict(spec),

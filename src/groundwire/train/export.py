@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from groundwire.train.hf import load_fast_tokenizer, load_tokenizer
 
 BUNDLE_CONFIG = "config.json"
 MODEL_FILE = "model.onnx"
@@ -23,9 +25,7 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def model_input_names(model_dir: str | Path) -> tuple[str, ...]:
-    from transformers import AutoTokenizer
-
-    produced = AutoTokenizer.from_pretrained(str(model_dir)).model_input_names
+    produced = load_tokenizer(model_dir).model_input_names
     return tuple(name for name in INPUT_NAMES if name in produced)
 
 
@@ -69,7 +69,7 @@ def write_bundle(
     keep_fp32: bool = False,
 ) -> Path:
     """Export + quantize `model_dir` (a transformers checkpoint) into `out_dir`; returns out_dir."""
-    from transformers import AutoConfig, AutoTokenizer
+    from transformers import AutoConfig
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -77,7 +77,7 @@ def write_bundle(
     quantize_int8(fp32, out / MODEL_FILE)
     if not keep_fp32:
         fp32.unlink()
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    tokenizer = load_fast_tokenizer(model_dir)
     tokenizer.backend_tokenizer.save(str(out / TOKENIZER_FILE))
     config = AutoConfig.from_pretrained(str(model_dir))
     labels = [config.id2label[i] for i in range(config.num_labels)]
@@ -90,10 +90,10 @@ def write_bundle(
     return out
 
 
-def write_config(bundle: Path, updates: dict) -> dict:
+def write_config(bundle: Path, updates: Mapping[str, object]) -> dict[str, object]:
     """Merge `updates` into the bundle's config.json (thresholds and the combiner are added after calibration)."""
     path = Path(bundle) / BUNDLE_CONFIG
-    config = json.loads(path.read_text()) if path.exists() else {}
+    config: dict[str, object] = json.loads(path.read_text()) if path.exists() else {}
     config.update(updates)
     path.write_text(json.dumps(config, indent=2) + "\n")
     return config
@@ -102,9 +102,9 @@ def write_config(bundle: Path, updates: dict) -> dict:
 def torch_probs(model_dir: str | Path, pairs: Sequence[tuple[str, str]], *, max_length: int) -> list[list[float]]:
     """fp32 torch probabilities, one pair at a time (no padding at all): the reference for the agreement test."""
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSequenceClassification
 
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    tokenizer = load_tokenizer(model_dir)
     model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).eval()
     out = []
     with torch.inference_mode():

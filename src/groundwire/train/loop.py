@@ -12,10 +12,17 @@ import random
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict, cast
 
-from groundwire.train.data import LABELS, iter_jsonl
+from groundwire.train.data import LABELS, Pair, iter_jsonl
+from groundwire.train.hf import load_tokenizer
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 ID2LABEL = dict(enumerate(LABELS))
 
@@ -39,6 +46,36 @@ class TrainConfig:
     log_every: int = 50
     freeze_layers: int = 2
     val_limit: int = 600
+
+
+class TrainState(TypedDict):
+    """state.json of a checkpoint: where a resumed run continues."""
+
+    step: int
+    elapsed_s: float
+    seen: int
+
+
+class ValFigures(TypedDict):
+    n: int
+    accuracy: float
+    support_auroc: float
+
+
+class TrainRecord(TypedDict):
+    """record.json of a run."""
+
+    command: str
+    config: dict[str, object]
+    steps: int
+    batches_per_epoch: int
+    pairs_seen: int
+    epochs: float
+    minutes: float
+    val: ValFigures
+    mix: object
+    """The data's mix.json (train.data.MixSummary) as read, None without one."""
+    torch: str
 
 
 def default_base_model() -> str:
@@ -67,15 +104,18 @@ def _lr_factor(progress: float, warmup: float) -> float:
     return max(0.0, (1.0 - progress) / (1.0 - warmup))
 
 
-def _encode(tokenizer, pairs: list, max_length: int) -> tuple[list[list[int]], list[list[int]] | None]:
+def _encode(tokenizer: PreTrainedTokenizerBase, pairs: Sequence[Pair],
+            max_length: int) -> tuple[list[list[int]], list[list[int]] | None]:
     """Token ids, and token types where the model takes them (BERT does; MPNet's forward has no such input)."""
     enc = tokenizer([p.premise for p in pairs], [p.hypothesis for p in pairs], truncation="longest_first",
                     max_length=max_length)
-    types = enc["token_type_ids"] if "token_type_ids" in tokenizer.model_input_names else None
-    return enc["input_ids"], types
+    # (A batch of pairs without return_tensors gives lists of token lists.)
+    types = cast(list[list[int]], enc["token_type_ids"]) if "token_type_ids" in tokenizer.model_input_names else None
+    return cast(list[list[int]], enc["input_ids"]), types
 
 
-def _collate(ids, types, labels, idx, pad_id: int):
+def _collate(ids: list[list[int]], types: list[list[int]] | None, labels: list[int], idx: list[int],
+             pad_id: int) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     """Padded model inputs (keyword arguments of the forward) and the label tensor."""
     import torch
 
@@ -87,7 +127,7 @@ def _collate(ids, types, labels, idx, pad_id: int):
         n = len(ids[i])
         input_ids[row, :n] = torch.tensor(ids[i])
         mask[row, :n] = 1
-        if token_types is not None:
+        if token_types is not None and types is not None:
             token_types[row, :n] = torch.tensor(types[i])
     inputs = {"input_ids": input_ids, "attention_mask": mask}
     if token_types is not None:
@@ -95,7 +135,8 @@ def _collate(ids, types, labels, idx, pad_id: int):
     return inputs, torch.tensor([labels[i] for i in idx])
 
 
-def _save(model, tokenizer, optimizer, state: dict, path: Path) -> None:
+def _save(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, optimizer: torch.optim.Optimizer | None,
+          state: TrainState, path: Path) -> None:
     import torch
 
     tmp = path.with_name(path.name + ".tmp")
@@ -109,7 +150,8 @@ def _save(model, tokenizer, optimizer, state: dict, path: Path) -> None:
     tmp.rename(path)
 
 
-def evaluate(model, tokenizer, pairs: list, *, max_length: int, batch_size: int = 32) -> dict:
+def evaluate(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, pairs: Sequence[Pair], *, max_length: int,
+             batch_size: int = 32) -> ValFigures:
     import numpy as np
     import torch
     from sklearn.metrics import roc_auc_score
@@ -132,10 +174,10 @@ def evaluate(model, tokenizer, pairs: list, *, max_length: int, batch_size: int 
             "support_auroc": float(roc_auc_score(supported, p[:, label_of["entailment"]]))}
 
 
-def train(cfg: TrainConfig, *, command: str | None = None) -> dict:
+def train(cfg: TrainConfig, *, command: str | None = None) -> TrainRecord:
     """Run (or resume) training; writes <out_dir>/final and <out_dir>/record.json and returns the record."""
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSequenceClassification
 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
@@ -144,7 +186,7 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> dict:
     ckpt = out / "checkpoint"
     resume = (ckpt / "state.json").exists()
     source = str(ckpt) if resume else cfg.base_model
-    tokenizer = AutoTokenizer.from_pretrained(source)
+    tokenizer = load_tokenizer(source)
     model = AutoModelForSequenceClassification.from_pretrained(
         source, num_labels=len(LABELS), id2label=ID2LABEL, label2id={v: k for k, v in ID2LABEL.items()})
     data = Path(cfg.data_dir)
@@ -169,7 +211,7 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> dict:
         {"params": [p for n, p in model.named_parameters() if p.requires_grad and any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
     optimizer = torch.optim.AdamW(params, lr=cfg.lr)
-    state = {"step": 0, "elapsed_s": 0.0, "seen": 0}
+    state: TrainState = {"step": 0, "elapsed_s": 0.0, "seen": 0}
     if resume:
         state = json.loads((ckpt / "state.json").read_text())
         optimizer.load_state_dict(torch.load(ckpt / "optimizer.pt"))
@@ -213,10 +255,11 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> dict:
     _save(model, tokenizer, None, state, final)
     val = evaluate(model, tokenizer, list(iter_jsonl(data / "val.jsonl"))[: cfg.val_limit], max_length=cfg.max_length)
     mix = json.loads((data / "mix.json").read_text()) if (data / "mix.json").exists() else None
-    record = {"command": command or " ".join(sys.argv), "config": asdict(cfg), "steps": state["step"],
+    record: TrainRecord = {"command": command or " ".join(sys.argv), "config": asdict(cfg), "steps": state["step"],
               "batches_per_epoch": len(batches), "pairs_seen": state["seen"],
               "epochs": round(state["step"] / len(batches), 3), "minutes": round(state["elapsed_s"] / 60, 1),
               "val": val, "mix": mix, "torch": torch.__version__}
     (out / "record.json").write_text(json.dumps(record, indent=2))
-    print(json.dumps({k: record[k] for k in ("steps", "pairs_seen", "minutes", "val")}), flush=True)
+    print(json.dumps({"steps": record["steps"], "pairs_seen": record["pairs_seen"], "minutes": record["minutes"],
+                      "val": record["val"]}), flush=True)
     return record

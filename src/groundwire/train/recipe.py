@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, Unpack
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from groundwire.core.combiner import LogisticCombiner, TaskCombiner
 from groundwire.train import combine
 from groundwire.train.families import family
 from groundwire.train.monotone import fit_monotone
-from groundwire.train.thresholds import AnswerPoint, Thresholds, fit_key_thresholds, lookup
+from groundwire.train.thresholds import AnswerPoint, Routing, Thresholds, fit_key_thresholds, lookup
 
 MONO_FEATURES: tuple[str, ...] = (
     "logit:support", "logit:contradiction", "lexical_support", "best_window_recall", "novel_word_share",
@@ -69,7 +69,7 @@ def answer_points(rows: Sequence[combine.ClaimRow], claim_scores: np.ndarray) ->
 
 def fit_recipe(rows: Sequence[combine.ClaimRow], *, kind: Literal["v4", "mono"] = "mono", c: float | None = None,
                names: Sequence[str] | None = None, meta: dict[str, object] | None = None,
-               **routing: Any) -> Fitted:
+               **routing: Unpack[Routing]) -> Fitted:
     """A combiner of `kind` fitted on `rows`, and thresholds (fit_key_thresholds's options in `routing`) set on
     the answers it scores."""
     combiner = fit_combiner(rows, kind, c=c, names=names, meta=meta)
@@ -78,7 +78,7 @@ def fit_recipe(rows: Sequence[combine.ClaimRow], *, kind: Literal["v4", "mono"] 
 
 
 def fit_given(rows: Sequence[combine.ClaimRow], score_of: Callable[[combine.ClaimRow], float],
-              **routing: Any) -> Fitted:
+              **routing: Unpack[Routing]) -> Fitted:
     """No combiner: each answer's score is given (the lexical baseline's, the model's alone); only the
     thresholds are fitted, the same way."""
     first = combine.answers_of(rows)

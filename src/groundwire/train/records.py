@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
+from typing import TypedDict, cast
 
 from groundwire.core.structured import humanize, render_structured
 from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL
@@ -60,10 +61,13 @@ _BOOL_ATTRS: dict[str, tuple[str, str]] = {
 _PARKING = {"garage": "garage parking", "street": "street parking", "validated": "validated parking",
             "lot": "a parking lot", "valet": "valet parking"}
 _AMBIENCE = ("casual", "romantic", "intimate", "classy", "trendy", "upscale", "hipster", "divey", "touristy")
-_WIFI = {"free": "offers free Wi-Fi", "paid": "offers paid Wi-Fi", "no": "does not offer Wi-Fi"}
-_ALCOHOL = {"full_bar": "has a full bar", "beer_and_wine": "serves beer and wine", "none": "does not serve alcohol"}
-_NOISE = {"quiet": "is quiet", "average": "has an average noise level", "loud": "is loud"}
-_PRICE = {1: "is inexpensive", 2: "is moderately priced", 3: "is pricey", 4: "is very expensive"}
+_WIFI: dict[str | int, str] = {"free": "offers free Wi-Fi", "paid": "offers paid Wi-Fi", "no": "does not offer Wi-Fi"}
+_ALCOHOL: dict[str | int, str] = {"full_bar": "has a full bar", "beer_and_wine": "serves beer and wine", "none": "does not serve alcohol"}
+_NOISE: dict[str | int, str] = {"quiet": "is quiet", "average": "has an average noise level", "loud": "is loud"}
+_PRICE: dict[str | int, str] = {1: "is inexpensive", 2: "is moderately priced", 3: "is pricey", 4: "is very expensive"}
+_LEVELS: tuple[tuple[str, dict[str | int, str]], ...] = (
+    ("WiFi", _WIFI), ("Alcohol", _ALCOHOL), ("NoiseLevel", _NOISE), ("RestaurantsPriceRange2", _PRICE))
+"""Attributes that take one of a few levels, each level with its phrase."""
 # Review aspects: aspect -> (positive sentence, negative sentence) in a review; (praised, criticised) in a claim.
 _ASPECTS: dict[str, tuple[str, str, str, str]] = {
     "service": ("The staff were friendly and attentive.", "The service was slow and the staff seemed annoyed.",
@@ -106,21 +110,45 @@ class RecordPair:
     kind: str
 
 
-def make_record(rng: random.Random) -> dict:
+Attribute = bool | str | int | dict[str, bool] | None
+"""A record attribute: a yes/no, a level ("free", a price 1-4), a group of yes/no, or null (not given)."""
+
+
+class Review(TypedDict):
+    review_stars: float
+    review_date: str
+    review_text: str
+    _aspects: dict[str, bool]
+    """What the review praises (True) or criticises (False); dropped before the record is rendered."""
+    _dish: str
+
+
+class BusinessRecord(TypedDict):
+    name: str
+    address: str
+    city: str
+    state: str
+    categories: str
+    hours: dict[str, str]
+    attributes: dict[str, Attribute]
+    business_stars: float
+    review_info: list[Review]
+
+
+def make_record(rng: random.Random) -> BusinessRecord:
     """One fictional business record in the shape of the Yelp records RAGTruth's data2text answers describe."""
     main = rng.choice(list(_NAME_B))
     state = rng.choice(list(_STATES))
     days = sorted(rng.sample(_DAYS, rng.randint(2, 7)), key=_DAYS.index)
     open_h, close_h = rng.choice((6, 7, 8, 10, 11, 16, 17)), rng.choice((14, 15, 20, 21, 22, 23))
-    attrs: dict[str, object] = {}
+    attrs: dict[str, Attribute] = {}
     for key in rng.sample(list(_BOOL_ATTRS), rng.randint(4, 9)):
         attrs[key] = rng.choices((True, False, None), (0.5, 0.3, 0.2))[0]
     if rng.random() < 0.7:
         attrs["BusinessParking"] = {k: rng.random() < 0.35 for k in _PARKING}
     if rng.random() < 0.6:
         attrs["Ambience"] = {k: rng.random() < 0.15 for k in _AMBIENCE}
-    for key, values in (("WiFi", _WIFI), ("Alcohol", _ALCOHOL), ("NoiseLevel", _NOISE),
-                        ("RestaurantsPriceRange2", _PRICE)):
+    for key, values in _LEVELS:
         if rng.random() < 0.6:
             attrs[key] = rng.choice(list(values)) if rng.random() < 0.9 else None
     return {
@@ -135,7 +163,7 @@ def make_record(rng: random.Random) -> dict:
     }
 
 
-def _review(rng: random.Random) -> dict:
+def _review(rng: random.Random) -> Review:
     aspects = {a: rng.random() < 0.6 for a in rng.sample(list(_ASPECTS), rng.randint(1, 3))}
     dish = rng.choice(_DISHES)
     sentences = [_ASPECTS[a][0 if good else 1].format(dish=dish) for a, good in aspects.items()]
@@ -146,14 +174,19 @@ def _review(rng: random.Random) -> dict:
             "review_text": " ".join(sentences), "_aspects": aspects, "_dish": dish}
 
 
-def _subject(record: dict, rng: random.Random) -> str:
+def _subject(record: BusinessRecord, rng: random.Random) -> str:
     return rng.choice((record["name"], record["name"], "The restaurant", "It", "The business"))
 
 
 def _hours_phrase(day: str, span: str) -> str:
     start, end = span.split("-")
-    fmt = lambda t: f"{int(t.split(':')[0])}:{int(t.split(':')[1]):02d}"  # noqa: E731
-    return f"is open from {fmt(start)} to {fmt(end)} on {day}s"
+    return f"is open from {_clock(start)} to {_clock(end)} on {day}s"
+
+
+def _clock(time: str) -> str:
+    """"9:0" as "9:00"."""
+    parts = time.split(":")
+    return f"{int(parts[0])}:{int(parts[1]):02d}"
 
 
 def _line(*path: str) -> str:
@@ -166,7 +199,7 @@ Fact = tuple[str, str, str, tuple[str, ...]]
 """(label, kind, predicate, rendered lines the premise must hold for the label to be right)."""
 
 
-def _facts(record: dict, rng: random.Random) -> list[Fact]:
+def _facts(record: BusinessRecord, rng: random.Random) -> list[Fact]:
     """Labelled predicates about one record; a predicate follows a subject ("It ...")."""
     out: list[Fact] = []
     attrs = record["attributes"]
@@ -179,21 +212,20 @@ def _facts(record: dict, rng: random.Random) -> list[Fact]:
         else:
             out.append((ENTAILMENT, "attribute", yes if attrs[key] else no, line))
             out.append((CONTRADICTION, "attribute_flip", no if attrs[key] else yes, line))
-    for key, values in (("WiFi", _WIFI), ("Alcohol", _ALCOHOL), ("NoiseLevel", _NOISE),
-                        ("RestaurantsPriceRange2", _PRICE)):
+    for key, values in _LEVELS:
         line = (_line("attributes", humanize(key)),)
         if key not in attrs:
             out.append((NEUTRAL, "absent_attribute", rng.choice(list(values.values())), ()))
         elif attrs[key] is None:
             out.append((NEUTRAL, "null_attribute", rng.choice(list(values.values())), line))
         else:
-            out.append((ENTAILMENT, "attribute", values[attrs[key]], line))  # type: ignore[index]
+            out.append((ENTAILMENT, "attribute", values[cast(str | int, attrs[key])], line))
             other = rng.choice([v for k, v in values.items() if k != attrs[key]])
             out.append((CONTRADICTION, "value_swap", other, line))
     for group, phrases in (("BusinessParking", _PARKING), ("Ambience", None)):
         if group not in attrs:
             continue
-        for key, value in attrs[group].items():  # type: ignore[union-attr]
+        for key, value in cast(dict[str, bool], attrs[group]).items():
             thing = phrases[key] if phrases else f"a {key} ambiance"
             line = (_line("attributes", humanize(group), humanize(key)),)
             out.append((ENTAILMENT if value else CONTRADICTION, "attribute" if value else "attribute_flip",
@@ -226,7 +258,7 @@ def _facts(record: dict, rng: random.Random) -> list[Fact]:
     return out
 
 
-def _review_facts(record: dict, rng: random.Random) -> list[Fact]:
+def _review_facts(record: BusinessRecord, rng: random.Random) -> list[Fact]:
     said: dict[str, dict[bool, list[int]]] = {}
     for number, review in enumerate(record["review_info"], start=1):
         for aspect, good in review["_aspects"].items():
@@ -246,7 +278,7 @@ def _review_facts(record: dict, rng: random.Random) -> list[Fact]:
     return out
 
 
-def _sentence(record: dict, predicate: str, rng: random.Random) -> str:
+def _sentence(record: BusinessRecord, predicate: str, rng: random.Random) -> str:
     if predicate.startswith(_PLAIN):
         return f"{predicate[0].upper()}{predicate[1:]}."
     return f"{_subject(record, rng)} {predicate}."

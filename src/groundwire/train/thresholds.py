@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from groundwire.core.combiner import threshold_keys
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR, thresholds_for_targets
@@ -30,6 +31,17 @@ MIN_FAMILY_CLASS_ANSWERS = 30
 (see fit_key_thresholds)."""
 
 Thresholds = tuple[float, float]
+
+
+class Routing(TypedDict, total=False):
+    """fit_key_thresholds's options, as the recipes pass them through."""
+
+    target_far: float
+    target_frr: float
+    min_class_answers: int
+    per_family: bool
+    by_key: bool
+    min_families: int
 
 
 @dataclass(frozen=True, slots=True)

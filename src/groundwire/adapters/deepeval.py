@@ -66,8 +66,11 @@ class GroundwireFaithfulness(BaseMetric):
         self._measured = value
 
     @property  # type: ignore[override]
-    def threshold(self) -> float | None:
-        """The accept_at that routing used (known once measured, or when given)."""
+    def threshold(self) -> float:
+        """The accept_at routing uses (DeepEval requires a threshold before it measures: asking for it loads
+        the verifier, which measuring would do next)."""
+        if self._accept_at is None:
+            self._accept_at = self.check.resolve().thresholds_for(self.check.task)[0]
         return self._accept_at
 
     def measure(self, test_case: LLMTestCase, *args: object, **kwargs: object) -> float:

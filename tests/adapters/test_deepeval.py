@@ -39,6 +39,15 @@ def test_escalated_answer_is_review_and_not_a_success(lexical) -> None:  # noqa:
                                                                                      async_mode=False)])
 
 
+def test_retrieved_context_data_is_read(lexical) -> None:  # noqa: ANN001
+    from deepeval.test_case.llm_test_case import RetrievedContextData
+
+    case = LLMTestCase(input=QUESTION, actual_output=BAD,
+                       retrieval_context=[RetrievedContextData(context=REFUND, source="policy.md")])
+    metric = GroundwireFaithfulness(verifier=lexical)
+    assert metric.measure(case) == 0.5 and metric.outcome is Outcome.FAIL
+
+
 def test_strict_mode_scores_one_for_a_pass_and_zero_otherwise(lexical) -> None:  # noqa: ANN001
     metric = GroundwireFaithfulness(verifier=lexical, strict_mode=True)
     assert metric.measure(_case(GOOD)) == 1.0 and metric.measure(_case(BAD)) == 0.0

@@ -57,7 +57,7 @@ class GroundwireFaithfulness(BaseMetric):
         self.outcome: Outcome | None = None
         self.report: Report | None = None
 
-    @property  # type: ignore[override]
+    @property
     def score(self) -> float | None:
         return self._measured
 
@@ -65,8 +65,8 @@ class GroundwireFaithfulness(BaseMetric):
     def score(self, value: float | None) -> None:
         self._measured = value
 
-    @property  # type: ignore[override]
-    def threshold(self) -> float:
+    @property
+    def threshold(self) -> float:  # type: ignore[override]
         """The accept_at routing uses (DeepEval requires a threshold before it measures: asking for it loads
         the verifier, which measuring would do next)."""
         if self._accept_at is None:
@@ -91,7 +91,9 @@ class GroundwireFaithfulness(BaseMetric):
     def _inputs(test_case: LLMTestCase) -> tuple[str, list[str], str | None]:
         if not test_case.actual_output:
             raise ValueError("GroundwireFaithfulness needs the test case's actual_output")
-        contexts = list(test_case.retrieval_context or test_case.context or [])
+        # deepeval 4 also takes RetrievedContextData (context + source) in retrieval_context
+        contexts = [item if isinstance(item, str) else item.context
+                    for item in test_case.retrieval_context or test_case.context or []]
         if not contexts:
             raise ValueError("GroundwireFaithfulness needs the test case's retrieval_context (or context)")
         return test_case.actual_output, contexts, test_case.input or None

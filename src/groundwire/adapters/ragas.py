@@ -47,7 +47,7 @@ class _Checked:
         return await self.check.arun(response, list(retrieved_contexts), question=user_input or None)
 
 
-class GroundwireFaithfulness(_Checked, SingleTurnMetric, BaseMetric):
+class GroundwireFaithfulness(_Checked, SingleTurnMetric, BaseMetric):  # type: ignore[misc]  # as ragas own bases
     def __init__(
         self,
         name: str = "groundwire_faithfulness",
@@ -80,7 +80,7 @@ class GroundwireFaithfulness(_Checked, SingleTurnMetric, BaseMetric):
         return assessment.score
 
 
-class GroundwireOutcome(_Checked, DiscreteValidator, BaseMetric):
+class GroundwireOutcome(_Checked, DiscreteValidator, BaseMetric):  # type: ignore[misc]  # as ragas own bases
     def __init__(
         self,
         name: str = "groundwire_outcome",

@@ -9,8 +9,8 @@ context = ["Refunds are accepted within 30 days of purchase. Shipping takes 5 bu
 case = LLMTestCase(input="How long is the refund window?",
                    actual_output="Refunds are accepted within 90 days. Shipping takes 5 business days.",
                    retrieval_context=context)
-metric = GroundwireFaithfulness(threshold=0.5)
+metric = GroundwireFaithfulness()  # score: share of supported claims; passing: groundwire accepts the answer
 metric.measure(case)
-print(f"score {metric.score:.2f}, passed {metric.is_successful()}")
+print(f"score {metric.score:.2f}, outcome {metric.outcome.value}, passed {metric.is_successful()}")
 print(metric.reason)
-# In a test file: deepeval.assert_test(case, [GroundwireFaithfulness(threshold=0.5)])
+# In a test file: deepeval.assert_test(case, [GroundwireFaithfulness()])

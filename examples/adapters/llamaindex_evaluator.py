@@ -9,7 +9,7 @@ from groundwire.adapters.llamaindex import GroundwireEvaluator, ground_response
 context = "Refunds are accepted within 30 days of purchase. Shipping takes 5 business days."
 answer = "Refunds are accepted within 90 days. Shipping takes 5 business days."
 result = GroundwireEvaluator().evaluate(query="How long is the refund window?", contexts=[context], response=answer)
-print(f"passing {result.passing}, score {result.score:.2f}\n{result.feedback}")
+print(f"passing {result.passing}, outcome {result.outcome}, score {result.score:.2f}\n{result.feedback}")
 
 # GroundedQueryEngine(your_query_engine) checks each answer against its own source nodes, as ground_response
 # does here for one Response: the unsupported claim is dropped (or, below half surviving, the answer abstains).

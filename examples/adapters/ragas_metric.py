@@ -1,19 +1,30 @@
-"""groundwire as a RAGAS metric, offline: python examples/adapters/ragas_metric.py
-(pip install 'groundwire[ragas]'; RAGAS_DO_NOT_TRACK=true keeps RAGAS's analytics off)."""
+"""groundwire as RAGAS metrics, offline: python examples/adapters/ragas_metric.py
+(pip install 'groundwire[ragas]'; RAGAS_DO_NOT_TRACK=true keeps RAGAS's analytics off).
 
-from ragas import EvaluationDataset, evaluate
+RAGAS 0.4's metrics interface, as ragas.metrics.collections.Faithfulness has it: `await metric.ascore(...)`.
+`ragas.evaluate(dataset, metrics=[GroundwireFaithfulness()])` works too, but RAGAS marks evaluate() deprecated.
+"""
 
-from groundwire.adapters.ragas import GroundwireFaithfulness
+import asyncio
+
+from groundwire.adapters.ragas import GroundwireFaithfulness, GroundwireOutcome
 
 context = ["Refunds are accepted within 30 days of purchase. Shipping takes 5 business days."]
-dataset = EvaluationDataset.from_list([
+rows = [
     {"user_input": "How long is the refund window?", "retrieved_contexts": context,
      "response": "You can get a refund within 30 days of purchase."},
     {"user_input": "How long is the refund window?", "retrieved_contexts": context,
      "response": "Refunds are accepted within 90 days. Shipping takes 5 business days."},
-])
-# score="share" is the share of supported claims: RAGAS's own definition of faithfulness.
-result = evaluate(dataset, metrics=[GroundwireFaithfulness(),
-                                    GroundwireFaithfulness(name="groundwire_share", score="share")],
-                  show_progress=False)
-print(result.to_pandas()[["response", "groundwire_faithfulness", "groundwire_share"]].to_string())
+]
+
+
+async def main() -> None:
+    faithfulness, outcome = GroundwireFaithfulness(), GroundwireOutcome()  # share of supported claims; pass/fail
+    for row in rows:
+        score = await faithfulness.ascore(**row)
+        verdict = await outcome.ascore(**row)
+        print(f"groundwire_faithfulness {score.value:.2f}, groundwire_outcome {verdict.value}: {row['response']}")
+    print(score.reason)
+
+
+asyncio.run(main())

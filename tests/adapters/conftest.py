@@ -34,6 +34,9 @@ REFUND = "Refunds are accepted within 30 days of purchase. Shipping takes 5 busi
 QUESTION = "How long is the refund window?"
 GOOD = "You can get a refund within 30 days of purchase."
 BAD = "Refunds are accepted within 90 days of purchase. Shipping takes 5 business days."
+HOURS = "Our support team is available Monday to Friday, 9am to 5pm. Refunds are accepted within 30 days of purchase."
+HOURS_QUESTION = "When is support open?"
+PLAUSIBLE = "Support is open on weekdays from 9am to 5pm CET."  # issue 22's answer: unsupported, escalated
 
 
 class NetworkUsed(AssertionError):

@@ -4,6 +4,7 @@ bundled verifier, and prints what a reader is told to expect."""
 from __future__ import annotations
 
 import runpy
+import warnings
 from pathlib import Path
 
 import pytest
@@ -11,12 +12,17 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "adapters"
 NEEDS = {"deepeval_metric.py": "deepeval", "ragas_metric.py": "ragas", "llamaindex_evaluator.py": "llama_index.core",
          "langchain_runnable.py": "langchain_core", "haystack_evaluator.py": "haystack"}
-EXPECTED = {  # each example's answer invents "90 days" (the context says 30): every one must catch it
-    "deepeval_metric.py": ["passed False", '"Refunds are accepted within 90 days.": CONTRADICTED'],
-    "ragas_metric.py": ["groundwire_share", "0.5"],
-    "llamaindex_evaluator.py": ["passing False", "repaired: Shipping takes 5 business days"],
-    "langchain_runnable.py": ["-> reject", "CONTRADICTED Refunds are accepted within 90 days."],
-    "haystack_evaluator.py": ["['Refunds are accepted within 90 days.', 'Shipping takes 5 business days.'] [0, 1]"],
+EXPECTED = {  # each example's answer invents "90 days" (the context says 30): every one must fail it
+    "deepeval_metric.py": ["score 0.50, outcome fail, passed False",
+                           '"Refunds are accepted within 90 days.": CONTRADICTED'],
+    "ragas_metric.py": ["groundwire_faithfulness 1.00, groundwire_outcome pass",
+                        "groundwire_faithfulness 0.50, groundwire_outcome fail"],
+    "llamaindex_evaluator.py": ["passing False, outcome fail, score 0.50",
+                                "repaired: Shipping takes 5 business days.\n"],  # no invented [S1]
+    "langchain_runnable.py": ["-> fail, share supported 0.50", "-> reject",
+                              "CONTRADICTED Refunds are accepted within 90 days."],
+    "haystack_evaluator.py": ["outcomes ['pass', 'fail']",
+                              "['Refunds are accepted within 90 days.', 'Shipping takes 5 business days.'] [0, 1]"],
 }
 
 
@@ -27,7 +33,10 @@ def test_every_example_is_listed() -> None:
 @pytest.mark.parametrize("name", sorted(NEEDS))
 def test_example_runs_offline(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip(NEEDS[name])
-    runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeprecationWarning)
+        runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+    assert not [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
     printed = capsys.readouterr().out
     for expected in EXPECTED[name]:
         assert expected in " ".join(printed.split()) or expected in printed, (expected, printed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import BAD, GOOD, QUESTION, REFUND
+from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 
 pytest.importorskip("llama_index.core")
 from llama_index.core.base.base_query_engine import BaseQueryEngine  # noqa: E402
@@ -16,15 +16,16 @@ from groundwire.adapters.llamaindex import GroundedQueryEngine, GroundwireEvalua
 class FixedEngine(BaseQueryEngine):
     """A query engine that 'retrieves' REFUND and answers with a fixed text (no LLM)."""
 
-    def __init__(self, answer: str) -> None:
+    def __init__(self, answer: str, context: str = REFUND) -> None:
         super().__init__(callback_manager=None)
         self.answer = answer
+        self.context = context
 
     def _get_prompt_modules(self) -> dict:
         return {}
 
     def _query(self, query_bundle) -> Response:  # noqa: ANN001
-        return Response(response=self.answer, source_nodes=[NodeWithScore(node=TextNode(text=REFUND), score=1.0)])
+        return Response(response=self.answer, source_nodes=[NodeWithScore(node=TextNode(text=self.context), score=1.0)])
 
     async def _aquery(self, query_bundle) -> Response:  # noqa: ANN001
         return self._query(query_bundle)
@@ -33,13 +34,22 @@ class FixedEngine(BaseQueryEngine):
 def test_evaluator_returns_an_evaluation_result(lexical) -> None:  # noqa: ANN001
     evaluator = GroundwireEvaluator(verifier=lexical)
     good = evaluator.evaluate(query=QUESTION, contexts=[REFUND], response=GOOD)
-    assert good.passing is True and good.score == lexical.verify(GOOD, [REFUND], question=QUESTION).score
+    assert good.passing is True and good.score == 1.0 and good.outcome == "pass"
     bad = evaluator.evaluate(query=QUESTION, contexts=[REFUND], response=BAD)
-    assert bad.passing is False and bad.score < good.score and "90 days" in bad.feedback
+    assert bad.passing is False and bad.outcome == "fail" and bad.score == 0.5 and "90 days" in bad.feedback
     from_response = evaluator.evaluate_response(query=QUESTION, response=FixedEngine(BAD).query(QUESTION))
     assert from_response.score == bad.score
-    share = GroundwireEvaluator(threshold=0.5, score="share", verifier=lexical)
-    assert share.evaluate(query=QUESTION, contexts=[REFUND], response=BAD).passing is True  # 1 of 2 supported
+    weakest = GroundwireEvaluator(score="min", verifier=lexical).evaluate(query=QUESTION, contexts=[REFUND],
+                                                                         response=BAD)
+    assert weakest.score == lexical.verify(BAD, [REFUND], question=QUESTION).score
+
+
+def test_escalated_answer_is_review_not_passing(lexical) -> None:  # noqa: ANN001
+    result = GroundwireEvaluator(verifier=lexical).evaluate(query=HOURS_QUESTION, contexts=[HOURS],
+                                                            response=PLAUSIBLE)
+    assert result.passing is False and result.outcome == "review" and result.feedback.startswith("needs review:")
+    with pytest.raises(TypeError, match="takes no threshold"):
+        GroundwireEvaluator(threshold=0.5)  # type: ignore[arg-type]
 
 
 def test_grounded_query_engine_repairs_and_abstains(lexical) -> None:  # noqa: ANN001
@@ -53,3 +63,14 @@ def test_grounded_query_engine_repairs_and_abstains(lexical) -> None:  # noqa: A
     abstained = strict.query(QUESTION)
     assert abstained.response == "I could not find that in the documents."
     assert abstained.metadata["groundwire"]["abstained"] is True
+
+
+def test_repair_cites_nothing_the_nodes_did_not_name(lexical) -> None:  # noqa: ANN001
+    # The nodes carry no labels: repair used to write the surviving claim as "... [S1]." (groundwire's own
+    # chunk id), and to replace the writer's "[1]" by "[S1]".
+    repaired = GroundedQueryEngine(FixedEngine(BAD), verifier=lexical).query(QUESTION)
+    assert repaired.response == "Shipping takes 5 business days."
+    cited = "Refunds are accepted within 90 days of purchase [1]. Shipping takes 5 business days [1]."
+    kept = GroundedQueryEngine(FixedEngine(cited), verifier=lexical).query(QUESTION)
+    assert kept.response == "Shipping takes 5 business days [1]."  # the writer's own marker, kept whole
+    assert kept.metadata["groundwire"]["outcome"] == "fail"

@@ -44,6 +44,17 @@ def test_without_llm_unsupported_sentences_are_dropped(verifier: Verifier) -> No
     assert repaired.original is report
 
 
+def test_without_citing_no_marker_is_added(verifier: Verifier) -> None:
+    # For chunks whose ids the reader never saw (the LlamaIndex adapter's nodes): the miscited sentence is
+    # written out without a marker rather than re-cited, and the kept sentence keeps the writer's own.
+    uncited = "Shipping is free on orders over $50."
+    report = verifier.verify(f"{SUPPORTED} {UNSUPPORTED} {MISCITED} {uncited}", CHUNKS)
+    repaired = repair(report, CHUNKS, verifier=verifier, cite=False)
+    assert repaired.answer == f"{SUPPORTED} {MISCITED} {uncited}"
+    recited = repair(report, CHUNKS, verifier=verifier).answer
+    assert recited == f"{SUPPORTED} Shipping is free on orders over $50 [S1]. Shipping is free on orders over $50 [S1]."
+
+
 def test_abstains_below_the_minimum_share(verifier: Verifier) -> None:
     report = verifier.verify(f"{SUPPORTED} {BAND} {UNSUPPORTED}", CHUNKS)
     default = repair(report, CHUNKS, verifier=verifier, min_surviving_share=0.5)

@@ -1,10 +1,13 @@
 """groundwire inside the tools RAG teams already run. One module per framework, each an optional extra:
 
     deepeval    pip install 'groundwire[deepeval]'    GroundwireFaithfulness (a deepeval BaseMetric)
-    ragas       pip install 'groundwire[ragas]'       GroundwireFaithfulness (a ragas SingleTurnMetric)
+    ragas       pip install 'groundwire[ragas]'       GroundwireFaithfulness (collections interface, and for
+                                                      ragas.evaluate), GroundwireOutcome (pass / fail / review)
     llamaindex  pip install 'groundwire[llamaindex]'  GroundwireEvaluator, GroundedQueryEngine
-    langchain   pip install 'groundwire[langchain]'   GroundwireRunnable
+    langchain   pip install 'groundwire[langchain]'   GroundwireRunnable (prompt | llm | GroundwireRunnable(context=docs))
     haystack    pip install 'groundwire[haystack]'    GroundwireFaithfulnessEvaluator (a @component)
 
-None calls an LLM: the check is groundwire's own, offline.
+None calls an LLM: the check is groundwire's own, offline. All five follow one rule (common.py,
+docs/adapters.md): score = share of supported claims by default; pass / fail / review = groundwire's routing;
+the thresholds are accept_at / reject_at.
 """

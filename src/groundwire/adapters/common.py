@@ -1,45 +1,155 @@
-"""What every adapter shares: the answer score a metric reports, the reason text, and reading contexts."""
+"""The one rule all five adapters follow (docs/adapters.md has it as a table), and reading their contexts.
+
+- `score`: what a metric reports. "share" (the default) is the share of SUPPORTED claims, which is how RAGAS,
+  DeepEval, LlamaIndex and Haystack define faithfulness, so a groundwire column compares like for like with
+  theirs; "min" is groundwire's answer score (the weakest claim), the number its routing reads.
+- outcome: passing follows groundwire's routing, never a cut on the reported score. ACCEPT passes, REJECT
+  fails, ESCALATE is REVIEW: not a pass, and said so in the outcome and the reason's first line.
+- thresholds: the only ones are the verifier's `accept_at` / `reject_at` (the scorer's calibrated values by
+  default); every adapter takes them as keywords. None takes a `threshold` of its own.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Literal
 
-from groundwire.core.types import ClaimResult, Report, Verdict
+from groundwire.core.averify import averify
+from groundwire.core.types import Chunk, ClaimResult, Report, Route, Verdict
 
-AnswerScore = Literal["min", "share"]
-"""Which number a framework's metric reports: "min" is groundwire's answer score (the weakest claim, what its
-accept / reject routing uses); "share" is the share of SUPPORTED claims, the definition RAGAS, DeepEval and
-Haystack use for faithfulness."""
+if TYPE_CHECKING:
+    from groundwire.core.verifier import Thresholds, Verifier
+
+AnswerScore = Literal["share", "min"]
+"""Which number a framework's metric reports: "share" of SUPPORTED claims (default), or "min", the weakest
+claim's score."""
+
+DEFAULT_SCORE: AnswerScore = "share"
+THRESHOLD_REFUSED = (
+    "{adapter} takes no threshold: it passes what groundwire's routing accepts, fails what it rejects and "
+    "marks the band between for review. To move the line, set accept_at= (and reject_at=) on it or on your "
+    "Verifier; see docs/adapters.md."
+)
+
+
+class Outcome(StrEnum):
+    PASS = "pass"  # routed ACCEPT
+    FAIL = "fail"  # routed REJECT
+    REVIEW = "review"  # routed ESCALATE: groundwire's LLM judge or a person decides; never counted as a pass
+
+
+OUTCOME_OF_ROUTE = {Route.ACCEPT: Outcome.PASS, Route.REJECT: Outcome.FAIL, Route.ESCALATE: Outcome.REVIEW}
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """One answer as every adapter reports it."""
+
+    report: Report
+    score: float
+    outcome: Outcome
+    reason: str
+    accept_at: float
+    reject_at: float
+
+    @property
+    def passed(self) -> bool:
+        """True only for PASS: a REVIEW answer has not passed (frameworks with a pass/fail flag show False)."""
+        return self.outcome is Outcome.PASS
+
+
+@dataclass(frozen=True)
+class AdapterCheck:
+    """How an adapter checks an answer: the verifier (the one given, else the process-wide one for `scorer`
+    and the thresholds), the task, and the score it reports. One code path for all five adapters."""
+
+    score: AnswerScore = DEFAULT_SCORE
+    verifier: Verifier | None = None
+    scorer: str | None = None
+    task: str | None = None
+    accept_at: float | None = None
+    reject_at: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.score not in ("share", "min"):
+            raise ValueError(f"score must be 'share' or 'min', not {self.score!r}")
+        own = {"scorer": self.scorer, "accept_at": self.accept_at, "reject_at": self.reject_at}
+        given = [name for name, value in own.items() if value is not None]
+        if self.verifier is not None and given:
+            raise ValueError(f"pass either a verifier (it has its own scorer and thresholds) or {', '.join(given)}, "
+                             "not both")
+
+    def resolve(self) -> Verifier:
+        from groundwire.core.verifier import shared_verifier
+
+        if self.verifier is not None:
+            return self.verifier
+        thresholds = {name: value for name, value in (("accept_at", self.accept_at), ("reject_at", self.reject_at))
+                      if value is not None}
+        return shared_verifier(self.scorer, **thresholds)
+
+    def run(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None) -> Assessment:
+        verifier = self.resolve()
+        report = verifier.verify(answer, contexts, question=question, task=self.task)
+        return assess(report, self.score, verifier.thresholds_for(self.task))
+
+    async def arun(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None) -> Assessment:
+        verifier = self.resolve()
+        report = await averify(answer, contexts, question=question, task=self.task, verifier=verifier)
+        return assess(report, self.score, verifier.thresholds_for(self.task))
+
+
+def assess(report: Report, kind: AnswerScore, thresholds: Thresholds) -> Assessment:
+    outcome = OUTCOME_OF_ROUTE[report.decision]
+    accept_at, reject_at = thresholds
+    return Assessment(report, answer_score(report, kind), outcome, reason(report, outcome, thresholds),
+                      accept_at, reject_at)
 
 
 def answer_score(report: Report, kind: AnswerScore) -> float:
-    if kind == "min":
-        return report.score
     if kind == "share":
         return report.supported_share
-    raise ValueError(f"score must be 'min' or 'share', not {kind!r}")
+    if kind == "min":
+        return report.score
+    raise ValueError(f"score must be 'share' or 'min', not {kind!r}")
 
 
 def unsupported(report: Report) -> list[ClaimResult]:
     return [result for result in report.claims if result.verdict is not Verdict.SUPPORTED]
 
 
-def reason(report: Report) -> str:
-    """One line per unsupported claim, with its verdict and score; or why there is nothing to list."""
+def reason(report: Report, outcome: Outcome, thresholds: Thresholds) -> str:
+    """First line: the outcome and why; then one line per unsupported claim, with its verdict and score."""
+    accept_at, reject_at = thresholds
     if report.abstained:
-        return "The answer abstains (NOT_IN_CONTEXT); nothing is claimed."
-    if not report.claims:
-        return "The answer makes no checkable claim."
+        return "pass: the answer abstains (NOT_IN_CONTEXT); nothing is claimed."
+    if not report.claims and outcome is Outcome.PASS:
+        return "pass: the answer makes no checkable claim."
     missing = unsupported(report)
-    head = (f"{len(missing)} of {len(report.claims)} claims are not supported by the context "
-            f"(answer score {report.score:.2f}, decision {report.decision.value})")
-    if not missing:
-        return f"All {len(report.claims)} claims are supported by the context (answer score {report.score:.2f})."
+    counted = (f"{len(missing)} of {len(report.claims)} claims are not supported by the context"
+               if missing else f"every claim is supported by the context ({len(report.claims)} of {len(report.claims)})")
+    band = {
+        Outcome.PASS: f"answer score {report.score:.2f} >= accept_at {accept_at:.2f}",
+        Outcome.FAIL: f"answer score {report.score:.2f}, rejected (reject_at {reject_at:.2f})",
+        Outcome.REVIEW: f"answer score {report.score:.2f}, escalated (reject_at {reject_at:.2f}, "
+                        f"accept_at {accept_at:.2f}); groundwire's LLM judge or a person decides",
+    }[outcome]
+    head = f"{'needs review' if outcome is Outcome.REVIEW else outcome.value}: {counted} ({band})"
+    notes = [f"- {finding.check}: {finding.detail}" for finding in report.findings]
+    notes += [f"- {warning}" for warning in report.warnings if outcome is not Outcome.PASS]
     lines = [f'- "{result.claim.text}": {result.verdict.value}, score {result.score:.2f}'
              + (f" ({result.checks[0].check}: {result.checks[0].detail})" if result.checks else "")
              for result in missing]
-    return "\n".join([head + ":", *lines])
+    body = lines + notes
+    return "\n".join([head + (":" if body else "."), *body])
+
+
+def refuse_threshold(adapter: str, threshold: object) -> None:
+    """The adapters that used to take a `threshold` say why they no longer do, rather than ignore it."""
+    if threshold is not None:
+        raise TypeError(THRESHOLD_REFUSED.format(adapter=adapter))
 
 
 def context_texts(contexts: object) -> list[str]:

@@ -1,7 +1,14 @@
-"""A DeepEval metric: `GroundwireFaithfulness(threshold=0.5)`, usable with `assert_test` and `evaluate`.
+"""A DeepEval metric: `GroundwireFaithfulness()`, usable with `assert_test` and `evaluate`.
 
-It reads `actual_output`, `retrieval_context` (and `input` as the question) from an LLMTestCase. It calls no LLM;
-`reason` lists the claims the context does not support.
+It reads `actual_output`, `retrieval_context` (and `input` as the question) from an LLMTestCase and calls no
+LLM. It follows the adapters' one rule (docs/adapters.md): `score` is the share of supported claims by default;
+success is groundwire's routing: an accepted answer passes, a rejected one fails, and an escalated one is not a
+success either: DeepEval counts a success of None as a pass, so review shows as a failure whose reason starts
+"needs review", and `metric.outcome` is `Outcome.REVIEW`. `metric.threshold` shows the `accept_at` used.
+
+DeepEval copies a metric for each test case by passing the instance's attributes named like `__init__`'s
+parameters back to it; so the settings live in `check` (a parameter too), and DeepEval's own `score` and
+`threshold` are properties, never instance attributes it would pass back as settings.
 """
 
 from __future__ import annotations
@@ -11,8 +18,7 @@ from typing import TYPE_CHECKING
 from deepeval.metrics import BaseMetric
 from deepeval.test_case import LLMTestCase
 
-from groundwire.adapters.common import AnswerScore, answer_score, reason
-from groundwire.core.averify import averify
+from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome, refuse_threshold
 from groundwire.core.types import Report
 
 if TYPE_CHECKING:
@@ -22,43 +28,59 @@ if TYPE_CHECKING:
 class GroundwireFaithfulness(BaseMetric):
     def __init__(
         self,
-        threshold: float = 0.5,
+        threshold: None = None,
         *,
-        score: AnswerScore = "min",
+        score: AnswerScore = DEFAULT_SCORE,
         verifier: Verifier | None = None,
         scorer: str | None = None,
         task: str | None = None,
+        accept_at: float | None = None,
+        reject_at: float | None = None,
         strict_mode: bool = False,
         async_mode: bool = True,
+        check: AdapterCheck | None = None,
     ) -> None:
-        self.threshold = 1.0 if strict_mode else threshold
-        self.strict_mode = strict_mode
+        refuse_threshold("GroundwireFaithfulness", threshold)
+        own = AdapterCheck(score=score, verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
+                           reject_at=reject_at)
+        if check is not None and own != AdapterCheck():
+            raise ValueError("pass either check or its settings (score, verifier, scorer, task, accept_at, "
+                             "reject_at), not both")
+        self.check = check or own
+        self._measured: float | None = None
+        self._accept_at: float | None = accept_at
+        self.strict_mode = strict_mode  # DeepEval's strict mode: the score is 1.0 for a pass, else 0.0
         self.async_mode = async_mode
         self.include_reason = True
         self.evaluation_model = "groundwire (offline, no LLM)"
         self.evaluation_cost = 0.0
-        self.score_kind: AnswerScore = score
-        self.task = task
-        self._verifier = verifier
-        self._scorer = scorer
+        self.outcome: Outcome | None = None
         self.report: Report | None = None
 
-    def measure(self, test_case: LLMTestCase, *args: object, **kwargs: object) -> float:
-        from groundwire.core.verifier import given_or_shared
+    @property
+    def score(self) -> float | None:
+        return self._measured
 
-        contexts, question = self._inputs(test_case)
-        report = given_or_shared(self._verifier, self._scorer).verify(
-            test_case.actual_output, contexts, question=question, task=self.task)
-        return self._record(report)
+    @score.setter
+    def score(self, value: float | None) -> None:
+        self._measured = value
+
+    @property
+    def threshold(self) -> float:  # type: ignore[override]
+        """The accept_at routing uses (DeepEval requires a threshold before it measures: asking for it loads
+        the verifier, which measuring would do next)."""
+        if self._accept_at is None:
+            self._accept_at = self.check.resolve().thresholds_for(self.check.task)[0]
+        return self._accept_at
+
+    def measure(self, test_case: LLMTestCase, *args: object, **kwargs: object) -> float:
+        return self._record(self.check.run(*self._inputs(test_case)))
 
     async def a_measure(self, test_case: LLMTestCase, *args: object, **kwargs: object) -> float:
-        contexts, question = self._inputs(test_case)
-        report = await averify(test_case.actual_output, contexts, question=question, task=self.task,
-                               verifier=self._verifier, scorer=self._scorer)
-        return self._record(report)
+        return self._record(await self.check.arun(*self._inputs(test_case)))
 
     def is_successful(self) -> bool:
-        self.success = self.error is None and self.score is not None and self.score >= self.threshold
+        self.success = self.error is None and self.outcome is Outcome.PASS
         return self.success
 
     @property
@@ -66,17 +88,21 @@ class GroundwireFaithfulness(BaseMetric):
         return "Groundwire Faithfulness"
 
     @staticmethod
-    def _inputs(test_case: LLMTestCase) -> tuple[list[str], str | None]:
+    def _inputs(test_case: LLMTestCase) -> tuple[str, list[str], str | None]:
         if not test_case.actual_output:
             raise ValueError("GroundwireFaithfulness needs the test case's actual_output")
-        contexts = list(test_case.retrieval_context or test_case.context or [])
+        # deepeval 4 also takes RetrievedContextData (context + source) in retrieval_context
+        contexts = [item if isinstance(item, str) else item.context
+                    for item in test_case.retrieval_context or test_case.context or []]
         if not contexts:
             raise ValueError("GroundwireFaithfulness needs the test case's retrieval_context (or context)")
-        return contexts, test_case.input or None
+        return test_case.actual_output, contexts, test_case.input or None
 
-    def _record(self, report: Report) -> float:
-        self.report = report
-        self.score = answer_score(report, self.score_kind)
-        self.reason = reason(report)
+    def _record(self, assessment: Assessment) -> float:
+        self.report = assessment.report
+        self.outcome = assessment.outcome
+        self._accept_at = assessment.accept_at
+        self._measured = float(assessment.passed) if self.strict_mode else assessment.score
+        self.reason = assessment.reason
         self.is_successful()
-        return self.score
+        return self._measured

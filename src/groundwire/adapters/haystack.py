@@ -1,15 +1,23 @@
 """Haystack: `GroundwireFaithfulnessEvaluator`, a @component with FaithfulnessEvaluator's inputs
 (questions, contexts, predicted_answers) and outputs: `score` (the mean), `individual_scores`, and `results`
-(per answer: statements, statement_scores, score, plus groundwire's decision and reason). No LLM is called.
+(per answer: statements, statement_scores, score, plus groundwire's outcome, passed and reason); `outcomes`
+lists each answer's "pass", "fail" or "review" (docs/adapters.md has the rule). No LLM is called.
+
+`run_async` serves AsyncPipeline; `to_dict` / `from_dict` keep every init parameter, so `Pipeline.dumps()` and
+`loads()` give back the same evaluator. A `verifier` object cannot be saved: give `scorer`, `accept_at` and
+`reject_at` instead for a pipeline you serialise.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from haystack import component
+from haystack import component, default_from_dict, default_to_dict
+from haystack.core.errors import SerializationError
 
-from groundwire.adapters.common import AnswerScore, answer_score, reason
+from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment
 from groundwire.core.types import Verdict
 
 if TYPE_CHECKING:
@@ -18,30 +26,59 @@ if TYPE_CHECKING:
 
 @component
 class GroundwireFaithfulnessEvaluator:
-    def __init__(self, *, score: AnswerScore = "min", verifier: Verifier | None = None, scorer: str | None = None,
-                 task: str | None = None) -> None:
-        self.score_kind: AnswerScore = score
-        self.verifier = verifier
-        self.scorer = scorer
-        self.task = task
+    def __init__(self, *, score: AnswerScore = DEFAULT_SCORE, verifier: Verifier | None = None,
+                 scorer: str | None = None, task: str | None = None, accept_at: float | None = None,
+                 reject_at: float | None = None) -> None:
+        self.check = AdapterCheck(score=score, verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
+                                  reject_at=reject_at)
 
-    @component.output_types(individual_scores=list[float], score=float, results=list[dict[str, Any]])
+    def to_dict(self) -> dict[str, Any]:
+        if self.check.verifier is not None:
+            raise SerializationError("GroundwireFaithfulnessEvaluator cannot save a Verifier object; build it with "
+                                     "scorer=, accept_at= and reject_at= to serialise the pipeline")
+        return default_to_dict(self, score=self.check.score, scorer=self.check.scorer, task=self.check.task,
+                               accept_at=self.check.accept_at, reject_at=self.check.reject_at)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GroundwireFaithfulnessEvaluator:
+        evaluator: GroundwireFaithfulnessEvaluator = default_from_dict(cls, data)
+        return evaluator
+
+    @component.output_types(individual_scores=list[float], score=float, results=list[dict[str, Any]],
+                            outcomes=list[str])
     def run(self, questions: list[str], contexts: list[list[str]], predicted_answers: list[str]) -> dict[str, Any]:
-        from groundwire.core.verifier import given_or_shared
+        rows = _rows(questions, contexts, predicted_answers)
+        return _outputs([self.check.run(answer, context, question) for question, context, answer in rows])
 
-        if not len(questions) == len(contexts) == len(predicted_answers):
-            raise ValueError("questions, contexts and predicted_answers must have the same length")
-        verifier = given_or_shared(self.verifier, self.scorer)
-        results = []
-        for question, context, answer in zip(questions, contexts, predicted_answers, strict=True):
-            report = verifier.verify(answer, list(context), question=question, task=self.task)
-            results.append({
-                "statements": [result.claim.text for result in report.claims],
-                "statement_scores": [int(result.verdict is Verdict.SUPPORTED) for result in report.claims],
-                "score": answer_score(report, self.score_kind),
-                "decision": report.decision.value,
-                "reason": reason(report),
-            })
-        individual = [result["score"] for result in results]
-        mean = sum(individual) / len(individual) if individual else 0.0
-        return {"individual_scores": individual, "score": mean, "results": results}
+    @component.output_types(individual_scores=list[float], score=float, results=list[dict[str, Any]],
+                            outcomes=list[str])
+    async def run_async(self, questions: list[str], contexts: list[list[str]],
+                        predicted_answers: list[str]) -> dict[str, Any]:
+        rows = _rows(questions, contexts, predicted_answers)
+        # The checks run in worker threads (averify), so the answers of one call overlap.
+        return _outputs(await asyncio.gather(*(self.check.arun(answer, context, question)
+                                               for question, context, answer in rows)))
+
+
+def _rows(questions: list[str], contexts: list[list[str]],
+          predicted_answers: list[str]) -> list[tuple[str, list[str], str]]:
+    if not len(questions) == len(contexts) == len(predicted_answers):
+        raise ValueError("questions, contexts and predicted_answers must have the same length")
+    return [(question, list(context), answer)
+            for question, context, answer in zip(questions, contexts, predicted_answers, strict=True)]
+
+
+def _outputs(assessments: Sequence[Assessment]) -> dict[str, Any]:
+    results = [{
+        "statements": [result.claim.text for result in assessment.report.claims],
+        "statement_scores": [int(result.verdict is Verdict.SUPPORTED) for result in assessment.report.claims],
+        "score": assessment.score,
+        "outcome": assessment.outcome.value,
+        "passed": assessment.passed,
+        "decision": assessment.report.decision.value,
+        "reason": assessment.reason,
+    } for assessment in assessments]
+    individual = [assessment.score for assessment in assessments]
+    mean = sum(individual) / len(individual) if individual else 0.0
+    return {"individual_scores": individual, "score": mean, "results": results,
+            "outcomes": [assessment.outcome.value for assessment in assessments]}

@@ -1,6 +1,8 @@
 """LlamaIndex: `GroundwireEvaluator`, a BaseEvaluator (`evaluate(query, contexts=..., response=...)` and
-`evaluate_response(query, response)` return an EvaluationResult with passing, score and feedback), and
-`GroundedQueryEngine`, which wraps a query engine and repairs or abstains before its answer leaves.
+`evaluate_response(query, response)` return an EvaluationResult with passing, score and feedback, plus
+`outcome`), and `GroundedQueryEngine`, which wraps a query engine and repairs or abstains before its answer
+leaves. Both follow the adapters' one rule (docs/adapters.md): `passing` is True for an accepted answer only;
+an escalated one has `passing=False`, `outcome="review"` and feedback that starts "needs review".
 """
 
 from __future__ import annotations
@@ -13,8 +15,14 @@ from llama_index.core.base.response.schema import Response
 from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.schema import QueryBundle
 
-from groundwire.adapters.common import AnswerScore, answer_score, context_texts, reason
-from groundwire.core.averify import averify
+from groundwire.adapters.common import (
+    DEFAULT_SCORE,
+    OUTCOME_OF_ROUTE,
+    AdapterCheck,
+    AnswerScore,
+    context_texts,
+    refuse_threshold,
+)
 from groundwire.core.types import REFUSAL_TOKEN, Report
 
 if TYPE_CHECKING:
@@ -23,16 +31,18 @@ if TYPE_CHECKING:
     from groundwire.llm.repair import Repaired
 
 
-class GroundwireEvaluator(BaseEvaluator):
-    """`passing` is groundwire's own decision (accept) unless a `threshold` on the score is given."""
+class GroundwireEvaluationResult(EvaluationResult):
+    outcome: str | None = None
+    """"pass", "fail" or "review" (groundwire's accept, reject or escalate)."""
 
-    def __init__(self, *, threshold: float | None = None, score: AnswerScore = "min",
-                 verifier: Verifier | None = None, scorer: str | None = None, task: str | None = None) -> None:
-        self._threshold = threshold
-        self._score_kind: AnswerScore = score
-        self._verifier = verifier
-        self._scorer = scorer
-        self._task = task
+
+class GroundwireEvaluator(BaseEvaluator):
+    def __init__(self, *, threshold: None = None, score: AnswerScore = DEFAULT_SCORE,
+                 verifier: Verifier | None = None, scorer: str | None = None, task: str | None = None,
+                 accept_at: float | None = None, reject_at: float | None = None) -> None:
+        refuse_threshold("GroundwireEvaluator", threshold)
+        self._check = AdapterCheck(score=score, verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
+                                   reject_at=reject_at)
 
     def _get_prompts(self) -> dict[str, Any]:
         return {}  # no LLM, no prompts
@@ -44,12 +54,10 @@ class GroundwireEvaluator(BaseEvaluator):
                         contexts: Sequence[str] | None = None, **kwargs: Any) -> EvaluationResult:
         if not response or not contexts:
             raise ValueError("GroundwireEvaluator needs a response and its contexts")
-        report = await averify(response, context_texts(contexts), question=query, task=self._task,
-                               verifier=self._verifier, scorer=self._scorer)
-        score = answer_score(report, self._score_kind)
-        passing = report.grounded if self._threshold is None else score >= self._threshold
-        return EvaluationResult(query=query, contexts=list(contexts), response=response, passing=passing,
-                                score=score, feedback=reason(report))
+        assessment = await self._check.arun(response, context_texts(contexts), question=query)
+        return GroundwireEvaluationResult(query=query, contexts=list(contexts), response=response,
+                                          passing=assessment.passed, score=assessment.score,
+                                          feedback=assessment.reason, outcome=assessment.outcome.value)
 
 
 class GroundedQueryEngine(BaseQueryEngine):
@@ -59,12 +67,12 @@ class GroundedQueryEngine(BaseQueryEngine):
     The report is in `response.metadata["groundwire"]`."""
 
     def __init__(self, query_engine: BaseQueryEngine, *, verifier: Verifier | None = None,
-                 scorer: str | None = None, client: LLMClient | None = None, min_surviving_share: float = 0.5,
+                 scorer: str | None = None, accept_at: float | None = None, reject_at: float | None = None,
+                 client: LLMClient | None = None, min_surviving_share: float = 0.5,
                  abstain_message: str = REFUSAL_TOKEN) -> None:
         super().__init__(callback_manager=query_engine.callback_manager)
         self._engine = query_engine
-        self._verifier = verifier
-        self._scorer = scorer
+        self._check = AdapterCheck(verifier=verifier, scorer=scorer, accept_at=accept_at, reject_at=reject_at)
         self._client = client
         self._min_share = min_surviving_share
         self._abstain = abstain_message
@@ -82,20 +90,20 @@ class GroundedQueryEngine(BaseQueryEngine):
         return await anyio.to_thread.run_sync(self.ground, response, query_bundle.query_str)
 
     def ground(self, response: Any, question: str | None = None) -> Response:
-        return ground_response(response, question, verifier=self._verifier, scorer=self._scorer,
-                               client=self._client, min_surviving_share=self._min_share,
-                               abstain_message=self._abstain)
+        return ground_response(response, question, verifier=self._check.resolve(), client=self._client,
+                               min_surviving_share=self._min_share, abstain_message=self._abstain)
 
 
 def ground_response(response: Any, question: str | None = None, *, verifier: Verifier | None = None,
                     scorer: str | None = None, client: LLMClient | None = None, min_surviving_share: float = 0.5,
                     abstain_message: str = REFUSAL_TOKEN) -> Response:
     """The response postprocessor: check one Response against its source nodes; return it unchanged when
-    accepted, else repaired, or `abstain_message` when less than `min_surviving_share` of its claims survive."""
-    from groundwire.core.verifier import given_or_shared
+    accepted, else repaired, or `abstain_message` when less than `min_surviving_share` of its claims survive.
+    The repair adds no citation marker: the nodes' positions are groundwire's chunk ids (S1, S2...), not names
+    the user's nodes carry, so only the markers of sentences kept whole remain."""
     from groundwire.llm.repair import repair
 
-    checker = given_or_shared(verifier, scorer)
+    checker = AdapterCheck(verifier=verifier, scorer=scorer).resolve()
     nodes = list(getattr(response, "source_nodes", []) or [])
     contexts = context_texts(nodes)
     text = str(getattr(response, "response", None) or "")
@@ -105,7 +113,7 @@ def ground_response(response: Any, question: str | None = None, *, verifier: Ver
     if report.grounded:
         return _with_report(response, text, nodes, report, None)
     repaired = repair(report, contexts, verifier=checker, client=client, min_surviving_share=min_surviving_share,
-                      abstain_message=abstain_message)
+                      abstain_message=abstain_message, cite=False)
     return _with_report(response, repaired.answer, nodes, report, repaired)
 
 
@@ -114,6 +122,7 @@ def _with_report(response: Any, text: str, nodes: list[Any], report: Report | No
     metadata = dict(getattr(response, "metadata", None) or {})
     metadata["groundwire"] = {
         "report": report.to_dict() if report is not None else None,
+        "outcome": OUTCOME_OF_ROUTE[report.decision].value if report is not None else None,
         "repaired": repaired.to_dict() if repaired is not None else None,
         "abstained": bool(repaired and repaired.abstained),
     }

@@ -1,20 +1,27 @@
-"""A RAGAS metric: `GroundwireFaithfulness()` in `ragas.evaluate(dataset, metrics=[...])` over an
-EvaluationDataset. It reads `response`, `retrieved_contexts` and `user_input`, and needs no LLM or embeddings.
+"""RAGAS metrics that need no LLM or embeddings, in both of RAGAS 0.4's interfaces.
 
-The default score is groundwire's answer score (the weakest claim); `score="share"` gives the share of
-supported claims, which is how RAGAS defines its own faithfulness, for a like-for-like comparison.
+- `GroundwireFaithfulness()`: the collections interface that `ragas.metrics.collections.Faithfulness` has
+  (`await metric.ascore(user_input=..., response=..., retrieved_contexts=...)` -> MetricResult with a reason;
+  `score`, `abatch_score`, `batch_score`), and still a SingleTurnMetric, so `ragas.evaluate(dataset,
+  metrics=[GroundwireFaithfulness()])` keeps working (RAGAS itself marks `evaluate()` deprecated).
+- `GroundwireOutcome()`: the pass / fail of the adapters' one rule as a discrete metric ("pass", "fail",
+  "review"), the form RAGAS gives pass/fail metrics (collections interface only: `evaluate()` takes numbers).
+
+Both follow docs/adapters.md: the score is the share of supported claims by default (`score="min"` for the
+weakest claim's); passing is groundwire's routing; the thresholds are `accept_at` / `reject_at`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragas.dataset_schema import SingleTurnSample
 from ragas.metrics.base import MetricType, SingleTurnMetric
+from ragas.metrics.collections.base import BaseMetric
+from ragas.metrics.result import MetricResult
+from ragas.metrics.validators import DiscreteValidator
 
-from groundwire.adapters.common import AnswerScore, answer_score
-from groundwire.core.averify import averify
+from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome
 
 if TYPE_CHECKING:
     from ragas.run_config import RunConfig
@@ -22,23 +29,73 @@ if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
 
 
-@dataclass
-class GroundwireFaithfulness(SingleTurnMetric):
-    name: str = "groundwire_faithfulness"
-    _required_columns: dict[MetricType, set[str]] = field(
-        default_factory=lambda: {MetricType.SINGLE_TURN: {"response", "retrieved_contexts", "user_input:optional"}}
-    )
-    score: AnswerScore = "min"  # type: ignore[assignment]  # ragas's deprecated score() method; see the docstring
-    verifier: Verifier | None = None
-    scorer: str | None = None
-    task: str | None = None
+class _Checked:
+    """What both metrics share: their settings, and one assessment per (response, contexts, question)."""
+
+    check: AdapterCheck
+    name: str
+
+    def _settings(self, verifier: Verifier | None, scorer: str | None, task: str | None, score: AnswerScore,
+                  accept_at: float | None, reject_at: float | None) -> AdapterCheck:
+        return AdapterCheck(score=score, verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
+                            reject_at=reject_at)
+
+    async def _assess(self, user_input: str | None, response: str | None,
+                      retrieved_contexts: list[str] | None) -> Assessment:
+        if not response or not retrieved_contexts:
+            raise ValueError(f"{self.name} needs a response and retrieved_contexts")
+        return await self.check.arun(response, list(retrieved_contexts), question=user_input or None)
+
+
+class GroundwireFaithfulness(_Checked, SingleTurnMetric, BaseMetric):  # type: ignore[misc]  # as ragas own bases
+    def __init__(
+        self,
+        name: str = "groundwire_faithfulness",
+        *,
+        score: AnswerScore = DEFAULT_SCORE,
+        verifier: Verifier | None = None,
+        scorer: str | None = None,
+        task: str | None = None,
+        accept_at: float | None = None,
+        reject_at: float | None = None,
+    ) -> None:
+        # Not the dataclass __init__ of either base: their fields are set here, for both interfaces.
+        self.name = name
+        self.allowed_values = (0.0, 1.0)
+        self._required_columns = {
+            MetricType.SINGLE_TURN: {"response", "retrieved_contexts", "user_input:optional"}
+        }
+        self.check = self._settings(verifier, scorer, task, score, accept_at, reject_at)
+
+    async def ascore(self, user_input: str | None = None, response: str | None = None,
+                     retrieved_contexts: list[str] | None = None, **_: Any) -> MetricResult:
+        assessment = await self._assess(user_input, response, retrieved_contexts)
+        return MetricResult(value=assessment.score, reason=assessment.reason)
 
     def init(self, run_config: RunConfig) -> None:
-        """Nothing to set up: no LLM, no embeddings (the verifier loads on first use)."""
+        """Nothing to set up for `evaluate()`: no LLM, no embeddings (the verifier loads on first use)."""
 
     async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks: Any) -> float:
-        if not sample.response or not sample.retrieved_contexts:
-            raise ValueError("groundwire_faithfulness needs a response and retrieved_contexts")
-        report = await averify(sample.response, list(sample.retrieved_contexts), question=sample.user_input,
-                               task=self.task, verifier=self.verifier, scorer=self.scorer)
-        return answer_score(report, self.score)
+        assessment = await self._assess(sample.user_input, sample.response, sample.retrieved_contexts)
+        return assessment.score
+
+
+class GroundwireOutcome(_Checked, DiscreteValidator, BaseMetric):  # type: ignore[misc]  # as ragas own bases
+    def __init__(
+        self,
+        name: str = "groundwire_outcome",
+        *,
+        verifier: Verifier | None = None,
+        scorer: str | None = None,
+        task: str | None = None,
+        accept_at: float | None = None,
+        reject_at: float | None = None,
+    ) -> None:
+        self.name = name
+        self.allowed_values = [outcome.value for outcome in Outcome]
+        self.check = self._settings(verifier, scorer, task, DEFAULT_SCORE, accept_at, reject_at)
+
+    async def ascore(self, user_input: str | None = None, response: str | None = None,
+                     retrieved_contexts: list[str] | None = None, **_: Any) -> MetricResult:
+        assessment = await self._assess(user_input, response, retrieved_contexts)
+        return MetricResult(value=assessment.outcome.value, reason=assessment.reason)

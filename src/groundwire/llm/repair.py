@@ -9,7 +9,7 @@ claim nor in the context, or that the scorer does not accept, is dropped. An unr
 the claim; an endpoint failure raises LLMError. Without an LLM client every claim that is not supported is
 dropped, so repair still works offline.
 
-The surviving text is reassembled with citations; when the surviving share of claims falls below
+The surviving text is reassembled with citations (`cite=False`: only those the kept sentences had); when the surviving share of claims falls below
 `min_surviving_share`, the answer is replaced by the abstention message (NOT_IN_CONTEXT by default).
 """
 
@@ -80,8 +80,10 @@ def repair(
     client: LLMClient | None = None,
     min_surviving_share: float = 0.5,
     abstain_message: str = REFUSAL_TOKEN,
+    cite: bool = True,
 ) -> Repaired:
-    """Repair the answer `report` describes. `chunks` must be the context it was checked against."""
+    """Repair the answer `report` describes. `chunks` must be the context it was checked against. With
+    `cite=False` no citation marker is added: for callers whose chunk ids are not names the reader knows."""
     chunks = as_chunks(chunks)
     if report.abstained or not report.claims:
         return Repaired(report.answer, report.abstained, 1.0, (), report, report)
@@ -94,7 +96,7 @@ def repair(
     share = surviving / len(decisions)
     if surviving == 0 or share < min_surviving_share:
         return Repaired(abstain_message, True, share, tuple(decisions), _abstained(report, abstain_message), report)
-    answer = reassemble(report, decisions)
+    answer = reassemble(report, decisions, cite=cite)
     repaired = verifier.verify(answer, chunks, question=report.question, task=report.extra.get("task"))
     return Repaired(answer, False, share, tuple(decisions), repaired, report)
 
@@ -171,18 +173,20 @@ def added_content(original: str, edited: str, context: str) -> list[str]:
     return list(dict.fromkeys(words + figures))
 
 
-def reassemble(report: Report, actions: Sequence[RepairAction]) -> str:
+def reassemble(report: Report, actions: Sequence[RepairAction], *, cite: bool = True) -> str:
     """Surviving text with citations. A sentence whose claims all survive unedited keeps its own words;
-    otherwise each surviving claim of it is written out with the chunk that supports it."""
+    otherwise each surviving claim of it is written out with the chunk that supports it (`cite=False`: without
+    a marker, and a sentence kept whole keeps the writer's own markers, which are not checked against ids)."""
     out = ""
     last_end: int | None = None
     pairs = zip(report.claims, actions, strict=True)
     for sentence, group in groupby(pairs, key=lambda pair: pair[0].claim.sentence):
         members = list(group)
-        if all(action.action == "keep" for _, action in members) and _citations_hold(members):
+        if all(action.action == "keep" for _, action in members) and (not cite or _citations_hold(members)):
             pieces = [sentence.strip()]
         else:
-            pieces = [_cited(a.edited or r.claim.text, a.chunk_id) for r, a in members if a.action != "drop"]
+            pieces = [_cited(a.edited or r.claim.text, a.chunk_id if cite else None)
+                      for r, a in members if a.action != "drop"]
         if pieces:
             # Line breaks between surviving sentences are kept, so lists stay lists.
             gap = report.answer[last_end : members[0][0].claim.span[0]] if last_end is not None else ""

@@ -41,7 +41,7 @@ class NotGroundedError(AssertionError):
 
 def assert_grounded(
     answer: str,
-    chunks: Sequence[Chunk | str] | str,
+    chunks: Sequence[Chunk | str],
     *,
     question: str | None = None,
     task: str | None = None,
@@ -55,7 +55,7 @@ def assert_grounded(
     from groundwire.core.verifier import given_or_shared
 
     checker = given_or_shared(verifier, scorer)
-    report = checker.verify(answer, [chunks] if isinstance(chunks, str) else chunks, question=question, task=task)
+    report = checker.verify(answer, chunks, question=question, task=task)
     if report.decision is Route.ACCEPT:
         return report
     why = {
@@ -80,7 +80,7 @@ def assert_grounded_fixture(request: pytest.FixtureRequest) -> AssertGrounded:
     """`assert_grounded` bound to the scorer the command line or the ini file names."""
     scorer = request.config.getoption("groundwire_scorer") or request.config.getini("groundwire_scorer") or None
 
-    def bound(answer: str, chunks: Sequence[Chunk | str] | str, **options: object) -> Report:
+    def bound(answer: str, chunks: Sequence[Chunk | str], **options: object) -> Report:
         __tracebackhide__ = True
         if "verifier" not in options and "scorer" not in options:
             options["scorer"] = scorer

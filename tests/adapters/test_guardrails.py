@@ -114,6 +114,16 @@ def test_chunks_given_to_the_validator_and_missing_chunks(gr, lexical) -> None: 
         bare.validate(GOOD, metadata={"chunks": REFUND})
 
 
+def test_guard_round_trips_the_validator_settings(gr, lexical) -> None:  # noqa: ANN001
+    guardrails, grounded = gr
+    guard = guardrails.Guard().use(grounded([REFUND], scorer="lexical", task="qa", on_escalate="pass",
+                                            min_surviving_share=0.7, on_fail="noop"))
+    (restored,) = guardrails.Guard.from_dict(guard.to_dict()).get_validators("output")
+    assert isinstance(restored, grounded) and restored.use_local
+    assert (restored.chunks, restored.scorer, restored.task, restored.on_escalate, restored.min_surviving_share) == (
+        [REFUND], "lexical", "qa", "pass", 0.7)
+
+
 def test_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
     runpy.run_path(str(EXAMPLE), run_name="__main__")
     printed = capsys.readouterr().out

@@ -17,7 +17,8 @@ named: with plain-string chunks it adds no `[S1]` markers.
 
 Chunks come with each call (`metadata["chunks"]`, plus an optional `metadata["question"]`) or, for a fixed
 context, with the validator (`chunks=`). Nothing is sent anywhere: the check runs locally (`use_local=True`),
-and no LLM is called unless a `client` is given for repair.
+and no LLM is called unless a `client` is given for repair. `Guard.to_dict()` / `from_dict()` keep `chunks`,
+`scorer`, `task`, `on_escalate` and `min_surviving_share`; a `verifier` or `client` object is not recorded.
 """
 
 from __future__ import annotations
@@ -58,10 +59,11 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
             raise ValueError(f"on_escalate must be 'fail' or 'pass', not {on_escalate!r}")
         if verifier is not None and scorer is not None:
             raise ValueError("pass either a verifier or a scorer name, not both")
-        # the kwargs Guardrails records (Guard.to_dict); use_local: the check runs here, never on a hub endpoint
-        super().__init__(on_fail=on_fail, use_local=True, scorer=scorer, task=task, on_escalate=on_escalate,
-                         min_surviving_share=min_surviving_share)
         self.chunks = list(chunks) if chunks is not None else None
+        # the kwargs Guardrails records for Guard.to_dict / from_dict (a verifier or client object it cannot)
+        super().__init__(on_fail=on_fail, chunks=self.chunks, scorer=scorer, task=task, on_escalate=on_escalate,
+                         min_surviving_share=min_surviving_share)
+        self.use_local = True  # the check runs here, never on a hub inference endpoint
         self.scorer = scorer
         self.task = task
         self.on_escalate: OnEscalate = on_escalate

@@ -1,9 +1,12 @@
 """`groundwire eval --html/--predictions`: the report's charts render in headless chromium (screenshot in
-tests/artifacts/eval/), and the predictions file has one row per answer."""
+tests/artifacts/eval/), draw each chart once (one task: no repeated section), keep one colour per curve,
+label and route, shade the escalation band and keep a reject line at 0.00 clear of the y axis (read from the
+SVG's element ids); and the predictions file has one row per answer."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -87,3 +90,75 @@ def test_html_report_renders_in_chromium(written: tuple[Path, Path, list[dict]],
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 20_000
     finally:
         driver.quit()
+
+
+def _colours(page: str) -> dict[str, dict[str, str]]:
+    found = re.search(r"<script type='application/json' id='chart-colours'>(.*?)</script>", page)
+    assert found, "the page lists its chart colours"
+    return json.loads(found.group(1))
+
+
+def _style(page: str, element_id: str) -> list[str]:
+    """The style of the first path in every element with this id (one per chart that draws it)."""
+    return re.findall(rf'<g id="{re.escape(element_id)}">\s*<path d="[^"]*"[^>]*? style="([^"]*)"', page)
+
+
+def _x(page: str, element_id: str) -> float:
+    found = re.search(rf'<g id="{re.escape(element_id)}">\s*<path d="M ([0-9.]+) ', page)
+    assert found, element_id
+    return float(found.group(1))
+
+
+@pytest.fixture(scope="module")
+def one_task(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A file with a single task, checked with the reject threshold at 0.00 (a line on the frame's edge)."""
+    folder = tmp_path_factory.mktemp("eval-html-one")
+    data = folder / "qa.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _rows() if r["task"] == "qa"))
+    page = folder / "report.html"
+    result = CliRunner().invoke(app, ["eval", str(data), "--scorer", "lexical", "--reject-at", "0.0",
+                                      "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    return page.read_text()
+
+
+def test_one_task_draws_each_chart_once(one_task: str) -> None:
+    # one histogram, one ROC and one precision-recall chart: the task's section would repeat "All answers"
+    assert one_task.count("<svg") == 3
+    labels = re.findall(r"<figure role='img' aria-label='([^']*)'>", one_task)
+    assert labels == ["score histogram all", "ROC all", "precision-recall all"]
+    assert "<h2>All answers (one task: qa)</h2>" in one_task and "Task: qa" not in one_task
+    assert "<h2>All tasks</h2>" not in one_task
+
+
+def test_reject_line_at_zero_stands_clear_of_the_y_axis(one_task: str) -> None:
+    assert "reject ≤ 0.00" in one_task and "reject 0.00" in one_task  # legend entry and the label beside the line
+    gap = _x(one_task, "hist-all:reject-line") - _x(one_task, "hist-all:y-axis")
+    assert gap > 5, f"the reject line is drawn {gap:.1f} px from the y axis"
+
+
+def test_escalation_band_is_a_shaded_band_between_the_thresholds(one_task: str,
+                                                                  written: tuple[Path, Path, list[dict]]) -> None:
+    for page, key in ((one_task, "hist-all"), (written[0].read_text(), "hist-qa")):
+        routes = _colours(page)["routes"]
+        (style,) = _style(page, f"{key}:escalation-band")
+        assert f"fill: {routes['ESCALATE']}" in style and "opacity: 0.18" in style
+        band = re.search(rf'<g id="{key}:escalation-band">\s*<path d="M ([0-9.]+) [0-9.]+ \s*L ([0-9.]+) ', page)
+        assert band
+        left, right = float(band.group(1)), float(band.group(2))
+        assert left == pytest.approx(_x(page, f"{key}:reject-line"), abs=0.01)
+        assert right == pytest.approx(_x(page, f"{key}:accept-line"), abs=0.01) and right - left > 50
+        assert f"stroke: {routes['REJECT']}" in _style(page, f"{key}:reject-line")[0]
+        assert f"stroke: {routes['ACCEPT']}" in _style(page, f"{key}:accept-line")[0]
+
+
+def test_each_curve_keeps_one_colour_across_sections(written: tuple[Path, Path, list[dict]]) -> None:
+    page = written[0].read_text()
+    curves = _colours(page)["curves"]
+    assert set(curves) == {"all", "qa", "summary"} and len(set(curves.values())) == 3
+    assert not set(curves.values()) & set(_colours(page)["labels"].values())  # a curve never looks like a label
+    for name, colour in curves.items():
+        charts = {"all": ("roc-tasks", "pr-tasks")}.get(name, ("roc-tasks", "pr-tasks", f"roc-{name}", f"pr-{name}"))
+        styles = [style for chart in charts for style in _style(page, f"{chart}:curve:{name}")]
+        assert len(styles) == len(charts), name
+        assert all(f"stroke: {colour}" in style for style in styles), (name, styles)

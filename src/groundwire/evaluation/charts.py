@@ -5,6 +5,7 @@ the page can be searched and read by a screen reader. matplotlib is imported onl
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,28 @@ if TYPE_CHECKING:
     from groundwire.evaluation.metrics import Curve
 
 COLOURS = ("#1b7f3b", "#2563eb", "#b45309", "#b91c1c", "#7c3aed", "#0f766e", "#52525b")
-HALLUCINATED, FAITHFUL = "#b91c1c", "#1b7f3b"
+"""The eval-loop line charts' series, in order."""
+
+# The `eval --html` page gives each thing one colour in every chart: the two labels, the three routes, and
+# one per curve ("all", then the tasks). Curve colours avoid the label and route hues, so a task's line is
+# never read as "faithful" or "reject".
+LABEL_COLOURS = {"faithful": "#1b7f3b", "hallucinated": "#b91c1c"}
+ROUTE_COLOURS = {"ACCEPT": "#14532d", "ESCALATE": "#f59e0b", "REJECT": "#7f1d1d"}
+ALL_CURVE = "#111111"
+TASK_CURVES = ("#2563eb", "#7c3aed", "#0891b2", "#c026d3", "#4d7c0f", "#52525b", "#1e3a8a")
+_PAD = 0.04
+"""Axes run this far past 0 and 1, so a line at 0.00 or 1.00 is not hidden under a spine."""
+
+
+def curve_colours(names: Sequence[str]) -> dict[str, str]:
+    """One colour per curve name, fixed for the whole page: "all" is black, the tasks take turns in order."""
+    tasks = [name for name in dict.fromkeys(names) if name != "all"]
+    return {"all": ALL_CURVE} | {name: TASK_CURVES[i % len(TASK_CURVES)] for i, name in enumerate(tasks)}
+
+
+def element_id(*parts: str) -> str:
+    """An SVG id (matplotlib's gid) from a chart key and a name, for readers and tests to find an element."""
+    return ":".join(re.sub(r"[^A-Za-z0-9_-]+", "_", part) for part in parts)
 
 
 @contextmanager
@@ -43,43 +65,58 @@ def _figure(title: str, size: tuple[float, float]) -> Iterator[tuple[Axes, list[
     out.append(svg[svg.index("<svg"):])  # drop the XML prolog and doctype: the SVG is inlined in HTML
 
 
-def roc_chart(curves: Mapping[str, tuple[Curve, float | None]], *, title: str = "ROC") -> str:
-    """One line per label: (curve, its AUROC for the legend)."""
+def roc_chart(curves: Mapping[str, tuple[Curve, float | None]], *, colours: Mapping[str, str], key: str,
+              title: str = "ROC") -> str:
+    """One line per label: (curve, its AUROC for the legend), in the page's colour for that label."""
     with _figure(title, (4.2, 3.6)) as (axes, out):
         axes.plot([0, 1], [0, 1], color="#bbbbbb", linestyle="--", linewidth=1, label="chance")
-        for (label, (curve, area)), colour in zip(curves.items(), COLOURS * 4, strict=False):
+        for label, (curve, area) in curves.items():
             name = literal(label if area is None else f"{label} (AUROC {area:.3f})")
-            axes.step(curve.x, curve.y, where="post", color=colour, linewidth=2 if label == "all" else 1.2,
-                      label=name)
+            axes.step(curve.x, curve.y, where="post", color=colours[label], linewidth=2 if label == "all" else 1.2,
+                      label=name, gid=element_id(key, "curve", label))
         axes.set(xlabel="false-positive rate (faithful answers flagged)",
-                 ylabel="true-positive rate (hallucinations caught)", xlim=(0, 1), ylim=(0, 1.02))
+                 ylabel="true-positive rate (hallucinations caught)", xlim=(-_PAD, 1 + _PAD), ylim=(-_PAD, 1 + _PAD))
         axes.legend(loc="lower right", fontsize=7)
     return out[0]
 
 
-def pr_chart(curves: Mapping[str, tuple[Curve, float]], *, title: str = "Precision-recall") -> str:
+def pr_chart(curves: Mapping[str, tuple[Curve, float]], *, colours: Mapping[str, str], key: str,
+             title: str = "Precision-recall") -> str:
     """One line per label: (curve, the share of hallucinated answers, drawn as that label's baseline)."""
     with _figure(title, (4.2, 3.6)) as (axes, out):
-        for (label, (curve, base_rate)), colour in zip(curves.items(), COLOURS * 4, strict=False):
-            axes.step(curve.x, curve.y, where="post", color=colour, linewidth=2 if label == "all" else 1.2,
-                      label=literal(label))
-            axes.axhline(base_rate, color=colour, linestyle=":", linewidth=0.8)
+        for label, (curve, base_rate) in curves.items():
+            axes.step(curve.x, curve.y, where="post", color=colours[label], linewidth=2 if label == "all" else 1.2,
+                      label=literal(label), gid=element_id(key, "curve", label))
+            axes.axhline(base_rate, color=colours[label], linestyle=":", linewidth=0.8)
         axes.set(xlabel="recall (hallucinations caught)", ylabel="precision (flagged that are hallucinated)",
-                 xlim=(0, 1), ylim=(0, 1.02))
+                 xlim=(-_PAD, 1 + _PAD), ylim=(-_PAD, 1 + _PAD))
         axes.legend(loc="lower left", fontsize=7)
     return out[0]
 
 
 def score_histogram(hallucinated: Sequence[float], faithful: Sequence[float], *, accept_at: float,
-                    reject_at: float, title: str) -> str:
-    """Answer scores of both classes, with the reject and accept thresholds as vertical lines."""
+                    reject_at: float, key: str, title: str) -> str:
+    """Answer scores of both classes over the three routes: the escalation band (reject_at, accept_at) shaded,
+    the reject and accept thresholds as labelled lines. The x axis is padded past 0 and 1, so a threshold
+    at 0.00 or 1.00 stands clear of the frame."""
     bins = [i / 20 for i in range(21)]
     with _figure(title, (4.2, 3.0)) as (axes, out):
-        axes.hist(faithful, bins=bins, color=FAITHFUL, alpha=0.55, label=f"faithful ({len(faithful)})")
-        axes.hist(hallucinated, bins=bins, color=HALLUCINATED, alpha=0.55, label=f"hallucinated ({len(hallucinated)})")
-        axes.axvline(reject_at, color="#111111", linestyle="--", linewidth=1.2, label=f"reject ≤ {reject_at:.2f}")
-        axes.axvline(accept_at, color="#111111", linestyle="-", linewidth=1.2, label=f"accept ≥ {accept_at:.2f}")
-        axes.set(xlabel="answer score", ylabel="answers", xlim=(0, 1))
+        axes.axvspan(reject_at, accept_at, color=ROUTE_COLOURS["ESCALATE"], alpha=0.18, linewidth=0, zorder=0,
+                     label=f"escalate {reject_at:.2f}–{accept_at:.2f}", gid=element_id(key, "escalation-band"))
+        axes.hist(faithful, bins=bins, color=LABEL_COLOURS["faithful"], alpha=0.55,
+                  label=f"faithful ({len(faithful)})")
+        axes.hist(hallucinated, bins=bins, color=LABEL_COLOURS["hallucinated"], alpha=0.55,
+                  label=f"hallucinated ({len(hallucinated)})")
+        for route, at, style, text, side in (("REJECT", reject_at, "--", "reject ≤", "left"),
+                                             ("ACCEPT", accept_at, "-", "accept ≥", "right")):
+            axes.axvline(at, color=ROUTE_COLOURS[route], linestyle=style, linewidth=1.6, zorder=3,
+                         label=f"{text} {at:.2f}", gid=element_id(key, route.lower() + "-line"))
+            # the value beside its line, inside the frame: reject's to the right, accept's to the left
+            axes.annotate(f"{text.split()[0]} {at:.2f}", (at, 1.0), xycoords=("data", "axes fraction"),
+                          xytext=(3 if side == "left" else -3, -3), textcoords="offset points",
+                          ha=side, va="top", fontsize=7, color=ROUTE_COLOURS[route])
+        axes.spines["left"].set_gid(element_id(key, "y-axis"))
+        axes.set(xlabel="answer score", ylabel="answers", xlim=(-_PAD, 1 + _PAD))
         axes.legend(loc="best", fontsize=7)
     return out[0]
 

@@ -1,6 +1,7 @@
 """What `groundwire eval` writes besides its table: `--predictions` (one JSON row per answer, for error
 analysis) and `--html` (a self-contained page: ROC and precision-recall curves, and score histograms of
-hallucinated and faithful answers with the accept and reject thresholds drawn, overall and per task)."""
+hallucinated and faithful answers with the accept and reject thresholds drawn and the escalation band shaded,
+overall and per task)."""
 
 from __future__ import annotations
 
@@ -54,13 +55,27 @@ _CSS = (
 
 
 def render_html(summary: EvalSummary, outcomes: Sequence[RowOutcome], thresholds: Thresholds) -> str:
-    from groundwire.evaluation.charts import pr_chart, roc_chart, score_histogram, svg_block
+    """The page: the metrics table, then charts. With several tasks, one ROC and one precision-recall chart
+    compare them, and each task has its own section; a task that holds every answer would only repeat the
+    "All answers" charts, so it has none. Each curve, label and route keeps one colour on the whole page
+    (listed in the page's `chart-colours` JSON)."""
+    from groundwire.evaluation.charts import (
+        LABEL_COLOURS,
+        ROUTE_COLOURS,
+        curve_colours,
+        pr_chart,
+        roc_chart,
+        score_histogram,
+        svg_block,
+    )
     from groundwire.evaluation.metrics import precision_recall_curve, roc_curve
 
     labelled = [o for o in outcomes if o.report is not None and o.row.hallucinated is not None]
     groups: dict[str, list[RowOutcome]] = {"all": labelled}
     for task in summary.per_task:
-        groups[task] = [o for o in labelled if o.row.task == task]
+        items = [o for o in labelled if o.row.task == task]
+        if len(items) < len(labelled):
+            groups[task] = items
     metrics = {"all": summary.overall, **summary.per_task}
     curves = {}
     for name, items in groups.items():
@@ -68,7 +83,10 @@ def render_html(summary: EvalSummary, outcomes: Sequence[RowOutcome], thresholds
         if any(labels) and not all(labels):
             scores = [o.report.score for o in items if o.report is not None]
             curves[name] = (roc_curve(labels, scores), precision_recall_curve(labels, scores), sum(labels) / len(labels))
+    colours = curve_colours(list(groups))
+    compared = len(curves) > 1  # the "all" curves are drawn in the comparison; else in the "All answers" section
     title = f"{Path(summary.file).name} — {summary.model_id}"
+    legend = {"curves": colours, "labels": LABEL_COLOURS, "routes": ROUTE_COLOURS}
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>groundwire eval: {html.escape(title)}</title><style>{_CSS}</style></head><body>",
@@ -76,27 +94,36 @@ def render_html(summary: EvalSummary, outcomes: Sequence[RowOutcome], thresholds
         f"<p>{summary.overall.n} labelled answers ({summary.overall.positives} hallucinated); "
         f"{summary.unlabelled} unlabelled; {len(summary.errors)} could not be checked; {summary.seconds:.1f} s.</p>",
         _metrics_table(metrics, summary.routing),
+        # the colours as data, so a reader (or a test) can tell what each stroke stands for; "</" cannot end it
+        "<script type='application/json' id='chart-colours'>"
+        + json.dumps(legend, ensure_ascii=False).replace("</", "<\\/") + "</script>",
     ]
-    if curves:
+    if compared:
         parts.append("<h2>All tasks</h2><div class='charts'>")
         parts.append(svg_block(roc_chart({n: (roc, metrics[n].auroc) for n, (roc, _, _) in curves.items()},
-                                         title="ROC, per task"), label="ROC curves per task"))
-        parts.append(svg_block(pr_chart({n: (pr, rate) for n, (_, pr, rate) in curves.items()},
-                                        title="Precision-recall, per task"), label="precision-recall curves per task"))
+                                         colours=colours, key="roc-tasks", title="ROC, per task"),
+                               label="ROC curves per task"))
+        parts.append(svg_block(pr_chart({n: (pr, rate) for n, (_, pr, rate) in curves.items()}, colours=colours,
+                                        key="pr-tasks", title="Precision-recall, per task"),
+                               label="precision-recall curves per task"))
         parts.append("</div>")
     for name, items in groups.items():
         accept_at, reject_at = thresholds(None if name == "all" else name)
         hallucinated = [o.report.score for o in items if o.report is not None and o.row.hallucinated]
         faithful = [o.report.score for o in items if o.report is not None and not o.row.hallucinated]
-        parts.append(f"<h2>{html.escape('All answers' if name == 'all' else f'Task: {name}')}</h2><div class='charts'>")
+        heading = "All answers" if name == "all" else f"Task: {name}"
+        if name == "all" and len(summary.per_task) == 1:
+            heading += f" (one task: {next(iter(summary.per_task))})"
+        parts.append(f"<h2>{html.escape(heading)}</h2><div class='charts'>")
         parts.append(svg_block(score_histogram(hallucinated, faithful, accept_at=accept_at, reject_at=reject_at,
-                                               title=f"answer scores: {name}"), label=f"score histogram {name}"))
-        if name in curves and name != "all":
+                                               key=f"hist-{name}", title=f"answer scores: {name}"),
+                               label=f"score histogram {name}"))
+        if name in curves and (name != "all" or not compared):
             roc, pr, rate = curves[name]
-            parts.append(svg_block(roc_chart({name: (roc, metrics[name].auroc)}, title=f"ROC: {name}"),
-                                   label=f"ROC {name}"))
-            parts.append(svg_block(pr_chart({name: (pr, rate)}, title=f"Precision-recall: {name}"),
-                                   label=f"precision-recall {name}"))
+            parts.append(svg_block(roc_chart({name: (roc, metrics[name].auroc)}, colours=colours, key=f"roc-{name}",
+                                             title=f"ROC: {name}"), label=f"ROC {name}"))
+            parts.append(svg_block(pr_chart({name: (pr, rate)}, colours=colours, key=f"pr-{name}",
+                                            title=f"Precision-recall: {name}"), label=f"precision-recall {name}"))
         parts.append("</div>")
     parts.append("</body></html>")
     return "\n".join(parts)

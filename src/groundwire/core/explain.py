@@ -1,0 +1,54 @@
+"""A report as a few lines a person reads in a test failure or a validator's error: the decision, and each claim
+that is not supported with its verdict, score, the checks that fired and the best evidence found for it.
+
+Used by the pytest plugin (`assert_grounded`) and the Guardrails validator; the text is plain (no markup).
+"""
+
+from __future__ import annotations
+
+from groundwire.core.types import ClaimResult, Report, Verdict
+
+EVIDENCE_CHARS = 200
+"""Longer evidence is cut here (with an ellipsis): the failure stays readable, and the report has it all."""
+
+
+def unsupported(report: Report) -> list[ClaimResult]:
+    return [result for result in report.claims if result.verdict is not Verdict.SUPPORTED]
+
+
+def decision_line(report: Report, thresholds: tuple[float, float]) -> str:
+    """'decision REJECT by lexical-baseline, answer score 0.05 (accept >= 0.80, reject <= 0.20); 1 of 2 claims
+    not supported'."""
+    accept_at, reject_at = thresholds
+    missing = unsupported(report)
+    return (
+        f"decision {report.decision.value.upper()} by {report.model_id}, answer score {report.score:.2f} "
+        f"(accept >= {accept_at:.2f}, reject <= {reject_at:.2f}); "
+        f"{len(missing)} of {len(report.claims)} claims not supported"
+    )
+
+
+def claim_lines(report: Report) -> list[str]:
+    """Per claim that is not supported: its text, verdict and score; each check that fired; its best evidence
+    (the cited chunk's evidence sentence), or that no chunk offered any."""
+    lines: list[str] = []
+    for result in unsupported(report):
+        lines.append(f'- "{result.claim.text}": {result.verdict.value}, score {result.score:.2f}')
+        lines.extend(f"    check {finding.check}: {finding.detail}" for finding in result.checks)
+        if result.evidence:
+            lines.append(f'    best evidence [{result.chunk_id}]: "{_cut(result.evidence.strip())}"')
+        else:
+            lines.append("    best evidence: none in the context")
+        if result.note:
+            lines.append(f"    note: {result.note}")
+    lines.extend(f"- answer check {finding.check}: {finding.detail}" for finding in report.findings)
+    return lines
+
+
+def explain(report: Report, thresholds: tuple[float, float]) -> str:
+    """The decision line, then one block per claim that is not supported (see claim_lines)."""
+    return "\n".join([decision_line(report, thresholds), *claim_lines(report)])
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1].rstrip() + "…"

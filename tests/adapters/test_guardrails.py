@@ -1,0 +1,133 @@
+"""GroundwireGrounded as a Guardrails AI validator, against the real library (Guard().use(...).validate(...)),
+offline: conftest blocks every connection off this machine and fails the test on an attempt. Guardrails' own
+metrics and remote inference are turned off the documented way (a ~/.guardrailsrc, here in a temporary HOME),
+and NLTK finds a punkt entry, so `import guardrails` does not try to download it."""
+
+from __future__ import annotations
+
+import logging
+import runpy
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from conftest import BAD, GOOD, QUESTION, REFUND
+
+from groundwire.core.types import REFUSAL_TOKEN, Chunk
+
+pytest.importorskip("guardrails")  # only to skip without it: the import itself happens offline, below
+
+PLAUSIBLE = "Refunds are accepted for purchases made online."  # plausible, not in the context: escalated
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "guardrails_validator.py"
+
+
+@pytest.fixture(autouse=True)
+def offline_guardrails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".guardrailsrc").write_text("enable_metrics=false\nuse_remote_inferencing=false\n")
+    monkeypatch.setenv("HOME", str(home))
+    # guardrails' docs_utils downloads punkt at import when nltk cannot find it; it never tokenizes here
+    nltk = pytest.importorskip("nltk")
+    (tmp_path / "nltk" / "tokenizers" / "punkt").mkdir(parents=True)
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "nltk"), *nltk.data.path])
+
+
+@pytest.fixture
+def gr() -> tuple[ModuleType, type]:
+    import guardrails
+
+    from groundwire.adapters.guardrails import GroundwireGrounded
+
+    return guardrails, GroundwireGrounded
+
+
+def test_registered_under_its_name(gr) -> None:  # noqa: ANN001
+    from guardrails.validator_base import validators_registry
+
+    assert validators_registry["groundwire/grounded"] is gr[1]
+
+
+def test_accepted_answer_passes(gr, lexical) -> None:  # noqa: ANN001
+    guardrails, grounded = gr
+    validator = grounded(verifier=lexical)
+    outcome = guardrails.Guard().use(validator).validate(GOOD, metadata={"chunks": [REFUND], "question": QUESTION})
+    assert outcome.validation_passed and outcome.validated_output == GOOD
+    assert validator.last_report.decision.name == "ACCEPT" and validator.last_report.question == QUESTION
+
+
+def test_rejected_answer_fails_listing_the_claim(gr, lexical) -> None:  # noqa: ANN001
+    guardrails, grounded = gr
+    outcome = guardrails.Guard().use(grounded(verifier=lexical, on_fail="noop")).validate(
+        BAD, metadata={"chunks": [REFUND]})
+    assert not outcome.validation_passed
+    (summary,) = outcome.validation_summaries
+    reason = summary.failure_reason
+    assert reason.startswith("not grounded: decision REJECT") and "1 of 2 claims not supported" in reason
+    assert '"Refunds are accepted within 90 days of purchase.": CONTRADICTED' in reason
+    assert 'best evidence [S1]: "Refunds are accepted within 30 days of purchase."' in reason
+    assert "Shipping" not in reason.split("\n", 1)[1]  # the supported claim is not listed
+    with pytest.raises(guardrails.errors.ValidationError, match="not grounded"):
+        guardrails.Guard().use(grounded(verifier=lexical, on_fail="exception")).validate(
+            BAD, metadata={"chunks": [REFUND]})
+
+
+def test_escalated_answer_fails_by_default_and_passes_only_when_asked(gr, lexical,  # noqa: ANN001
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    guardrails, grounded = gr
+    assert lexical.verify(PLAUSIBLE, [REFUND]).decision.name == "ESCALATE"
+    failed = guardrails.Guard().use(grounded(verifier=lexical, on_fail="noop")).validate(
+        PLAUSIBLE, metadata={"chunks": [REFUND]})
+    assert not failed.validation_passed
+    assert failed.validation_summaries[0].failure_reason.startswith("escalated: decision ESCALATE")
+    guard = guardrails.Guard().use(grounded(verifier=lexical, on_escalate="pass"))
+    with caplog.at_level(logging.WARNING, logger="groundwire.adapters.guardrails"):
+        passed = guard.validate(PLAUSIBLE, metadata={"chunks": [REFUND]})
+    assert passed.validation_passed and passed.validated_output == PLAUSIBLE
+    assert "escalated an answer and on_escalate='pass' lets it through" in caplog.text  # not hidden: logged
+    (log,) = guard.history.last.iterations.last.validator_logs
+    assert log.validation_result.metadata["decision"] == "ESCALATE"  # ... and recorded in the result
+    with pytest.raises(ValueError, match="on_escalate must be 'fail' or 'pass'"):
+        grounded(on_escalate="ignore")
+
+
+def test_fix_repairs_without_citing_chunks_the_caller_did_not_name(gr, lexical) -> None:  # noqa: ANN001
+    guardrails, grounded = gr
+    fixing = guardrails.Guard().use(grounded(verifier=lexical, on_fail="fix"))
+    fixed = fixing.validate(BAD, metadata={"chunks": [REFUND]})
+    assert fixed.validated_output == "Shipping takes 5 business days."  # the fabricated claim dropped, no [S1]
+    assert lexical.verify(fixed.validated_output, [REFUND]).decision.name == "ACCEPT"
+    named = fixing.validate(BAD, metadata={"chunks": [Chunk(id="policy", text=REFUND)]})
+    assert named.validated_output == "Shipping takes 5 business days [policy]."  # its own chunk id: cited
+    unsupported = fixing.validate("Refunds take 90 days. Shipping is free.", metadata={"chunks": [REFUND]})
+    assert unsupported.validated_output == REFUSAL_TOKEN  # too little survives: abstain
+
+
+def test_chunks_given_to_the_validator_and_missing_chunks(gr, lexical) -> None:  # noqa: ANN001
+    guardrails, grounded = gr
+    fixed_context = guardrails.Guard().use(grounded([REFUND], verifier=lexical, on_fail="noop"))
+    assert fixed_context.validate(GOOD).validation_passed and not fixed_context.validate(BAD).validation_passed
+    bare = guardrails.Guard().use(grounded(verifier=lexical))
+    with pytest.raises(ValueError, match=r"needs the retrieved chunks: pass metadata=\{'chunks'"):
+        bare.validate(GOOD)
+    with pytest.raises(ValueError, match="not a single string"):
+        bare.validate(GOOD, metadata={"chunks": REFUND})
+
+
+def test_guard_round_trips_the_validator_settings(gr, lexical) -> None:  # noqa: ANN001
+    guardrails, grounded = gr
+    guard = guardrails.Guard().use(grounded([REFUND], scorer="lexical", task="qa", on_escalate="pass",
+                                            min_surviving_share=0.7, on_fail="noop"))
+    (restored,) = guardrails.Guard.from_dict(guard.to_dict()).get_validators("output")
+    assert isinstance(restored, grounded) and restored.use_local
+    assert (restored.chunks, restored.scorer, restored.task, restored.on_escalate, restored.min_surviving_share) == (
+        [REFUND], "lexical", "qa", "pass", 0.7)
+
+
+def test_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
+    runpy.run_path(str(EXAMPLE), run_name="__main__")
+    printed = capsys.readouterr().out
+    for expected in ("faithful: passed True", "fabricated: passed False", "plausible: passed False",
+                     '"Refunds are accepted within 90 days.": CONTRADICTED', "escalated: decision ESCALATE",
+                     "fixed: Shipping takes 5 business days."):
+        assert expected in printed, (expected, printed)

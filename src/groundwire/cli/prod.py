@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import Progress
 
 from groundwire.cli.common import build_verifier
 from groundwire.core.errors import InputError
@@ -49,7 +47,10 @@ def eval_loop(
     save: Annotated[bool, typer.Option(help="Record this run in the store's history (plotted over time).")] = True,
 ) -> None:
     """Faithfulness, refusal, escalation, retrieval hit rate and claim density, per release and segment."""
-    # Lazy: the eval loop, the store (SQLAlchemy) and the settings load only when this command runs.
+    # Lazy: the eval loop, the store (SQLAlchemy), the settings and the progress bar load only when this command runs.
+    from rich.console import Console
+    from rich.progress import Progress
+
     from groundwire.config import load_config
     from groundwire.evaluation.evalloop import render_html, run_eval_loop
 

@@ -15,8 +15,8 @@ EXTRA_MODULES = ("fastapi", "uvicorn", "starlette", "sqlalchemy", "limits", "ray
                  "haystack")
 """Top-level modules of the optional extras (serve, ray, hf/train, frames, eval and the five adapters)."""
 
-HEAVY = ("fastapi", "uvicorn", "ray", "torch", "transformers", "deepeval", "ragas", "llama_index", "langchain_core",
-         "haystack")
+HEAVY = ("fastapi", "uvicorn", "ray", "torch", "transformers", "onnx", "onnxruntime", "deepeval", "ragas", "llama_index",
+         "langchain_core", "haystack")
 
 # A None entry in sys.modules makes `import name` (and `import name.sub`) raise ModuleNotFoundError and
 # importlib.util.find_spec(name) return None: to the program, the package is not installed.
@@ -41,6 +41,50 @@ def test_importing_the_cli_loads_no_extra():
     done = subprocess.run([sys.executable, "-c", code, *HEAVY], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == []
+
+
+STARTUP_DEPENDENCIES = ("numpy", "pydantic", "httpx", "onnxruntime", "tokenizers", "pysbd", "sqlalchemy")
+"""What the commands need when they run (the verifier, the settings, the LLM client, the model), never to start."""
+
+_MODULES_AFTER = """
+import contextlib, io, sys
+from groundwire.cli.main import run_cli
+with contextlib.redirect_stdout(io.StringIO()):
+    status = run_cli(sys.argv[1:])
+print(status, ' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & set({modules!r}))))
+"""
+
+
+def top_level_modules_after(*args: str, among: tuple[str, ...]) -> tuple[int, list[str]]:
+    """Run the command line in a fresh interpreter: its exit status, and which of `among` it imported."""
+    done = subprocess.run([sys.executable, "-c", _MODULES_AFTER.format(modules=among), *args], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    status, *loaded = done.stdout.split()
+    return int(status), loaded
+
+
+def test_importing_the_cli_loads_no_command_dependency():
+    # `groundwire --help` starts fast because the verifier (numpy), the settings (pydantic), the LLM client (httpx)
+    # and the model (onnxruntime, tokenizers) load only when a command runs (bench/startup.py times it).
+    code = ("import sys, groundwire.cli.main\n"
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules} & set(sys.argv[1:]))))")
+    done = subprocess.run([sys.executable, "-c", code, *STARTUP_DEPENDENCIES], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
+
+
+def test_help_loads_no_command_dependency():
+    assert top_level_modules_after("--help", among=STARTUP_DEPENDENCIES + HEAVY) == (0, [])
+
+
+def test_a_lexical_check_loads_neither_the_model_nor_the_llm_client():
+    status, loaded = top_level_modules_after(
+        "check", "--context", str(EXAMPLES / "refund_policy.md"), "--answer", "Refunds take 5 business days.",
+        "--scorer", "lexical", "--json", among=("onnxruntime", "tokenizers", "httpx", *HEAVY))
+    assert status == 0
+    assert loaded == []
 
 
 def test_help_lists_every_command_without_the_extras():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from groundwire.config import CheckSettings
 from groundwire.core.claims import Decomposer
@@ -19,9 +20,9 @@ from groundwire.core.errors import InputError
 from groundwire.core.pruning import get_pruner
 from groundwire.core.types import Chunk, Report
 from groundwire.core.verifier import Verifier
-from groundwire.llm.client import LLMClient
-from groundwire.llm.decompose import LLMDecomposer
-from groundwire.llm.judge import adjudicate
+
+if TYPE_CHECKING:
+    from groundwire.llm.client import LLMClient
 
 __all__ = ["CheckItem", "CheckSettings", "Judge", "build_verifier", "check"]
 
@@ -54,6 +55,9 @@ def build_verifier(settings: CheckSettings, *, client: LLMClient | None = None) 
     if settings.decomposer == "llm":
         if client is None:
             raise InputError('[verify] decomposer = "llm" needs an LLM: configure [llm] in groundwire.toml')
+        # Lazy, as is the judge below: the LLM tier (httpx) loads only for a check that uses it.
+        from groundwire.llm.decompose import LLMDecomposer
+
         decomposer = LLMDecomposer(client)
     try:
         return Verifier(
@@ -79,4 +83,6 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None) ->
     )
     if judge is None:
         return report
+    from groundwire.llm.judge import adjudicate
+
     return adjudicate(report, list(item.chunks), client=judge.client, required=judge.required)

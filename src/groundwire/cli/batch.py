@@ -7,9 +7,7 @@ from typing import Annotated
 
 import typer
 
-from groundwire.config import load_config
 from groundwire.core.errors import InputError
-from groundwire.core.pruning import PRUNERS
 from groundwire.data.rows import parse_columns
 
 EXIT_ROWS_IN_ERROR = 2
@@ -45,9 +43,12 @@ def batch(
     Malformed rows are written, with their id, to the errors file and never stop the run (unless --strict).
     Exit status 2 when this run reported rows as errors.
     """
-    # Lazy: the batch package (and its engines) load only when this command runs, so `groundwire --help` stays fast.
+    # Lazy: the batch package (and its engines), the settings and the pruners (numpy) load only when this command
+    # runs, so `groundwire --help` stays fast.
     from groundwire.batch import CheckOptions, run_batch
     from groundwire.batch.engines import ENGINES, EngineOptions
+    from groundwire.config import load_config
+    from groundwire.core.pruning import PRUNERS
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(sorted(ENGINES))}")

@@ -1,17 +1,23 @@
-"""Helpers shared by the CLI's command modules: reading context files and building a Verifier from config."""
+"""Helpers shared by the CLI's command modules: reading context files and building a Verifier from config.
+
+Every command module imports this one, so it imports nothing heavy: the verifier (numpy), the settings
+(pydantic) and the LLM client (httpx) load when a command builds a verifier, never for `groundwire --help`.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from groundwire.config import Config
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk
-from groundwire.core.verifier import Verifier
 from groundwire.data.rows import read_text
-from groundwire.llm.client import LLMClient
-from groundwire.pipeline import build_verifier as assemble
+
+if TYPE_CHECKING:
+    from groundwire.config import Config
+    from groundwire.core.verifier import Verifier
+    from groundwire.llm.client import LLMClient
 
 
 def read_chunks(paths: list[Path] | None) -> list[Chunk]:
@@ -30,6 +36,8 @@ def build_verifier(
     client: LLMClient | None = None,
 ) -> Verifier:
     """The Verifier that groundwire.toml ([verify]) describes, with the command's flags (None: not given) over it."""
+    from groundwire.pipeline import build_verifier as assemble  # lazy: the verifier and numpy
+
     return assemble(config.verify.overridden(scorer=scorer, accept_at=accept_at, reject_at=reject_at), client=client)
 
 

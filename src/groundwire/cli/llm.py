@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from groundwire.cli.common import build_verifier, read_chunks, require_llm
 from groundwire.cli.output import literal, print_json, styled
@@ -133,6 +132,8 @@ def _config(path: Path | None, **generate_overrides: Any) -> Config:
 
 
 def _render_generation(result: Any, chunks: list[Chunk]) -> None:
+    from rich.table import Table
+
     from groundwire.cli.main import console, render_report
 
     table = Table(title="attempts")
@@ -155,6 +156,8 @@ def _render_generation(result: Any, chunks: list[Chunk]) -> None:
 
 
 def _render_repair(repaired: Any) -> None:
+    from rich.table import Table
+
     from groundwire.cli.main import console
 
     table = Table(title=f"repair (score {repaired.original.score:.2f} -> {repaired.report.score:.2f})")

@@ -3,6 +3,9 @@
 Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input; 3 the LLM endpoint failed;
 4 an unexpected internal error (one line; the traceback with --debug).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
+Start-up: this module, and every command module, imports only typer, rich and groundwire's light modules, so that
+`groundwire --help` starts fast; a command imports what it needs (the settings, the verifier, the LLM client)
+when it runs. tests/test_cli_core_install.py pins that `import groundwire.cli.main` loads none of them.
 """
 
 from __future__ import annotations
@@ -12,26 +15,25 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
 
 from groundwire.cli.common import build_verifier, read_chunks, require_extra, require_llm
 from groundwire.cli.output import literal, print_json, styled
-from groundwire.config import Config, config_path_for_writing, load_config, write_thresholds
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk, Report, Route, Verdict
-from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows, read_text
-from groundwire.evaluation.evaluate import EvalSummary, RowOutcome, evaluate
-from groundwire.evaluation.operating import thresholds_for_targets
-from groundwire.llm.client import LLMClient, LLMError, client_from_config
-from groundwire.pipeline import CheckItem, Judge
-from groundwire.pipeline import check as check_item
+from groundwire.llm.errors import LLMError
 from groundwire.redact import redact
+
+if TYPE_CHECKING:
+    from groundwire.config import Config
+    from groundwire.core.verifier import Verifier
+    from groundwire.evaluation.evaluate import EvalSummary, RowOutcome
+    from groundwire.llm.client import LLMClient
+    from groundwire.pipeline import Judge
 
 EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT, EXIT_LLM, EXIT_INTERNAL = 0, 1, 2, 3, 4
 COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train")
@@ -97,6 +99,10 @@ def check(
     columns: ColumnsOption = None,
 ) -> None:
     """Check one answer against context files, or a batch with --input."""
+    from groundwire.config import load_config
+    from groundwire.pipeline import CheckItem, Judge
+    from groundwire.pipeline import check as check_item
+
     config = load_config(config_file)
     settings = config.verify.overridden(require_citations=require_citations or None,
                                         judge=(judge or judge_optional) or None)
@@ -124,6 +130,8 @@ def check(
 
 def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail_under: float | None,
                  judge: Judge | None, *, strict: bool, columns: str | None = None) -> None:
+    from rich.progress import Progress
+
     # Read everything first: with --strict a malformed line fails before any work; without, it is reported.
     rows = list(read_rows(input_file, strict=strict, columns=parse_columns(columns)))
     failing = done = bad = 0
@@ -157,6 +165,9 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
 
 def _check_row(verifier: Verifier, row: EvalRow | RowError, judge: Judge | None) -> tuple[Report | None, str]:
     """A row's report, or why it has none (a malformed row, or one the verifier refused)."""
+    from groundwire.pipeline import CheckItem
+    from groundwire.pipeline import check as check_item
+
     if isinstance(row, RowError):
         return None, row.error
     try:
@@ -192,6 +203,11 @@ def eval_command(
         raise InputError("give both --target-far and --target-frr to re-derive thresholds")
     if html_report is not None:  # its charts are drawn with matplotlib; fail before any work without it
         require_extra("eval --html", "eval", "matplotlib")
+    from rich.progress import Progress
+
+    from groundwire.config import load_config
+    from groundwire.evaluation.evaluate import evaluate
+
     config = load_config(config_file)
     verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at)
     read = list(read_rows(file, limit=limit, strict=strict, columns=parse_columns(columns)))
@@ -236,6 +252,8 @@ def _write_eval_extras(summary: EvalSummary, outcomes: list[RowOutcome], verifie
 
 
 def _print_eval(name: str, summary: EvalSummary) -> None:
+    from rich.table import Table
+
     table = Table(title=literal(f"{name} — {summary.model_id} — {summary.seconds:.1f}s"),
                   caption="FAR: hallucinated answers accepted; FRR: faithful answers rejected; esc: escalated")
     for column in ("task", "n", "halluc", "bacc", "F1", "AUROC", "FAR", "FRR", "esc"):
@@ -251,6 +269,10 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
               target_far: float, target_frr: float) -> EvalSummary:
     """Thresholds meeting the targets on this file's answers, written to groundwire.toml, then the file
     re-evaluated at them (the checks' caps move with reject_at, so the rates are measured, not predicted)."""
+    from groundwire.config import config_path_for_writing, load_config, write_thresholds
+    from groundwire.evaluation.evaluate import evaluate
+    from groundwire.evaluation.operating import thresholds_for_targets
+
     labels, scores = zip(*summary.scored, strict=True)
     try:
         new_accept, new_reject = thresholds_for_targets(labels, scores, target_far=target_far, target_frr=target_frr)
@@ -275,6 +297,8 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
 
 
 def render_report(report: Report, chunks: list[Chunk]) -> None:
+    from rich.table import Table
+
     table = Table(show_lines=True, title=literal(f"groundwire — {report.model_id}"))
     for column in ("#", "claim", "verdict", "score", "cites", "evidence / checks"):
         table.add_column(column, overflow="fold")
@@ -298,6 +322,8 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
 
 
 def _judge_client(config: Config) -> LLMClient:
+    from groundwire.llm.client import client_from_config
+
     require_llm(config, "--judge")
     return client_from_config(config)
 

@@ -8,11 +8,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import Progress
 
 from groundwire.cli.common import build_verifier
-from groundwire.config import load_config
 from groundwire.core.errors import InputError
 from groundwire.data.rows import read_eval_jsonl
 
@@ -50,7 +47,11 @@ def eval_loop(
     save: Annotated[bool, typer.Option(help="Record this run in the store's history (plotted over time).")] = True,
 ) -> None:
     """Faithfulness, refusal, escalation, retrieval hit rate and claim density, per release and segment."""
-    # Lazy: the eval loop and the store (SQLAlchemy) load only when this command runs.
+    # Lazy: the eval loop, the store (SQLAlchemy), the settings and the progress bar load only when this command runs.
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from groundwire.config import load_config
     from groundwire.evaluation.evalloop import render_html, run_eval_loop
 
     if not frozen and db is None:

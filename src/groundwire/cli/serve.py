@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Annotated
 
@@ -9,10 +10,10 @@ import typer
 
 from groundwire.cli.common import require_extra
 from groundwire.core.errors import InputError
-from groundwire.config import load_config
 from groundwire.service.settings import ServiceSettings, parse_api_keys
 
-_DEFAULTS = ServiceSettings()  # one place for the limits' defaults: the settings themselves
+# One place for the limits' defaults: the settings' own fields (read, not built: building loads the settings).
+_DEFAULTS = {item.name: item.default for item in dataclasses.fields(ServiceSettings)}
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -39,9 +40,9 @@ def serve(
     body_timeout: Annotated[float, typer.Option(
         min=0.01, help="Seconds a request body may take to arrive; a client that sends less than its "
                        "Content-Length then gets 408 and is disconnected.")] = 30.0,
-    max_claims: Annotated[int, typer.Option(min=1, help="Answers with more claims get 413.")] = _DEFAULTS.max_claims,
+    max_claims: Annotated[int, typer.Option(min=1, help="Answers with more claims get 413.")] = _DEFAULTS["max_claims"],
     max_pairs: Annotated[int, typer.Option(
-        min=1, help="Requests whose claims x context windows exceed this get 413, before any scoring.")] = _DEFAULTS.max_pairs,
+        min=1, help="Requests whose claims x context windows exceed this get 413, before any scoring.")] = _DEFAULTS["max_pairs"],
     review_threshold: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = 0.5,
     high_risk: Annotated[list[str] | None, typer.Option(
@@ -62,6 +63,7 @@ def serve(
     require_extra("serve", "serve", "fastapi", "uvicorn", "sqlalchemy")
     import uvicorn
 
+    from groundwire.config import load_config
     from groundwire.service import create_app
 
     loaded = load_config(config)

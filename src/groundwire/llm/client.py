@@ -22,6 +22,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 from groundwire.config import load_config
 
+from groundwire.llm.errors import LLMError
 from groundwire.redact import redact, register_secret
 
 if TYPE_CHECKING:
@@ -34,17 +35,6 @@ T = TypeVar("T", bound=BaseModel)
 
 CALL_LOG_SIZE = 1000
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-
-
-class LLMError(RuntimeError):
-    """The LLM endpoint could not give a usable reply. The message says why and what to check."""
-
-    attempts: int = 1
-    """How many HTTP requests were made before giving up."""
-
-    def __init__(self, message: str) -> None:
-        # The message may quote the server's reply, which may echo the Authorization header.
-        super().__init__(redact(message))
 
 
 class LLMTimeout(LLMError):

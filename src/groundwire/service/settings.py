@@ -7,11 +7,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from groundwire.config import CheckSettings, Config
 from groundwire.core.errors import InputError
 
+if TYPE_CHECKING:
+    from groundwire.config import CheckSettings, Config
+
 DEFAULT_SCOPE = "default"
+
+
+def _default_check() -> CheckSettings:
+    # Lazy: `groundwire serve` reads this module's defaults for its --help; the settings (pydantic) load when a
+    # ServiceSettings is built.
+    from groundwire.config import CheckSettings
+
+    return CheckSettings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +33,7 @@ class ServiceSettings:
     read_only_keys: frozenset[str] = frozenset()
     """Keys of api_keys that may verify, repair, generate and read, but not ingest, give feedback or record an
     eval run (403)."""
-    check: CheckSettings = field(default_factory=CheckSettings)
+    check: CheckSettings = field(default_factory=_default_check)
     """How every request is checked (scorer, thresholds, decomposer, require_citations, pruner): groundwire.toml's
     [verify], with `serve`'s flags over it; built by groundwire.pipeline.build_verifier."""
     max_body_bytes: int = 1_000_000

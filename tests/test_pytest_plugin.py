@@ -61,7 +61,7 @@ def test_grounded_answers_pass_and_the_others_fail_listing_their_claims(pytester
     outcome.stdout.fnmatch_lines([
         "*NotGroundedError: the answer was escalated: the check could not settle it, and a test has no judge",
         "*decision ESCALATE by lexical-baseline*1 of 1 claims not supported",
-        '*- "Support is open on weekdays from 9am to 5pm CET.": NOT_FOUND*',
+        '*- "Support is open on weekdays from 9am to 5pm CET.": UNRESOLVED*',
         '*best evidence [[]S1]: "Support answers email on weekdays between 9 am and 5 pm."',
     ])
     text = outcome.stdout.str()

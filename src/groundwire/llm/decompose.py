@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 from groundwire.llm import prompts
 from groundwire.core.claims import Decomposer, RuleDecomposer, Sentence, cited_ids, sentences, strip_citations
-from groundwire.llm.client import LLMClient, LLMError
+from groundwire.llm.client import LLMClient
+from groundwire.llm.errors import LLMError
 from groundwire.core.textutil import WORD_RE, content_words
 from groundwire.core.types import Claim
 

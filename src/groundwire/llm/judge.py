@@ -17,7 +17,8 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from groundwire.llm import prompts
-from groundwire.llm.client import Completion, LLMClient, LLMError, LLMOutputError, parse_json_reply
+from groundwire.llm.client import Completion, LLMClient, LLMOutputError, parse_json_reply
+from groundwire.llm.errors import LLMError
 from groundwire.core.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.core.verifier import as_chunks
 from groundwire.core.tracing import traced

@@ -16,6 +16,7 @@ larger sizes are skipped. Nothing is asserted; the figures depend on the machine
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import tempfile
 import time
@@ -85,7 +86,7 @@ def main() -> None:
                     elapsed = time.perf_counter() - started
                     times.append(elapsed)
                     cells.append(f"{response.status_code:>4} {elapsed:5.2f}")
-                ratios = " ".join(f"{b / a:4.1f}" if a > 0 else "  - " for a, b in zip(times, times[1:]))
+                ratios = " ".join(f"{b / a:4.1f}" if a > 0 else "  - " for a, b in itertools.pairwise(times))
                 print(f"{name:<24}{''.join(cells)}   {ratios}", flush=True)
 
 

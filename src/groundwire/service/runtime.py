@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from groundwire.config import Config
 from groundwire.core.types import Chunk, Report
-from groundwire.core.verifier import Verifier
+from groundwire.core.verifier import Plan, Verifier
 from groundwire.data.cache import SemanticCache
 from groundwire.data.provenance import render_context
 from groundwire.data.store import RequestRecord, Store
@@ -126,11 +126,14 @@ class Runtime:
         check_work(self.settings, chunks, getattr(body, "answer", None))
         return chunks, render_context(found)
 
-    def check_scoring_work(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> None:
-        """413 naming max_claims or max_pairs when checking this answer would score more than allowed."""
-        from groundwire.service.limits import check_scoring_work
+    def plan(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> Plan:
+        """The answer's plan (claims, windows, pairs), split once; 413 naming max_claims or max_pairs when checking
+        it would score more than allowed, before anything is scored."""
+        from groundwire.service.limits import check_plan
 
-        check_scoring_work(self.settings, self.verifier, answer, chunks, question=question)
+        plan = self.verifier.plan(answer, chunks, question=question, max_claims=self.settings.max_claims)
+        check_plan(self.settings, plan)
+        return plan
 
     def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> dict[str, Any]:
         """The review-queue verdict: score, question and answer, and the answer-level checks that fired."""

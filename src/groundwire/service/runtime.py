@@ -61,14 +61,17 @@ class Runtime:
             if self._verifier is None:
                 # Shared by the request threads: verify() is thread-safe (per-thread sentence segmenters).
                 loading = time.perf_counter()
-                self._verifier = build_verifier(self.settings.check, client=self.llm)
+                verifier = build_verifier(self.settings.check, client=self.llm)
+                _warm(verifier)
+                self._verifier = verifier
                 self.metrics.model_load_seconds.set(time.perf_counter() - loading)
                 self.model_loads += 1
             if self._store is None:
                 self._store = Store(self.settings.db_url)
             if self._cache is None:
-                # The embedding model loads on the first /v1/generate, not at start-up.
                 self._cache = SemanticCache(threshold=self.settings.cache_threshold)
+                if self.llm is not None:  # /v1/generate embeds each question: load and warm the embedder now
+                    self._cache.embedder.embed(["Is the service warm?"])
 
     def close(self) -> None:
         if self.llm is not None:
@@ -176,6 +179,23 @@ class Runtime:
         )
         self.store.log_request(replace(record, id=out["request_id"]))
         self.metrics.observe(kind, report, seconds=time.perf_counter() - started, extra=extra)
+
+
+_WARM_ANSWER = "The service is warm, and it answers at once."
+_WARM_CHUNK = Chunk(id="S1", text="The service is warm. It answers at once.")
+
+
+def _warm(verifier: Verifier) -> None:
+    """One check before the service reports ready: the scorer's first inference (onnxruntime allocates and plans
+    on its first run), the sentence splitter's import and the lexical baseline are paid here, not by the first
+    request. With an LLM decomposer only the scorer and the splitter are warmed: start-up makes no LLM call."""
+    from groundwire.core.claims import RuleDecomposer, sentences
+
+    if isinstance(verifier.decomposer, RuleDecomposer):
+        verifier.verify(_WARM_ANSWER, [_WARM_CHUNK])
+    else:
+        sentences(_WARM_ANSWER)
+        verifier.scorer.score([(_WARM_CHUNK.text, _WARM_ANSWER)])
 
 
 def _ready(value: T | None) -> T:

@@ -67,9 +67,9 @@ def test_a_plan_stops_splitting_past_max_claims_and_cannot_run() -> None:
     # Within the limit the plan is whole, and the split is the one decompose() gives.
     whole = verifier.plan(answer, CHUNKS, max_claims=500)
     assert whole.complete and list(whole.claims) == everything
-    # A decomposer that cannot stop early splits everything; the plan is then complete, and over the limit.
+    # A decomposer that cannot stop early splits everything: the plan counts every claim, and cannot run either.
     counted = Verifier("lexical", decomposer=CountingDecomposer()).plan(answer, CHUNKS, max_claims=10)
-    assert counted.complete and counted.workload.claims == 500
+    assert not counted.complete and counted.workload.claims == 500
 
 
 @pytest.mark.parametrize("limit", [0, 1, 3, 7])

@@ -156,7 +156,8 @@ class Plan:
     allowed: np.ndarray
     """(claims, windows) bool: the pairs the scoring call scores."""
     complete: bool
-    """False when splitting stopped at the caller's claim limit: `claims` then holds only the first limit + 1."""
+    """False when the answer has more claims than the caller's `max_claims`: the plan cannot run, and `claims` holds
+    the first max_claims + 1 (a decomposer that stops early) or all of them (one that cannot, such as the LLM's)."""
     timings: Mapping[str, float]
     abstained: bool = False
     """The answer is the refusal token: nothing to split or score."""
@@ -238,8 +239,8 @@ class Verifier:
         """Split the answer into claims and the context into windows, without scoring: what `run` executes, and
         what a caller reads to refuse a request that costs more than it allows before paying for it.
 
-        With `max_claims`, a decomposer that can stop early (the rule-based one) stops once the answer has more
-        claims than that, and the plan is incomplete: it holds max_claims + 1 claims and no windows."""
+        With `max_claims`, an answer with more claims than that gets an incomplete plan (no windows, it cannot run),
+        and a decomposer that can stop early (the rule-based one) stops splitting at max_claims + 1 claims."""
         started = time.perf_counter()
         context = tuple(as_chunks(chunks))
         if not answer or not answer.strip():
@@ -263,8 +264,8 @@ class Verifier:
         else:
             claims = self.decomposer.decompose(answer, question=question)
         timings["decompose"] = time.perf_counter() - started
-        if not claims or (max_claims is not None and len(claims) > max_claims):
-            complete = not claims or not isinstance(self.decomposer, StoppingDecomposer)
+        over = max_claims is not None and len(claims) > max_claims
+        if not claims or over:  # nothing to window: no claims, or a plan the caller will refuse
             return Plan(
                 answer,
                 question,
@@ -273,7 +274,7 @@ class Verifier:
                 tuple(claims),
                 (),
                 np.zeros((len(claims), 0), dtype=bool),
-                complete=complete,
+                complete=not over,
                 timings=timings,
             )
         mark = time.perf_counter()

@@ -117,8 +117,8 @@ def check_plan(settings: ServiceSettings, plan: Plan) -> None:
     work = plan.workload
     if not plan.complete:
         raise ServiceError(413, "too_much_work",
-                           f"The request has more than {settings.max_claims} claims (splitting stopped at "
-                           f"{work.claims}); the limit (max_claims) is {settings.max_claims}.",
+                           f"The request has more than {settings.max_claims} claims ({work.claims} counted before "
+                           f"splitting stopped); the limit (max_claims) is {settings.max_claims}.",
                            details={"limit": "max_claims", "max": settings.max_claims, "got": work.claims})
     _within_limits(settings, (
         ("max_claims", work.claims, "claims"),

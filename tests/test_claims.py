@@ -88,7 +88,11 @@ def test_decomposition_is_thread_safe():
     from concurrent.futures import ThreadPoolExecutor
 
     # sentences() is cached; its uncached body is what runs pysbd, so that is what the threads share.
-    split = sentences.__wrapped__
+    from groundwire.core.claims import _iter_sentences
+
+    def split(answer: str) -> tuple:
+        return tuple(_iter_sentences(answer))
+
     answers = [f"The plan number {i} costs ${i} per month. Refunds take {i} days; shipping is free." for i in range(40)]
     expected = [split(a) for a in answers]
     assert all(len(e) == 2 for e in expected)

@@ -106,7 +106,7 @@ def test_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("boom [red]inside[/]\nsecond line")
 
-    monkeypatch.setattr(verifier_module.Verifier, "verify", broken)
+    monkeypatch.setattr(verifier_module.Verifier, "run", broken)
     status, out, err = cli(*base, "-a", "The Pro plan costs $19 per month.")
     assert status == 4
     assert "internal error: RuntimeError: boom [red]inside[/]" in err and "second line" not in err

@@ -19,7 +19,7 @@ from groundwire.core.claims import Decomposer
 from groundwire.core.errors import InputError
 from groundwire.core.pruning import get_pruner
 from groundwire.core.types import Chunk, Report
-from groundwire.core.verifier import Verifier
+from groundwire.core.verifier import Plan, Verifier
 
 if TYPE_CHECKING:
     from groundwire.llm.client import LLMClient
@@ -72,15 +72,16 @@ def build_verifier(settings: CheckSettings, *, client: LLMClient | None = None) 
         raise InputError(str(error)) from None
 
 
-def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None) -> Report:
-    """Verify one item; with a `judge`, the LLM judge then decides the claims in the escalation band."""
-    report = verifier.verify(
-        item.answer,
-        item.chunks,
-        question=item.question,
-        task=item.task,
-        require_citations=item.require_citations or None,
-    )
+def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, plan: Plan | None = None) -> Report:
+    """Verify one item; with a `judge`, the LLM judge then decides the claims in the escalation band.
+
+    `plan`: the item's plan, made by `verifier.plan` for a caller that read its workload first (the service's
+    limits), so the answer is split once; None: planned here."""
+    if plan is None:
+        plan = verifier.plan(item.answer, item.chunks, question=item.question)
+    elif (plan.answer, plan.question) != (item.answer, item.question):
+        raise ValueError("the plan is for another answer or question than the item")
+    report = verifier.run(plan, task=item.task, require_citations=item.require_citations or None)
     if judge is None:
         return report
     from groundwire.llm.judge import adjudicate

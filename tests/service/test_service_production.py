@@ -269,7 +269,7 @@ def test_failed_requests_are_logged_without_breaking_the_eval_loop_or_history(se
              "POST /v1/verify"),
         ]
         runtime = client.app.state.runtime
-        monkeypatch.setattr(runtime.verifier, "verify", lambda *a, **k: 1 / 0)
+        monkeypatch.setattr(runtime.verifier, "run", lambda *a, **k: 1 / 0)
         failures.append((client.post("/v1/verify", headers=ALPHA, json=VERIFY), 500, "internal_error",
                          "POST /v1/verify"))
         # Not logged: no scope may read a request with a wrong key.

@@ -40,9 +40,16 @@ def serve(
     body_timeout: Annotated[float, typer.Option(
         min=0.01, help="Seconds a request body may take to arrive; a client that sends less than its "
                        "Content-Length then gets 408 and is disconnected.")] = 30.0,
+    header_timeout: Annotated[float, typer.Option(
+        min=0.01, help="Seconds a connection may take to send a request's headers; a client that never finishes "
+                       "them gets 408 and is disconnected.")] = _DEFAULTS["header_timeout_s"],
     max_claims: Annotated[int, typer.Option(min=1, help="Answers with more claims get 413.")] = _DEFAULTS["max_claims"],
     max_pairs: Annotated[int, typer.Option(
         min=1, help="Requests whose claims x context windows exceed this get 413, before any scoring.")] = _DEFAULTS["max_pairs"],
+    workers: Annotated[int | None, typer.Option(
+        min=1, help="Checks (verify, repair, generate) run at once; default: the usable cores, at least 2.")] = None,
+    max_waiting: Annotated[int, typer.Option(
+        min=0, help="Checks that may wait for a worker; more get 503 busy at once.")] = _DEFAULTS["max_waiting"],
     review_threshold: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = 0.5,
     high_risk: Annotated[list[str] | None, typer.Option(
@@ -65,6 +72,7 @@ def serve(
 
     from groundwire.config import load_config
     from groundwire.service import create_app
+    from groundwire.service.headertimeout import header_timeout_protocol
 
     loaded = load_config(config)
     if loaded.verify.decomposer == "llm" and not llm:
@@ -82,6 +90,9 @@ def serve(
         check=loaded.verify.overridden(scorer=scorer),
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout,
+        header_timeout_s=header_timeout,
+        workers=workers,
+        max_waiting=max_waiting,
         max_claims=max_claims,
         max_pairs=max_pairs,
         review_threshold=review_threshold,
@@ -91,7 +102,9 @@ def serve(
         use_llm=llm,
         rate_limit=rate_limit if rate_limit is not None else loaded.serve.rate_limit,
     )
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
+    # uvicorn's own timeouts leave a connection whose headers never finish open: this protocol closes it.
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level,
+                http=header_timeout_protocol(settings.header_timeout_s))
 
 
 def _split_env_list(values: list[str]) -> list[str]:

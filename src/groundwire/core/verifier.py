@@ -23,7 +23,7 @@ from groundwire.core.checks import (
     resolve_cited_id,
     validate_output,
 )
-from groundwire.core.claims import Decomposer, RuleDecomposer, sentences
+from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.combiner import calibration_key, threshold_keys
 from groundwire.core.errors import InputError
 from groundwire.core.pruning import Pruner
@@ -40,6 +40,7 @@ from groundwire.scoring.lexical import LexicalScorer
 __all__ = [
     "CONTRADICTION_AT",
     "Combiner",
+    "Plan",
     "Pruner",
     "Thresholds",
     "Verifier",
@@ -137,6 +138,35 @@ class Workload:
     """(claim, window) pairs the one batched scoring call would score (before a pruner drops any)."""
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Plan:
+    """One answer's check, worked out before any model runs: its claims, the windows they are scored against and
+    which (claim, window) pairs belong together. `Verifier.plan` makes it, a caller may refuse it by its
+    `workload`, and `Verifier.run` executes it, so the answer is split once (one LLM call with an LLM decomposer).
+    """
+
+    answer: str
+    question: str | None
+    context: tuple[Chunk, ...]
+    """The chunks as given (after `as_chunks`)."""
+    scoring_context: tuple[Chunk, ...]
+    """What is scored: the same chunks, JSON records rendered to one statement per line."""
+    claims: tuple[Claim, ...]
+    windows: tuple[Window, ...]
+    allowed: np.ndarray
+    """(claims, windows) bool: the pairs the scoring call scores."""
+    complete: bool
+    """False when the answer has more claims than the caller's `max_claims`: the plan cannot run, and `claims` holds
+    the first max_claims + 1 (a decomposer that stops early) or all of them (one that cannot, such as the LLM's)."""
+    timings: Mapping[str, float]
+    abstained: bool = False
+    """The answer is the refusal token: nothing to split or score."""
+
+    @property
+    def workload(self) -> Workload:
+        return Workload(len(self.claims), len(self.windows), int(self.allowed.sum()))
+
+
 class Verifier:
     """Loads its scorer once and verifies any number of answers.
 
@@ -193,17 +223,76 @@ class Verifier:
         return Route.ESCALATE
 
     def workload(self, answer: str, chunks: Sequence[Chunk | str], *, question: str | None = None) -> Workload:
-        """Count the claims, windows and pairs `verify` would score, without scoring: lets a caller refuse a
-        request that costs more than it allows before paying for it. Splits the answer as `verify` does."""
-        if not answer.strip() or answer.strip() == REFUSAL_TOKEN:
+        """Count the claims, windows and pairs `verify` would score, without scoring (`plan(...).workload`)."""
+        if not answer.strip():
             return Workload(0, 0, 0)
-        claims = self.decomposer.decompose(answer, question=question)
-        if not claims:
-            return Workload(0, 0, 0)
-        windows, allowed = self._windows(claims, [rendered_chunk(chunk) for chunk in as_chunks(chunks)])
-        return Workload(len(claims), len(windows), int(allowed.sum()))
+        return self.plan(answer, chunks, question=question).workload
 
-    @traced("groundwire.verify")
+    def plan(
+        self,
+        answer: str,
+        chunks: Sequence[Chunk | str],
+        *,
+        question: str | None = None,
+        max_claims: int | None = None,
+    ) -> Plan:
+        """Split the answer into claims and the context into windows, without scoring: what `run` executes, and
+        what a caller reads to refuse a request that costs more than it allows before paying for it.
+
+        With `max_claims`, an answer with more claims than that gets an incomplete plan (no windows, it cannot run),
+        and a decomposer that can stop early (the rule-based one) stops splitting at max_claims + 1 claims."""
+        started = time.perf_counter()
+        context = tuple(as_chunks(chunks))
+        if not answer or not answer.strip():
+            raise InputError("the answer is empty: pass the model's answer text (or NOT_IN_CONTEXT for an abstention)")
+        timings: dict[str, float] = {}
+        if answer.strip() == REFUSAL_TOKEN:
+            return Plan(
+                answer,
+                question,
+                context,
+                context,
+                (),
+                (),
+                np.zeros((0, 0), dtype=bool),
+                complete=True,
+                timings=timings,
+                abstained=True,
+            )
+        if max_claims is not None and isinstance(self.decomposer, StoppingDecomposer):
+            claims = self.decomposer.claims_upto(answer, limit=max_claims, question=question)
+        else:
+            claims = self.decomposer.decompose(answer, question=question)
+        timings["decompose"] = time.perf_counter() - started
+        over = max_claims is not None and len(claims) > max_claims
+        if not claims or over:  # nothing to window: no claims, or a plan the caller will refuse
+            return Plan(
+                answer,
+                question,
+                context,
+                context,
+                tuple(claims),
+                (),
+                np.zeros((len(claims), 0), dtype=bool),
+                complete=not over,
+                timings=timings,
+            )
+        mark = time.perf_counter()
+        scoring_context = tuple(rendered_chunk(chunk) for chunk in context)
+        windows, allowed = self._windows(claims, list(scoring_context))
+        timings["windows"] = time.perf_counter() - mark
+        return Plan(
+            answer,
+            question,
+            context,
+            scoring_context,
+            tuple(claims),
+            tuple(windows),
+            allowed,
+            complete=True,
+            timings=timings,
+        )
+
     def verify(
         self,
         answer: str,
@@ -213,21 +302,26 @@ class Verifier:
         require_citations: bool | None = None,
         task: str | None = None,
     ) -> Report:
-        """Verify one answer against its chunks.
+        """Verify one answer against its chunks: `run(plan(answer, chunks, question=question))`.
 
         `task` ("qa", "summary", "data2text", "dialogue", "claim") selects the combiner and thresholds
         calibrated for that kind of answer, where the scorer has them ("summary/long" for an answer of 4 or
         more claims; `combiner.calibration_key`); without it, a context holding a JSON record is taken as
         "data2text" and anything else gets the pooled calibration. `require_citations` None: the verifier's own.
         """
-        started = time.perf_counter()
-        context = as_chunks(chunks)
-        if not answer or not answer.strip():
-            raise InputError("the answer is empty: pass the model's answer text (or NOT_IN_CONTEXT for an abstention)")
+        return self.run(self.plan(answer, chunks, question=question), require_citations=require_citations, task=task)
+
+    @traced("groundwire.verify")
+    def run(self, plan: Plan, *, require_citations: bool | None = None, task: str | None = None) -> Report:
+        """Execute a plan made by `plan` (see `verify` for the options): checks, the one scoring call, verdicts."""
+        if not plan.complete:
+            raise ValueError("this plan stopped at its claim limit: it cannot be run")
+        started = time.perf_counter() - sum(plan.timings.values())
+        answer, question, context = plan.answer, plan.question, list(plan.context)
         citations = self.require_citations if require_citations is None else require_citations
         findings = tuple(validate_output(answer, context, require_citations=citations))
         warnings = _language_warnings(answer, context)
-        timings: dict[str, float] = {}
+        timings: dict[str, float] = {key: value for key, value in plan.timings.items() if key != "windows"}
 
         def finished(
             score: float,
@@ -252,11 +346,9 @@ class Verifier:
                 extra=extra or {},
             )
 
-        if answer.strip() == REFUSAL_TOKEN:
+        if plan.abstained:
             return finished(NO_CLAIMS_SCORE, Route.ACCEPT, abstained=True)
-        mark = time.perf_counter()
-        claims = self.decomposer.decompose(answer, question=question)
-        timings["decompose"] = time.perf_counter() - mark
+        claims = list(plan.claims)
         # A bare answer ("1959") is a claim although its sentence alone would be skipped.
         skipped = [
             {"text": s.text, "reason": s.skip_reason}
@@ -267,7 +359,7 @@ class Verifier:
             warnings += ("no checkable claims in the answer: score 1.0 by definition (nothing is asserted)",)
             return finished(NO_CLAIMS_SCORE, _cap_for_findings(Route.ACCEPT, findings), extra={"skipped": skipped})
         # JSON records are checked as one statement per line; evidence spans then index the rendered text.
-        scoring_context = [rendered_chunk(chunk) for chunk in context]
+        scoring_context = list(plan.scoring_context)
         rendered = {new.id: new.text for old, new in zip(context, scoring_context, strict=True) if new is not old}
         if task is None and rendered:
             task = STRUCTURED_TASK
@@ -275,9 +367,7 @@ class Verifier:
         thresholds = self.thresholds_for(calibration)
         results, stats = self._verify_claims(
             answer,
-            claims,
-            context=scoring_context,
-            retrieved=context,
+            plan,
             timings=timings,
             task=calibration,
             thresholds=thresholds,
@@ -304,15 +394,15 @@ class Verifier:
     def _verify_claims(
         self,
         answer: str,
-        claims: list[Claim],
+        plan: Plan,
         *,
-        context: list[Chunk],
-        retrieved: list[Chunk],
         timings: dict[str, float],
         task: str | None,
         thresholds: Thresholds,
     ) -> tuple[list[ClaimResult], dict[str, Any]]:
-        """`context` is what is scored (JSON records rendered to statements); `retrieved` the chunks as given."""
+        """The plan's `scoring_context` is what is scored (JSON records rendered to statements); its `context` the
+        chunks as given."""
+        claims, context, retrieved = list(plan.claims), list(plan.scoring_context), list(plan.context)
         states = [_ClaimState(position, claim) for position, claim in enumerate(claims)]
         chunk_ids = [chunk.id for chunk in context]
         mark = time.perf_counter()
@@ -322,10 +412,8 @@ class Verifier:
             figures = claim_figures(state.claim.text)
             state.figures_match = bool(figures) and all(index.has(figure) for figure in figures)
         timings["checks"] = time.perf_counter() - mark
-
-        mark = time.perf_counter()
-        windows, allowed = self._windows(claims, context)
-        timings["windows"] = time.perf_counter() - mark
+        timings["windows"] = plan.timings.get("windows", 0.0)
+        windows, allowed = list(plan.windows), plan.allowed
 
         mark = time.perf_counter()
         texts = [claim.text for claim in claims]

@@ -23,6 +23,7 @@ from groundwire.service.limits import BodySizeLimit, SecurityHeaders
 from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
+from groundwire.service.workers import WorkerPool, default_workers
 from groundwire.evaluation.evalloop import render_html
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -80,17 +81,21 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     def healthz() -> dict[str, Any]:
         return runtime.health()
 
+    # Checks run on the worker pool (service/workers.py): a bounded number at once, a bounded number waiting.
+    pool = WorkerPool(settings.workers or default_workers(), settings.max_waiting)
+    app.state.pool = pool
+
     @app.post("/v1/verify", response_model=models.VerifyResponse, tags=["verify"])
-    def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
-        return actions.verify(runtime, body, scope=scope)
+    async def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+        return await pool.run(actions.verify, runtime, body, scope=scope)
 
     @app.post("/v1/repair", response_model=models.RepairResponse, tags=["verify"])
-    def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
-        return actions.repair(runtime, body, scope=scope)
+    async def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+        return await pool.run(actions.repair, runtime, body, scope=scope)
 
     @app.post("/v1/generate", response_model=models.GenerateResponse, tags=["generate"])
-    def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
-        return generation.generate(runtime, body, scope=scope)
+    async def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+        return await pool.run(generation.generate, runtime, body, scope=scope)
 
     @app.post("/v1/ingest", response_model=models.IngestResponse, tags=["documents"])
     def ingest(body: models.IngestRequest, scope: str = Depends(writer_scope)) -> dict[str, Any]:

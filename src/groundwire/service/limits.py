@@ -19,7 +19,7 @@ from groundwire.service.errors import ServiceError, error_body
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.core.types import Chunk
-    from groundwire.core.verifier import Verifier
+    from groundwire.core.verifier import Plan
     from groundwire.service.settings import ServiceSettings
 
 
@@ -102,7 +102,7 @@ def check_work(settings: ServiceSettings, chunks: Sequence[Chunk], answer: str |
     """413 naming the limit when a request asks for more work than the service allows per request.
 
     The cost of a check grows with claims x windows: the answer's length bounds the claims, the context's
-    length bounds the windows. `check_scoring_work` then counts both exactly."""
+    length bounds the windows. `check_plan` then counts both exactly."""
     _within_limits(settings, (
         ("max_chunks", len(chunks), "chunks"),
         ("max_text_chars", len(answer or ""), "characters of answer"),
@@ -110,11 +110,16 @@ def check_work(settings: ServiceSettings, chunks: Sequence[Chunk], answer: str |
     ))
 
 
-def check_scoring_work(settings: ServiceSettings, verifier: Verifier, answer: str, chunks: Sequence[Chunk], *,
-                       question: str | None) -> None:
-    """413 naming the limit when the answer has more claims, or claims x windows more pairs, than allowed:
-    counted by splitting the answer and windowing the context, before the scoring call runs."""
-    work = verifier.workload(answer, chunks, question=question)
+def check_plan(settings: ServiceSettings, plan: Plan) -> None:
+    """413 naming the limit when the answer has more claims, or claims x windows more pairs, than allowed: read
+    from the request's plan (split and windowed, nothing scored), the plan `verify` then executes. Splitting
+    stops at max_claims + 1 claims, so refusing a long answer costs little more than splitting its start."""
+    work = plan.workload
+    if not plan.complete:
+        raise ServiceError(413, "too_much_work",
+                           f"The request has more than {settings.max_claims} claims ({work.claims} counted before "
+                           f"splitting stopped); the limit (max_claims) is {settings.max_claims}.",
+                           details={"limit": "max_claims", "max": settings.max_claims, "got": work.claims})
     _within_limits(settings, (
         ("max_claims", work.claims, "claims"),
         ("max_pairs", work.pairs, "(claim, window) pairs to score"),

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from groundwire.config import Config
 from groundwire.core.types import Chunk, Report
-from groundwire.core.verifier import Verifier
+from groundwire.core.verifier import Plan, Verifier
 from groundwire.data.cache import SemanticCache
 from groundwire.data.provenance import render_context
 from groundwire.data.store import RequestRecord, Store
@@ -61,14 +61,17 @@ class Runtime:
             if self._verifier is None:
                 # Shared by the request threads: verify() is thread-safe (per-thread sentence segmenters).
                 loading = time.perf_counter()
-                self._verifier = build_verifier(self.settings.check, client=self.llm)
+                verifier = build_verifier(self.settings.check, client=self.llm)
+                _warm(verifier)
+                self._verifier = verifier
                 self.metrics.model_load_seconds.set(time.perf_counter() - loading)
                 self.model_loads += 1
             if self._store is None:
                 self._store = Store(self.settings.db_url)
             if self._cache is None:
-                # The embedding model loads on the first /v1/generate, not at start-up.
                 self._cache = SemanticCache(threshold=self.settings.cache_threshold)
+                if self.llm is not None:  # /v1/generate embeds each question: load and warm the embedder now
+                    self._cache.embedder.embed(["Is the service warm?"])
 
     def close(self) -> None:
         if self.llm is not None:
@@ -126,11 +129,14 @@ class Runtime:
         check_work(self.settings, chunks, getattr(body, "answer", None))
         return chunks, render_context(found)
 
-    def check_scoring_work(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> None:
-        """413 naming max_claims or max_pairs when checking this answer would score more than allowed."""
-        from groundwire.service.limits import check_scoring_work
+    def plan(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> Plan:
+        """The answer's plan (claims, windows, pairs), split once; 413 naming max_claims or max_pairs when checking
+        it would score more than allowed, before anything is scored."""
+        from groundwire.service.limits import check_plan
 
-        check_scoring_work(self.settings, self.verifier, answer, chunks, question=question)
+        plan = self.verifier.plan(answer, chunks, question=question, max_claims=self.settings.max_claims)
+        check_plan(self.settings, plan)
+        return plan
 
     def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> dict[str, Any]:
         """The review-queue verdict: score, question and answer, and the answer-level checks that fired."""
@@ -173,6 +179,23 @@ class Runtime:
         )
         self.store.log_request(replace(record, id=out["request_id"]))
         self.metrics.observe(kind, report, seconds=time.perf_counter() - started, extra=extra)
+
+
+_WARM_ANSWER = "The service is warm, and it answers at once."
+_WARM_CHUNK = Chunk(id="S1", text="The service is warm. It answers at once.")
+
+
+def _warm(verifier: Verifier) -> None:
+    """One check before the service reports ready: the scorer's first inference (onnxruntime allocates and plans
+    on its first run), the sentence splitter's import and the lexical baseline are paid here, not by the first
+    request. With an LLM decomposer only the scorer and the splitter are warmed: start-up makes no LLM call."""
+    from groundwire.core.claims import RuleDecomposer, sentences
+
+    if isinstance(verifier.decomposer, RuleDecomposer):
+        verifier.verify(_WARM_ANSWER, [_WARM_CHUNK])
+    else:
+        sentences(_WARM_ANSWER)
+        verifier.scorer.score([(_WARM_CHUNK.text, _WARM_ANSWER)])
 
 
 def _ready(value: T | None) -> T:

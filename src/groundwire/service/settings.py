@@ -40,6 +40,9 @@ class ServiceSettings:
     """Requests with a larger body are refused with 413 before they are parsed."""
     body_timeout_s: float = 30.0
     """A request body must arrive within this many seconds of being awaited; else 408 and the connection closes."""
+    header_timeout_s: float = 10.0
+    """A request's headers must arrive within this many seconds of the connection opening (or of the previous
+    response on it); else 408 and the connection closes (`groundwire serve`: service/headertimeout.py)."""
     max_chunks: int = 200
     max_text_chars: int = 100_000
     max_context_chars: int = 400_000
@@ -49,6 +52,10 @@ class ServiceSettings:
     """Claims in the answer and (claim, window) pairs to score, counted before scoring: more is a 413. At 1,000
     pairs the largest accepted request took 6.4 s with the default scorer on 2 CPU cores (bench/request_cost.py);
     at the 4,000 first chosen it took 44-53 s."""
+    workers: int | None = None
+    """Checks (verify, repair, generate) that run at once; None: the usable cores, at least 2 (service/workers.py)."""
+    max_waiting: int = 32
+    """Checks that may wait for a worker; one more is refused at once with 503 `busy` naming the limit."""
     review_threshold: float = 0.5
     """Requests whose answer score falls below this go to the review queue."""
     high_risk_patterns: tuple[str, ...] = ()
@@ -69,6 +76,10 @@ class ServiceSettings:
             raise InputError("max_body_bytes must be positive")
         if self.body_timeout_s <= 0:
             raise InputError("body_timeout_s must be positive")
+        if self.header_timeout_s <= 0:
+            raise InputError("header_timeout_s must be positive")
+        if (self.workers is not None and self.workers < 1) or self.max_waiting < 0:
+            raise InputError("workers must be at least 1 and max_waiting at least 0")
         for key, scope in self.api_keys.items():
             if not key or not scope:
                 raise InputError("API keys and scopes must be non-empty strings")

@@ -289,11 +289,13 @@ def test_generate_without_an_llm_endpoint_is_a_clear_503(client) -> None:  # noq
     assert "--llm" in error["message"]
 
 
-def test_judge_without_an_llm_endpoint_is_a_clear_503(client) -> None:  # noqa: ANN001
+def test_judge_without_an_llm_endpoint_is_a_clear_422(client) -> None:  # noqa: ANN001
     response = client.post("/v1/verify", headers=ALPHA, json={"answer": GOOD, "chunks": CHUNKS, "judge": True})
-    assert assert_error(response, 503, "llm_not_configured")["message"].startswith("judge=true")
+    assert assert_error(response, 422, "judge_not_available")["message"].startswith("judge=true")
     logged = client.get("/v1/requests", headers=ALPHA).json()["requests"]
-    assert [(r["endpoint"], r["status"], r["error"]["code"]) for r in logged] == [("error", 503, "llm_not_configured")]
+    assert [(r["endpoint"], r["status"], r["error"]["code"]) for r in logged] == [("error", 422, "judge_not_available")]
+    # The same request without the judge is answered.
+    assert client.post("/v1/verify", headers=ALPHA, json={"answer": GOOD, "chunks": CHUNKS}).status_code == 200
 
 
 def test_task_selects_the_calibration_on_verify_and_is_refused_where_nothing_uses_it(client) -> None:  # noqa: ANN001

@@ -73,7 +73,7 @@ def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> d
 
 def _checked(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chunk]) -> Report:
     """Verify; with judge=true, the LLM judge then decides the claims in the escalation band."""
-    client = runtime.require_llm("judge=true") if body.judge else None
+    client = runtime.judge_client() if body.judge else None
     plan = runtime.plan(body.answer, chunks, question=body.question)  # the limits read it before anything is scored
     item = CheckItem(body.answer, chunks, question=body.question, task=body.task,
                      require_citations=body.require_citations)

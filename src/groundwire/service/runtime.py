@@ -151,6 +151,15 @@ class Runtime:
                                "groundwire.toml (or GROUNDWIRE_LLM_BASE_URL).")
         return self.llm
 
+    def judge_client(self) -> LLMClient:
+        """The judge's endpoint. Asking a service without one for the judge is the request's error (422): the
+        same request without `judge` is answered, and a 5xx would send clients into retries that cannot help."""
+        if self.llm is None:
+            raise ServiceError(422, "judge_not_available",
+                               "judge=true needs an LLM endpoint, and this service was started without one "
+                               "(--llm); send the request without judge, or ask the operator to configure [llm].")
+        return self.llm
+
     def model_ids(self, report: Report) -> dict[str, str]:
         ids = {"scorer": report.model_id}
         if self.llm is not None:

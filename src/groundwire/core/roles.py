@@ -17,7 +17,7 @@ Negated relations ("was not written by") are left to the negation check.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from groundwire.core.checks import CheckEffect, ClaimCheck, ClaimCheckInput, register_claim_check
 from groundwire.core.types import Finding, Verdict
@@ -81,6 +81,9 @@ class Relation:
     agent: str
     patient: str | None
     negated: bool = False
+    agent_span: tuple[int, int] = field(default=(0, 0), compare=False)
+    """Where the agent's name stands in the text (the synthetic role-swap generator exchanges names there)."""
+    patient_span: tuple[int, int] | None = field(default=None, compare=False)
 
 
 def relations(text: str) -> list[Relation]:
@@ -88,16 +91,20 @@ def relations(text: str) -> list[Relation]:
     found: list[Relation] = []
     for m in _PASSIVE_RE.finditer(text):
         patient = _name(m.group("patient") or "") or None
-        for agent in _names(m.group("agents")):
-            found.append(Relation(_PASSIVE[m.group("verb")], agent, patient, bool(m.group("neg"))))
+        patient_span = _span_of(text, patient, m.start("patient")) if patient else None
+        for agent, span in _names(text, m.start("agents"), m.end("agents")):
+            found.append(
+                Relation(_PASSIVE[m.group("verb")], agent, patient, bool(m.group("neg")), span, patient_span)
+            )
     for m in _ACTIVE_RE.finditer(text):
         if text[m.end("verb") :].lstrip().startswith("by"):
             continue  # "bought by": passive, read above
         patient = _name(m.group("patient") or "") or None
+        patient_span = _span_of(text, patient, m.start("patient")) if patient else None
         negated = bool(re.search(r"\b(?:not|never|n't)\s*$", text[: m.start("verb")]))
-        for agent in _names(m.group("agents")):
-            found.append(Relation(_ACTIVE[m.group("verb")], agent, patient, negated))
-    return [r for r in found if r.agent]
+        for agent, span in _names(text, m.start("agents"), m.end("agents")):
+            found.append(Relation(_ACTIVE[m.group("verb")], agent, patient, negated, span, patient_span))
+    return found
 
 
 def role_findings(claim: str, evidence: str | None) -> list[Finding]:
@@ -130,8 +137,21 @@ def role_findings(claim: str, evidence: str | None) -> list[Finding]:
     return findings
 
 
-def _names(raw: str) -> list[str]:
-    return [name for part in _SPLIT_NAMES_RE.split(raw) if (name := _name(part))]
+def _names(text: str, start: int, end: int) -> list[tuple[str, tuple[int, int]]]:
+    """The names of a list ("A, B and C") in text[start:end], each with its span."""
+    out = []
+    at = start
+    for part in _SPLIT_NAMES_RE.split(text[start:end]):
+        if name := _name(part):
+            span = _span_of(text, name, at)
+            out.append((name, span))
+            at = span[1]
+    return out
+
+
+def _span_of(text: str, name: str, start: int) -> tuple[int, int]:
+    at = text.find(name, start)
+    return (at, at + len(name))
 
 
 def _name(raw: str) -> str:

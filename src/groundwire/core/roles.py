@@ -93,9 +93,7 @@ def relations(text: str) -> list[Relation]:
         patient = _name(m.group("patient") or "") or None
         patient_span = _span_of(text, patient, m.start("patient")) if patient else None
         for agent, span in _names(text, m.start("agents"), m.end("agents")):
-            found.append(
-                Relation(_PASSIVE[m.group("verb")], agent, patient, bool(m.group("neg")), span, patient_span)
-            )
+            found.append(Relation(_PASSIVE[m.group("verb")], agent, patient, bool(m.group("neg")), span, patient_span))
     for m in _ACTIVE_RE.finditer(text):
         if text[m.end("verb") :].lstrip().startswith("by"):
             continue  # "bought by": passive, read above
@@ -169,7 +167,7 @@ def _tokens(text: str) -> set[str]:
 
 
 def _same(one: str | None, other: str | None) -> bool:
-    """"Alice Smith" and "Smith" name the same person: one name's words are all among the other's."""
+    """Two names of one entity ("Alice Smith" and "Smith"): one name's words are all among the other's."""
     if one is None or other is None:
         return False
     a, b = _tokens(one), _tokens(other)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from groundwire.core import roles as _roles  # noqa: F401  (importing it registers the role-swap check)
 from groundwire.core.checks import (
     CLAIM_CHECKS,
     CheckEffect,
@@ -23,7 +24,6 @@ from groundwire.core.checks import (
     resolve_cited_id,
     validate_output,
 )
-from groundwire.core import roles as _roles  # noqa: F401  (importing it registers the role-swap check)
 from groundwire.core.claims import Decomposer, RuleDecomposer, sentences
 from groundwire.core.combiner import calibration_key, threshold_keys
 from groundwire.core.errors import InputError

@@ -178,7 +178,8 @@ class Verifier:
         self._lexical: Scorer | None = None
         self.canonical_figures = canonical_figures
         """The scorer sees every figure in one spelling in window and claim alike (core.figures): "3,600" as
-        "3600", "five" as "5". Off by default: bench/lodo.py measured no gain for the bundled model."""
+        "3600", "five" as "5". Off by default: on bench/lodo.py (--limit 100, 1,000 answers) the shipped recipe's
+        mean AUROC moved 0.798 -> 0.799 and the bare model's 0.731 -> 0.727, no gain worth changing its input."""
 
     def thresholds_for(self, task: str | None) -> Thresholds:
         return next(

@@ -26,7 +26,7 @@ def test_the_set_covers_every_kind_of_the_taxonomy() -> None:
         "paraphrase", "number_format", "unit_format", "date_format", "entity_swap", "role_swap", "negation",
         "hedge", "long_chunk_end", "second_chunk",
     }  # fmt: skip
-    assert {case.expected for case in CASES} == set(Verdict)
+    assert {case.expected for case in CASES} == {Verdict.SUPPORTED, Verdict.CONTRADICTED, Verdict.NOT_FOUND}
     assert all(sum(case.kind == kind for case in CASES) >= 8 for kind in kinds(CASES))
     assert any(len(case.chunks[0].split()) > 800 for case in CASES if case.kind == "long_chunk_end")
     assert all(len(case.chunks) >= 2 for case in CASES if case.kind == "second_chunk")

@@ -9,7 +9,7 @@ import pytest
 from groundwire.core.roles import role_findings
 from groundwire.core.types import Verdict
 from groundwire.train import perturb
-from groundwire.train.data import MixSpec
+from groundwire.train.data import MixSpec, synthetic_pairs
 from groundwire.train.perturb import CONTRADICTION, Doc
 
 SENTENCES = [
@@ -39,6 +39,12 @@ def test_no_role_swap_where_no_two_names_hold_roles(sentence: str) -> None:
     assert perturb.apply("role_swap", sentence, Doc.from_text(sentence), random.Random(0)) is None
 
 
-def test_role_swaps_are_contradictions_in_the_training_mix() -> None:
+def test_a_mix_that_names_role_swaps_makes_contradiction_pairs_of_them() -> None:
+    """The default mix (the v2 recipe) is left as it was; a mix for the next model adds the kind by name."""
     assert perturb.PERTURBATIONS["role_swap"].label == CONTRADICTION
-    assert MixSpec().kinds["role_swap"] > 0
+    assert "role_swap" not in MixSpec().kinds
+    docs = {"news": [Doc.from_text(f"{s} The deal was reported in the press.") for s in SENTENCES]}
+    spec = MixSpec(per_doc=20, kinds={"role_swap": 1.0}, window_words=(5, 40))
+    pairs = synthetic_pairs(docs, spec, random.Random(0))
+    swaps = [p for p in pairs if p.kind == "role_swap"]
+    assert swaps and all(p.label == CONTRADICTION and p.hypothesis not in p.premise for p in swaps)

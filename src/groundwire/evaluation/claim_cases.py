@@ -65,12 +65,16 @@ def load_cases(path: Path) -> list[ClaimCase]:
 
 def run_case(verifier: Verifier, case: ClaimCase) -> CaseResult:
     """The case's verdict: its claim's, or where the answer splits into several claims, the worst of theirs
-    (CONTRADICTED over NOT_FOUND over SUPPORTED)."""
+    (CONTRADICTED, then NOT_FOUND, then any other verdict short of SUPPORTED, then SUPPORTED)."""
     report = verifier.verify(case.claim, list(case.chunks))
-    verdicts = {result.verdict for result in report.claims}
-    verdict = next((v for v in (Verdict.CONTRADICTED, Verdict.NOT_FOUND) if v in verdicts), Verdict.SUPPORTED)
+    verdict = min((result.verdict for result in report.claims), key=_severity, default=Verdict.SUPPORTED)
     checks = tuple(finding.check for result in report.claims for finding in result.checks)
     return CaseResult(case, verdict, checks)
+
+
+def _severity(verdict: Verdict) -> int:
+    order = {Verdict.CONTRADICTED: 0, Verdict.NOT_FOUND: 1, Verdict.SUPPORTED: 3}
+    return order.get(verdict, 2)
 
 
 def pass_rates(results: Iterable[CaseResult]) -> dict[str, tuple[int, int]]:

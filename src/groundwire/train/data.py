@@ -48,7 +48,7 @@ class MixSpec:
     # Kind weights for synthetic items; a kind that does not apply falls back to another of its label.
     kinds: dict[str, float] = field(default_factory=lambda: {
         "copy": 0.07, "light_rewrite": 0.13, "clause_prefix": 0.07, "fusion": 0.09,
-        "number_swap": 0.07, "date_swap": 0.03, "entity_swap": 0.07, "pronoun_swap": 0.03, "role_swap": 0.03,
+        "number_swap": 0.07, "date_swap": 0.03, "entity_swap": 0.07, "pronoun_swap": 0.03,
         "negation": 0.07, "antonym": 0.04, "qualifier": 0.14, "dropped": 0.10, "other_doc": 0.09,
     })
     window_words: tuple[int, int] = (15, 100)

@@ -52,6 +52,11 @@ def test_a_swapped_role_is_a_contradiction(claim: str, evidence: str) -> None:
         # Negated claims are the negation check's.
         ("The audit report was not written by Bob Chen.", WRITTEN),
         ("The Lakers beat the Knicks.", "The Celtics beat the Lakers on Friday."),
+        # Named in passing, in no role (a dev answer this check once flagged wrongly).
+        (
+            "The first theory, developed by British naturalist Alfred Russel Wallace, concerns habitat.",
+            "The first one was developed by Alfred Russel Wallace, a British naturalist.",
+        ),
     ],
 )
 def test_what_is_no_swap_finds_nothing(claim: str, evidence: str) -> None:

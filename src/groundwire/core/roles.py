@@ -9,8 +9,9 @@ the same words in both and calls that supported, so this check reads the relatio
 
 A claim relation (verb, agent, patient) is contradicted by its evidence sentence when that sentence states
 the same verb with another agent for the same patient (or the patient and agent the other way round:
-"GitHub acquired Microsoft"), no relation there gives the claim's agent that verb, and the claim's agent is
-named in the sentence (in another role: a name the context never mentions is NOT_FOUND, the model's call).
+"GitHub acquired Microsoft"), no relation there gives the claim's agent that verb, and the claim's agent
+holds another role in the sentence (agent of another verb, or a patient). A name the sentence does not give
+a role is no swap: NOT_FOUND or not is the model's call.
 Negated relations ("was not written by") are left to the negation check.
 """
 
@@ -110,10 +111,12 @@ def role_findings(claim: str, evidence: str | None) -> list[Finding]:
     if evidence is None:
         return []
     stated = [r for r in relations(evidence) if not r.negated]
-    named = _tokens(evidence)
+    # Only a swap of roles: the claim's agent holds another role in the evidence. "developed by British
+    # naturalist Alfred Russel Wallace" names "British" in passing, which is no role.
+    holders = [r.agent for r in stated] + [r.patient for r in stated if r.patient is not None]
     findings = []
     for claimed in relations(claim):
-        if claimed.negated or not _tokens(claimed.agent) <= named:
+        if claimed.negated or not any(_same(claimed.agent, holder) for holder in holders):
             continue
         same_verb = [r for r in stated if r.verb == claimed.verb]
         if any(_same(r.agent, claimed.agent) and _compatible(r.patient, claimed.patient) for r in same_verb):

@@ -116,11 +116,14 @@ def main() -> None:
     parser.add_argument("--target-far", type=float, default=0.10)
     parser.add_argument("--target-frr", type=float, default=0.10)
     parser.add_argument("--key-sizes", default="", help="e.g. 20,40,60,80,120: study the minimum key size")
+    parser.add_argument("--canonical-figures", action="store_true",
+                        help="the model scores texts with figures in one spelling (core.figures)")
     parser.add_argument("--json", type=Path, default=None, help="also write all figures here")
     args = parser.parse_args()
 
     paths = sorted(args.dev.glob("*.jsonl"))
-    rows = features_for(args.bundle, paths, limit=args.limit, cache=args.cache, seed=args.seed, workers=args.workers)
+    rows = features_for(args.bundle, paths, limit=args.limit, cache=args.cache, seed=args.seed, workers=args.workers,
+                        canonical_figures=args.canonical_figures)
     lex = lexical_scores(paths, args.limit, args.seed, args.lexical_cache)
     routing: Routing = {"target_far": args.target_far, "target_frr": args.target_frr}
     recipes: dict[str, Callable[[Sequence[ClaimRow]], Fitted]] = {

@@ -67,6 +67,8 @@ class CheckSettings(_Section):
     """How answers are split into claims: the rule-based splitter, or the [llm] endpoint (rules as fallback)."""
     pruner: Literal["none", "lexical", "embedding"] = "none"
     """Pair pruning (groundwire.core.pruning): "none" scores the exact claims x windows matrix."""
+    canonical_figures: bool = False
+    """The scorer reads figures in one spelling ("3,600" as "3600", "five" as "5") in context and claim alike."""
     judge: bool = False
     """Send escalated claims to the [llm] judge (the CLI's --judge; the service decides per request)."""
 

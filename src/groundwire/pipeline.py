@@ -67,6 +67,7 @@ def build_verifier(settings: CheckSettings, *, client: LLMClient | None = None) 
             decomposer=decomposer,
             pruner=get_pruner(settings.pruner),
             require_citations=settings.require_citations,
+            canonical_figures=settings.canonical_figures,
         )
     except ValueError as error:  # an unknown scorer or pruner, thresholds out of order: the user's input
         raise InputError(str(error)) from None

@@ -23,6 +23,7 @@ from groundwire.core.claims import cited_ids, sentences
 from groundwire.core.hours import HoursMismatch, context_schedule, hours_mismatches
 from groundwire.core.textutil import content_words, has_negation, sentence_spans
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Verdict
+from groundwire.core.units import canonical_unit
 
 _MONTHS = {
     name: index
@@ -209,7 +210,7 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
             value *= _SCALES[scale]
         kind = "money" if m.group("cur") else "percent" if m.group("pct") else "number"
         unit_match = _UNIT_RE.match(text, m.end())
-        unit = unit_match.group("unit").lower() if unit_match and kind == "number" else ""
+        unit = canonical_unit(unit_match.group("unit")) if unit_match and kind == "number" else ""
         if unit in _CURRENCY_UNITS:
             kind, unit = "money", ""
         add(Figure(kind, _canonical(value), m.group(0).strip(), m.start(), unit), m.end())

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from groundwire.core import roles as _roles  # noqa: F401  (importing it registers the role-swap check)
 from groundwire.core.checks import (
     CLAIM_CHECKS,
     CheckEffect,
@@ -26,6 +27,7 @@ from groundwire.core.checks import (
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.combiner import calibration_key, threshold_keys
 from groundwire.core.errors import InputError
+from groundwire.core.figures import canonical_text
 from groundwire.core.pruning import Pruner
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
@@ -186,6 +188,7 @@ class Verifier:
         combiner: Combiner | None = None,
         pruner: Pruner | None = None,
         require_citations: bool = False,
+        canonical_figures: bool = False,
     ) -> None:
         self.scorer: Scorer = scorer if scorer is not None and not isinstance(scorer, str) else get_scorer(scorer)
         calibration = calibration_of(self.scorer)
@@ -203,6 +206,10 @@ class Verifier:
         explicit = accept_at is not None or reject_at is not None
         self.task_thresholds: Mapping[str, Thresholds] = {} if explicit else dict(calibration.task_thresholds)
         self._lexical: Scorer | None = None
+        self.canonical_figures = canonical_figures
+        """The scorer sees every figure in one spelling in window and claim alike (core.figures): "3,600" as
+        "3600", "five" as "5". Off by default: on bench/lodo.py (--limit 100, 1,000 answers) the shipped recipe's
+        mean AUROC moved 0.798 -> 0.799 and the bare model's 0.731 -> 0.727, no gain worth changing its input."""
 
     def thresholds_for(self, task: str | None) -> Thresholds:
         return next(
@@ -503,7 +510,10 @@ class Verifier:
         if self.pruner is not None:
             keep &= np.asarray(self.pruner.keep(claims, [w.text for w in windows]), dtype=bool)
         rows, cols = np.nonzero(keep)
-        pairs = [(windows[j].text, claims[i]) for i, j in zip(rows, cols, strict=True)]
+        premises = [window.text for window in windows]
+        if self.canonical_figures:
+            premises, claims = [canonical_text(t) for t in premises], [canonical_text(t) for t in claims]
+        pairs = [(premises[j], claims[i]) for i, j in zip(rows, cols, strict=True)]
         scores = self.scorer.score(pairs)  # the one batched call
         support = np.zeros(keep.shape, dtype=np.float32)
         support[rows, cols] = scores.support

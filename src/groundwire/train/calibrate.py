@@ -35,12 +35,12 @@ class CalibrationReport(TypedDict):
 
 
 def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache: Path | None,
-                 seed: int = 0, workers: int = 1) -> list[combine.ClaimRow]:
+                 seed: int = 0, workers: int = 1, canonical_figures: bool = False) -> list[combine.ClaimRow]:
     """Claim rows for the dev files (from `cache` when it exists). With several workers, files are scored in
     parallel processes of one thread each; the rows are the same as with one."""
     if cache is not None and cache.is_file():
         return combine.load_rows(cache)
-    jobs = [(Path(bundle), Path(path), limit, seed, 1 if workers > 1 else 0) for path in dev]
+    jobs = [(Path(bundle), Path(path), limit, seed, 1 if workers > 1 else 0, canonical_figures) for path in dev]
     if workers > 1:
         from concurrent.futures import ProcessPoolExecutor
 
@@ -57,14 +57,14 @@ def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache:
     return rows
 
 
-def _collect_file(job: tuple[Path, Path, int | None, int, int]) -> list[combine.ClaimRow]:
+def _collect_file(job: tuple[Path, Path, int | None, int, int, bool]) -> list[combine.ClaimRow]:
     from groundwire.scoring.onnx import OnnxScorer
     from groundwire.core.verifier import Verifier
 
-    bundle, path, limit, seed, threads = job
+    bundle, path, limit, seed, threads, canonical_figures = job
     scorer = OnnxScorer(bundle, threads=threads or None)
     scorer.combiner = None  # features and the plain answer score must not depend on an older combiner
-    return combine.collect([path], Verifier(scorer, accept_at=0.5, reject_at=0.1), limit=limit, seed=seed)
+    return combine.collect([path], Verifier(scorer, accept_at=0.5, reject_at=0.1, canonical_figures=canonical_figures), limit=limit, seed=seed)
 
 
 def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = None, cache: Path | None = None,

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from groundwire.core import roles
+
 ENTAILMENT = "entailment"
 NEUTRAL = "neutral"
 CONTRADICTION = "contradiction"
@@ -230,6 +232,28 @@ def entity_swap(sentence: str, doc: Doc, rng: random.Random) -> str | None:
         return rng.choice(pool) if pool else None
 
     return _replace_one(_ENTITY, sentence, rng, repl)
+
+
+@register("role_swap", CONTRADICTION)
+def role_swap(sentence: str, doc: Doc, rng: random.Random) -> str | None:
+    """Give one named entity's role to another the sentence names: "written by A and reviewed by B" ->
+    "written by B and reviewed by A"; "A acquired B" -> "B acquired A". The relations are the ones the
+    role-swap check reads (core.roles), so training and checking agree on what a role is."""
+    stated = [r for r in roles.relations(sentence) if not r.negated]
+    swaps = [
+        (one.agent_span, other.agent_span)
+        for one in stated
+        for other in stated
+        if one.agent_span < other.agent_span and one.verb != other.verb and one.agent != other.agent
+    ]
+    swaps += [(r.agent_span, r.patient_span) for r in stated if r.patient_span is not None and r.patient != r.agent]
+    if not swaps:
+        return None
+    first, second = sorted(rng.choice(swaps))
+    if first[1] > second[0]:
+        return None
+    a, b = sentence[first[0] : first[1]], sentence[second[0] : second[1]]
+    return sentence[: first[0]] + b + sentence[first[1] : second[0]] + a + sentence[second[1] :]
 
 
 @register("pronoun_swap", CONTRADICTION)

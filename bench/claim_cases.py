@@ -1,0 +1,57 @@
+"""Claim-level cases: pass rate per kind for the bundled scorer and for the lexical baseline.
+
+    .venv/bin/python bench/claim_cases.py                          # bundled and lexical
+    .venv/bin/python bench/claim_cases.py --canonical-figures      # the model reads canonical figures
+    .venv/bin/python bench/claim_cases.py --failures               # also list every case that failed
+
+The cases (tests/fixtures/claim_cases.jsonl, groundwire.evaluation.claim_cases) are single claims with the
+verdict a reader would give. Target (issue 21): at least 90% overall, no kind below 75%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from groundwire.core.verifier import Verifier  # noqa: E402
+from groundwire.evaluation.claim_cases import kinds, load_cases, pass_rates, run_case  # noqa: E402
+
+CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_cases.jsonl"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=Path, default=CASES)
+    parser.add_argument("--scorers", default="bundled,lexical")
+    parser.add_argument("--canonical-figures", action="store_true")
+    parser.add_argument("--failures", action="store_true")
+    args = parser.parse_args()
+    cases = load_cases(args.cases)
+    table = {}
+    for name in args.scorers.split(","):
+        verifier = Verifier(None if name == "bundled" else name, canonical_figures=args.canonical_figures)
+        results = [run_case(verifier, case) for case in cases]
+        table[name] = pass_rates(results)
+        if args.failures:
+            for r in results:
+                if not r.passed:
+                    print(f"  {name:8s} {r.case.id:18s} expected {r.case.expected.value:12s} got "
+                          f"{r.verdict.value:12s} {r.case.claim!r} {list(r.checks)}")
+    names = list(table)
+    print(f"{'kind':16s} {'n':>3s} " + " ".join(f"{n:>9s}" for n in names))
+    for kind in [*kinds(cases), "overall"]:
+        n = table[names[0]][kind][1]
+        print(f"{kind:16s} {n:3d} " + " ".join(f"{table[x][kind][0] / n:9.1%}" for x in names))
+    for name in names:
+        rates = {k: p / n for k, (p, n) in table[name].items()}
+        worst = min((k for k in rates if k != "overall"), key=rates.__getitem__)
+        print(f"claim_cases: {name} overall {rates['overall']:.1%}, lowest kind {worst} {rates[worst]:.1%}, "
+              f"target met: {rates['overall'] >= 0.9 and rates[worst] >= 0.75}"
+              f"{' (canonical figures)' if args.canonical_figures else ''}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Claim-level cases: one claim against its chunks, with the verdict a reader would give and the kind of case.
+
+The bundled set (tests/fixtures/claim_cases.jsonl) is written from the taxonomy of issue 21 -- paraphrase,
+number, unit and date formats, entity and role swaps, negation, hedges, evidence at the end of a long
+chunk, evidence in a second chunk -- not from any dev file's errors. `bench/claim_cases.py` prints the pass
+rate per kind; the tests assert only what must hold whatever the scorer (cases a deterministic check decides).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from groundwire.core.types import Verdict
+from groundwire.core.verifier import Verifier
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCase:
+    id: str
+    kind: str
+    chunks: tuple[str, ...]
+    claim: str
+    expected: Verdict
+    check: str | None = None
+    """The deterministic check that must decide this case ("figures", "roles"), whatever the scorer."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    case: ClaimCase
+    verdict: Verdict
+    checks: tuple[str, ...]
+    """The names of the findings on the case's claims."""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict is self.case.expected
+
+
+def load_cases(path: Path) -> list[ClaimCase]:
+    cases = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        raw = json.loads(line)
+        try:
+            cases.append(
+                ClaimCase(
+                    id=raw["id"],
+                    kind=raw["kind"],
+                    chunks=tuple(raw["chunks"]),
+                    claim=raw["claim"],
+                    expected=Verdict(raw["expected"]),
+                    check=raw.get("check"),
+                )
+            )
+        except (KeyError, ValueError) as error:
+            raise ValueError(f"{path}:{number}: not a claim case ({error})") from None
+    return cases
+
+
+def run_case(verifier: Verifier, case: ClaimCase) -> CaseResult:
+    """The case's verdict: its claim's, or where the answer splits into several claims, the worst of theirs
+    (CONTRADICTED, then NOT_FOUND, then any other verdict short of SUPPORTED, then SUPPORTED)."""
+    report = verifier.verify(case.claim, list(case.chunks))
+    verdict = min((result.verdict for result in report.claims), key=_severity, default=Verdict.SUPPORTED)
+    checks = tuple(finding.check for result in report.claims for finding in result.checks)
+    return CaseResult(case, verdict, checks)
+
+
+def _severity(verdict: Verdict) -> int:
+    order = {Verdict.CONTRADICTED: 0, Verdict.NOT_FOUND: 1, Verdict.SUPPORTED: 3}
+    return order.get(verdict, 2)
+
+
+def pass_rates(results: Iterable[CaseResult]) -> dict[str, tuple[int, int]]:
+    """Per kind (and "overall"): (passed, cases)."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for result in results:
+        for key in (result.case.kind, "overall"):
+            counts[key][0] += result.passed
+            counts[key][1] += 1
+    return {key: (passed, total) for key, (passed, total) in counts.items()}
+
+
+def kinds(cases: Sequence[ClaimCase]) -> list[str]:
+    return list(dict.fromkeys(case.kind for case in cases))

@@ -1,0 +1,55 @@
+"""The claim-level case set (tests/fixtures/claim_cases.jsonl): its shape, and what must hold whatever the scorer.
+
+The pass-rate target is bench/claim_cases.py's to report, not a test's to assert.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groundwire.core.types import Verdict
+from groundwire.core.verifier import Verifier
+from groundwire.evaluation.claim_cases import ClaimCase, kinds, load_cases, pass_rates, run_case
+from groundwire.scoring.onnx import bundled_path
+
+CASES = load_cases(Path(__file__).parent / "fixtures" / "claim_cases.jsonl")
+FINDING_OF_CHECK = {"figures": "figure_conflict", "roles": "role_conflict"}
+FORMATS = ("number_format", "unit_format", "date_format")
+
+
+def test_the_set_covers_every_kind_of_the_taxonomy() -> None:
+    assert len(CASES) >= 80
+    assert len({case.id for case in CASES}) == len(CASES)
+    assert set(kinds(CASES)) == {
+        "paraphrase", "number_format", "unit_format", "date_format", "entity_swap", "role_swap", "negation",
+        "hedge", "long_chunk_end", "second_chunk",
+    }  # fmt: skip
+    assert {case.expected for case in CASES} == {Verdict.SUPPORTED, Verdict.CONTRADICTED, Verdict.NOT_FOUND}
+    assert all(sum(case.kind == kind for case in CASES) >= 8 for kind in kinds(CASES))
+    assert any(len(case.chunks[0].split()) > 800 for case in CASES if case.kind == "long_chunk_end")
+    assert all(len(case.chunks) >= 2 for case in CASES if case.kind == "second_chunk")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.check], ids=lambda c: c.id)
+def test_a_case_a_deterministic_check_decides_passes_with_any_scorer(case: ClaimCase) -> None:
+    result = run_case(Verifier("lexical"), case)
+    assert result.verdict is case.expected
+    assert FINDING_OF_CHECK[case.check or ""] in result.checks
+
+
+def test_pass_rates_count_every_case_once() -> None:
+    verifier = Verifier("lexical")
+    rates = pass_rates(run_case(verifier, case) for case in CASES[:12])
+    assert rates["overall"][1] == 12
+    assert sum(total for kind, (_, total) in rates.items() if kind != "overall") == 12
+
+
+@pytest.mark.skipif(not (bundled_path() / "config.json").is_file(), reason="no bundled model")
+def test_a_reformatted_figure_is_never_contradicted_by_the_model() -> None:
+    """Issue 21: "3600" against "3,600" must not be CONTRADICTED; the figure check matches them."""
+    verifier = Verifier()
+    same = [c for c in CASES if c.kind in FORMATS and c.expected is Verdict.SUPPORTED]
+    assert len(same) >= 15
+    assert [c.id for c in same if run_case(verifier, c).verdict is Verdict.CONTRADICTED] == []

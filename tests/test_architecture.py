@@ -4,6 +4,7 @@ between the top-level subpackages), and the public API and the command list stay
 from __future__ import annotations
 
 import ast
+import importlib.util
 import subprocess
 import sys
 from collections import defaultdict
@@ -85,6 +86,10 @@ def test_every_module_imports_in_a_fresh_interpreter():
     # ray_source needs the optional ray extra at import time (the ray engine imports it only when it runs);
     # __main__ runs the command line.
     modules = [m for m in _modules() if m not in ("groundwire.batch.ray_source", "groundwire.__main__")]
+    # The Guardrails validator subclasses guardrails' Validator, so it needs its extra at import time; that
+    # extra cannot share the dev environment (guardrails-ai 0.11 pins typer<0.20 and openai<3).
+    if importlib.util.find_spec("guardrails") is None:
+        modules.remove("groundwire.adapters.guardrails")
     for module in modules:  # one interpreter each: a cycle shows only when its module is imported first
         done = subprocess.run([sys.executable, "-c", code, module], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, f"import {module} failed:\n{done.stderr[-2000:]}"

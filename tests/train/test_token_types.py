@@ -71,3 +71,11 @@ def test_a_base_without_token_types_trains_resumes_and_exports(tiny_mpnet: Path,
     assert {i.name for i in scorer.session.get_inputs()} == {"input_ids", "attention_mask"}
     reference = np.array(torch_probs(tmp_path / "run" / "final", PAIRS, max_length=64))
     np.testing.assert_allclose(scorer.probabilities(PAIRS), reference, atol=1e-4)
+
+
+def test_max_steps_ends_the_pass_early(tiny_mpnet: Path, tmp_path: Path) -> None:
+    cfg = TrainConfig(base_model=str(tiny_mpnet), data_dir=str(_data(tmp_path / "data")), out_dir=str(tmp_path / "run"),
+                      max_length=64, batch_size=4, threads=1, freeze_layers=1, val_limit=4, max_steps=2,
+                      budget_minutes=10_000)
+    record = train(cfg, command="test")
+    assert record["steps"] == 2 and record["pairs_seen"] == 8 and record["batches_per_epoch"] == 3

@@ -66,6 +66,8 @@ def run(
     budget_minutes: Annotated[float, typer.Option(min=0.1, help="Wall-clock budget; the LR schedule ends with it.")] = 60.0,
     seed: Annotated[int, typer.Option()] = 13,
     threads: Annotated[int, typer.Option(min=1)] = 2,
+    max_steps: Annotated[int | None, typer.Option(
+        min=1, help="Batches to train (the LR schedule ends there) instead of one pass over the mix.")] = None,
 ) -> None:
     """Fine-tune the cross-encoder (3 labels: entailment / neutral / contradiction)."""
     require_extra("train run", "train", "torch", "transformers")
@@ -75,7 +77,8 @@ def run(
         raise InputError(f"{data}/train.jsonl not found: run `groundwire train prepare --out {data}` first")
     cfg = TrainConfig(base_model=base_model or default_base_model(), data_dir=str(data), out_dir=str(out),
                       max_length=max_length, batch_size=batch_size, lr=lr, warmup=warmup,
-                      freeze_layers=freeze_layers, budget_minutes=budget_minutes, seed=seed, threads=threads)
+                      freeze_layers=freeze_layers, budget_minutes=budget_minutes, seed=seed, threads=threads,
+                      max_steps=max_steps)
     train(cfg, command=_command())
 
 

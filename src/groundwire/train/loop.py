@@ -46,6 +46,9 @@ class TrainConfig:
     log_every: int = 50
     freeze_layers: int = 2
     val_limit: int = 600
+    max_steps: int | None = None
+    """Stop (and end the LR schedule) after this many batches instead of one pass. A run on a shared CPU sets
+    this and a large budget_minutes, so its schedule follows the work done, not the wall clock."""
 
 
 class TrainState(TypedDict):
@@ -222,9 +225,10 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> TrainRecord:
     running = []
     model.train()
     print(f"pairs={len(pairs)} batches={len(batches)} resume={resume} from_step={state['step']}", flush=True)
-    while state["step"] < len(batches):
+    total_steps = min(len(batches), cfg.max_steps or len(batches))
+    while state["step"] < total_steps:
         elapsed = time.monotonic() - started
-        progress = max(state["step"] / len(batches), elapsed / budget_s)
+        progress = max(state["step"] / total_steps, elapsed / budget_s)
         if progress >= 1.0:
             break
         for group in optimizer.param_groups:

@@ -37,7 +37,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from request_cost import largest_accepted, long_answer  # noqa: E402
+from growth import PATTERNS  # noqa: E402
+from request_cost import largest_accepted  # noqa: E402
 
 HANG_S = 10.0
 SIZES = (5_000, 20_000, 50_000, 80_000, 99_000)
@@ -118,20 +119,7 @@ def slow_headers(port: int, *, trickle: bool) -> tuple[int | str, float]:
 # --- the requests ---------------------------------------------------------------------------------------------
 
 
-def _fit(unit: str, chars: int) -> str:
-    return (unit * (chars // len(unit) + 1))[:chars]
-
-
-PATTERNS: dict[str, Callable[[int], str]] = {
-    "newlines + 'x is y.'": lambda n: "\n" * (n - 7) + "x is y.",
-    "run of integers": lambda n: " ".join(map(str, range(n)))[:n],
-    "'1. ' * n": lambda n: _fit("1. ", n),
-    "ordinary prose": long_answer,
-    "one long token": lambda n: "a" * n,
-    "many short sentences": lambda n: _fit("It is 5. ", n),
-    "one long claim": lambda n: "The plan costs " + _fit("very ", n - 26) + "much money.",
-    "citation markers": lambda n: "The plan costs 19 dollars" + _fit(" [S1]", n - 26) + ".",
-}
+# The pathological inputs are bench/growth.py's, sent at the largest size the body limit allows.
 
 
 def hostile_requests(port: int) -> list[tuple[str, Callable[[], tuple[int | str, float]], bool]]:

@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 
 from groundwire.core.claims import RuleDecomposer, StoppingDecomposer, sentences
-from groundwire.core.types import Claim
 from groundwire.core.verifier import Verifier
 from groundwire.pipeline import CheckItem, check
 
@@ -16,16 +13,6 @@ ANSWER = "The plan costs $19 per month. Refunds take 14 days. Shipping is free i
 CHUNKS = ["The plan costs $19 per month and shipping is free in the EU.", "Refunds take 14 days to arrive."]
 
 
-@dataclass
-class CountingDecomposer:
-    """A decomposer without early stopping (like the LLM one) that counts its calls."""
-
-    inner: RuleDecomposer = field(default_factory=RuleDecomposer)
-    calls: int = 0
-
-    def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]:
-        self.calls += 1
-        return self.inner.decompose(answer, question=question)
 
 
 def _without_timings(report_dict: dict) -> dict:
@@ -43,8 +30,8 @@ def test_run_of_a_plan_is_verify() -> None:
     assert set(ran["timings"]) == {"decompose", "checks", "windows", "score", "aggregate", "total"}
 
 
-def test_check_with_a_plan_splits_the_answer_once() -> None:
-    decomposer = CountingDecomposer()
+def test_check_with_a_plan_splits_the_answer_once(counting_decomposer) -> None:  # noqa: ANN001
+    decomposer = counting_decomposer
     verifier = Verifier("lexical", decomposer=decomposer)
     assert not isinstance(decomposer, StoppingDecomposer)
     item = CheckItem(ANSWER, [])
@@ -56,7 +43,7 @@ def test_check_with_a_plan_splits_the_answer_once() -> None:
     assert item.answer == ANSWER
 
 
-def test_a_plan_stops_splitting_past_max_claims_and_cannot_run() -> None:
+def test_a_plan_stops_splitting_past_max_claims_and_cannot_run(counting_decomposer) -> None:  # noqa: ANN001
     verifier = Verifier("lexical")
     answer = " ".join(f"Plan {i} costs ${i} per month." for i in range(500))
     everything = RuleDecomposer().decompose(answer)
@@ -68,7 +55,7 @@ def test_a_plan_stops_splitting_past_max_claims_and_cannot_run() -> None:
     whole = verifier.plan(answer, CHUNKS, max_claims=500)
     assert whole.complete and list(whole.claims) == everything
     # A decomposer that cannot stop early splits everything: the plan counts every claim, and cannot run either.
-    counted = Verifier("lexical", decomposer=CountingDecomposer()).plan(answer, CHUNKS, max_claims=10)
+    counted = Verifier("lexical", decomposer=counting_decomposer).plan(answer, CHUNKS, max_claims=10)
     assert not counted.complete and counted.workload.claims == 500
 
 

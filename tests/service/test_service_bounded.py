@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -20,8 +20,6 @@ from service_common import ALPHA, KEYS
 
 pytest.importorskip("fastapi")
 
-from groundwire.core.claims import RuleDecomposer  # noqa: E402
-from groundwire.core.types import Claim  # noqa: E402
 
 CHUNK = {"id": "S1", "text": "The plan costs 19 dollars a month."}
 
@@ -36,22 +34,14 @@ def serving(settings: Any, **changes: Any) -> Iterator[Any]:
         yield client
 
 
-@dataclass
-class CountingDecomposer:
-    inner: RuleDecomposer = field(default_factory=RuleDecomposer)
-    calls: int = 0
-
-    def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]:
-        self.calls += 1
-        return self.inner.decompose(answer, question=question)
 
 
 # --- the plan: split once, refused cheaply ------------------------------------------------------------------
 
 
-def test_a_request_splits_its_answer_once(settings) -> None:  # noqa: ANN001
+def test_a_request_splits_its_answer_once(settings, counting_decomposer) -> None:  # noqa: ANN001
     with serving(settings) as client:
-        counting = CountingDecomposer()  # like the LLM decomposer: no early stop, one call per split
+        counting = counting_decomposer  # like the LLM decomposer: no early stop, one call per split
         client.app.state.runtime.verifier.decomposer = counting
         answer = "The plan costs 19 dollars a month. Refunds take 14 days."
         for path in ("/v1/verify", "/v1/repair"):

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
 
 
-class GroundwireFaithfulness(BaseMetric):
+class GroundwireFaithfulness(BaseMetric):  # type: ignore[no-untyped-call]  # deepeval's __init_subclass__
     def __init__(
         self,
         threshold: None = None,

@@ -94,22 +94,20 @@ def repair_command(
     use_llm = config.llm_configured if llm is None else llm
     if use_llm:
         require_llm(config, "repair --llm")
-    options = {
-        "min_surviving_share": config.repair.min_surviving_share,
-        "abstain_message": config.repair.abstain_message,
-    }
-    if use_llm:
         with client_from_config(config) as client:
             verifier = build_verifier(config, scorer, client=client)
             report = verifier.verify(text, chunks, question=question, require_citations=config.verify.require_citations)
             # The judge first: a middle-band claim it finds supported needs no edit; one it rejects goes to the
             # editor when it is contradicted or partly supported. An endpoint failure ends the command (exit 3).
             report = adjudicate(report, chunks, client=client, required=True)
-            repaired = repair(report, chunks, verifier=verifier, client=client, **options)
+            repaired = repair(report, chunks, verifier=verifier, client=client,
+                              min_surviving_share=config.repair.min_surviving_share,
+                              abstain_message=config.repair.abstain_message)
     else:
         verifier = build_verifier(config, scorer)
         report = verifier.verify(text, chunks, question=question, require_citations=config.verify.require_citations)
-        repaired = repair(report, chunks, verifier=verifier, **options)
+        repaired = repair(report, chunks, verifier=verifier, min_surviving_share=config.repair.min_surviving_share,
+                          abstain_message=config.repair.abstain_message)
     if as_json:
         print_json(repaired.to_dict())
     else:

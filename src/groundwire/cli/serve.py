@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -13,7 +13,7 @@ from groundwire.core.errors import InputError
 from groundwire.service.settings import ServiceSettings, parse_api_keys
 
 # One place for the limits' defaults: the settings' own fields (read, not built: building loads the settings).
-_DEFAULTS = {item.name: item.default for item in dataclasses.fields(ServiceSettings)}
+_DEFAULTS: dict[str, Any] = {item.name: item.default for item in dataclasses.fields(ServiceSettings)}
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 

@@ -41,16 +41,17 @@ def routing_rates(hallucinated: Sequence[bool], scores: Sequence[float], accept_
     return rates_of_routes(hallucinated, accepted, ~accepted & (s <= np.asarray(reject_at, dtype=float)))
 
 
-def rates_of_routes(hallucinated: Sequence[bool], accepted: Sequence[bool], rejected: Sequence[bool]) -> RoutingRates:
+def rates_of_routes(hallucinated: Sequence[bool], accepted: Sequence[bool] | np.ndarray,
+                    rejected: Sequence[bool] | np.ndarray) -> RoutingRates:
     """Rates of routes already taken (a Report's decision): the rest were escalated."""
     y = np.asarray(hallucinated, dtype=bool)
-    accepted = np.asarray(accepted, dtype=bool)
-    rejected = np.asarray(rejected, dtype=bool)
+    accept = np.asarray(accepted, dtype=bool)
+    reject = np.asarray(rejected, dtype=bool)
     return RoutingRates(
         n=len(y),
-        false_accept=float(accepted[y].mean()) if y.any() else None,
-        false_reject=float(rejected[~y].mean()) if (~y).any() else None,
-        escalated=float((~accepted & ~rejected).mean()) if len(y) else 0.0,
+        false_accept=float(accept[y].mean()) if y.any() else None,
+        false_reject=float(reject[~y].mean()) if (~y).any() else None,
+        escalated=float((~accept & ~reject).mean()) if len(y) else 0.0,
     )
 
 

@@ -13,7 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 import groundwire
 from groundwire.core.errors import InputError
-from groundwire.llm.client import LLMError
+from groundwire.llm.errors import LLMError
 from groundwire.service import actions, generation, history, models, observability
 from groundwire.service.auth import caller_scope, writer_scope
 from groundwire.service.docs import install_docs

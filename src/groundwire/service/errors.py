@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from http import HTTPStatus
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -41,7 +42,7 @@ def error_body(status: int, code: str, message: str, details: Any = None) -> dic
 
 
 def error_response(status: int, code: str, message: str, details: Any = None, *,
-                   headers: dict[str, str] | None = None) -> JSONResponse:
+                   headers: Mapping[str, str] | None = None) -> JSONResponse:
     return JSONResponse(error_body(status, code, message, details), status_code=status, headers=headers)
 
 

@@ -68,7 +68,7 @@ class RepairRequest(VerifyRequest):
 
 
 class GenerateRequest(_WithContext):
-    question: str = Field(min_length=1, max_length=MAX_TEXT)  # type: ignore[assignment]
+    question: str = Field(min_length=1, max_length=MAX_TEXT)
     use_cache: bool = True
 
 

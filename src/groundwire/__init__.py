@@ -16,14 +16,14 @@ from groundwire.core.errors import InputError
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
 
 if TYPE_CHECKING:
-    from groundwire.core.averify import averify
-    from groundwire.core.verifier import Verifier, verify
+    from groundwire.core.verifier import Verifier
+    from groundwire.pipeline import averify, verify
     from groundwire.frames import verify_many
 
 __version__ = "0.1.0"
 _LAZY = {
-    "verify": "groundwire.core.verifier", "Verifier": "groundwire.core.verifier",
-    "averify": "groundwire.core.averify", "verify_many": "groundwire.frames",
+    "verify": "groundwire.pipeline", "Verifier": "groundwire.core.verifier",
+    "averify": "groundwire.pipeline", "verify_many": "groundwire.frames",
 }
 
 

@@ -82,7 +82,7 @@ def verify_many(
     if missing:
         raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}")
     _require_columns(frame.columns, columns)
-    from groundwire.core.verifier import given_or_shared
+    from groundwire.pipeline import given_or_shared
 
     checker = given_or_shared(verifier, scorer)
     answers: list[dict[str, Any]] = []

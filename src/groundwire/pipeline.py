@@ -1,30 +1,48 @@
 """The one place a check is assembled: settings -> Verifier, and item -> Report (verify, then the optional judge).
 
 Every surface builds its verifier here (the commands check, eval, batch, serve, repair, generate and eval-loop,
-and the service), so a [verify] setting in groundwire.toml means the same thing everywhere:
+the service, and the library calls verify(), averify(), verify_many(), the framework adapters and the pytest
+plugin), so a [verify] setting means the same thing everywhere:
 
     from groundwire.pipeline import CheckItem, CheckSettings, build_verifier, check
     verifier = build_verifier(CheckSettings(scorer="lexical", require_citations=True))
     report = check(verifier, CheckItem(answer, chunks, question=question))
+
+The library calls share one verifier per distinct CheckSettings (`shared_verifier`), so a model loads once.
 """
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from groundwire.config import CheckSettings
 from groundwire.core.claims import Decomposer
 from groundwire.core.errors import InputError
 from groundwire.core.pruning import get_pruner
 from groundwire.core.types import Chunk, Report
-from groundwire.core.verifier import Plan, Verifier
+from groundwire.core.verifier import Plan, Verifier, as_chunks
 
 if TYPE_CHECKING:
-    from groundwire.llm.client import LLMClient
+    from anyio import CapacityLimiter
 
-__all__ = ["CheckItem", "CheckSettings", "Judge", "build_verifier", "check"]
+    from groundwire.llm.client import LLMClient
+    from groundwire.scoring.base import Scorer
+
+__all__ = [
+    "CheckItem",
+    "CheckSettings",
+    "Judge",
+    "averify",
+    "build_verifier",
+    "check",
+    "given_or_shared",
+    "shared_verifier",
+    "verify",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +67,11 @@ class Judge:
     """True: an endpoint failure raises LLMError (the CLI's --judge); False: the claim stays escalated."""
 
 
-def build_verifier(settings: CheckSettings, *, client: LLMClient | None = None) -> Verifier:
-    """The Verifier these settings describe. `client` is the [llm] endpoint; decomposer = "llm" needs it."""
+def build_verifier(
+    settings: CheckSettings, *, client: LLMClient | None = None, scorer: Scorer | None = None
+) -> Verifier:
+    """The Verifier these settings describe. `client` is the [llm] endpoint; decomposer = "llm" needs it.
+    `scorer`: a scorer object of the caller's, in place of `settings.scorer` (a name)."""
     decomposer: Decomposer | None = None
     if settings.decomposer == "llm":
         if client is None:
@@ -61,7 +82,7 @@ def build_verifier(settings: CheckSettings, *, client: LLMClient | None = None) 
         decomposer = LLMDecomposer(client)
     try:
         return Verifier(
-            settings.scorer,
+            scorer if scorer is not None else settings.scorer,
             accept_at=settings.accept_at,
             reject_at=settings.reject_at,
             decomposer=decomposer,
@@ -88,3 +109,85 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
     from groundwire.llm.judge import adjudicate
 
     return adjudicate(report, list(item.chunks), client=judge.client, required=judge.required)
+
+
+_SHARED: dict[str, Verifier] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_verifier(settings: CheckSettings | None = None) -> Verifier:
+    """The process-wide verifier for `settings` (default: the bundled model), built on first use and shared by
+    verify(), averify(), verify_many(), the framework adapters and the pytest plugin, so a model loads once."""
+    settings = settings or CheckSettings()
+    key = settings.model_dump_json()
+    with _SHARED_LOCK:  # adapters and averify() call this from worker threads
+        if key not in _SHARED:
+            _SHARED[key] = build_verifier(settings)
+        return _SHARED[key]
+
+
+def given_or_shared(
+    verifier: Verifier | None,
+    scorer: str | None = None,
+    *,
+    accept_at: float | None = None,
+    reject_at: float | None = None,
+) -> Verifier:
+    """The verifier a caller passed, else the shared one for `scorer` (None = the bundled model) and thresholds."""
+    if verifier is not None and (scorer, accept_at, reject_at) != (None, None, None):
+        raise ValueError("pass either a verifier (it has its own scorer and thresholds) or a scorer and thresholds")
+    if verifier is not None:
+        return verifier
+    return shared_verifier(CheckSettings(scorer=scorer, accept_at=accept_at, reject_at=reject_at))
+
+
+def verify(
+    answer: str,
+    chunks: Sequence[Chunk | str],
+    *,
+    question: str | None = None,
+    scorer: Scorer | str | None = None,
+    require_citations: bool = False,
+    task: str | None = None,
+    accept_at: float | None = None,
+    reject_at: float | None = None,
+    pruner: Literal["none", "lexical", "embedding"] = "none",
+    canonical_figures: bool = False,
+) -> Report:
+    """One-call verification. A named scorer (None: the bundled model) is loaded once per process and reused
+    for the same settings; a scorer object gets a verifier of its own."""
+    settings = CheckSettings(
+        scorer=scorer if isinstance(scorer, str) else None,
+        accept_at=accept_at,
+        reject_at=reject_at,
+        pruner=pruner,
+        canonical_figures=canonical_figures,
+    )
+    if scorer is None or isinstance(scorer, str):
+        verifier = shared_verifier(settings)
+    else:
+        verifier = build_verifier(settings, scorer=scorer)
+    item = CheckItem(answer, as_chunks(chunks), question=question, task=task, require_citations=require_citations)
+    return check(verifier, item)
+
+
+async def averify(
+    answer: str,
+    chunks: Sequence[Chunk | str],
+    *,
+    question: str | None = None,
+    task: str | None = None,
+    require_citations: bool = False,
+    verifier: Verifier | None = None,
+    scorer: str | None = None,
+    limiter: CapacityLimiter | None = None,
+) -> Report:
+    """Await one check, for async servers. The check is CPU-bound (tokenizer, onnxruntime), so it runs in a
+    worker thread and the event loop keeps serving; onnxruntime releases the GIL while it scores, so several
+    checks in flight overlap. Pass a loaded `verifier` to reuse it, or a `scorer` name (the shared verifier, as
+    verify() uses); `limiter` caps how many checks run at once (anyio's default is 40)."""
+    import anyio.to_thread  # lazy: only async callers need it
+
+    item = CheckItem(answer, as_chunks(chunks), question=question, task=task, require_citations=require_citations)
+    call = functools.partial(check, given_or_shared(verifier, scorer), item)
+    return await anyio.to_thread.run_sync(call, limiter=limiter)

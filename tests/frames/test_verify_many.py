@@ -100,9 +100,9 @@ def test_averify_runs_in_worker_threads_and_matches_verify() -> None:
     threads: set[int] = set()
 
     class Recording(Verifier):
-        def verify(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        def run(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202  # every check runs its plan here
             threads.add(threading.get_ident())
-            return super().verify(*args, **kwargs)
+            return super().run(*args, **kwargs)
 
     verifier = Recording("lexical")
     answers = [r["response"] for r in RAGAS_ROWS[:2]] * 4
@@ -112,6 +112,7 @@ def test_averify_runs_in_worker_threads_and_matches_verify() -> None:
 
     reports = asyncio.run(main())
     assert threads and threading.get_ident() not in threads  # never on the event loop's thread
+    threads.clear()
     assert [r.score for r in reports] == [verifier.verify(a, [Chunk("S1", REFUND)]).score for a in answers]
     with pytest.raises(InputError):
         asyncio.run(groundwire.averify("", [REFUND], verifier=verifier))

@@ -74,7 +74,7 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         """The report of the latest call, for a caller that wants more than pass or fail."""
 
     def _validate(self, value: Any, metadata: dict[str, Any]) -> ValidationResult:
-        from groundwire.core.verifier import given_or_shared
+        from groundwire.pipeline import given_or_shared
 
         if not isinstance(value, str):
             raise TypeError(f"GroundwireGrounded checks a string answer, not {type(value).__name__}")

@@ -50,7 +50,6 @@ __all__ = [
     "checked_score",
     "claim_features",
     "claim_verdict",
-    "verify",
 ]
 
 DEFAULT_ACCEPT_AT = 0.8
@@ -697,40 +696,3 @@ def _language_warnings(answer: str, context: list[Chunk]) -> tuple[str, ...]:
         "the answer or context does not look like English: groundwire's checks and bundled model are "
         "English-only, so scores for other languages are unreliable",
     )
-
-
-_DEFAULT_VERIFIERS: dict[str, Verifier] = {}
-
-
-def verify(
-    answer: str,
-    chunks: Sequence[Chunk | str],
-    *,
-    question: str | None = None,
-    scorer: Scorer | str | None = None,
-    require_citations: bool = False,
-    task: str | None = None,
-    **options: object,
-) -> Report:
-    """One-call verification. A named scorer is loaded once per process and reused."""
-    if isinstance(scorer, str) or scorer is None:
-        verifier = shared_verifier(scorer, **options)
-    else:
-        verifier = Verifier(scorer, **options)  # type: ignore[arg-type]
-    return verifier.verify(answer, chunks, question=question, require_citations=require_citations, task=task)
-
-
-def shared_verifier(scorer: str | None = None, **options: object) -> Verifier:
-    """The process-wide verifier for a scorer name and options, built on first use (verify(), verify_many(),
-    averify() and the framework adapters share it, so the model loads once)."""
-    key = f"{scorer}|{sorted(options.items())}"
-    if key not in _DEFAULT_VERIFIERS:
-        _DEFAULT_VERIFIERS[key] = Verifier(scorer, **options)  # type: ignore[arg-type]
-    return _DEFAULT_VERIFIERS[key]
-
-
-def given_or_shared(verifier: Verifier | None, scorer: str | None) -> Verifier:
-    """The verifier a caller passed, else the shared one for `scorer` (None = the bundled model)."""
-    if verifier is not None and scorer is not None:
-        raise ValueError("pass either a verifier or a scorer name, not both")
-    return verifier if verifier is not None else shared_verifier(scorer)

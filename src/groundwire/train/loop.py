@@ -224,8 +224,9 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> TrainRecord:
     last_ckpt = time.monotonic()
     running = []
     model.train()
-    print(f"pairs={len(pairs)} batches={len(batches)} resume={resume} from_step={state['step']}", flush=True)
     total_steps = min(len(batches), cfg.max_steps or len(batches))
+    print(f"pairs={len(pairs)} batches={len(batches)} steps={total_steps} resume={resume} from_step={state['step']}",
+          flush=True)
     while state["step"] < total_steps:
         elapsed = time.monotonic() - started
         progress = max(state["step"] / total_steps, elapsed / budget_s)
@@ -245,7 +246,7 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> TrainRecord:
         running.append(loss.item())
         if state["step"] % cfg.log_every == 0:
             el = time.monotonic() - started
-            print(f"step={state['step']}/{len(batches)} loss={sum(running) / len(running):.4f} "
+            print(f"step={state['step']}/{total_steps} loss={sum(running) / len(running):.4f} "
                   f"lr={optimizer.param_groups[0]['lr']:.2e} seen={state['seen']} "
                   f"pairs_per_s={state['seen'] / el:.1f} elapsed_min={el / 60:.1f}", flush=True)
             running = []

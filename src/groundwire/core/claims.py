@@ -169,11 +169,7 @@ class RuleDecomposer:
 
     def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]:
         claims = [claim for sentence in sentences(answer) for claim in _sentence_claims(answer, sentence)]
-        if not claims and question:
-            bare = bare_answer(answer)
-            if bare is not None:
-                claims.append(bare)
-        return claims
+        return _or_bare_answer(answer, claims, question)
 
     def claims_upto(self, answer: str, *, limit: int, question: str | None = None) -> list[Claim]:
         claims: list[Claim] = []
@@ -183,8 +179,17 @@ class RuleDecomposer:
             claims.extend(_sentence_claims(answer, sentence))
             if len(claims) > limit:
                 return claims[: limit + 1]  # the rest of the answer is never split
-        _remember(answer, tuple(found))  # split whole: decompose() and the report reuse it
-        return self.decompose(answer, question=question)
+        _remember(answer, tuple(found))  # split whole: the validators and the report reuse it
+        return _or_bare_answer(answer, claims, question)
+
+
+def _or_bare_answer(answer: str, claims: list[Claim], question: str | None) -> list[Claim]:
+    """The claims, or where the answer has none and answers a question, its bare answer ("1959") as one."""
+    if not claims and question:
+        bare = bare_answer(answer)
+        if bare is not None:
+            claims.append(bare)
+    return claims
 
 
 def _sentence_claims(answer: str, sentence: Sentence) -> Iterator[Claim]:

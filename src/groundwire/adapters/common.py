@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
-from groundwire.pipeline import averify
+from groundwire.pipeline import averify, given_or_shared
 from groundwire.core.types import Chunk, ClaimResult, Report, Route, Verdict
 
 if TYPE_CHECKING:
@@ -82,11 +82,7 @@ class AdapterCheck:
                              "not both")
 
     def resolve(self) -> Verifier:
-        from groundwire.pipeline import given_or_shared
-
-        if self.verifier is not None:
-            return self.verifier
-        return given_or_shared(None, self.scorer, accept_at=self.accept_at, reject_at=self.reject_at)
+        return given_or_shared(self.verifier, self.scorer, accept_at=self.accept_at, reject_at=self.reject_at)
 
     def run(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None) -> Assessment:
         verifier = self.resolve()

@@ -34,7 +34,7 @@ from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import REFUSAL_TOKEN
 
 CONFIG_FILENAME = "groundwire.toml"
@@ -86,7 +86,7 @@ class CheckSettings(_Section):
         try:
             return self.model_validate({**self.model_dump(), **given})
         except ValidationError as exc:
-            raise InputError(f"invalid check settings: {exc}") from None
+            raise InputError(f"invalid check settings: {exc}", code=ErrorCode.INVALID_SETTINGS) from None
 
 
 VerifyConfig = CheckSettings
@@ -184,12 +184,12 @@ def find_config_file(
     if path is not None:
         explicit = Path(path)
         if not explicit.is_file():
-            raise InputError(f"config file not found: {explicit}")
+            raise InputError(f"config file not found: {explicit}", code=ErrorCode.CONFIG_NOT_FOUND)
         return explicit
     if env.get(f"{ENV_PREFIX}CONFIG"):
         from_env = Path(env[f"{ENV_PREFIX}CONFIG"])
         if not from_env.is_file():
-            raise InputError(f"config file named by {ENV_PREFIX}CONFIG not found: {from_env}")
+            raise InputError(f"config file named by {ENV_PREFIX}CONFIG not found: {from_env}", code=ErrorCode.CONFIG_NOT_FOUND)
         return from_env
     local = Path.cwd() / CONFIG_FILENAME
     return local if local.is_file() else None
@@ -204,7 +204,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
         try:
             data = tomllib.loads(file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"{file}: not valid TOML: {exc}") from exc
+            raise InputError(f"{file}: not valid TOML: {exc}", code=ErrorCode.INVALID_CONFIG) from exc
     _warn_unknown_env(env)
     data = _apply_env(data, env)
     if file is not None:
@@ -213,7 +213,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
         return Config.model_validate(data)
     except ValidationError as exc:
         problems = "\n".join(_describe(error, file, env) for error in exc.errors())
-        raise InputError(f"invalid groundwire settings:\n{problems}") from None
+        raise InputError(f"invalid groundwire settings:\n{problems}", code=ErrorCode.INVALID_CONFIG) from None
 
 
 def env_name(section: str, key: str) -> str:
@@ -268,7 +268,7 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
                 continue
             section = merged.setdefault(section_name, {})
             if not isinstance(section, dict):
-                raise InputError(f"[{section_name}] in the config file must be a table")
+                raise InputError(f"[{section_name}] in the config file must be a table", code=ErrorCode.INVALID_CONFIG)
             section[key] = _env_value(raw, section_type.model_fields[key].annotation)
     if not merged.get("llm", {}).get("api_key") and env.get("OPENAI_API_KEY"):
         merged.setdefault("llm", {})["api_key"] = env["OPENAI_API_KEY"]
@@ -308,5 +308,5 @@ def write_thresholds(path: Path, accept_at: float, reject_at: float, *, comment:
     try:
         Config.model_validate(tomllib.loads(text))
     except ValidationError as exc:
-        raise InputError(f"refusing to write {path}: {exc}") from exc
+        raise InputError(f"refusing to write {path}: {exc}", code=ErrorCode.INVALID_CONFIG) from exc
     path.write_text(text, encoding="utf-8")

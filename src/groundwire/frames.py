@@ -12,7 +12,7 @@ from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from groundwire.batch.records import result_row
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import Report
 from groundwire.data.rows import COLUMN_ALIASES, RowError, canonical_record, parse_record
 
@@ -80,7 +80,7 @@ def verify_many(
                (("answer", answer), ("context", context), ("question", question), ("task", task)) if name}
     missing = [name for name in columns.values() if name not in frame.columns]
     if missing:
-        raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}")
+        raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}", code=ErrorCode.MISSING_COLUMN)
     _require_columns(frame.columns, columns)
     from groundwire.pipeline import given_or_shared
 
@@ -107,12 +107,12 @@ def _require_columns(found: pd.Index, given: Mapping[str, str]) -> None:
         keywords = ", ".join(f"{field}='your column'" for field in unfound)
         raise InputError(f"verify_many found no {' and no '.join(unfound)} column. The frame's columns: "
                          f"{', '.join(map(str, found)) or '(none)'}. Expected {expected}; "
-                         f"or name yours: verify_many(df, {keywords})")
+                         f"or name yours: verify_many(df, {keywords})", code=ErrorCode.MISSING_COLUMN)
 
 
 def _to_pandas(data: ToPandas) -> pd.DataFrame:
     if not hasattr(data, "to_pandas"):
-        raise InputError(f"verify_many takes a pandas DataFrame or a datasets.Dataset, not {type(data).__name__}")
+        raise InputError(f"verify_many takes a pandas DataFrame or a datasets.Dataset, not {type(data).__name__}", code=ErrorCode.INVALID_INPUT)
     return data.to_pandas()
 
 

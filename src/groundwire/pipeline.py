@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from groundwire.config import CheckSettings
 from groundwire.core.claims import Decomposer
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.pruning import get_pruner
 from groundwire.core.types import Chunk, Report
 from groundwire.core.verifier import Plan, Verifier, as_chunks
@@ -75,7 +75,10 @@ def build_verifier(
     decomposer: Decomposer | None = None
     if settings.decomposer == "llm":
         if client is None:
-            raise InputError('[verify] decomposer = "llm" needs an LLM: configure [llm] in groundwire.toml')
+            raise InputError(
+                '[verify] decomposer = "llm" needs an LLM: configure [llm] in groundwire.toml',
+                code=ErrorCode.LLM_NOT_CONFIGURED,
+            )
         # Lazy, as is the judge below: the LLM tier (httpx) loads only for a check that uses it.
         from groundwire.llm.decompose import LLMDecomposer
 
@@ -91,7 +94,7 @@ def build_verifier(
             canonical_figures=settings.canonical_figures,
         )
     except ValueError as error:  # an unknown scorer or pruner, thresholds out of order: the user's input
-        raise InputError(str(error)) from None
+        raise InputError(str(error), code=ErrorCode.INVALID_SETTINGS) from None
 
 
 def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, plan: Plan | None = None) -> Report:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from groundwire.batch.records import RESULT_FIELDS
 from groundwire.batch.worker import CheckOptions
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.batch.engines import ENGINES, EngineOptions, Job
 from groundwire.batch.sink import ResultSink, default_errors_path
 from groundwire.batch.sources import count_rows, input_format
@@ -82,7 +82,7 @@ def run_batch(
         raise ValueError(f"unknown engine {engine!r}; choose one of {sorted(ENGINES)}")
     for module in ("pyarrow", "ray") if engine == "ray" else ("pyarrow",):
         if importlib.util.find_spec(module) is None:
-            raise InputError(f"groundwire batch needs {module}: pip install 'groundwire[ray]'")
+            raise InputError(f"groundwire batch needs {module}: pip install 'groundwire[ray]'", code=ErrorCode.MISSING_EXTRA)
     source = Path(input_path)
     fmt = input_format(source)
     if strict:
@@ -113,7 +113,7 @@ def _refuse_malformed(source: Path, fmt: Format, columns: dict[str, str]) -> Non
             parsed = parse_input_row(fmt, row, columns)
             if isinstance(parsed, RowError):
                 where = row.get("where") if fmt == "jsonl" else f"{source} row {parsed.id}"
-                raise InputError(f"{where}: {parsed.error} (--strict)")
+                raise InputError(f"{where}: {parsed.error} (--strict)", code=ErrorCode.INVALID_ROW)
 
 
 def _both(first: Callable[[int], None], second: Callable[[int], None]) -> Callable[[int], None]:

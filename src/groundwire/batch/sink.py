@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from groundwire.batch.records import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -66,7 +66,7 @@ class ResultSink:
         self.output = Path(output)
         self.errors_path = Path(errors_path)
         if self.output.exists() and not self.output.is_dir():
-            raise InputError(f"output {self.output} exists and is a file; results go to a directory of Parquet parts")
+            raise InputError(f"output {self.output} exists and is a file; results go to a directory of Parquet parts", code=ErrorCode.OUTPUT_EXISTS)
         self.output.mkdir(parents=True, exist_ok=True)
         for stale in self.output.glob("*.tmp"):
             stale.unlink()  # a part a crash left unfinished; its rows are redone

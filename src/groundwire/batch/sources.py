@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 
 Format = Literal["jsonl", "parquet"]
 _SUFFIXES: dict[str, Format] = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
@@ -22,7 +22,7 @@ def input_format(path: str | Path) -> Format:
     files = input_files(path)
     formats = {_SUFFIXES[f.suffix.lower()] for f in files}
     if len(formats) != 1:
-        raise InputError(f"{path}: mixes JSONL and Parquet files; give one format per run")
+        raise InputError(f"{path}: mixes JSONL and Parquet files; give one format per run", code=ErrorCode.INVALID_FILE)
     return formats.pop()
 
 
@@ -30,14 +30,14 @@ def input_files(path: str | Path) -> list[Path]:
     """The input file, or the .jsonl/.parquet files of a directory in name order."""
     path = Path(path)
     if not path.exists():
-        raise InputError(f"input {path} does not exist")
+        raise InputError(f"input {path} does not exist", code=ErrorCode.FILE_NOT_FOUND)
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in _SUFFIXES)
         if not files:
-            raise InputError(f"input directory {path} holds no .jsonl or .parquet files")
+            raise InputError(f"input directory {path} holds no .jsonl or .parquet files", code=ErrorCode.NO_ROWS)
         return files
     if path.suffix.lower() not in _SUFFIXES:
-        raise InputError(f"input {path}: expected a .jsonl or .parquet file (or a directory of them)")
+        raise InputError(f"input {path}: expected a .jsonl or .parquet file (or a directory of them)", code=ErrorCode.INVALID_FILE)
     return [path]
 
 

@@ -7,10 +7,8 @@ from typing import Annotated
 
 import typer
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError, Outcome
 from groundwire.data.rows import parse_columns
-
-EXIT_ROWS_IN_ERROR = 2
 
 
 def register(app: typer.Typer) -> None:
@@ -51,11 +49,11 @@ def batch(
     from groundwire.core.pruning import PRUNERS
 
     if engine not in ENGINES:
-        raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(sorted(ENGINES))}")
+        raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(sorted(ENGINES))}", code=ErrorCode.INVALID_OPTION)
     if prune is not None and prune not in PRUNERS:
-        raise InputError(f"unknown pruner {prune!r}; choose one of {', '.join(sorted(PRUNERS))}")
+        raise InputError(f"unknown pruner {prune!r}; choose one of {', '.join(sorted(PRUNERS))}", code=ErrorCode.INVALID_OPTION)
     if address is not None and engine != "ray":
-        raise InputError("--address is for the ray engine: add --engine ray")
+        raise InputError("--address is for the ray engine: add --engine ray", code=ErrorCode.INVALID_OPTION)
     config = load_config(config_file)
     settings = config.verify.overridden(scorer=scorer, pruner=prune, accept_at=accept_at, reject_at=reject_at,
                                         require_citations=require_citations or None)
@@ -78,4 +76,4 @@ def batch(
         err=True,
     )
     if summary.errors:
-        raise typer.Exit(EXIT_ROWS_IN_ERROR)
+        raise typer.Exit(Outcome.ROWS_IN_ERROR.exit_status)

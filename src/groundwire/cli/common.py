@@ -10,7 +10,7 @@ import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import Chunk
 from groundwire.data.rows import read_text
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def read_chunks(paths: list[Path] | None) -> list[Chunk]:
     """One chunk per context file, ids S1..Sn in the order given."""
     if not paths:
-        raise InputError("give at least one --context FILE (each file is one retrieved chunk)")
+        raise InputError("give at least one --context FILE (each file is one retrieved chunk)", code=ErrorCode.NO_CONTEXT)
     return [Chunk(id=f"S{i}", text=read_text(path), doc_id=path.name) for i, path in enumerate(paths, start=1)]
 
 
@@ -47,7 +47,7 @@ def require_llm(config: Config, needed_by: str) -> None:
         raise InputError(
             f"{needed_by} needs an LLM endpoint: set [llm] base_url and model in groundwire.toml "
             "(or GROUNDWIRE_LLM_BASE_URL / GROUNDWIRE_LLM_MODEL)"
-        )
+        , code=ErrorCode.LLM_NOT_CONFIGURED)
 
 
 def require_extra(command: str, extra: str, *modules: str) -> None:
@@ -57,4 +57,4 @@ def require_extra(command: str, extra: str, *modules: str) -> None:
     """
     missing = [name for name in modules if importlib.util.find_spec(name) is None]
     if missing:
-        raise InputError(f"groundwire {command} needs {', '.join(missing)}: pip install 'groundwire[{extra}]'")
+        raise InputError(f"groundwire {command} needs {', '.join(missing)}: pip install 'groundwire[{extra}]'", code=ErrorCode.MISSING_EXTRA)

@@ -14,12 +14,11 @@ import typer
 
 from groundwire.cli.common import build_verifier, read_chunks, require_llm
 from groundwire.cli.output import literal, print_json, styled
+from groundwire.core.errors import Outcome
 from groundwire.core.types import Chunk
 
 if TYPE_CHECKING:
     from groundwire.config import Config
-
-EXIT_FALLBACK = 1
 
 ContextOption = Annotated[list[Path] | None, typer.Option("--context", "-c", help="A context file (one chunk each).")]
 ConfigOption = Annotated[
@@ -62,7 +61,7 @@ def generate_command(
     else:
         _render_generation(result, chunks)
     if fail_on_fallback and result.fallback:
-        raise typer.Exit(EXIT_FALLBACK)
+        raise typer.Exit(Outcome.LLM_FALLBACK.exit_status)
 
 
 def repair_command(
@@ -113,7 +112,7 @@ def repair_command(
     else:
         _render_repair(repaired)
     if fail_on_fallback and repaired.abstained:
-        raise typer.Exit(EXIT_FALLBACK)
+        raise typer.Exit(Outcome.LLM_FALLBACK.exit_status)
 
 
 # --- helpers -------------------------------------------------------------------------------------------

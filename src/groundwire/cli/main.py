@@ -1,7 +1,8 @@
 """The `groundwire` command line: a thin layer over the library.
 
 Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input; 3 the LLM endpoint failed;
-4 an unexpected internal error (one line; the traceback with --debug).
+4 an unexpected internal error (one line; the traceback with --debug). Each error's status is its code's, in the
+registry groundwire.core.errors (ErrorCode, Outcome; docs/errors.md).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 Start-up: this module, and every command module, imports only typer, rich and groundwire's light modules, so that
 `groundwire --help` starts fast; a command imports what it needs (the settings, the verifier, the LLM client)
@@ -22,7 +23,7 @@ from rich.console import Console
 
 from groundwire.cli.common import build_verifier, read_chunks, require_extra, require_llm
 from groundwire.cli.output import literal, print_json, styled
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError, Outcome
 from groundwire.core.types import Chunk, Report, Route, Verdict
 from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows, read_text
 from groundwire.llm.errors import LLMError
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from groundwire.llm.client import LLMClient
     from groundwire.pipeline import Judge
 
-EXIT_OK, EXIT_NOT_GROUNDED, EXIT_BAD_INPUT, EXIT_LLM, EXIT_INTERNAL = 0, 1, 2, 3, 4
 COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train")
 
 app = typer.Typer(
@@ -112,11 +112,11 @@ def check(
     judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None
     if input_file is not None:
         if context or answer:
-            raise InputError("use either --input FILE.jsonl or --context/--answer, not both")
+            raise InputError("use either --input FILE.jsonl or --context/--answer, not both", code=ErrorCode.INVALID_OPTION)
         _check_batch(verifier, input_file, output, fail_under, judge_with, strict=strict, columns=columns)
         return
     if answer is None:
-        raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl")
+        raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl", code=ErrorCode.INVALID_OPTION)
     chunks = read_chunks(context)
     answer_text = read_text(answer[1:]) if answer.startswith("@") else answer
     report = check_item(verifier, CheckItem(answer_text, chunks, question=question, task=task), judge=judge_with)
@@ -125,7 +125,7 @@ def check(
     else:
         render_report(report, chunks)
     if fail_under is not None and report.score < fail_under:
-        raise typer.Exit(EXIT_NOT_GROUNDED)
+        raise typer.Exit(Outcome.NOT_GROUNDED.exit_status)
 
 
 def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail_under: float | None,
@@ -158,9 +158,9 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
         sink.close()
     errors.print(literal(f"checked {done} of {len(rows)} rows; {bad} could not be checked; {failing} below --fail-under"))
     if bad:
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise typer.Exit(Outcome.ROWS_IN_ERROR.exit_status)
     if failing:
-        raise typer.Exit(EXIT_NOT_GROUNDED)
+        raise typer.Exit(Outcome.NOT_GROUNDED.exit_status)
 
 
 def _check_row(verifier: Verifier, row: EvalRow | RowError, judge: Judge | None) -> tuple[Report | None, str]:
@@ -200,7 +200,7 @@ def eval_command(
 ) -> None:
     """Balanced accuracy, F1 and AUROC, and the routing rates (false accept, false reject, escalated), per task."""
     if (target_far is None) != (target_frr is None):
-        raise InputError("give both --target-far and --target-frr to re-derive thresholds")
+        raise InputError("give both --target-far and --target-frr to re-derive thresholds", code=ErrorCode.INVALID_OPTION)
     if html_report is not None:  # its charts are drawn with matplotlib; fail before any work without it
         require_extra("eval --html", "eval", "matplotlib")
     from rich.progress import Progress
@@ -277,7 +277,7 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
     try:
         new_accept, new_reject = thresholds_for_targets(labels, scores, target_far=target_far, target_frr=target_frr)
     except ValueError as exc:
-        raise InputError(f"{file}: cannot set thresholds: {exc}") from exc
+        raise InputError(f"{file}: cannot set thresholds: {exc}", code=ErrorCode.INVALID_OPTION) from exc
     path = config_path_for_writing(config_file)
     write_thresholds(path, new_accept, new_reject,
                      comment=f"groundwire eval {file.name}: targets false accept {target_far:g}, "
@@ -357,23 +357,23 @@ def run_cli(args: list[str] | None = None) -> int:
     try:
         status = app(args=args, standalone_mode=False)  # returns the code of a typer.Exit raised by a command
     except InputError as error:
-        errors.print(styled(("error:", "red"), f" {redact(str(error))}"))
-        return EXIT_BAD_INPUT
+        errors.print(styled((f"error [{error.code}]:", "red"), f" {redact(str(error))}"))
+        return error.code.exit_status
     except (typer.Abort, KeyboardInterrupt):
-        return 130
+        return Outcome.INTERRUPTED.exit_status
     except LLMError as error:
         errors.print(styled(("LLM endpoint failed:", "red"), f" {redact(str(error))}"))
         errors.print(literal("Check [llm] base_url / model / api_key in groundwire.toml or GROUNDWIRE_LLM_* in the "
                              "environment."))
-        return EXIT_LLM
+        return ErrorCode.LLM_UNAVAILABLE.exit_status
     except typer.exceptions.TyperException as error:  # usage errors: unknown option, bad value...
         error.show()  # type: ignore[attr-defined]
-        return EXIT_BAD_INPUT
+        return ErrorCode.INVALID_OPTION.exit_status
     except Exception as error:  # noqa: BLE001 - the contract: a distinct status and one line, not a traceback
         if _debug["on"]:
             errors.print_exception()
         first_line = (str(error).splitlines() or [""])[0]
         errors.print(styled(("internal error:", "red"), f" {type(error).__name__}: {redact(first_line)} "
                             "(run with --debug for the traceback)"))
-        return EXIT_INTERNAL
-    return status if isinstance(status, int) else EXIT_OK
+        return ErrorCode.INTERNAL_ERROR.exit_status
+    return status if isinstance(status, int) else Outcome.OK.exit_status

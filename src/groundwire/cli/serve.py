@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from groundwire.cli.common import require_extra
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.service.settings import ServiceSettings, parse_api_keys
 
 # One place for the limits' defaults: the settings' own fields (read, not built: building loads the settings).
@@ -76,12 +76,12 @@ def serve(
 
     loaded = load_config(config)
     if loaded.verify.decomposer == "llm" and not llm:
-        raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml')
+        raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml', code=ErrorCode.LLM_NOT_CONFIGURED)
     keys, read_only_keys = parse_api_keys(_split_env_list(api_key or []))
     if not keys and host not in LOOPBACK:
         if not insecure_no_auth:
             raise InputError(f"refusing to serve {host} without API keys: give --api-key KEY:SCOPE, bind 127.0.0.1, "
-                             "or pass --insecure-no-auth")
+                             "or pass --insecure-no-auth", code=ErrorCode.INVALID_OPTION)
         typer.echo(f"warning: serving on {host} without API keys; anyone who can reach it can read the log", err=True)
     settings = ServiceSettings(
         db_url=db if "://" in db else f"sqlite:///{Path(db).resolve()}",

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from groundwire.cli.common import require_extra
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 
 train_app = typer.Typer(no_args_is_help=True, help="Train, export and calibrate groundwire's own verifier.")
 
@@ -43,12 +43,12 @@ def prepare(
     from groundwire.train.data import MIXES, build
 
     if not data.is_dir():
-        raise InputError(f"{data}: no such directory (give the train/ folder of the shared data)")
+        raise InputError(f"{data}: no such directory (give the train/ folder of the shared data)", code=ErrorCode.FILE_NOT_FOUND)
     if mix not in MIXES:
-        raise InputError(f"--mix {mix!r}: choose one of {', '.join(MIXES)}")
+        raise InputError(f"--mix {mix!r}: choose one of {', '.join(MIXES)}", code=ErrorCode.INVALID_OPTION)
     missing = [stem for stem in MIXES[mix].real if not (data / f"{stem}.jsonl").is_file()]
     if missing:
-        raise InputError(f"--mix {mix} needs {', '.join(f'{m}.jsonl' for m in missing)} in {data}")
+        raise InputError(f"--mix {mix} needs {', '.join(f'{m}.jsonl' for m in missing)} in {data}", code=ErrorCode.FILE_NOT_FOUND)
     summary = build(data, out, seed=seed, spec=replace(MIXES[mix], records=records))
     typer.echo(json.dumps({k: v for k, v in summary.items() if k != "spec"}, indent=2))
 
@@ -74,7 +74,7 @@ def run(
     from groundwire.train.loop import TrainConfig, default_base_model, train
 
     if not (data / "train.jsonl").is_file():
-        raise InputError(f"{data}/train.jsonl not found: run `groundwire train prepare --out {data}` first")
+        raise InputError(f"{data}/train.jsonl not found: run `groundwire train prepare --out {data}` first", code=ErrorCode.FILE_NOT_FOUND)
     cfg = TrainConfig(base_model=base_model or default_base_model(), data_dir=str(data), out_dir=str(out),
                       max_length=max_length, batch_size=batch_size, lr=lr, warmup=warmup,
                       freeze_layers=freeze_layers, budget_minutes=budget_minutes, seed=seed, threads=threads,
@@ -96,7 +96,7 @@ def export(
     from groundwire.train.export import write_bundle
 
     if not (model / "config.json").is_file():
-        raise InputError(f"{model}: not a model directory (no config.json)")
+        raise InputError(f"{model}: not a model directory (no config.json)", code=ErrorCode.INVALID_FILE)
     write_bundle(model, out, max_length=max_length, keep_fp32=keep_fp32)
     if fixture is not None:
         write_fixture(model, fixture, max_length=max_length)
@@ -131,7 +131,7 @@ def ship(
     from groundwire.train.export import copy_bundle
 
     if not (bundle / "config.json").is_file():
-        raise InputError(f"{bundle}: not a bundle (no config.json); run `groundwire train export` first")
+        raise InputError(f"{bundle}: not a bundle (no config.json); run `groundwire train export` first", code=ErrorCode.INVALID_FILE)
     copy_bundle(bundle, dest)
     size = sum(p.stat().st_size for p in dest.iterdir()) / 2**20
     typer.echo(f"shipped {bundle} -> {dest} ({size:.1f} MB)")
@@ -148,7 +148,7 @@ def base(
     from groundwire.train.bases import BASES, assemble
 
     if name not in BASES:
-        raise InputError(f"unknown base {name!r}; known: {', '.join(sorted(BASES))}")
+        raise InputError(f"unknown base {name!r}; known: {', '.join(sorted(BASES))}", code=ErrorCode.INVALID_OPTION)
     spec = BASES[name]
     dest = assemble(spec, parts, out, force=force)
     size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file()) / 2**20

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 
 WORD_RE = re.compile(r"[^\W_]+(?:[-'.][^\W_]+)*", re.UNICODE)
 
@@ -113,7 +113,7 @@ def split_text(text: str, *, max_chars: int = 1200) -> list[str]:
     Nothing is dropped: the chunks, joined, hold every non-whitespace character of the text.
     """
     if max_chars < 50:
-        raise InputError("max_chars must be at least 50")
+        raise InputError("max_chars must be at least 50", code=ErrorCode.INVALID_SETTINGS)
     pieces: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text):
         paragraph = paragraph.strip()

@@ -26,7 +26,7 @@ from groundwire.core.checks import (
 )
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.combiner import calibration_key, threshold_keys
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.figures import canonical_text
 from groundwire.core.pruning import Pruner
 from groundwire.core.spans import unsupported_spans
@@ -250,7 +250,10 @@ class Verifier:
         started = time.perf_counter()
         context = tuple(as_chunks(chunks))
         if not answer or not answer.strip():
-            raise InputError("the answer is empty: pass the model's answer text (or NOT_IN_CONTEXT for an abstention)")
+            raise InputError(
+                "the answer is empty: pass the model's answer text (or NOT_IN_CONTEXT for an abstention)",
+                code=ErrorCode.EMPTY_ANSWER,
+            )
         timings: dict[str, float] = {}
         if answer.strip() == REFUSAL_TOKEN:
             return Plan(
@@ -670,14 +673,19 @@ def best_sentence(claim: str, text: str, start: int, end: int) -> tuple[int, int
 def as_chunks(chunks: Sequence[Chunk | str]) -> list[Chunk]:
     """Accept plain strings (ids S1..Sn) or Chunks; refuse an empty context with a clear message."""
     if isinstance(chunks, (str, bytes)):
-        raise InputError("chunks must be a list of passages, not a single string: wrap it as [text]")
+        raise InputError(
+            "chunks must be a list of passages, not a single string: wrap it as [text]", code=ErrorCode.INVALID_CHUNKS
+        )
     result = [c if isinstance(c, Chunk) else Chunk(id=f"S{i}", text=str(c)) for i, c in enumerate(chunks, start=1)]
     result = [c for c in result if c.text.strip()]
     if not result:
-        raise InputError("the context is empty: pass at least one non-empty retrieved chunk")
+        raise InputError("the context is empty: pass at least one non-empty retrieved chunk", code=ErrorCode.NO_CONTEXT)
     ids = [c.id for c in result]
     if len(set(ids)) != len(ids):
-        raise InputError(f"chunk ids must be unique; duplicated: {sorted({i for i in ids if ids.count(i) > 1})}")
+        raise InputError(
+            f"chunk ids must be unique; duplicated: {sorted({i for i in ids if ids.count(i) > 1})}",
+            code=ErrorCode.INVALID_CHUNKS,
+        )
     return result
 
 

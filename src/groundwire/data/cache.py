@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.data.embed import default_embedder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -171,9 +171,9 @@ class SemanticCache:
         self, embedder: Embedder | None = None, *, threshold: float = DEFAULT_THRESHOLD, max_entries: int = 10_000
     ) -> None:
         if not 0.0 < threshold <= 1.0:
-            raise InputError(f"cache threshold must be in (0, 1], not {threshold}")
+            raise InputError(f"cache threshold must be in (0, 1], not {threshold}", code=ErrorCode.INVALID_SETTINGS)
         if max_entries < 1:
-            raise InputError("max_entries must be at least 1")
+            raise InputError("max_entries must be at least 1", code=ErrorCode.INVALID_SETTINGS)
         self._embedder = embedder
         self.threshold = threshold
         self.max_entries = max_entries
@@ -284,7 +284,7 @@ class SemanticCache:
 
     def _embed(self, query: str) -> np.ndarray:
         if not isinstance(query, str) or not query.strip():
-            raise InputError("the cache needs a non-empty query")
+            raise InputError("the cache needs a non-empty query", code=ErrorCode.INVALID_INPUT)
         vector: np.ndarray = self.embedder.embed([" ".join(query.split())])[0]
         return vector
 
@@ -297,5 +297,5 @@ def _words(query: str) -> frozenset[str]:
 
 def _scope(scope: str) -> str:
     if not isinstance(scope, str) or not scope.strip():
-        raise InputError("a permission scope is required (a non-empty string)")
+        raise InputError("a permission scope is required (a non-empty string)", code=ErrorCode.INVALID_INPUT)
     return scope

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from groundwire.core.claims import CITATION_RE, sentences
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.textutil import split_text
 from groundwire.core.types import Chunk, ChunkType, Report, Verdict
 from groundwire.data.embed import Embedder, best_similarity, default_embedder, index_texts
@@ -46,13 +46,13 @@ class Document:
 
     def __post_init__(self) -> None:
         if not isinstance(self.doc_id, str) or not self.doc_id.strip():
-            raise InputError("a document needs a non-empty doc_id")
+            raise InputError("a document needs a non-empty doc_id", code=ErrorCode.INVALID_DOCUMENT)
         if not isinstance(self.text, str) or not self.text.strip():
-            raise InputError(f"document {self.doc_id!r} has no text; send its text, or leave it out")
+            raise InputError(f"document {self.doc_id!r} has no text; send its text, or leave it out", code=ErrorCode.INVALID_DOCUMENT)
         if self.page is not None and (isinstance(self.page, bool) or not isinstance(self.page, int) or self.page < 1):
-            raise InputError(f"document {self.doc_id!r}: page must be a 1-based integer or null, not {self.page!r}")
+            raise InputError(f"document {self.doc_id!r}: page must be a 1-based integer or null, not {self.page!r}", code=ErrorCode.INVALID_DOCUMENT)
         if self.type not in _CHUNK_TYPES:
-            raise InputError(f"document {self.doc_id!r}: type must be one of {sorted(_CHUNK_TYPES)}, not {self.type!r}")
+            raise InputError(f"document {self.doc_id!r}: type must be one of {sorted(_CHUNK_TYPES)}, not {self.type!r}", code=ErrorCode.INVALID_DOCUMENT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,10 +255,10 @@ def add_citations(
     """
 
     if not answer.strip():
-        raise InputError("the answer is empty; nothing to cite")
+        raise InputError("the answer is empty; nothing to cite", code=ErrorCode.EMPTY_ANSWER)
     as_chunks = [c.as_chunk() if isinstance(c, Passage) else c for c in chunks]
     if not as_chunks:
-        raise InputError("no chunks given; add_citations needs the retrieved chunks the answer drew on")
+        raise InputError("no chunks given; add_citations needs the retrieved chunks the answer drew on", code=ErrorCode.NO_CONTEXT)
     if verifier is None:
         verifier = Verifier()
     if threshold is None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import Chunk
 
 EVAL_TASKS = frozenset({"qa", "summary", "data2text", "claim", "dialogue"})
@@ -84,14 +84,14 @@ def read_text(path: str | Path) -> str:
     """A UTF-8 text file, or an InputError that says which file and where the bad byte is."""
     file = Path(path)
     if not file.is_file():
-        raise InputError(f"{file}: no such file")
+        raise InputError(f"{file}: no such file", code=ErrorCode.FILE_NOT_FOUND)
     data = file.read_bytes()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(
             f"{file}: not UTF-8 (bad byte at offset {error.start}); convert it, e.g. iconv -f latin1 -t utf-8"
-        ) from None
+        , code=ErrorCode.INVALID_FILE) from None
 
 
 def parse_columns(spec: str | None) -> dict[str, str]:
@@ -104,9 +104,9 @@ def parse_columns(spec: str | None) -> dict[str, str]:
     for part in spec.split(","):
         field, sep, column = (piece.strip() for piece in part.partition("="))
         if not sep or not field or not column:
-            raise InputError(f"--columns: {part.strip()!r} is not FIELD=COLUMN (e.g. answer=response)")
+            raise InputError(f"--columns: {part.strip()!r} is not FIELD=COLUMN (e.g. answer=response)", code=ErrorCode.INVALID_OPTION)
         if field not in known:
-            raise InputError(f"--columns: unknown field {field!r}; choose from {', '.join(known)}")
+            raise InputError(f"--columns: unknown field {field!r}; choose from {', '.join(known)}", code=ErrorCode.INVALID_OPTION)
         mapping[field] = column
     return mapping
 
@@ -117,7 +117,7 @@ def canonical_record(record: Mapping[str, Any], columns: Mapping[str, str] | Non
     out = dict(record)
     for field, column in (columns or {}).items():
         if column not in record:
-            raise InputError(f"column {column!r} (given for {field!r} by --columns) is not in the row")
+            raise InputError(f"column {column!r} (given for {field!r} by --columns) is not in the row", code=ErrorCode.MISSING_COLUMN)
         out[field] = record[column]
     for field, aliases in COLUMN_ALIASES.items():
         if out.get(field) is None:
@@ -134,7 +134,7 @@ def read_rows(
     RowError, or with `strict` raises an InputError naming the file and line."""
     file = Path(path)
     if not file.is_file():
-        raise InputError(f"{file}: no such file")
+        raise InputError(f"{file}: no such file", code=ErrorCode.FILE_NOT_FOUND)
     count = 0
     with file.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -148,7 +148,7 @@ def read_rows(
                 text, utf8 = raw.decode("utf-8", errors="replace").rstrip("\r\n"), False
             row = parse_line(text, where=f"{file}:{number}", utf8=utf8, line=number, source=file.stem, columns=columns)
             if strict and isinstance(row, RowError):
-                raise InputError(f"{file}:{number}: {row.error}")
+                raise InputError(f"{file}:{number}: {row.error}", code=ErrorCode.INVALID_ROW)
             yield row
             count += 1
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.data.provenance import (
     CITE_ID_HEX,
     CiteKey,
@@ -290,7 +290,7 @@ class Store:
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
         self.engine = sa.create_engine(url, **kwargs)
         if self.engine.dialect.name not in SUPPORTED_DIALECTS:
-            raise InputError(f"the store supports SQLite and PostgreSQL URLs, not {self.engine.dialect.name!r} ({url})")
+            raise InputError(f"the store supports SQLite and PostgreSQL URLs, not {self.engine.dialect.name!r} ({url})", code=ErrorCode.INVALID_SETTINGS)
         if self.engine.dialect.name == "sqlite":
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
             sa.event.listen(self.engine, "begin", _sqlite_begin)
@@ -316,7 +316,7 @@ class Store:
 
         _check_scope(scope)
         if not documents:
-            raise InputError("nothing to ingest: send at least one document")
+            raise InputError("nothing to ingest: send at least one document", code=ErrorCode.INVALID_INPUT)
         t = self.t
         changed: list[str] = []
         retired: list[str] = []
@@ -616,14 +616,14 @@ class Store:
         import sqlalchemy as sa
 
         if thumbs is not None and thumbs not in (-1, 1):
-            raise InputError("thumbs must be 1 (up) or -1 (down)")
+            raise InputError("thumbs must be 1 (up) or -1 (down)", code=ErrorCode.INVALID_FEEDBACK)
         if thumbs is None and not (correction or "").strip() and not (comment or "").strip():
-            raise InputError("feedback needs thumbs, a correction or a comment")
+            raise InputError("feedback needs thumbs, a correction or a comment", code=ErrorCode.INVALID_FEEDBACK)
         with self._writer.begin() as conn:
             r = self.t["requests"]
             found = conn.execute(sa.select(r.c.id).where(r.c.id == request_id, r.c.scope == scope)).first()
             if found is None:
-                raise InputError(f"no logged request {request_id!r} in this scope")
+                raise InputError(f"no logged request {request_id!r} in this scope", code=ErrorCode.INVALID_FEEDBACK)
             values = {
                 "request_id": request_id,
                 "scope": scope,
@@ -747,7 +747,7 @@ def _sqlite_begin(conn: Any) -> None:
 
 def _check_scope(scope: str) -> None:
     if not isinstance(scope, str) or not scope.strip():
-        raise InputError("a permission scope is required (a non-empty string)")
+        raise InputError("a permission scope is required (a non-empty string)", code=ErrorCode.INVALID_INPUT)
 
 
 def _check_json(values: dict[str, Any]) -> None:
@@ -755,7 +755,7 @@ def _check_json(values: dict[str, Any]) -> None:
     try:
         json.dumps(values, default=lambda o: o.isoformat() if isinstance(o, datetime) else _unjsonable(o))
     except (TypeError, ValueError) as error:
-        raise InputError(f"request-log values must be JSON-serialisable: {error}") from error
+        raise InputError(f"request-log values must be JSON-serialisable: {error}", code=ErrorCode.INVALID_INPUT) from error
 
 
 def _unjsonable(value: Any) -> Any:

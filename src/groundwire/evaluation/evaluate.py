@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groundwire.data.rows import EvalRow
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.evaluation.metrics import DetectionMetrics, detection_metrics
 from groundwire.evaluation.operating import RoutingRates, rates_of_routes
 from groundwire.core.types import Chunk, Report, Route
@@ -89,7 +89,7 @@ def evaluate(
             )
     labelled = [item for items in by_task.values() for item in items]
     if not labelled:
-        raise InputError(f"{file or 'input'}: no labelled rows to evaluate ('hallucinated' must be true or false)")
+        raise InputError(f"{file or 'input'}: no labelled rows to evaluate ('hallucinated' must be true or false)", code=ErrorCode.NO_ROWS)
     return EvalSummary(
         file=file,
         model_id=verifier.model_id,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
 from groundwire.llm import prompts
 from groundwire.config import Config, GenerateConfig, PolicyConfig
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.llm.client import Completion, LLMClient, TokenLogprob
 from groundwire.llm.policy import DELIVERED, PolicyOutcome, apply_policy
 from groundwire.llm.prompts import Strength
@@ -136,7 +136,7 @@ class Generator:
     @traced("groundwire.generate")
     def generate(self, question: str, chunks: Sequence[Chunk | str]) -> Generation:
         if not question or not question.strip():
-            raise InputError("the question is empty: pass the user's question")
+            raise InputError("the question is empty: pass the user's question", code=ErrorCode.EMPTY_QUESTION)
         context = as_chunks(chunks)
         models = [self.client.model] + ([self.expensive_model] if self.expensive_model else [])
         tier = 0

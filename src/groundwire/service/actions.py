@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from groundwire.core.errors import ErrorCode
 from groundwire.core.types import Chunk, Report
 from groundwire.data.provenance import Document
 from groundwire.llm.repair import Repaired
@@ -65,7 +66,7 @@ def ingest(runtime: Runtime, body: models.IngestRequest, *, scope: str) -> dict[
 
 def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> dict[str, Any]:
     if runtime.store.get_request(body.request_id, scope=scope) is None:
-        raise ServiceError(404, "request_not_found", f"No request {body.request_id!r} in your scope.")
+        raise ServiceError(ErrorCode.REQUEST_NOT_FOUND, f"No request {body.request_id!r} in your scope.")
     thumbs = {"up": 1, "down": -1, None: None}[body.thumbs]
     feedback_id = runtime.store.add_feedback(body.request_id, scope=scope, thumbs=thumbs, correction=body.correction)
     return {"feedback_id": str(feedback_id), "request_id": body.request_id}

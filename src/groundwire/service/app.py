@@ -12,7 +12,7 @@ from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 import groundwire
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.llm.errors import LLMError
 from groundwire.service import actions, generation, history, models, observability
 from groundwire.service.auth import caller_scope, writer_scope
@@ -58,12 +58,12 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     @app.exception_handler(InputError)
     async def _input_error(_: Request, exc: InputError) -> Any:
-        return error_response(422, "invalid_input", str(exc))
+        return error_response(exc.code, str(exc))
 
     @app.exception_handler(LLMError)
     async def _llm_error(_: Request, exc: LLMError) -> Any:
         # The configured LLM endpoint failed (after its retries): a bad gateway, not our bug.
-        return error_response(502, "llm_unavailable", f"The LLM endpoint failed: {exc}")
+        return error_response(ErrorCode.LLM_UNAVAILABLE, f"The LLM endpoint failed: {exc}")
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
     app.add_middleware(FailureLog, runtime=runtime)  # outside the size limit, so its 413s are logged too
@@ -115,7 +115,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         entry = history.get_request(runtime, request_id, scope=scope)
         if entry is None:
             # Another scope's id looks exactly like an id that does not exist.
-            raise ServiceError(404, "request_not_found", f"No request {request_id!r} in your scope.")
+            raise ServiceError(ErrorCode.REQUEST_NOT_FOUND, f"No request {request_id!r} in your scope.")
         return entry
 
     @app.get("/v1/review", tags=["log"])

@@ -13,6 +13,7 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
+from groundwire.core.errors import ErrorCode
 from groundwire.service.errors import ServiceError
 from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.settings import DEFAULT_SCOPE, ServiceSettings
@@ -36,7 +37,7 @@ def scope_for_key(settings: ServiceSettings, key: str | None) -> str:
     if settings.open_access:
         return DEFAULT_SCOPE
     if key is None:
-        raise ServiceError(401, "missing_api_key",
+        raise ServiceError(ErrorCode.MISSING_API_KEY,
                            "Send an API key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.",
                            headers=_CHALLENGE)
     # Compare against every key in constant time so response timing says nothing about near misses.
@@ -45,7 +46,7 @@ def scope_for_key(settings: ServiceSettings, key: str | None) -> str:
         if hmac.compare_digest(known.encode(), key.encode()):
             found = scope
     if found is None:
-        raise ServiceError(401, "invalid_api_key", "The API key is not recognised.", headers=_CHALLENGE)
+        raise ServiceError(ErrorCode.INVALID_API_KEY, "The API key is not recognised.", headers=_CHALLENGE)
     return found
 
 
@@ -63,7 +64,7 @@ def caller_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
 def writer_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
     """FastAPI dependency: the permission scope of the calling key, for changing what the scope holds."""
     if caller.read_only:
-        raise ServiceError(403, "read_only_key", "This API key is read-only: it may verify and read, "
+        raise ServiceError(ErrorCode.READ_ONLY_KEY, "This API key is read-only: it may verify and read, "
                                                  "not ingest, give feedback or record eval runs.")
     return caller.scope
 

@@ -1,6 +1,8 @@
 """Structured JSON errors: every 4xx and 5xx the service sends has the same shape.
 
     {"error": {"status": 413, "code": "payload_too_large", "message": "...", "details": [...]}}
+
+The code and its HTTP status come from the registry, groundwire.core.errors.ErrorCode (docs/errors.md).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from groundwire.core.errors import ErrorCode
+
 log = logging.getLogger("groundwire.service")
 
 
@@ -25,39 +29,48 @@ class ServiceError(StarletteHTTPException):
     raised while the body is being read (the size limit does that).
     """
 
-    def __init__(self, status: int, code: str, message: str, *, details: Any = None,
+    def __init__(self, code: ErrorCode, message: str, *, details: Any = None,
                  headers: dict[str, str] | None = None) -> None:
-        super().__init__(status_code=status, detail=message, headers=headers)
-        self.status = status
+        super().__init__(status_code=code.http_status, detail=message, headers=headers)
+        self.status = code.http_status
         self.code = code
         self.message = message
         self.details = details
 
 
-def error_body(status: int, code: str, message: str, details: Any = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"status": status, "code": code, "message": message}
+def error_body(code: ErrorCode, message: str, details: Any = None, *, status: int | None = None) -> dict[str, Any]:
+    """The JSON body of an error; `status` only where it is not the code's own (see _code_for)."""
+    body: dict[str, Any] = {"status": code.http_status if status is None else status, "code": code.value,
+                            "message": message}
     if details is not None:
         body["details"] = details
     return {"error": body}
 
 
-def error_response(status: int, code: str, message: str, details: Any = None, *,
+def error_response(code: ErrorCode, message: str, details: Any = None, *, status: int | None = None,
                    headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(error_body(status, code, message, details), status_code=status, headers=headers)
+    status = code.http_status if status is None else status
+    return JSONResponse(error_body(code, message, details, status=status), status_code=status, headers=headers)
 
 
 _KNOWN_STATUSES = frozenset(status.value for status in HTTPStatus)
+_CODES_BY_NAME = {code.value: code for code in ErrorCode}
 
 
-def _code_for(status: int) -> str:
+def _code_for(status: int) -> ErrorCode:
+    """The code of an HTTP error Starlette or FastAPI raised itself (404 no route, 405, 400 an unreadable body):
+    the registry's code named after the status's phrase; for a status the registry does not name, the generic code
+    of its class (the response keeps Starlette's status)."""
     phrase = HTTPStatus(status).phrase if status in _KNOWN_STATUSES else "error"
-    return phrase.lower().replace(" ", "_").replace("-", "_")
+    name = phrase.lower().replace(" ", "_").replace("-", "_")
+    generic = ErrorCode.INVALID_REQUEST if status < 500 else ErrorCode.INTERNAL_ERROR
+    return _CODES_BY_NAME.get(name, generic)
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service_error(_: Request, exc: ServiceError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, exc.details, headers=exc.headers)
+        return error_response(exc.code, exc.message, exc.details, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -65,16 +78,16 @@ def install_error_handlers(app: FastAPI) -> None:
             {"loc": list(err.get("loc", ())), "msg": err.get("msg", ""), "type": err.get("type", "")}
             for err in exc.errors()
         ]
-        return error_response(422, "invalid_request", "The request does not match the schema (see details).", details)
+        return error_response(ErrorCode.INVALID_REQUEST, "The request does not match the schema (see details).", details)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
-        return error_response(exc.status_code, _code_for(exc.status_code), message,
+        return error_response(_code_for(exc.status_code), message, status=exc.status_code,
                               headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
         # The traceback goes to the server log; the caller gets the shape, not the internals.
         log.exception("unhandled error", exc_info=exc)
-        return error_response(500, "internal_error", "The service hit an unexpected error; see the server log.")
+        return error_response(ErrorCode.INTERNAL_ERROR, "The service hit an unexpected error; see the server log.")

@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from groundwire.core.errors import ErrorCode
 from groundwire.redact import redact
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
 from groundwire.service.errors import ServiceError
@@ -53,7 +54,7 @@ class FailureLog:
         try:
             await self.app(scope, receive, watching_send)
         except Exception:
-            await self._log(scope, 500, {"code": "internal_error", "message": "unhandled error"}, started)
+            await self._log(scope, 500, {"code": ErrorCode.INTERNAL_ERROR.value, "message": "unhandled error"}, started)
             raise
         if status >= 400 and status != 429:
             await self._log(scope, status, _error(bytes(body)), started)

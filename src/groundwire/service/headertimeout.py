@@ -16,6 +16,7 @@ import json
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from groundwire.core.errors import ErrorCode
 from groundwire.service.errors import error_body
 
 
@@ -69,7 +70,7 @@ def header_timeout_protocol(timeout_s: float) -> type[H11Protocol]:
 
 
 def _timed_out_response(timeout_s: float) -> bytes:
-    body = json.dumps(error_body(408, "header_timeout", f"The request headers did not arrive within {timeout_s:g} s.",
+    body = json.dumps(error_body(ErrorCode.HEADER_TIMEOUT, f"The request headers did not arrive within {timeout_s:g} s.",
                                  {"header_timeout_s": timeout_s})).encode()
     head = (f"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
             "connection: close\r\n\r\n").encode()

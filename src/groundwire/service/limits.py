@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from groundwire.core.errors import ErrorCode
 from groundwire.service.errors import ServiceError, error_body
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,13 +25,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def too_large(max_bytes: int) -> ServiceError:
-    return ServiceError(413, "payload_too_large",
+    return ServiceError(ErrorCode.PAYLOAD_TOO_LARGE,
                         f"The request body is larger than the limit of {max_bytes} bytes.",
                         details={"max_bytes": max_bytes})
 
 
 def body_timed_out(timeout_s: float) -> ServiceError:
-    return ServiceError(408, "body_timeout", f"The request body did not arrive within {timeout_s:g} s.",
+    return ServiceError(ErrorCode.BODY_TIMEOUT, f"The request body did not arrive within {timeout_s:g} s.",
                         details={"body_timeout_s": timeout_s}, headers={"Connection": "close"})
 
 
@@ -80,7 +81,7 @@ class BodySizeLimit:
 
     async def _refuse(self, send: Send) -> None:
         exc = too_large(self.max_bytes)
-        body = json.dumps(error_body(exc.status, exc.code, exc.message, exc.details)).encode()
+        body = json.dumps(error_body(exc.code, exc.message, exc.details)).encode()
         await send({"type": "http.response.start", "status": 413, "headers": [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
@@ -116,7 +117,7 @@ def check_plan(settings: ServiceSettings, plan: Plan) -> None:
     stops at max_claims + 1 claims, so refusing a long answer costs little more than splitting its start."""
     work = plan.workload
     if not plan.complete:
-        raise ServiceError(413, "too_much_work",
+        raise ServiceError(ErrorCode.TOO_MUCH_WORK,
                            f"The request has more than {settings.max_claims} claims ({work.claims} counted before "
                            f"splitting stopped); the limit (max_claims) is {settings.max_claims}.",
                            details={"limit": "max_claims", "max": settings.max_claims, "got": work.claims})
@@ -130,7 +131,7 @@ def _within_limits(settings: ServiceSettings, measured: Sequence[tuple[str, int,
     for name, got, what in measured:
         limit = getattr(settings, name)
         if got > limit:
-            raise ServiceError(413, "too_much_work", f"The request has {got} {what}; the limit ({name}) is {limit}.",
+            raise ServiceError(ErrorCode.TOO_MUCH_WORK, f"The request has {got} {what}; the limit ({name}) is {limit}.",
                                details={"limit": name, "max": limit, "got": got})
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.service.errors import ServiceError
 
 
@@ -22,7 +22,7 @@ class RateLimiter:
         try:
             self._item = parse(spec)
         except ValueError as error:
-            raise InputError(f"rate limit {spec!r} is not valid (use e.g. '60/minute' or '10/second'): {error}") \
+            raise InputError(f"rate limit {spec!r} is not valid (use e.g. '60/minute' or '10/second'): {error}", code=ErrorCode.INVALID_SETTINGS) \
                 from None
         self.spec = spec
         self._limiter = MovingWindowRateLimiter(MemoryStorage())
@@ -33,7 +33,7 @@ class RateLimiter:
             return
         reset_at, _ = self._limiter.get_window_stats(self._item, caller)
         retry_after = max(1, math.ceil(reset_at - time.time()))
-        raise ServiceError(429, "rate_limited", f"Too many requests: the limit is {self.spec} per API key.",
+        raise ServiceError(ErrorCode.RATE_LIMITED, f"Too many requests: the limit is {self.spec} per API key.",
                            details={"limit": self.spec, "retry_after_s": retry_after},
                            headers={"Retry-After": str(retry_after)})
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from groundwire.config import Config
+from groundwire.core.errors import ErrorCode
 from groundwire.core.types import Chunk, Report
 from groundwire.core.verifier import Plan, Verifier
 from groundwire.data.cache import SemanticCache
@@ -123,7 +124,7 @@ class Runtime:
         missing = sorted(set(doc_ids) - {p.doc_id for p in found})
         if missing:
             # Another scope's documents look exactly like documents that do not exist.
-            raise ServiceError(404, "document_not_found", "No ingested document with these ids in your scope.",
+            raise ServiceError(ErrorCode.DOCUMENT_NOT_FOUND, "No ingested document with these ids in your scope.",
                                details={"doc_ids": missing})
         chunks = [p.as_chunk() for p in found]
         check_work(self.settings, chunks, getattr(body, "answer", None))
@@ -146,7 +147,7 @@ class Runtime:
 
     def require_llm(self, what: str) -> LLMClient:
         if self.llm is None:
-            raise ServiceError(503, "llm_not_configured",
+            raise ServiceError(ErrorCode.LLM_NOT_CONFIGURED,
                                f"{what} needs an LLM endpoint: start the service with --llm and set [llm] in "
                                "groundwire.toml (or GROUNDWIRE_LLM_BASE_URL).")
         return self.llm
@@ -155,7 +156,7 @@ class Runtime:
         """The judge's endpoint. Asking a service without one for the judge is the request's error (422): the
         same request without `judge` is answered, and a 5xx would send clients into retries that cannot help."""
         if self.llm is None:
-            raise ServiceError(422, "judge_not_available",
+            raise ServiceError(ErrorCode.JUDGE_NOT_AVAILABLE,
                                "judge=true needs an LLM endpoint, and this service was started without one "
                                "(--llm); send the request without judge, or ask the operator to configure [llm].")
         return self.llm
@@ -209,7 +210,7 @@ def _warm(verifier: Verifier) -> None:
 
 def _ready(value: T | None) -> T:
     if value is None:
-        raise ServiceError(503, "not_ready", "The service is not started (or is shutting down); retry in a moment.")
+        raise ServiceError(ErrorCode.NOT_READY, "The service is not started (or is shutting down); retry in a moment.")
     return value
 
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 
 if TYPE_CHECKING:
     from groundwire.config import CheckSettings, Config
@@ -73,18 +73,18 @@ class ServiceSettings:
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
-            raise InputError("max_body_bytes must be positive")
+            raise InputError("max_body_bytes must be positive", code=ErrorCode.INVALID_SETTINGS)
         if self.body_timeout_s <= 0:
-            raise InputError("body_timeout_s must be positive")
+            raise InputError("body_timeout_s must be positive", code=ErrorCode.INVALID_SETTINGS)
         if self.header_timeout_s <= 0:
-            raise InputError("header_timeout_s must be positive")
+            raise InputError("header_timeout_s must be positive", code=ErrorCode.INVALID_SETTINGS)
         if (self.workers is not None and self.workers < 1) or self.max_waiting < 0:
-            raise InputError("workers must be at least 1 and max_waiting at least 0")
+            raise InputError("workers must be at least 1 and max_waiting at least 0", code=ErrorCode.INVALID_SETTINGS)
         for key, scope in self.api_keys.items():
             if not key or not scope:
-                raise InputError("API keys and scopes must be non-empty strings")
+                raise InputError("API keys and scopes must be non-empty strings", code=ErrorCode.INVALID_SETTINGS)
         if not self.read_only_keys <= self.api_keys.keys():
-            raise InputError("every read-only key must also be one of api_keys")
+            raise InputError("every read-only key must also be one of api_keys", code=ErrorCode.INVALID_SETTINGS)
         for pattern in self.high_risk_patterns:
             _check_pattern(pattern)  # fail at start-up, not on the first request
         if self.rate_limit is not None:  # the limiter (and FastAPI, for its 429) loads only when a limit is set
@@ -112,9 +112,9 @@ def parse_api_keys(pairs: list[str] | tuple[str, ...]) -> tuple[dict[str, str], 
         if colon and tail in ACCESS:
             scope, access = head, tail
         if not sep or not key or not scope:
-            raise InputError(f"an API key must look like KEY:SCOPE or KEY:SCOPE:ro (got one starting {pair[:4]!r}...)")
+            raise InputError(f"an API key must look like KEY:SCOPE or KEY:SCOPE:ro (got one starting {pair[:4]!r}...)", code=ErrorCode.INVALID_SETTINGS)
         if key in keys:
-            raise InputError(f"API key given twice: {key[:4]}...")
+            raise InputError(f"API key given twice: {key[:4]}...", code=ErrorCode.INVALID_SETTINGS)
         keys[key] = scope
         if ACCESS[access]:
             read_only.add(key)
@@ -125,4 +125,4 @@ def _check_pattern(pattern: str) -> None:
     try:
         re.compile(pattern)
     except re.error as error:
-        raise InputError(f"high-risk pattern {pattern!r} is not a valid regex: {error}") from error
+        raise InputError(f"high-risk pattern {pattern!r} is not a valid regex: {error}", code=ErrorCode.INVALID_SETTINGS) from error

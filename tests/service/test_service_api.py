@@ -116,9 +116,9 @@ def test_malformed_bodies_get_422_json_naming_the_problem(client, body) -> None:
 def test_invalid_json_and_input_errors_are_json_4xx(client) -> None:  # noqa: ANN001
     response = client.post("/v1/verify", content=b"{not json", headers={**ALPHA, "Content-Type": "application/json"})
     assert_error(response, 422, "invalid_request")
-    # The verifier's own InputError (an empty answer) is a 422 too, with its message.
+    # The verifier's own InputError (an empty answer) is a 422 too, with its message and its code (docs/errors.md).
     error = assert_error(client.post("/v1/verify", json={"answer": "  ", "chunks": CHUNKS}, headers=ALPHA), 422,
-                         "invalid_input")
+                         "empty_answer")
     assert "empty" in error["message"]
 
 

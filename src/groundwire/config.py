@@ -189,7 +189,8 @@ def find_config_file(
     if env.get(f"{ENV_PREFIX}CONFIG"):
         from_env = Path(env[f"{ENV_PREFIX}CONFIG"])
         if not from_env.is_file():
-            raise InputError(f"config file named by {ENV_PREFIX}CONFIG not found: {from_env}", code=ErrorCode.CONFIG_NOT_FOUND)
+            raise InputError(f"config file named by {ENV_PREFIX}CONFIG not found: {from_env}",
+                             code=ErrorCode.CONFIG_NOT_FOUND)
         return from_env
     local = Path.cwd() / CONFIG_FILENAME
     return local if local.is_file() else None

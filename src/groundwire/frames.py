@@ -80,7 +80,8 @@ def verify_many(
                (("answer", answer), ("context", context), ("question", question), ("task", task)) if name}
     missing = [name for name in columns.values() if name not in frame.columns]
     if missing:
-        raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}", code=ErrorCode.MISSING_COLUMN)
+        raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}",
+                         code=ErrorCode.MISSING_COLUMN)
     _require_columns(frame.columns, columns)
     from groundwire.pipeline import given_or_shared
 
@@ -112,7 +113,8 @@ def _require_columns(found: pd.Index, given: Mapping[str, str]) -> None:
 
 def _to_pandas(data: ToPandas) -> pd.DataFrame:
     if not hasattr(data, "to_pandas"):
-        raise InputError(f"verify_many takes a pandas DataFrame or a datasets.Dataset, not {type(data).__name__}", code=ErrorCode.INVALID_INPUT)
+        raise InputError(f"verify_many takes a pandas DataFrame or a datasets.Dataset, not {type(data).__name__}",
+                         code=ErrorCode.INVALID_INPUT)
     return data.to_pandas()
 
 

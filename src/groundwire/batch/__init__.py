@@ -82,7 +82,8 @@ def run_batch(
         raise ValueError(f"unknown engine {engine!r}; choose one of {sorted(ENGINES)}")
     for module in ("pyarrow", "ray") if engine == "ray" else ("pyarrow",):
         if importlib.util.find_spec(module) is None:
-            raise InputError(f"groundwire batch needs {module}: pip install 'groundwire[ray]'", code=ErrorCode.MISSING_EXTRA)
+            raise InputError(f"groundwire batch needs {module}: pip install 'groundwire[ray]'",
+                             code=ErrorCode.MISSING_EXTRA)
     source = Path(input_path)
     fmt = input_format(source)
     if strict:

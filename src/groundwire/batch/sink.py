@@ -66,7 +66,8 @@ class ResultSink:
         self.output = Path(output)
         self.errors_path = Path(errors_path)
         if self.output.exists() and not self.output.is_dir():
-            raise InputError(f"output {self.output} exists and is a file; results go to a directory of Parquet parts", code=ErrorCode.OUTPUT_EXISTS)
+            raise InputError(f"output {self.output} exists and is a file; results go to a directory of Parquet parts",
+                             code=ErrorCode.OUTPUT_EXISTS)
         self.output.mkdir(parents=True, exist_ok=True)
         for stale in self.output.glob("*.tmp"):
             stale.unlink()  # a part a crash left unfinished; its rows are redone

@@ -37,7 +37,8 @@ def input_files(path: str | Path) -> list[Path]:
             raise InputError(f"input directory {path} holds no .jsonl or .parquet files", code=ErrorCode.NO_ROWS)
         return files
     if path.suffix.lower() not in _SUFFIXES:
-        raise InputError(f"input {path}: expected a .jsonl or .parquet file (or a directory of them)", code=ErrorCode.INVALID_FILE)
+        raise InputError(f"input {path}: expected a .jsonl or .parquet file (or a directory of them)",
+                         code=ErrorCode.INVALID_FILE)
     return [path]
 
 

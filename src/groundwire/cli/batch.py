@@ -49,9 +49,11 @@ def batch(
     from groundwire.core.pruning import PRUNERS
 
     if engine not in ENGINES:
-        raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(sorted(ENGINES))}", code=ErrorCode.INVALID_OPTION)
+        raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(sorted(ENGINES))}",
+                         code=ErrorCode.INVALID_OPTION)
     if prune is not None and prune not in PRUNERS:
-        raise InputError(f"unknown pruner {prune!r}; choose one of {', '.join(sorted(PRUNERS))}", code=ErrorCode.INVALID_OPTION)
+        raise InputError(f"unknown pruner {prune!r}; choose one of {', '.join(sorted(PRUNERS))}",
+                         code=ErrorCode.INVALID_OPTION)
     if address is not None and engine != "ray":
         raise InputError("--address is for the ray engine: add --engine ray", code=ErrorCode.INVALID_OPTION)
     config = load_config(config_file)

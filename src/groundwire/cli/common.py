@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 def read_chunks(paths: list[Path] | None) -> list[Chunk]:
     """One chunk per context file, ids S1..Sn in the order given."""
     if not paths:
-        raise InputError("give at least one --context FILE (each file is one retrieved chunk)", code=ErrorCode.NO_CONTEXT)
+        raise InputError("give at least one --context FILE (each file is one retrieved chunk)",
+                         code=ErrorCode.NO_CONTEXT)
     return [Chunk(id=f"S{i}", text=read_text(path), doc_id=path.name) for i, path in enumerate(paths, start=1)]
 
 
@@ -57,4 +58,5 @@ def require_extra(command: str, extra: str, *modules: str) -> None:
     """
     missing = [name for name in modules if importlib.util.find_spec(name) is None]
     if missing:
-        raise InputError(f"groundwire {command} needs {', '.join(missing)}: pip install 'groundwire[{extra}]'", code=ErrorCode.MISSING_EXTRA)
+        raise InputError(f"groundwire {command} needs {', '.join(missing)}: pip install 'groundwire[{extra}]'",
+                         code=ErrorCode.MISSING_EXTRA)

@@ -112,11 +112,13 @@ def check(
     judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None
     if input_file is not None:
         if context or answer:
-            raise InputError("use either --input FILE.jsonl or --context/--answer, not both", code=ErrorCode.INVALID_OPTION)
+            raise InputError("use either --input FILE.jsonl or --context/--answer, not both",
+                             code=ErrorCode.INVALID_OPTION)
         _check_batch(verifier, input_file, output, fail_under, judge_with, strict=strict, columns=columns)
         return
     if answer is None:
-        raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl", code=ErrorCode.INVALID_OPTION)
+        raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl",
+                         code=ErrorCode.INVALID_OPTION)
     chunks = read_chunks(context)
     answer_text = read_text(answer[1:]) if answer.startswith("@") else answer
     report = check_item(verifier, CheckItem(answer_text, chunks, question=question, task=task), judge=judge_with)
@@ -200,7 +202,8 @@ def eval_command(
 ) -> None:
     """Balanced accuracy, F1 and AUROC, and the routing rates (false accept, false reject, escalated), per task."""
     if (target_far is None) != (target_frr is None):
-        raise InputError("give both --target-far and --target-frr to re-derive thresholds", code=ErrorCode.INVALID_OPTION)
+        raise InputError("give both --target-far and --target-frr to re-derive thresholds",
+                         code=ErrorCode.INVALID_OPTION)
     if html_report is not None:  # its charts are drawn with matplotlib; fail before any work without it
         require_extra("eval --html", "eval", "matplotlib")
     from rich.progress import Progress

@@ -55,7 +55,8 @@ def eval_loop(
     from groundwire.evaluation.evalloop import render_html, run_eval_loop
 
     if not frozen and db is None:
-        raise InputError("give a frozen set (--frozen FILE.jsonl) and/or a request log (--db URL|FILE)", code=ErrorCode.INVALID_OPTION)
+        raise InputError("give a frozen set (--frozen FILE.jsonl) and/or a request log (--db URL|FILE)",
+                         code=ErrorCode.INVALID_OPTION)
     rows = [row for path in frozen or [] for row in read_eval_jsonl(path, limit=limit)]
     if frozen and not rows:
         raise InputError("the frozen set files hold no rows", code=ErrorCode.NO_ROWS)
@@ -64,7 +65,8 @@ def eval_loop(
         from groundwire.data.store import Store
 
         if "://" not in db and not Path(db).is_file():
-            raise InputError(f"{db}: no such database file (give an existing SQLite file or a SQLAlchemy URL)", code=ErrorCode.FILE_NOT_FOUND)
+            raise InputError(f"{db}: no such database file (give an existing SQLite file or a SQLAlchemy URL)",
+                             code=ErrorCode.FILE_NOT_FOUND)
         store = Store(db if "://" in db else f"sqlite:///{Path(db).resolve()}")
     since = datetime.now(UTC) - timedelta(days=days) if days > 0 else None
     with Progress(console=Console(stderr=True), transient=True) as progress:

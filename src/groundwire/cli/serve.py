@@ -76,7 +76,8 @@ def serve(
 
     loaded = load_config(config)
     if loaded.verify.decomposer == "llm" and not llm:
-        raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml', code=ErrorCode.LLM_NOT_CONFIGURED)
+        raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml',
+                         code=ErrorCode.LLM_NOT_CONFIGURED)
     keys, read_only_keys = parse_api_keys(_split_env_list(api_key or []))
     if not keys and host not in LOOPBACK:
         if not insecure_no_auth:

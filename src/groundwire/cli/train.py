@@ -43,12 +43,14 @@ def prepare(
     from groundwire.train.data import MIXES, build
 
     if not data.is_dir():
-        raise InputError(f"{data}: no such directory (give the train/ folder of the shared data)", code=ErrorCode.FILE_NOT_FOUND)
+        raise InputError(f"{data}: no such directory (give the train/ folder of the shared data)",
+                         code=ErrorCode.FILE_NOT_FOUND)
     if mix not in MIXES:
         raise InputError(f"--mix {mix!r}: choose one of {', '.join(MIXES)}", code=ErrorCode.INVALID_OPTION)
     missing = [stem for stem in MIXES[mix].real if not (data / f"{stem}.jsonl").is_file()]
     if missing:
-        raise InputError(f"--mix {mix} needs {', '.join(f'{m}.jsonl' for m in missing)} in {data}", code=ErrorCode.FILE_NOT_FOUND)
+        raise InputError(f"--mix {mix} needs {', '.join(f'{m}.jsonl' for m in missing)} in {data}",
+                         code=ErrorCode.FILE_NOT_FOUND)
     summary = build(data, out, seed=seed, spec=replace(MIXES[mix], records=records))
     typer.echo(json.dumps({k: v for k, v in summary.items() if k != "spec"}, indent=2))
 
@@ -74,7 +76,8 @@ def run(
     from groundwire.train.loop import TrainConfig, default_base_model, train
 
     if not (data / "train.jsonl").is_file():
-        raise InputError(f"{data}/train.jsonl not found: run `groundwire train prepare --out {data}` first", code=ErrorCode.FILE_NOT_FOUND)
+        raise InputError(f"{data}/train.jsonl not found: run `groundwire train prepare --out {data}` first",
+                         code=ErrorCode.FILE_NOT_FOUND)
     cfg = TrainConfig(base_model=base_model or default_base_model(), data_dir=str(data), out_dir=str(out),
                       max_length=max_length, batch_size=batch_size, lr=lr, warmup=warmup,
                       freeze_layers=freeze_layers, budget_minutes=budget_minutes, seed=seed, threads=threads,
@@ -131,7 +134,8 @@ def ship(
     from groundwire.train.export import copy_bundle
 
     if not (bundle / "config.json").is_file():
-        raise InputError(f"{bundle}: not a bundle (no config.json); run `groundwire train export` first", code=ErrorCode.INVALID_FILE)
+        raise InputError(f"{bundle}: not a bundle (no config.json); run `groundwire train export` first",
+                         code=ErrorCode.INVALID_FILE)
     copy_bundle(bundle, dest)
     size = sum(p.stat().st_size for p in dest.iterdir()) / 2**20
     typer.echo(f"shipped {bundle} -> {dest} ({size:.1f} MB)")

@@ -48,11 +48,14 @@ class Document:
         if not isinstance(self.doc_id, str) or not self.doc_id.strip():
             raise InputError("a document needs a non-empty doc_id", code=ErrorCode.INVALID_DOCUMENT)
         if not isinstance(self.text, str) or not self.text.strip():
-            raise InputError(f"document {self.doc_id!r} has no text; send its text, or leave it out", code=ErrorCode.INVALID_DOCUMENT)
+            raise InputError(f"document {self.doc_id!r} has no text; send its text, or leave it out",
+                             code=ErrorCode.INVALID_DOCUMENT)
         if self.page is not None and (isinstance(self.page, bool) or not isinstance(self.page, int) or self.page < 1):
-            raise InputError(f"document {self.doc_id!r}: page must be a 1-based integer or null, not {self.page!r}", code=ErrorCode.INVALID_DOCUMENT)
+            raise InputError(f"document {self.doc_id!r}: page must be a 1-based integer or null, not {self.page!r}",
+                             code=ErrorCode.INVALID_DOCUMENT)
         if self.type not in _CHUNK_TYPES:
-            raise InputError(f"document {self.doc_id!r}: type must be one of {sorted(_CHUNK_TYPES)}, not {self.type!r}", code=ErrorCode.INVALID_DOCUMENT)
+            raise InputError(f"document {self.doc_id!r}: type must be one of {sorted(_CHUNK_TYPES)}, not {self.type!r}",
+                             code=ErrorCode.INVALID_DOCUMENT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +261,8 @@ def add_citations(
         raise InputError("the answer is empty; nothing to cite", code=ErrorCode.EMPTY_ANSWER)
     as_chunks = [c.as_chunk() if isinstance(c, Passage) else c for c in chunks]
     if not as_chunks:
-        raise InputError("no chunks given; add_citations needs the retrieved chunks the answer drew on", code=ErrorCode.NO_CONTEXT)
+        raise InputError("no chunks given; add_citations needs the retrieved chunks the answer drew on",
+                         code=ErrorCode.NO_CONTEXT)
     if verifier is None:
         verifier = Verifier()
     if threshold is None:

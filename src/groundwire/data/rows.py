@@ -104,9 +104,11 @@ def parse_columns(spec: str | None) -> dict[str, str]:
     for part in spec.split(","):
         field, sep, column = (piece.strip() for piece in part.partition("="))
         if not sep or not field or not column:
-            raise InputError(f"--columns: {part.strip()!r} is not FIELD=COLUMN (e.g. answer=response)", code=ErrorCode.INVALID_OPTION)
+            raise InputError(f"--columns: {part.strip()!r} is not FIELD=COLUMN (e.g. answer=response)",
+                             code=ErrorCode.INVALID_OPTION)
         if field not in known:
-            raise InputError(f"--columns: unknown field {field!r}; choose from {', '.join(known)}", code=ErrorCode.INVALID_OPTION)
+            raise InputError(f"--columns: unknown field {field!r}; choose from {', '.join(known)}",
+                             code=ErrorCode.INVALID_OPTION)
         mapping[field] = column
     return mapping
 
@@ -117,7 +119,8 @@ def canonical_record(record: Mapping[str, Any], columns: Mapping[str, str] | Non
     out = dict(record)
     for field, column in (columns or {}).items():
         if column not in record:
-            raise InputError(f"column {column!r} (given for {field!r} by --columns) is not in the row", code=ErrorCode.MISSING_COLUMN)
+            raise InputError(f"column {column!r} (given for {field!r} by --columns) is not in the row",
+                             code=ErrorCode.MISSING_COLUMN)
         out[field] = record[column]
     for field, aliases in COLUMN_ALIASES.items():
         if out.get(field) is None:

@@ -290,7 +290,8 @@ class Store:
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
         self.engine = sa.create_engine(url, **kwargs)
         if self.engine.dialect.name not in SUPPORTED_DIALECTS:
-            raise InputError(f"the store supports SQLite and PostgreSQL URLs, not {self.engine.dialect.name!r} ({url})", code=ErrorCode.INVALID_SETTINGS)
+            raise InputError(f"the store supports SQLite and PostgreSQL URLs, not {self.engine.dialect.name!r} ({url})",
+                             code=ErrorCode.INVALID_SETTINGS)
         if self.engine.dialect.name == "sqlite":
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
             sa.event.listen(self.engine, "begin", _sqlite_begin)
@@ -755,7 +756,8 @@ def _check_json(values: dict[str, Any]) -> None:
     try:
         json.dumps(values, default=lambda o: o.isoformat() if isinstance(o, datetime) else _unjsonable(o))
     except (TypeError, ValueError) as error:
-        raise InputError(f"request-log values must be JSON-serialisable: {error}", code=ErrorCode.INVALID_INPUT) from error
+        raise InputError(f"request-log values must be JSON-serialisable: {error}",
+                         code=ErrorCode.INVALID_INPUT) from error
 
 
 def _unjsonable(value: Any) -> Any:

@@ -89,7 +89,8 @@ def evaluate(
             )
     labelled = [item for items in by_task.values() for item in items]
     if not labelled:
-        raise InputError(f"{file or 'input'}: no labelled rows to evaluate ('hallucinated' must be true or false)", code=ErrorCode.NO_ROWS)
+        raise InputError(f"{file or 'input'}: no labelled rows to evaluate ('hallucinated' must be true or false)",
+                         code=ErrorCode.NO_ROWS)
     return EvalSummary(
         file=file,
         model_id=verifier.model_id,

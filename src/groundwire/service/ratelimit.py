@@ -22,7 +22,8 @@ class RateLimiter:
         try:
             self._item = parse(spec)
         except ValueError as error:
-            raise InputError(f"rate limit {spec!r} is not valid (use e.g. '60/minute' or '10/second'): {error}", code=ErrorCode.INVALID_SETTINGS) \
+            raise InputError(f"rate limit {spec!r} is not valid (use e.g. '60/minute' or '10/second'): {error}",
+                             code=ErrorCode.INVALID_SETTINGS) \
                 from None
         self.spec = spec
         self._limiter = MovingWindowRateLimiter(MemoryStorage())

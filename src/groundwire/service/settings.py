@@ -112,7 +112,8 @@ def parse_api_keys(pairs: list[str] | tuple[str, ...]) -> tuple[dict[str, str], 
         if colon and tail in ACCESS:
             scope, access = head, tail
         if not sep or not key or not scope:
-            raise InputError(f"an API key must look like KEY:SCOPE or KEY:SCOPE:ro (got one starting {pair[:4]!r}...)", code=ErrorCode.INVALID_SETTINGS)
+            raise InputError(f"an API key must look like KEY:SCOPE or KEY:SCOPE:ro (got one starting {pair[:4]!r}...)",
+                             code=ErrorCode.INVALID_SETTINGS)
         if key in keys:
             raise InputError(f"API key given twice: {key[:4]}...", code=ErrorCode.INVALID_SETTINGS)
         keys[key] = scope
@@ -125,4 +126,5 @@ def _check_pattern(pattern: str) -> None:
     try:
         re.compile(pattern)
     except re.error as error:
-        raise InputError(f"high-risk pattern {pattern!r} is not a valid regex: {error}", code=ErrorCode.INVALID_SETTINGS) from error
+        raise InputError(f"high-risk pattern {pattern!r} is not a valid regex: {error}",
+                         code=ErrorCode.INVALID_SETTINGS) from error

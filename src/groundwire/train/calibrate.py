@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
 
-from groundwire.core.combiner import LogisticCombiner
+from groundwire.scoring.combiner import LogisticCombiner
 
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR
 from groundwire.train import combine, lodo

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from groundwire.core.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
+from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from groundwire.core.combiner import threshold_keys
+from groundwire.scoring.combiner import threshold_keys
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR, thresholds_for_targets
 
 MIN_KEY_CLASS_ANSWERS = 80

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Literal
 from groundwire.config import CheckSettings
 from groundwire.core.claims import Decomposer
 from groundwire.core.errors import InputError
-from groundwire.core.pruning import get_pruner
+from groundwire.core.pruning import Pruner, get_pruner
 from groundwire.core.types import Chunk, Report
 from groundwire.core.verifier import Plan, Verifier, as_chunks
+from groundwire.data.embed import embed_texts
 
 if TYPE_CHECKING:
     from anyio import CapacityLimiter
@@ -37,6 +38,7 @@ __all__ = [
     "CheckSettings",
     "Judge",
     "averify",
+    "build_pruner",
     "build_verifier",
     "check",
     "given_or_shared",
@@ -86,12 +88,20 @@ def build_verifier(
             accept_at=settings.accept_at,
             reject_at=settings.reject_at,
             decomposer=decomposer,
-            pruner=get_pruner(settings.pruner),
+            pruner=build_pruner(settings.pruner),
             require_citations=settings.require_citations,
             canonical_figures=settings.canonical_figures,
         )
     except ValueError as error:  # an unknown scorer or pruner, thresholds out of order: the user's input
         raise InputError(str(error)) from None
+
+
+def build_pruner(name: str, **options: float) -> Pruner | None:
+    """The pruner registered under `name` ("none": the exact matrix), built with `options` (top_k, margin). The
+    embedding pruner is handed the data layer's shared embedder here, so that core never imports a model."""
+    if name == "embedding":
+        return get_pruner(name, embed=embed_texts, **options)
+    return get_pruner(name, **options)
 
 
 def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, plan: Plan | None = None) -> Report:

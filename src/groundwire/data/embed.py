@@ -143,6 +143,12 @@ def default_embedder() -> OnnxMiniLMEmbedder:
     return OnnxMiniLMEmbedder()
 
 
+def embed_texts(texts: Sequence[str]) -> np.ndarray:
+    """The shared embedder's unit vectors for `texts` (the model loads on the first call): what the embedding
+    pruner is handed."""
+    return default_embedder().embed(texts)
+
+
 WINDOW_CHARS = 300
 """One to a few sentences: far inside the model's 256 word pieces, and short enough that a sentence-sized query
 is compared with text of its own size instead of being diluted by a long chunk."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
-from groundwire.batch.records import result_row
 from groundwire.core.errors import InputError
 from groundwire.core.types import Report
+from groundwire.data.results import result_row
 from groundwire.data.rows import COLUMN_ALIASES, RowError, canonical_record, parse_record
+from groundwire.pipeline import given_or_shared
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,8 +83,6 @@ def verify_many(
     if missing:
         raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}")
     _require_columns(frame.columns, columns)
-    from groundwire.pipeline import given_or_shared
-
     checker = given_or_shared(verifier, scorer)
     answers: list[dict[str, Any]] = []
     claim_rows: list[dict[str, Any]] = []

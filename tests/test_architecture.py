@@ -101,26 +101,28 @@ def _targets(node: ast.Import | ast.ImportFrom, source: str, is_package: bool, k
     return submodules + ([module] if len(submodules) < len(node.names) else [])
 
 
+def _imports_of(path: Path, known: set[str]) -> list[Import]:
+    source = _module_name(path)
+    found: list[Import] = []
+
+    def walk(nodes: Iterable[ast.AST], in_function: bool) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                walk(node.orelse, in_function)
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.extend(Import(source, target, node.lineno, in_function)
+                             for target in _targets(node, source, path.name == "__init__.py", known))
+            walk(ast.iter_child_nodes(node), in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    walk(ast.parse(path.read_text(encoding="utf-8")).body, False)
+    return found
+
+
 def _imports() -> list[Import]:
     """Every import statement of the package, except those under `if TYPE_CHECKING:` (they never run)."""
     known = set(_modules())
-    found: list[Import] = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        source = _module_name(path)
-
-        def walk(nodes: Iterable[ast.AST], in_function: bool) -> None:
-            for node in nodes:
-                if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                    walk(node.orelse, in_function)
-                    continue
-                if isinstance(node, (ast.Import, ast.ImportFrom)):
-                    found.extend(Import(source, target, node.lineno, in_function)
-                                 for target in _targets(node, source, path.name == "__init__.py", known))
-                walk(ast.iter_child_nodes(node),
-                     in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
-
-        walk(ast.parse(path.read_text(encoding="utf-8")).body, False)
-    return found
+    return [i for path in sorted(PACKAGE.rglob("*.py")) for i in _imports_of(path, known)]
 
 
 def _internal(imports: list[Import]) -> list[Import]:

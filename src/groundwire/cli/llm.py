@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from groundwire.cli.common import build_verifier, read_chunks, require_llm
-from groundwire.cli.output import literal, print_json, styled
+from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.types import Chunk
 
 if TYPE_CHECKING:
@@ -132,8 +132,6 @@ def _config(path: Path | None, **generate_overrides: Any) -> Config:
 def _render_generation(result: Any, chunks: list[Chunk]) -> None:
     from rich.table import Table
 
-    from groundwire.cli.main import console, render_report
-
     table = Table(title="attempts")
     for column in ("#", "strength", "model", "score", "action", "reason", "findings"):
         table.add_column(column, overflow="fold")
@@ -155,8 +153,6 @@ def _render_generation(result: Any, chunks: list[Chunk]) -> None:
 
 def _render_repair(repaired: Any) -> None:
     from rich.table import Table
-
-    from groundwire.cli.main import console
 
     table = Table(title=f"repair (score {repaired.original.score:.2f} -> {repaired.report.score:.2f})")
     for column in ("claim", "action", "reason", "edit"):

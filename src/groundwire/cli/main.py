@@ -21,9 +21,9 @@ import typer
 from rich.console import Console
 
 from groundwire.cli.common import build_verifier, read_chunks, require_extra, require_llm
-from groundwire.cli.output import literal, print_json, styled
+from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.errors import InputError
-from groundwire.core.types import Chunk, Report, Route, Verdict
+from groundwire.core.types import Report
 from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows, read_text
 from groundwire.llm.errors import LLMError
 from groundwire.redact import redact
@@ -44,11 +44,7 @@ app = typer.Typer(
     rich_markup_mode=None,  # help text is printed as written: "[llm]" is a config section, not a style tag
 )
 _debug = {"on": False}
-console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # never wrap a message: a wrapped path is hard to copy
-_VERDICT_STYLE = {Verdict.SUPPORTED: "green", Verdict.CONTRADICTED: "red", Verdict.NOT_FOUND: "yellow",
-                  Verdict.UNRESOLVED: "cyan"}
-_ROUTE_STYLE = {Route.ACCEPT: "bold green", Route.ESCALATE: "bold yellow", Route.REJECT: "bold red"}
 
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", help="groundwire.toml to read (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")
@@ -296,41 +292,11 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
     return summary
 
 
-def render_report(report: Report, chunks: list[Chunk]) -> None:
-    from rich.table import Table
-
-    table = Table(show_lines=True, title=literal(f"groundwire — {report.model_id}"))
-    for column in ("#", "claim", "verdict", "score", "cites", "evidence / checks"):
-        table.add_column(column, overflow="fold")
-    for number, result in enumerate(report.claims, start=1):
-        style = _VERDICT_STYLE[result.verdict]
-        notes = [f"{f.check}: {f.detail}" for f in result.checks]
-        if result.note:
-            notes.append(result.note)
-        evidence = result.evidence or ""
-        table.add_row(str(number), literal(result.claim.text), literal(result.verdict.value, style),
-                      f"{result.score:.2f}", literal(result.chunk_id or "-"),
-                      literal("\n".join([_shorten(evidence), *notes])))
-    console.print(table)
-    for finding in report.findings:
-        console.print(styled((finding.check, "red"), f": {finding.detail}"))
-    for warning in report.warnings:
-        console.print(styled(("warning", "yellow"), f": {warning}"))
-    label = "abstained" if report.abstained else report.decision.value.upper()
-    console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.decision]),
-                         f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)"))
-
-
 def _judge_client(config: Config) -> LLMClient:
     from groundwire.llm.client import client_from_config
 
     require_llm(config, "--judge")
     return client_from_config(config)
-
-
-def _shorten(text: str, limit: int = 240) -> str:
-    # Display only: the JSON output always carries the full evidence.
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _num(value: float | None) -> str:

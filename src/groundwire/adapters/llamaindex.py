@@ -24,6 +24,7 @@ from groundwire.adapters.common import (
     refuse_threshold,
 )
 from groundwire.core.types import REFUSAL_TOKEN, Report
+from groundwire.llm.repair import repair
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -101,8 +102,6 @@ def ground_response(response: Any, question: str | None = None, *, verifier: Ver
     accepted, else repaired, or `abstain_message` when less than `min_surviving_share` of its claims survive.
     The repair adds no citation marker: the nodes' positions are groundwire's chunk ids (S1, S2...), not names
     the user's nodes carry, so only the markers of sentences kept whole remain."""
-    from groundwire.llm.repair import repair
-
     checker = AdapterCheck(verifier=verifier, scorer=scorer).resolve()
     nodes = list(getattr(response, "source_nodes", []) or [])
     contexts = context_texts(nodes)

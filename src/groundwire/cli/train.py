@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -38,8 +39,6 @@ def prepare(
 ) -> None:
     """Synthetic RAG-style pairs from real contexts + a length-balanced sample of the real pair files."""
     require_extra("train prepare", "train", "sklearn")
-    from dataclasses import replace
-
     from groundwire.train.data import MIXES, build
 
     if not data.is_dir():

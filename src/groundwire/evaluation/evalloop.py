@@ -34,6 +34,7 @@ import numpy as np
 from groundwire.core.textutil import content_words
 from groundwire.core.types import Chunk, Route, Verdict
 from groundwire.evaluation.metrics import detection_metrics
+from groundwire.evaluation.charts import line_chart, svg_block
 from groundwire.data.embed import default_embedder
 from groundwire.data.embed import best_similarity, index_texts
 
@@ -475,8 +476,6 @@ def _series(points: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple[str
 
 
 def _chart(series: Mapping[str, Sequence[tuple[str, float | None]]], *, title: str, y_max: float | None = 1.0) -> str:
-    from groundwire.evaluation.charts import line_chart, svg_block
-
     return svg_block(line_chart(series, title=title, y_max=y_max), label=title)
 
 

@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from groundwire.data.store import ERROR_KIND, RequestRecord
 from groundwire.redact import redact
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
 from groundwire.service.errors import ServiceError
@@ -71,8 +72,6 @@ class FailureLog:
             log.exception("could not log a failed request")
 
     def _write(self, caller_scope: str, scope: Scope, status: int, error: dict[str, Any], started: float) -> None:
-        from groundwire.data.store import ERROR_KIND, RequestRecord
-
         route = f"{scope.get('method', '')} {scope.get('path', '')}"
         self.runtime.store.log_request(RequestRecord(
             id=uuid.uuid4().hex, scope=caller_scope, kind=ERROR_KIND, response="", context="",

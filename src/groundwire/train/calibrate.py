@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TypedDict
 
 from groundwire.scoring.combiner import LogisticCombiner
+from groundwire.core.verifier import Verifier
+from groundwire.scoring.onnx import OnnxScorer
 
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR
 from groundwire.train import combine, lodo
@@ -42,8 +45,6 @@ def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache:
         return combine.load_rows(cache)
     jobs = [(Path(bundle), Path(path), limit, seed, 1 if workers > 1 else 0, canonical_figures) for path in dev]
     if workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
         # Heaviest files first (long contexts), so one slow file does not run alone at the end.
         order = sorted(range(len(jobs)), key=lambda i: -Path(jobs[i][1]).stat().st_size)
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -58,9 +59,6 @@ def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache:
 
 
 def _collect_file(job: tuple[Path, Path, int | None, int, int, bool]) -> list[combine.ClaimRow]:
-    from groundwire.scoring.onnx import OnnxScorer
-    from groundwire.core.verifier import Verifier
-
     bundle, path, limit, seed, threads, canonical_figures = job
     scorer = OnnxScorer(bundle, threads=threads or None)
     scorer.combiner = None  # features and the plain answer score must not depend on an older combiner

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, cast
 
+import numpy as np
+
 from groundwire.train.data import LABELS, Pair, iter_jsonl
 from groundwire.train.hf import load_tokenizer
 
@@ -155,7 +157,6 @@ def _save(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, optimizer:
 
 def evaluate(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, pairs: Sequence[Pair], *, max_length: int,
              batch_size: int = 32) -> ValFigures:
-    import numpy as np
     import torch
     from sklearn.metrics import roc_auc_score
 

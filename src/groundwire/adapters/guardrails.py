@@ -74,13 +74,14 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         """The report of the latest call, for a caller that wants more than pass or fail."""
 
     def _validate(self, value: Any, metadata: dict[str, Any]) -> ValidationResult:
-        from groundwire.pipeline import given_or_shared
+        from groundwire.core.verifier import as_chunks
+        from groundwire.pipeline import CheckItem, check, given_or_shared
 
         if not isinstance(value, str):
             raise TypeError(f"GroundwireGrounded checks a string answer, not {type(value).__name__}")
         chunks = self._chunks(metadata)
         verifier = given_or_shared(self._verifier, self.scorer)
-        report = verifier.verify(value, chunks, question=metadata.get("question"), task=self.task)
+        report = check(verifier, CheckItem(value, as_chunks(chunks), question=metadata.get("question"), task=self.task))
         self.last_report = report
         summary = _summary(report)
         if report.decision is Route.ACCEPT:

@@ -33,7 +33,8 @@ from groundwire.core.claims import CITATION_RE, cited_ids
 from groundwire.core.explain import explain, unsupported
 from groundwire.core.types import Chunk, Report, Route
 from groundwire.llm.repair import repair
-from groundwire.pipeline import given_or_shared
+from groundwire.core.verifier import as_chunks
+from groundwire.pipeline import CheckItem, check, given_or_shared
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -80,7 +81,7 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
             raise TypeError(f"GroundwireGrounded checks a string answer, not {type(value).__name__}")
         chunks = self._chunks(metadata)
         verifier = given_or_shared(self._verifier, self.scorer)
-        report = verifier.verify(value, chunks, question=metadata.get("question"), task=self.task)
+        report = check(verifier, CheckItem(value, as_chunks(chunks), question=metadata.get("question"), task=self.task))
         self.last_report = report
         summary = _summary(report)
         if report.decision is Route.ACCEPT:

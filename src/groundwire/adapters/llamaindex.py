@@ -24,7 +24,9 @@ from groundwire.adapters.common import (
     refuse_threshold,
 )
 from groundwire.core.types import REFUSAL_TOKEN, Report
+from groundwire.core.verifier import as_chunks
 from groundwire.llm.repair import repair
+from groundwire.pipeline import CheckItem, check
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -108,7 +110,7 @@ def ground_response(response: Any, question: str | None = None, *, verifier: Ver
     text = str(getattr(response, "response", None) or "")
     if not contexts or not text.strip():
         return _with_report(response, text, nodes, None, None)
-    report = checker.verify(text, contexts, question=question)
+    report = check(checker, CheckItem(text, as_chunks(contexts), question=question))
     if report.grounded:
         return _with_report(response, text, nodes, report, None)
     repaired = repair(report, contexts, verifier=checker, client=client, min_surviving_share=min_surviving_share,

@@ -241,12 +241,15 @@ class Verifier:
         *,
         question: str | None = None,
         max_claims: int | None = None,
+        claims: Sequence[Claim] | None = None,
     ) -> Plan:
         """Split the answer into claims and the context into windows, without scoring: what `run` executes, and
         what a caller reads to refuse a request that costs more than it allows before paying for it.
 
         With `max_claims`, an answer with more claims than that gets an incomplete plan (no windows, it cannot run),
-        and a decomposer that can stop early (the rule-based one) stops splitting at max_claims + 1 claims."""
+        and a decomposer that can stop early (the rule-based one) stops splitting at max_claims + 1 claims.
+        `claims`: the answer's claims, split already (the generator checks one report's claims against other
+        samples): they are used as given, and the decomposer is not called."""
         started = time.perf_counter()
         context = tuple(as_chunks(chunks))
         if not answer or not answer.strip():
@@ -265,7 +268,9 @@ class Verifier:
                 timings=timings,
                 abstained=True,
             )
-        if max_claims is not None and isinstance(self.decomposer, StoppingDecomposer):
+        if claims is not None:
+            claims = list(claims)
+        elif max_claims is not None and isinstance(self.decomposer, StoppingDecomposer):
             claims = self.decomposer.claims_upto(answer, limit=max_claims, question=question)
         else:
             claims = self.decomposer.decompose(answer, question=question)

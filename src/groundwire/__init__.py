@@ -10,17 +10,18 @@ Importing groundwire is cheap: models, torch, onnxruntime and servers load only 
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from groundwire.core.errors import InputError
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
     from groundwire.pipeline import averify, verify
     from groundwire.frames import verify_many
 
-__version__ = "0.1.0"
 _LAZY = {
     "verify": "groundwire.pipeline", "Verifier": "groundwire.core.verifier",
     "averify": "groundwire.pipeline", "verify_many": "groundwire.frames",
@@ -29,8 +30,6 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'groundwire' has no attribute {name!r}")
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
-from groundwire.batch.records import result_row
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import Report
-from groundwire.data.rows import COLUMN_ALIASES, RowError, canonical_record, parse_record
+from groundwire.data.results import result_row
+from groundwire.data.rows import COLUMN_ALIASES, EvalRow, RowError, canonical_record, parse_record
+from groundwire.pipeline import CheckItem, check_many, given_or_shared
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,13 +84,23 @@ def verify_many(
         raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}",
                          code=ErrorCode.MISSING_COLUMN)
     _require_columns(frame.columns, columns)
-    from groundwire.pipeline import given_or_shared
-
     checker = given_or_shared(verifier, scorer)
+    parsed = [_parse_row(label, record, columns) for label, record in zip(frame.index, frame.to_dict("records"),
+                                                                          strict=True)]
+    items = (CheckItem(row.answer, row.chunks, question=row.question, task=row.given_task,
+                       require_citations=require_citations) for row in parsed if isinstance(row, EvalRow))
+    checked = check_many(checker, items)  # one report (or the reason there is none) per readable row, in order
     answers: list[dict[str, Any]] = []
     claim_rows: list[dict[str, Any]] = []
-    for label, record in zip(frame.index, frame.to_dict("records"), strict=True):
-        report, error = _check_row(label, record, columns, checker, require_citations)
+    for label, row in zip(frame.index, parsed, strict=True):
+        # A row that could not be read or checked stays in the output, with the reason.
+        report: Report | None
+        error: str | None
+        if isinstance(row, RowError):
+            report, error = None, row.error
+        else:
+            outcome = next(checked)
+            report, error = outcome.report, outcome.error
         answers.append(_answer_row(report, error))
         if report is not None and claims:
             claim_rows.extend(_claim_rows(label, report))
@@ -118,21 +129,12 @@ def _to_pandas(data: ToPandas) -> pd.DataFrame:
     return data.to_pandas()
 
 
-def _check_row(label: Hashable, record: Mapping[str, Any], columns: Mapping[str, str], verifier: Verifier,
-               require_citations: bool) -> tuple[Report | None, str | None]:
-    """A row's report, or why it could not be checked (the row stays in the output, with the reason)."""
+def _parse_row(label: Hashable, record: Mapping[str, Any], columns: Mapping[str, str]) -> EvalRow | RowError:
+    """A frame row through the one row parser (data.rows), with the caller's column names."""
     fields = canonical_record({key: _plain(value) for key, value in record.items()}, columns)
     if isinstance(fields.get("context"), str):
         fields["context"] = [fields["context"]]
-    item = parse_record({**fields, "id": str(label)})
-    if isinstance(item, RowError):
-        return None, item.error
-    try:
-        report = verifier.verify(item.answer, list(item.chunks), question=item.question, task=item.given_task,
-                                 require_citations=require_citations)
-    except InputError as error:
-        return None, str(error)
-    return report, None
+    return parse_record({**fields, "id": str(label)})
 
 
 def _plain(value: Any) -> Any:

@@ -8,23 +8,28 @@ plugin), so a [verify] setting means the same thing everywhere:
     verifier = build_verifier(CheckSettings(scorer="lexical", require_citations=True))
     report = check(verifier, CheckItem(answer, chunks, question=question))
 
-The library calls share one verifier per distinct CheckSettings (`shared_verifier`), so a model loads once.
+Many answers with one verifier (eval, eval-loop, verify_many, check --input) go through `check_many`, which is
+`check` per item; a component below this module that checks answers of its own (the generator) is handed a
+`Checker`, a verifier bound to `check`. Nothing else in the package constructs a `Verifier`
+(tests/test_assembly.py scans for it). The library calls share one verifier per distinct CheckSettings
+(`shared_verifier`), so a model loads once.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from groundwire.config import CheckSettings
 from groundwire.core.claims import Decomposer
 from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.pruning import get_pruner
-from groundwire.core.types import Chunk, Report
+from groundwire.core.pruning import Pruner, get_pruner
+from groundwire.core.types import Chunk, Claim, Report
 from groundwire.core.verifier import Plan, Verifier, as_chunks
+from groundwire.data.embed import embed_texts
 
 if TYPE_CHECKING:
     from anyio import CapacityLimiter
@@ -35,10 +40,14 @@ if TYPE_CHECKING:
 __all__ = [
     "CheckItem",
     "CheckSettings",
+    "Checked",
+    "Checker",
     "Judge",
     "averify",
+    "build_pruner",
     "build_verifier",
     "check",
+    "check_many",
     "given_or_shared",
     "shared_verifier",
     "verify",
@@ -56,6 +65,9 @@ class CheckItem:
     """Selects the calibration ("qa", "summary", "data2text", ...); None: pooled (data2text for a JSON record)."""
     require_citations: bool = False
     """Asked for by this request, on top of the verifier's own setting."""
+    claims: tuple[Claim, ...] | None = None
+    """The answer's claims, split already (the generator's consistency samples re-check one report's claims);
+    None: the verifier's decomposer splits the answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +101,20 @@ def build_verifier(
             accept_at=settings.accept_at,
             reject_at=settings.reject_at,
             decomposer=decomposer,
-            pruner=get_pruner(settings.pruner),
+            pruner=build_pruner(settings.pruner),
             require_citations=settings.require_citations,
             canonical_figures=settings.canonical_figures,
         )
     except ValueError as error:  # an unknown scorer or pruner, thresholds out of order: the user's input
         raise InputError(str(error), code=ErrorCode.INVALID_SETTINGS) from None
+
+
+def build_pruner(name: str, **options: float) -> Pruner | None:
+    """The pruner registered under `name` ("none": the exact matrix), built with `options` (top_k, margin). The
+    embedding pruner is handed the data layer's shared embedder here, so that core never imports a model."""
+    if name == "embedding":
+        return get_pruner(name, embed=embed_texts, **options)
+    return get_pruner(name, **options)
 
 
 def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, plan: Plan | None = None) -> Report:
@@ -103,7 +123,7 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
     `plan`: the item's plan, made by `verifier.plan` for a caller that read its workload first (the service's
     limits), so the answer is split once; None: planned here."""
     if plan is None:
-        plan = verifier.plan(item.answer, item.chunks, question=item.question)
+        plan = verifier.plan(item.answer, item.chunks, question=item.question, claims=item.claims)
     elif (plan.answer, plan.question) != (item.answer, item.question):
         raise ValueError("the plan is for another answer or question than the item")
     report = verifier.run(plan, task=item.task, require_citations=item.require_citations or None)
@@ -112,6 +132,53 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
     from groundwire.llm.judge import adjudicate
 
     return adjudicate(report, list(item.chunks), client=judge.client, required=judge.required)
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """One item of `check_many`: its report, or why the verifier refused it (an InputError's message)."""
+
+    item: CheckItem
+    report: Report | None
+    error: str | None = None
+
+
+def check_many(verifier: Verifier, items: Iterable[CheckItem], *, judge: Judge | None = None) -> Iterator[Checked]:
+    """`check` each item in turn with one verifier (the model loads once), yielding one `Checked` per item, in
+    order. An item the verifier refuses (InputError: an empty answer, a context it cannot read) is yielded with
+    the reason and the rest go on; any other failure propagates."""
+    for item in items:
+        try:
+            report = check(verifier, item, judge=judge)
+        except InputError as error:
+            yield Checked(item, None, str(error))
+        else:
+            yield Checked(item, report)
+
+
+@dataclass(frozen=True, slots=True)
+class Checker:
+    """A verifier (and judge) bound to `check`: what a component below this module is handed when it checks
+    answers of its own (the generator's attempts and consistency samples), so that it checks through the one
+    path without importing pipeline."""
+
+    verifier: Verifier
+    judge: Judge | None = None
+
+    @property
+    def model_id(self) -> str:
+        return self.verifier.model_id
+
+    def __call__(
+        self,
+        answer: str,
+        chunks: Sequence[Chunk],
+        *,
+        question: str | None = None,
+        claims: Sequence[Claim] | None = None,
+    ) -> Report:
+        item = CheckItem(answer, chunks, question=question, claims=None if claims is None else tuple(claims))
+        return check(self.verifier, item, judge=self.judge)
 
 
 _SHARED: dict[str, Verifier] = {}

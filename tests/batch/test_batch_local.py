@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.config import CheckSettings
-from groundwire.batch.records import RESULT_FIELDS
+from groundwire.data.results import RESULT_FIELDS
 from groundwire.batch.sink import ResultSink
 from groundwire.core.errors import InputError
 from groundwire.core.verifier import Verifier

@@ -91,7 +91,7 @@ def test_input_errors_are_clear(tmp_path):
 
 def test_result_row_counts_every_claim_state_once():
     from groundwire import Verifier
-    from groundwire.batch.records import RESULT_FIELDS, result_row
+    from groundwire.data.results import RESULT_FIELDS, result_row
     from groundwire.core.types import Verdict
 
     report = Verifier("lexical").verify(

@@ -13,6 +13,7 @@ from groundwire.llm.client import Completion, LLMClient, TokenLogprob
 from groundwire.core.textutil import content_words
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.core.verifier import Verifier
+from groundwire.pipeline import Checker
 
 CHUNKS = [
     Chunk(
@@ -41,7 +42,7 @@ def generator(client: LLMClient, verifier: Verifier, **settings: object) -> Gene
     self_rag = bool(settings.pop("self_rag", False))
     return Generator(
         client=client,
-        verifier=verifier,
+        checker=Checker(verifier),
         settings=GenerateConfig(**settings),
         policy=policy,
         expensive_model=expensive,

@@ -27,6 +27,7 @@ from groundwire.llm.judge import judge_claim
 from groundwire.llm.client import LLMClient
 from groundwire.core.types import Chunk, Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.pipeline import Checker
 
 pytestmark = pytest.mark.llm_smoke
 CHUNKS = [Chunk("S1", "The Eiffel Tower is in Paris. It was completed in 1889.")]
@@ -88,7 +89,7 @@ def real_client(llamacpp_url: str) -> Iterator[LLMClient]:
 
 def test_generate_runs_end_to_end(real_client: LLMClient) -> None:
     generator = Generator(
-        client=real_client, verifier=Verifier("lexical"), settings=GenerateConfig(strengths=("standard", "strict"))
+        client=real_client, checker=Checker(Verifier("lexical")), settings=GenerateConfig(strengths=("standard", "strict"))
     )
     result = generator.generate("Where is the Eiffel Tower?", CHUNKS)
     assert 1 <= len(result.attempts) <= 2

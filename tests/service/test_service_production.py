@@ -117,8 +117,8 @@ def test_eval_results_are_cached_until_the_log_changes(client, monkeypatch) -> N
                         json={"answer": "The pump runs at 90 litres per minute.", "doc_ids": ["pump"]}).json()
     verifier = client.app.state.runtime.verifier
     calls: list[str] = []
-    real = verifier.verify
-    monkeypatch.setattr(verifier, "verify", lambda answer, *a, **k: calls.append(answer) or real(answer, *a, **k))
+    real = verifier.run  # every check runs a plan (pipeline.check), so this counts the eval loop's checks
+    monkeypatch.setattr(verifier, "run", lambda plan, *a, **k: calls.append(plan.answer) or real(plan, *a, **k))
 
     first = client.get("/v1/eval?limit=50", headers=ALPHA)
     assert first.status_code == 200 and calls, "the eval loop re-verifies the failed claim against the corpus"

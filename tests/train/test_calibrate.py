@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from groundwire.core.combiner import LogisticCombiner
+from groundwire.scoring.combiner import LogisticCombiner
 from groundwire.scoring.onnx import OnnxScorer
 from groundwire.train import calibrate, combine
 from groundwire.core.verifier import Verifier

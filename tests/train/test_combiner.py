@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from groundwire.core.combiner import LogisticCombiner, TaskCombiner, load_combiner
+from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, load_combiner
 from groundwire.train import combine
 
 

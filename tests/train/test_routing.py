@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundwire.core.combiner import threshold_keys
+from groundwire.scoring.combiner import threshold_keys
 from groundwire.evaluation.operating import routing_rates, thresholds_for_targets
 from groundwire.train.combine import ClaimRow
 from groundwire.train.families import family

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
-from groundwire.pipeline import averify, given_or_shared
+from groundwire.pipeline import CheckItem, averify, check, given_or_shared
 from groundwire.core.types import Chunk, ClaimResult, Report, Route, Verdict
+from groundwire.core.verifier import as_chunks
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Thresholds, Verifier
@@ -86,7 +87,7 @@ class AdapterCheck:
 
     def run(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None) -> Assessment:
         verifier = self.resolve()
-        report = verifier.verify(answer, contexts, question=question, task=self.task)
+        report = check(verifier, CheckItem(answer, as_chunks(contexts), question=question, task=self.task))
         return assess(report, self.score, verifier.thresholds_for(self.task))
 
     async def arun(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None) -> Assessment:

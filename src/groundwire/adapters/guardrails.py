@@ -32,6 +32,9 @@ from guardrails.validators import FailResult, PassResult, ValidationResult, Vali
 from groundwire.core.claims import CITATION_RE, cited_ids
 from groundwire.core.explain import explain, unsupported
 from groundwire.core.types import Chunk, Report, Route
+from groundwire.llm.repair import repair
+from groundwire.core.verifier import as_chunks
+from groundwire.pipeline import CheckItem, check, given_or_shared
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -74,13 +77,11 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         """The report of the latest call, for a caller that wants more than pass or fail."""
 
     def _validate(self, value: Any, metadata: dict[str, Any]) -> ValidationResult:
-        from groundwire.pipeline import given_or_shared
-
         if not isinstance(value, str):
             raise TypeError(f"GroundwireGrounded checks a string answer, not {type(value).__name__}")
         chunks = self._chunks(metadata)
         verifier = given_or_shared(self._verifier, self.scorer)
-        report = verifier.verify(value, chunks, question=metadata.get("question"), task=self.task)
+        report = check(verifier, CheckItem(value, as_chunks(chunks), question=metadata.get("question"), task=self.task))
         self.last_report = report
         summary = _summary(report)
         if report.decision is Route.ACCEPT:
@@ -103,8 +104,6 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         return list(given)
 
     def _repaired(self, report: Report, chunks: Sequence[Chunk | str], verifier: Verifier) -> str:
-        from groundwire.llm.repair import repair
-
         repaired = repair(report, chunks, verifier=verifier, client=self.client,
                           min_surviving_share=self.min_surviving_share)
         if any(isinstance(chunk, Chunk) for chunk in chunks):

@@ -24,6 +24,9 @@ from groundwire.adapters.common import (
     refuse_threshold,
 )
 from groundwire.core.types import REFUSAL_TOKEN, Report
+from groundwire.core.verifier import as_chunks
+from groundwire.llm.repair import repair
+from groundwire.pipeline import CheckItem, check
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -101,15 +104,13 @@ def ground_response(response: Any, question: str | None = None, *, verifier: Ver
     accepted, else repaired, or `abstain_message` when less than `min_surviving_share` of its claims survive.
     The repair adds no citation marker: the nodes' positions are groundwire's chunk ids (S1, S2...), not names
     the user's nodes carry, so only the markers of sentences kept whole remain."""
-    from groundwire.llm.repair import repair
-
     checker = AdapterCheck(verifier=verifier, scorer=scorer).resolve()
     nodes = list(getattr(response, "source_nodes", []) or [])
     contexts = context_texts(nodes)
     text = str(getattr(response, "response", None) or "")
     if not contexts or not text.strip():
         return _with_report(response, text, nodes, None, None)
-    report = checker.verify(text, contexts, question=question)
+    report = check(checker, CheckItem(text, as_chunks(contexts), question=question))
     if report.grounded:
         return _with_report(response, text, nodes, report, None)
     repaired = repair(report, contexts, verifier=checker, client=client, min_surviving_share=min_surviving_share,

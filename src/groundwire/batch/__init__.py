@@ -4,7 +4,7 @@
     summary = run_batch("logs.jsonl", "results.parquet", engine="ray", scorer="bundled")
 
 Input: JSONL or Parquet rows in the grounding-eval format (id, question, context, answer), streamed.
-Output: a directory of Parquet parts (one row per answer, see records.RESULT_FIELDS), written as it goes;
+Output: a directory of Parquet parts (one row per answer, see groundwire.data.results.RESULT_FIELDS), written as it goes;
 a re-run skips the ids already there. Malformed rows go, with their id and the raw row, to an errors
 file; they never stop the run. At the end, rows in = done + errors + skipped, or the run fails loudly.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from groundwire.batch.records import RESULT_FIELDS
+from groundwire.data.results import RESULT_FIELDS
 from groundwire.batch.worker import CheckOptions
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.batch.engines import ENGINES, EngineOptions, Job

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from groundwire.batch.records import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED
+from groundwire.data.results import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED
 from groundwire.core.errors import ErrorCode, InputError
 
 if TYPE_CHECKING:

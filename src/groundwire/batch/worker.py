@@ -11,13 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from groundwire.batch.records import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED, result_row
+from groundwire.data.results import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED, result_row
 from groundwire.batch.sources import Format
 from groundwire.config import CheckSettings, Config
 from groundwire.core.errors import InputError
 from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow, RowError, parse_line, parse_record
-from groundwire.llm.client import client_from_config
+from groundwire.llm.client import LLMClient, client_from_config
 from groundwire.pipeline import CheckItem, build_verifier, check
 from groundwire.batch.sink import result_schema
 
@@ -35,11 +35,11 @@ class CheckOptions:
     columns: tuple[tuple[str, str], ...] = ()
     """(field, column) pairs from --columns: the input's names for answer, context, question..."""
 
-    def build_verifier(self) -> Verifier:
-        client = None
+    def llm_client(self) -> LLMClient | None:
+        """The [llm] endpoint, for decomposer = "llm" (None otherwise, or when groundwire.toml configures none)."""
         if self.settings.decomposer == "llm" and self.config is not None and self.config.llm_configured:
-            client = client_from_config(self.config)
-        return build_verifier(self.settings, client=client)
+            return client_from_config(self.config)
+        return None
 
 
 class Worker:
@@ -47,7 +47,8 @@ class Worker:
         self.fmt = fmt
         self.options = options
         self.skip_ids = skip_ids
-        self.verifier = options.build_verifier()
+        # Built here, in the actor on Ray, by the one builder every surface uses.
+        self.verifier: Verifier = build_verifier(options.settings, client=options.llm_client())
 
     def process(self, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """One output row (status done / error / skipped) per input row, in order."""

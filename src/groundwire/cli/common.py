@@ -1,7 +1,9 @@
-"""Helpers shared by the CLI's command modules: reading context files and building a Verifier from config.
+"""Helpers shared by the CLI's command modules: reading context files, the settings a command checks with, and
+the refusals every command words the same way.
 
 Every command module imports this one, so it imports nothing heavy: the verifier (numpy), the settings
-(pydantic) and the LLM client (httpx) load when a command builds a verifier, never for `groundwire --help`.
+(pydantic) and the LLM client (httpx) load when a command runs (it builds its verifier with
+`groundwire.pipeline.build_verifier`), never for `groundwire --help`.
 """
 
 from __future__ import annotations
@@ -15,9 +17,7 @@ from groundwire.core.types import Chunk
 from groundwire.data.rows import read_text
 
 if TYPE_CHECKING:
-    from groundwire.config import Config
-    from groundwire.core.verifier import Verifier
-    from groundwire.llm.client import LLMClient
+    from groundwire.config import CheckSettings, Config
 
 
 def read_chunks(paths: list[Path] | None) -> list[Chunk]:
@@ -28,18 +28,12 @@ def read_chunks(paths: list[Path] | None) -> list[Chunk]:
     return [Chunk(id=f"S{i}", text=read_text(path), doc_id=path.name) for i, path in enumerate(paths, start=1)]
 
 
-def build_verifier(
-    config: Config,
-    scorer: str | None = None,
-    *,
-    accept_at: float | None = None,
-    reject_at: float | None = None,
-    client: LLMClient | None = None,
-) -> Verifier:
-    """The Verifier that groundwire.toml ([verify]) describes, with the command's flags (None: not given) over it."""
-    from groundwire.pipeline import build_verifier as assemble  # lazy: the verifier and numpy
-
-    return assemble(config.verify.overridden(scorer=scorer, accept_at=accept_at, reject_at=reject_at), client=client)
+def check_settings(
+    config: Config, scorer: str | None = None, *, accept_at: float | None = None, reject_at: float | None = None
+) -> CheckSettings:
+    """The settings groundwire.toml ([verify]) describes, with the command's flags (None: not given) over them:
+    what the command hands to `groundwire.pipeline.build_verifier`."""
+    return config.verify.overridden(scorer=scorer, accept_at=accept_at, reject_at=reject_at)
 
 
 def require_llm(config: Config, needed_by: str) -> None:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from groundwire.cli.common import build_verifier, read_chunks, require_llm
-from groundwire.cli.output import literal, print_json, styled
+from groundwire.cli.common import check_settings, read_chunks, require_llm
+from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.errors import Outcome
 from groundwire.core.types import Chunk
 
@@ -48,13 +48,14 @@ def generate_command(
     """Generate a grounded answer: generate -> validators -> verify, retrying with stricter grounding."""
     from groundwire.llm.client import client_from_config
     from groundwire.llm.generate import Generator
+    from groundwire.pipeline import Checker, build_verifier
 
     config = _config(config_file, samples=samples)
     chunks = read_chunks(context)
     require_llm(config, "generate")
     with client_from_config(config, **({"model": model} if model else {})) as client:
-        verifier = build_verifier(config, scorer, client=client)
-        result = Generator.from_config(config, client=client, verifier=verifier).generate(question, chunks)
+        checker = Checker(build_verifier(check_settings(config, scorer), client=client))  # checks via pipeline.check
+        result = Generator.from_config(config, client=client, checker=checker).generate(question, chunks)
         calls = [call.to_dict() for call in client.calls]
     if as_json:
         print_json({**result.to_dict(), "llm_calls": calls})
@@ -84,27 +85,28 @@ def repair_command(
     """Repair an answer: keep supported claims, edit the middle band (with an LLM), drop the rest."""
     from groundwire.data.rows import read_text
     from groundwire.llm.client import client_from_config
-    from groundwire.llm.judge import adjudicate
     from groundwire.llm.repair import repair
+    from groundwire.pipeline import CheckItem, Judge, build_verifier, check
 
     config = _config(config_file)
     chunks = read_chunks(context)
     text = read_text(answer[1:]) if answer.startswith("@") else answer
+    item = CheckItem(text, chunks, question=question)  # require_citations: the verifier's own, from [verify]
+    settings = check_settings(config, scorer)
     use_llm = config.llm_configured if llm is None else llm
     if use_llm:
         require_llm(config, "repair --llm")
         with client_from_config(config) as client:
-            verifier = build_verifier(config, scorer, client=client)
-            report = verifier.verify(text, chunks, question=question, require_citations=config.verify.require_citations)
+            verifier = build_verifier(settings, client=client)
             # The judge first: a middle-band claim it finds supported needs no edit; one it rejects goes to the
             # editor when it is contradicted or partly supported. An endpoint failure ends the command (exit 3).
-            report = adjudicate(report, chunks, client=client, required=True)
+            report = check(verifier, item, judge=Judge(client, required=True))
             repaired = repair(report, chunks, verifier=verifier, client=client,
                               min_surviving_share=config.repair.min_surviving_share,
                               abstain_message=config.repair.abstain_message)
     else:
-        verifier = build_verifier(config, scorer)
-        report = verifier.verify(text, chunks, question=question, require_citations=config.verify.require_citations)
+        verifier = build_verifier(settings)
+        report = check(verifier, item)
         repaired = repair(report, chunks, verifier=verifier, min_surviving_share=config.repair.min_surviving_share,
                           abstain_message=config.repair.abstain_message)
     if as_json:
@@ -131,8 +133,6 @@ def _config(path: Path | None, **generate_overrides: Any) -> Config:
 def _render_generation(result: Any, chunks: list[Chunk]) -> None:
     from rich.table import Table
 
-    from groundwire.cli.main import console, render_report
-
     table = Table(title="attempts")
     for column in ("#", "strength", "model", "score", "action", "reason", "findings"):
         table.add_column(column, overflow="fold")
@@ -154,8 +154,6 @@ def _render_generation(result: Any, chunks: list[Chunk]) -> None:
 
 def _render_repair(repaired: Any) -> None:
     from rich.table import Table
-
-    from groundwire.cli.main import console
 
     table = Table(title=f"repair (score {repaired.original.score:.2f} -> {repaired.report.score:.2f})")
     for column in ("claim", "action", "reason", "edit"):

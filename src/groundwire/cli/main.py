@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from groundwire.cli.common import build_verifier, read_chunks, require_extra, require_llm
-from groundwire.cli.output import literal, print_json, styled
+from groundwire.cli.common import check_settings, read_chunks, require_extra, require_llm
+from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.errors import ErrorCode, InputError, Outcome
-from groundwire.core.types import Chunk, Report, Route, Verdict
+from groundwire.core.types import Report
 from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows, read_text
 from groundwire.llm.errors import LLMError
 from groundwire.redact import redact
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
     from groundwire.evaluation.evaluate import EvalSummary, RowOutcome
     from groundwire.llm.client import LLMClient
-    from groundwire.pipeline import Judge
+    from groundwire.pipeline import Checked, Judge
 
 COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train")
 
@@ -44,11 +44,7 @@ app = typer.Typer(
     rich_markup_mode=None,  # help text is printed as written: "[llm]" is a config section, not a style tag
 )
 _debug = {"on": False}
-console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # never wrap a message: a wrapped path is hard to copy
-_VERDICT_STYLE = {Verdict.SUPPORTED: "green", Verdict.CONTRADICTED: "red", Verdict.NOT_FOUND: "yellow",
-                  Verdict.UNRESOLVED: "cyan"}
-_ROUTE_STYLE = {Route.ACCEPT: "bold green", Route.ESCALATE: "bold yellow", Route.REJECT: "bold red"}
 
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", help="groundwire.toml to read (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")
@@ -100,7 +96,7 @@ def check(
 ) -> None:
     """Check one answer against context files, or a batch with --input."""
     from groundwire.config import load_config
-    from groundwire.pipeline import CheckItem, Judge
+    from groundwire.pipeline import CheckItem, Judge, build_verifier
     from groundwire.pipeline import check as check_item
 
     config = load_config(config_file)
@@ -108,7 +104,7 @@ def check(
                                         judge=(judge or judge_optional) or None)
     config = config.model_copy(update={"verify": settings})
     client = _judge_client(config) if settings.judge or settings.decomposer == "llm" else None
-    verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at, client=client)
+    verifier = build_verifier(check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at), client=client)
     judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None
     if input_file is not None:
         if context or answer:
@@ -134,15 +130,20 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
                  judge: Judge | None, *, strict: bool, columns: str | None = None) -> None:
     from rich.progress import Progress
 
+    from groundwire.pipeline import CheckItem, check_many
+
     # Read everything first: with --strict a malformed line fails before any work; without, it is reported.
     rows = list(read_rows(input_file, strict=strict, columns=parse_columns(columns)))
+    items = (CheckItem(row.answer, row.chunks, question=row.question, task=row.task)
+             for row in rows if isinstance(row, EvalRow))
+    checked = check_many(verifier, items, judge=judge)  # one outcome per readable row, in order
     failing = done = bad = 0
     sink = output.open("w", encoding="utf-8") if output else None
     with Progress(console=errors, transient=True) as progress:
         task = progress.add_task(f"checking {input_file.name}", total=len(rows))
         for row in rows:
             record: dict[str, Any] = {"id": row.id, "line": row.line}
-            report, error = _check_row(verifier, row, judge)
+            report, error = (None, row.error) if isinstance(row, RowError) else _outcome(next(checked))
             if report is None:
                 bad += 1
                 record["error"] = error
@@ -165,18 +166,9 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
         raise typer.Exit(Outcome.NOT_GROUNDED.exit_status)
 
 
-def _check_row(verifier: Verifier, row: EvalRow | RowError, judge: Judge | None) -> tuple[Report | None, str]:
-    """A row's report, or why it has none (a malformed row, or one the verifier refused)."""
-    from groundwire.pipeline import CheckItem
-    from groundwire.pipeline import check as check_item
-
-    if isinstance(row, RowError):
-        return None, row.error
-    try:
-        return check_item(verifier, CheckItem(row.answer, row.chunks, question=row.question, task=row.task),
-                          judge=judge), ""
-    except InputError as error:
-        return None, str(error)
+def _outcome(checked: Checked) -> tuple[Report | None, str]:
+    """A row's report, or why the verifier refused it."""
+    return checked.report, checked.error or ""
 
 
 @app.command("eval")
@@ -210,9 +202,10 @@ def eval_command(
 
     from groundwire.config import load_config
     from groundwire.evaluation.evaluate import evaluate
+    from groundwire.pipeline import build_verifier
 
     config = load_config(config_file)
-    verifier = build_verifier(config, scorer, accept_at=accept_at, reject_at=reject_at)
+    verifier = build_verifier(check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at))
     read = list(read_rows(file, limit=limit, strict=strict, columns=parse_columns(columns)))
     rows = [row for row in read if isinstance(row, EvalRow)]
     unreadable = [{"id": r.id, "line": r.line, "error": r.error} for r in read if isinstance(r, RowError)]
@@ -275,6 +268,7 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
     from groundwire.config import config_path_for_writing, load_config, write_thresholds
     from groundwire.evaluation.evaluate import evaluate
     from groundwire.evaluation.operating import thresholds_for_targets
+    from groundwire.pipeline import build_verifier
 
     labels, scores = zip(*summary.scored, strict=True)
     try:
@@ -286,7 +280,7 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
                      comment=f"groundwire eval {file.name}: targets false accept {target_far:g}, "
                              f"false reject {target_frr:g}, {len(labels)} answers")
     console.print(literal(f"wrote accept_at={new_accept} reject_at={new_reject} to {path}"))
-    verifier = build_verifier(load_config(path), scorer)
+    verifier = build_verifier(check_settings(load_config(path), scorer))
     summary = evaluate(rows, verifier, file=str(file))
     _print_eval(f"{file.name} at the new thresholds", summary)
     rates = summary.routing["all"]
@@ -299,41 +293,11 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
     return summary
 
 
-def render_report(report: Report, chunks: list[Chunk]) -> None:
-    from rich.table import Table
-
-    table = Table(show_lines=True, title=literal(f"groundwire — {report.model_id}"))
-    for column in ("#", "claim", "verdict", "score", "cites", "evidence / checks"):
-        table.add_column(column, overflow="fold")
-    for number, result in enumerate(report.claims, start=1):
-        style = _VERDICT_STYLE[result.verdict]
-        notes = [f"{f.check}: {f.detail}" for f in result.checks]
-        if result.note:
-            notes.append(result.note)
-        evidence = result.evidence or ""
-        table.add_row(str(number), literal(result.claim.text), literal(result.verdict.value, style),
-                      f"{result.score:.2f}", literal(result.chunk_id or "-"),
-                      literal("\n".join([_shorten(evidence), *notes])))
-    console.print(table)
-    for finding in report.findings:
-        console.print(styled((finding.check, "red"), f": {finding.detail}"))
-    for warning in report.warnings:
-        console.print(styled(("warning", "yellow"), f": {warning}"))
-    label = "abstained" if report.abstained else report.decision.value.upper()
-    console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.decision]),
-                         f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)"))
-
-
 def _judge_client(config: Config) -> LLMClient:
     from groundwire.llm.client import client_from_config
 
     require_llm(config, "--judge")
     return client_from_config(config)
-
-
-def _shorten(text: str, limit: int = 240) -> str:
-    # Display only: the JSON output always carries the full evidence.
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _num(value: float | None) -> str:

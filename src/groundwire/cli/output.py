@@ -2,6 +2,7 @@
 
 Every piece of text that came from a file, a flag, a model or an exception goes through `literal()` (a
 rich Text, which is never parsed for markup); JSON goes to stdout through `print_json()`, untouched by rich.
+`render_report` prints a Report for people; every command that shows one uses it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,13 @@ import re
 import sys
 from typing import Any
 
+from rich.console import Console
 from rich.text import Text
+
+from groundwire.core.types import Chunk, Report, Route, Verdict
+
+console = Console()
+"""stdout, for what people read (tables, one-line results); JSON goes through print_json."""
 
 # C0/C1 control characters other than newline and tab: shown as \xNN so an answer cannot drive the terminal.
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -34,3 +41,38 @@ def print_json(payload: dict[str, Any] | list[Any]) -> None:
     """One JSON document on stdout; json.dumps escapes every control character, rich never sees it."""
     sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
     sys.stdout.flush()
+
+
+_VERDICT_STYLE = {Verdict.SUPPORTED: "green", Verdict.CONTRADICTED: "red", Verdict.NOT_FOUND: "yellow",
+                  Verdict.UNRESOLVED: "cyan"}
+_ROUTE_STYLE = {Route.ACCEPT: "bold green", Route.ESCALATE: "bold yellow", Route.REJECT: "bold red"}
+
+
+def render_report(report: Report, chunks: list[Chunk]) -> None:
+    from rich.table import Table
+
+    table = Table(show_lines=True, title=literal(f"groundwire — {report.model_id}"))
+    for column in ("#", "claim", "verdict", "score", "cites", "evidence / checks"):
+        table.add_column(column, overflow="fold")
+    for number, result in enumerate(report.claims, start=1):
+        style = _VERDICT_STYLE[result.verdict]
+        notes = [f"{f.check}: {f.detail}" for f in result.checks]
+        if result.note:
+            notes.append(result.note)
+        evidence = result.evidence or ""
+        table.add_row(str(number), literal(result.claim.text), literal(result.verdict.value, style),
+                      f"{result.score:.2f}", literal(result.chunk_id or "-"),
+                      literal("\n".join([_shorten(evidence), *notes])))
+    console.print(table)
+    for finding in report.findings:
+        console.print(styled((finding.check, "red"), f": {finding.detail}"))
+    for warning in report.warnings:
+        console.print(styled(("warning", "yellow"), f": {warning}"))
+    label = "abstained" if report.abstained else report.decision.value.upper()
+    console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.decision]),
+                         f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)"))
+
+
+def _shorten(text: str, limit: int = 240) -> str:
+    # Display only: the JSON output always carries the full evidence.
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from groundwire.cli.common import build_verifier
+from groundwire.cli.common import check_settings
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.data.rows import read_eval_jsonl
 
@@ -53,6 +53,7 @@ def eval_loop(
 
     from groundwire.config import load_config
     from groundwire.evaluation.evalloop import render_html, run_eval_loop
+    from groundwire.pipeline import build_verifier
 
     if not frozen and db is None:
         raise InputError("give a frozen set (--frozen FILE.jsonl) and/or a request log (--db URL|FILE)",
@@ -71,7 +72,7 @@ def eval_loop(
     since = datetime.now(UTC) - timedelta(days=days) if days > 0 else None
     with Progress(console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("verifying the frozen set", total=len(rows))
-        result = run_eval_loop(verifier=build_verifier(load_config(), scorer), frozen_rows=rows, store=store,
+        result = run_eval_loop(verifier=build_verifier(check_settings(load_config(), scorer)), frozen_rows=rows, store=store,
                                scope=scope, sample_size=sample, since=since, seed=seed, release=release,
                                corpus_check=corpus_check, save=save, on_row=lambda: progress.advance(bar))
     if store is not None:

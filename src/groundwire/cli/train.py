@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -35,12 +36,12 @@ def prepare(
     seed: Annotated[int, typer.Option(help="Seed of every random choice in the mix.")] = 13,
     records: Annotated[int, typer.Option(min=0, help="Generated business records (structured premises); 0: none.")] = 1500,
     mix: Annotated[str, typer.Option(help="Named mix: v2 (the bundled model's) or v3 (v2 plus the human-labelled pairs).")] = "v2",
+    soft: Annotated[Path | None, typer.Option(
+        help="Teacher-labelled pairs (`groundwire train distill`) added to the training split.")] = None,
 ) -> None:
     """Synthetic RAG-style pairs from real contexts + a length-balanced sample of the real pair files."""
     require_extra("train prepare", "train", "sklearn")
-    from dataclasses import replace
-
-    from groundwire.train.data import MIXES, build
+    from groundwire.train.data import MIXES, Pair, build, iter_jsonl
 
     if not data.is_dir():
         raise InputError(f"{data}: no such directory (give the train/ folder of the shared data)",
@@ -51,7 +52,16 @@ def prepare(
     if missing:
         raise InputError(f"--mix {mix} needs {', '.join(f'{m}.jsonl' for m in missing)} in {data}",
                          code=ErrorCode.FILE_NOT_FOUND)
-    summary = build(data, out, seed=seed, spec=replace(MIXES[mix], records=records))
+    soft_pairs: list[Pair] = []
+    if soft is not None:
+        if not soft.is_file():
+            raise InputError(f"--soft {soft}: no such file (write it with `groundwire train distill`)",
+                             code=ErrorCode.FILE_NOT_FOUND)
+        soft_pairs = [pair for pair in iter_jsonl(soft) if pair.probs is not None]
+        if not soft_pairs:
+            raise InputError(f"--soft {soft}: no teacher-labelled pairs in it (lines with `probs`)",
+                             code=ErrorCode.INVALID_FILE)
+    summary = build(data, out, seed=seed, spec=replace(MIXES[mix], records=records), soft=soft_pairs)
     typer.echo(json.dumps({k: v for k, v in summary.items() if k != "spec"}, indent=2))
 
 
@@ -83,6 +93,46 @@ def run(
                       freeze_layers=freeze_layers, budget_minutes=budget_minutes, seed=seed, threads=threads,
                       max_steps=max_steps)
     train(cfg, command=_command())
+
+
+@train_app.command("pool")
+def pool(
+    data: Annotated[Path, typer.Option(help="A train/ directory of pair files; their labels are not read.")] = Path("../shared/data/train"),
+    out: Annotated[Path, typer.Option(help="The unlabelled pool (JSONL) to write.")] = Path("runs/distill/pool.jsonl"),
+    scorer: Annotated[str, typer.Option(help="The model to distil into: its token window sets the windows.")] = "bundled",
+    seed: Annotated[int, typer.Option()] = 13,
+    per_row: Annotated[int, typer.Option(min=1, help="At most this many (window, claim) pairs from one row.")] = 12,
+) -> None:
+    """Unlabelled (window, claim) pairs, split as the verifier splits at check time, for a teacher to label."""
+    from groundwire.train.distill import build_pool
+
+    if not data.is_dir():
+        raise InputError(f"{data}: no such directory (give the train/ folder of the shared data)",
+                         code=ErrorCode.FILE_NOT_FOUND)
+    counts = build_pool(data, out, scorer=scorer, seed=seed, max_pairs_per_row=per_row)
+    typer.echo(json.dumps({"out": str(out), "pairs": sum(counts.values()), "by_source": counts}, indent=2))
+
+
+@train_app.command("distill")
+def distill(
+    teacher: Annotated[str, typer.Option(help="The larger model as a scorer: hf:<checkpoint dir> or onnx:<bundle dir>.")],
+    pool: Annotated[Path, typer.Option(help="Output of `groundwire train pool`.")] = Path("runs/distill/pool.jsonl"),
+    out: Annotated[Path, typer.Option(help="Labelled pairs (JSONL); rerun to continue where it stopped.")] = Path("runs/distill/labelled.jsonl"),
+    batch_size: Annotated[int, typer.Option(min=1)] = 32,
+    limit: Annotated[int | None, typer.Option(min=1, help="Label only the first N pairs of the pool.")] = None,
+) -> None:
+    """Label the pool with the teacher's probabilities (soft labels), for `train prepare --soft`."""
+    from groundwire.scoring import get_scorer
+    from groundwire.train.distill import label_pool
+
+    if not pool.is_file():
+        raise InputError(f"{pool}: no such file (write it with `groundwire train pool`)", code=ErrorCode.FILE_NOT_FOUND)
+    try:
+        scorer = get_scorer(teacher)
+    except ValueError as error:
+        raise InputError(str(error), code=ErrorCode.INVALID_SETTINGS) from None
+    done = label_pool(pool, scorer, out, batch_size=batch_size, limit=limit)
+    typer.echo(json.dumps({"out": str(out), "labelled": done, "teacher": scorer.model_id}))
 
 
 @train_app.command("export")

@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["PRUNERS", "EmbeddingPruner", "LexicalPruner", "Pruner", "get_pruner", "keep_top"]
+__all__ = ["PRUNERS", "Embed", "EmbeddingPruner", "LexicalPruner", "Pruner", "get_pruner", "keep_top"]
 
 
 @runtime_checkable
@@ -98,31 +98,31 @@ class LexicalPruner:
         return keep_top(self.similarity(claims, windows), top_k=self.top_k, margin=self.margin)
 
 
+Embed = Callable[[Sequence[str]], np.ndarray]
+"""Texts in, one unit vector per text out (float32, shape (len(texts), dim))."""
+
+
 @dataclass(slots=True)
 class EmbeddingPruner:
-    """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings (groundwire.data.embed, onnxruntime), united
-    with the lexical pruner's choice.
+    """Cosine similarity of sentence embeddings (all-MiniLM-L6-v2 when built by groundwire.pipeline), united with
+    the lexical pruner's choice.
 
     The embedding catches paraphrases the lexical pruner misses; the lexical side keeps exact words,
     numbers and names, and evidence past the embedder's 256-token reach in a long window. The cost is one
     small encoder pass per claim and per window (claims + windows, not claims x windows), which pays off
-    with a cross-encoder scorer and not with the lexical one. `embedder` defaults to the process-wide
-    shared one, loaded on first use.
+    with a cross-encoder scorer and not with the lexical one. `embed` is handed in (pipeline passes
+    groundwire.data.embed.embed_texts, the process-wide embedder loaded on first use): core knows no model.
     """
 
     top_k: int = 3
     margin: float = 0.1
-    embedder: Any = None
     lexical: LexicalPruner | None = field(default_factory=LexicalPruner)
+    embed: Embed = field(kw_only=True)
 
     def keep(self, claims: Sequence[str], windows: Sequence[str]) -> np.ndarray:
         if len(windows) <= self.top_k:
             return np.ones((len(claims), len(windows)), dtype=bool)
-        if self.embedder is None:
-            from groundwire.data.embed import default_embedder  # onnxruntime loads only when used
-
-            self.embedder = default_embedder()
-        sim = self.embedder.embed(list(claims)) @ self.embedder.embed(list(windows)).T
+        sim = self.embed(list(claims)) @ self.embed(list(windows)).T
         mask = keep_top(sim, top_k=self.top_k, margin=self.margin)
         if self.lexical is not None:
             mask |= self.lexical.keep(claims, windows)

@@ -25,7 +25,6 @@ from groundwire.core.checks import (
     validate_output,
 )
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
-from groundwire.core.combiner import calibration_key, threshold_keys
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.figures import canonical_text
 from groundwire.core.pruning import Pruner
@@ -37,6 +36,7 @@ from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Find
 from groundwire.core.windows import Window, make_windows, premise_budget
 from groundwire.scoring import Scorer, get_scorer
 from groundwire.scoring.base import Combiner, Thresholds, calibration_of
+from groundwire.scoring.combiner import calibration_key, threshold_keys
 from groundwire.scoring.lexical import LexicalScorer
 
 __all__ = [
@@ -241,12 +241,15 @@ class Verifier:
         *,
         question: str | None = None,
         max_claims: int | None = None,
+        claims: Sequence[Claim] | None = None,
     ) -> Plan:
         """Split the answer into claims and the context into windows, without scoring: what `run` executes, and
         what a caller reads to refuse a request that costs more than it allows before paying for it.
 
         With `max_claims`, an answer with more claims than that gets an incomplete plan (no windows, it cannot run),
-        and a decomposer that can stop early (the rule-based one) stops splitting at max_claims + 1 claims."""
+        and a decomposer that can stop early (the rule-based one) stops splitting at max_claims + 1 claims.
+        `claims`: the answer's claims, split already (the generator checks one report's claims against other
+        samples): they are used as given, and the decomposer is not called."""
         started = time.perf_counter()
         context = tuple(as_chunks(chunks))
         if not answer or not answer.strip():
@@ -268,7 +271,9 @@ class Verifier:
                 timings=timings,
                 abstained=True,
             )
-        if max_claims is not None and isinstance(self.decomposer, StoppingDecomposer):
+        if claims is not None:
+            claims = list(claims)
+        elif max_claims is not None and isinstance(self.decomposer, StoppingDecomposer):
             claims = self.decomposer.claims_upto(answer, limit=max_claims, question=question)
         else:
             claims = self.decomposer.decompose(answer, question=question)

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from groundwire.core.errors import ErrorCode, InputError
+from groundwire.core.checks import extract_figures
+from groundwire.core import textutil
 from groundwire.data.embed import default_embedder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,10 +76,7 @@ _ANTONYMS = _antonym_table(_ANTONYM_PAIRS)
 
 def meaning_markers(query: str) -> frozenset[str]:
     """What two similar questions must share to get the same answer: figures, negation, contrastive words."""
-    from groundwire.core.checks import extract_figures
-    from groundwire.core.textutil import words
-
-    tokens = words(query)
+    tokens = textutil.words(query)
     negated = any(token in _NEGATIONS or token.endswith("n't") for token in tokens)
     figures = {f"figure:{figure.key}" for figure in extract_figures(query)}
     return frozenset({token for token in tokens if token in CONTRASTIVE_WORDS} | figures | ({"not"} if negated else set()))
@@ -290,9 +289,7 @@ class SemanticCache:
 
 
 def _words(query: str) -> frozenset[str]:
-    from groundwire.core.textutil import words
-
-    return frozenset(words(query))
+    return frozenset(textutil.words(query))
 
 
 def _scope(scope: str) -> str:

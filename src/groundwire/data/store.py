@@ -8,6 +8,7 @@ carries a permission scope and every read filters on it: a caller sees only its 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import uuid
 from collections.abc import Iterable, Sequence
@@ -725,8 +726,6 @@ class Store:
 
 def _insert_ignore(conn: sa.Connection, table: sa.Table, values: dict[str, Any]) -> Any:
     """INSERT ... ON CONFLICT DO NOTHING in the connection's dialect."""
-    import importlib
-
     insert = importlib.import_module(f"sqlalchemy.dialects.{conn.dialect.name}").insert
     return insert(table).values(**values).on_conflict_do_nothing()
 

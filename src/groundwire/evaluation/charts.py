@@ -4,6 +4,7 @@ the page can be searched and read by a screen reader. matplotlib is imported onl
 
 from __future__ import annotations
 
+import html
 import io
 import re
 from collections.abc import Mapping, Sequence
@@ -157,6 +158,4 @@ def svg_block(svg: str, *, label: str) -> str:
 
 
 def _attr(text: Any) -> str:
-    import html
-
     return html.escape(str(text), quote=True)

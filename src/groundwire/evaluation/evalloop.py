@@ -31,16 +31,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.textutil import content_words
 from groundwire.core.types import Chunk, Route, Verdict
 from groundwire.evaluation.metrics import detection_metrics
+from groundwire.evaluation.charts import line_chart, svg_block
 from groundwire.data.embed import default_embedder
 from groundwire.data.embed import best_similarity, index_texts
+from groundwire.pipeline import CheckItem, check, check_many
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.data.rows import EvalRow
     from groundwire.data.embed import Embedder, WindowIndex
-    from groundwire.data.provenance import SupportsVerify
+    from groundwire.core.verifier import Verifier
     from groundwire.data.store import ClaimLog, FeedbackSummary, RequestRecord, Store
 
 RETRIEVAL_MISS, GENERATOR_DRIFT, UNDETERMINED = "retrieval_miss", "generator_drift", "undetermined"
@@ -115,19 +118,29 @@ def is_concrete(claim: str) -> bool:
 
 
 def items_from_frozen(
-    rows: Iterable[EvalRow],
-    verifier: SupportsVerify,
+    rows: Sequence[EvalRow],
+    verifier: Verifier,
     *,
     release: str | None = None,
     segment_by: Callable[[EvalRow], str | None] = lambda row: row.source,
     on_row: Callable[[], None] | None = None,
 ) -> list[EvalItem]:
-    """Verify every frozen-set answer against its own context (chunks S1, S2...) with today's verifier;
-    `on_row` is called after each (a progress bar)."""
+    """Verify every frozen-set answer against its own context (chunks S1, S2...) with today's verifier, through
+    `pipeline.check_many`; `on_row` is called after each (a progress bar). A row the verifier refuses stops the
+    run with its InputError: a frozen set is curated, so it is fixed rather than skipped."""
     items: list[EvalItem] = []
-    for row in rows:
-        chunks = [Chunk(id=f"S{i}", text=text, doc_id=row.id) for i, text in enumerate(row.context, start=1)]
-        report = verifier.verify(row.answer, chunks, question=row.question)
+    checks = (
+        CheckItem(
+            row.answer,
+            [Chunk(id=f"S{i}", text=text, doc_id=row.id) for i, text in enumerate(row.context, start=1)],
+            question=row.question,
+        )
+        for row in rows
+    )
+    for row, checked in zip(rows, check_many(verifier, checks), strict=True):
+        if checked.report is None:
+            raise InputError(str(checked.error), code=ErrorCode.INVALID_ROW)
+        report = checked.report
         claims = tuple(LoggedClaim(r.claim.text, Verdict(r.verdict).value, float(r.score)) for r in report.claims)
         items.append(
             EvalItem(
@@ -198,7 +211,7 @@ class EvidenceFinder:
     def __init__(
         self,
         corpus: Sequence[Chunk],
-        verifier: SupportsVerify,
+        verifier: Verifier,
         *,
         embedder: Embedder | None = None,
         top_k: int = 3,
@@ -222,7 +235,7 @@ class EvidenceFinder:
         similarity = best_similarity(self._index, self._embedder.embed(list(claims)))[:, outside]
         for row, claim in enumerate(claims):
             nearest = [self._corpus[outside[i]] for i in similarity[row].argsort()[::-1][: self._top_k]]
-            report = self._verifier.verify(claim, nearest)
+            report = check(self._verifier, CheckItem(claim, nearest))
             if not report.claims or any(r.verdict is not Verdict.SUPPORTED for r in report.claims):
                 return False  # this claim has no evidence anywhere: the generator made it up
         return True
@@ -337,7 +350,7 @@ class EvalLoopResult:
 
 def run_eval_loop(
     *,
-    verifier: SupportsVerify,
+    verifier: Verifier,
     frozen_rows: Sequence[EvalRow] = (),
     store: Store | None = None,
     scope: str | None = None,
@@ -381,7 +394,7 @@ def run_eval_loop(
 
 
 def partition_by_scope(
-    items: Sequence[EvalItem], store: Store, verifier: SupportsVerify, embedder: Embedder | None
+    items: Sequence[EvalItem], store: Store, verifier: Verifier, embedder: Embedder | None
 ) -> list[EvalItem]:
     """Partition logged failures, checking each item against its own scope's corpus only."""
     out: list[EvalItem] = []
@@ -475,8 +488,6 @@ def _series(points: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple[str
 
 
 def _chart(series: Mapping[str, Sequence[tuple[str, float | None]]], *, title: str, y_max: float | None = 1.0) -> str:
-    from groundwire.evaluation.charts import line_chart, svg_block
-
     return svg_block(line_chart(series, title=title, y_max=y_max), label=title)
 
 

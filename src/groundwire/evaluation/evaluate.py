@@ -14,6 +14,7 @@ from groundwire.evaluation.metrics import DetectionMetrics, detection_metrics
 from groundwire.evaluation.operating import RoutingRates, rates_of_routes
 from groundwire.core.types import Chunk, Report, Route
 from groundwire.core.verifier import Verifier
+from groundwire.pipeline import CheckItem, check_many
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +59,12 @@ def row_chunks(row: EvalRow) -> list[Chunk]:
 
 
 def verify_rows(rows: Iterable[EvalRow], verifier: Verifier) -> Iterator[RowOutcome]:
-    """Verify each row; a row that cannot be checked is reported with its id, never dropped."""
-    for row in rows:
-        try:
-            report = verifier.verify(row.answer, row_chunks(row), question=row.question, task=row.task)
-        except InputError as error:
-            yield RowOutcome(row, None, str(error))
-        else:
-            yield RowOutcome(row, report)
+    """Verify each row through `pipeline.check_many`; a row that cannot be checked is reported with its id, never
+    dropped."""
+    rows = list(rows)
+    items = (CheckItem(row.answer, row_chunks(row), question=row.question, task=row.task) for row in rows)
+    for row, checked in zip(rows, check_many(verifier, items), strict=True):
+        yield RowOutcome(row, checked.report, checked.error)
 
 
 def evaluate(

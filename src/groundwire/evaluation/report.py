@@ -12,8 +12,18 @@ from pathlib import Path
 from typing import Any
 
 from groundwire.core.types import Verdict
+from groundwire.evaluation.charts import (
+    LABEL_COLOURS,
+    ROUTE_COLOURS,
+    curve_colours,
+    pr_chart,
+    roc_chart,
+    score_histogram,
+    svg_block,
+)
 from groundwire.evaluation.evaluate import EvalSummary, RowOutcome
 from groundwire.evaluation.operating import RoutingRates
+from groundwire.evaluation.metrics import precision_recall_curve, roc_curve
 
 Thresholds = Callable[[str | None], tuple[float, float]]
 """(accept_at, reject_at) for a task (None = pooled): Verifier.thresholds_for."""
@@ -59,17 +69,6 @@ def render_html(summary: EvalSummary, outcomes: Sequence[RowOutcome], thresholds
     compare them, and each task has its own section; a task that holds every answer would only repeat the
     "All answers" charts, so it has none. Each curve, label and route keeps one colour on the whole page
     (listed in the page's `chart-colours` JSON)."""
-    from groundwire.evaluation.charts import (
-        LABEL_COLOURS,
-        ROUTE_COLOURS,
-        curve_colours,
-        pr_chart,
-        roc_chart,
-        score_histogram,
-        svg_block,
-    )
-    from groundwire.evaluation.metrics import precision_recall_curve, roc_curve
-
     labelled = [o for o in outcomes if o.report is not None and o.row.hallucinated is not None]
     groups: dict[str, list[RowOutcome]] = {"all": labelled}
     for task in summary.per_task:

@@ -5,7 +5,8 @@ One call of `Generator.generate(question, chunks)`:
 1. Ask the model (prompts.generation_messages at the current grounding strength).
 2. Optionally (FLARE-style active retrieval) look for a sentence with low-probability tokens, retrieve
    on it through the `Retriever`, and regenerate with the added passages.
-3. Run the output validators, verify with the Verifier, flag low-confidence spans from token logprobs,
+3. Run the output validators, verify through the `AnswerCheck` it is handed (`pipeline.Checker`: the one check
+   path), flag low-confidence spans from token logprobs,
    and flag an answer that claims sufficiency over an insufficient context.
 4. Apply the answer policy. A delivered answer (accept, disclaim, abstain) ends the loop. Otherwise:
    when the score is below `escalate_below` and an expensive model is configured, the same strength is
@@ -24,7 +25,7 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from groundwire.llm import prompts
 from groundwire.config import Config, GenerateConfig, PolicyConfig
@@ -36,12 +37,8 @@ from groundwire.llm.selfrag import IS_SUP_SCORE, Reflection, parse_reflection
 from groundwire.core.textutil import sentence_spans
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Report, Route, Verdict
 from groundwire.config import load_config
-from groundwire.core.verifier import Verifier
 from groundwire.core.verifier import as_chunks
 from groundwire.core.tracing import traced
-
-if TYPE_CHECKING:
-    from groundwire.core.verifier import Verifier
 
 log = logging.getLogger("groundwire.llm.generate")
 
@@ -49,6 +46,23 @@ BLOCKING_CHECKS = frozenset(
     {"empty_answer", "refusal_token_not_alone", "fabricated_citation", "false_sufficiency", "no_answer"}
 )
 """Answer-level findings that fail an attempt whatever the score."""
+
+
+class AnswerCheck(Protocol):
+    """How the generator checks an answer: `groundwire.pipeline.Checker`, a verifier bound to pipeline.check (this
+    module sits below pipeline, so the command or the service that builds the verifier hands it in)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def __call__(
+        self,
+        answer: str,
+        chunks: Sequence[Chunk],
+        *,
+        question: str | None = None,
+        claims: Sequence[Claim] | None = None,
+    ) -> Report: ...
 
 
 @runtime_checkable
@@ -112,7 +126,7 @@ class Generation:
 @dataclass
 class Generator:
     client: LLMClient
-    verifier: Verifier
+    checker: AnswerCheck
     settings: GenerateConfig = field(default_factory=GenerateConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     expensive_model: str | None = None
@@ -121,11 +135,11 @@ class Generator:
 
     @classmethod
     def from_config(
-        cls, config: Config, *, client: LLMClient, verifier: Verifier, retriever: Retriever | None = None
+        cls, config: Config, *, client: LLMClient, checker: AnswerCheck, retriever: Retriever | None = None
     ) -> Generator:
         return cls(
             client=client,
-            verifier=verifier,
+            checker=checker,
             settings=config.generate,
             policy=config.policy,
             expensive_model=config.llm.expensive_model,
@@ -268,8 +282,8 @@ class Generator:
         self, question: str, answer: str, context: list[Chunk], completion: Completion, reflection: Reflection | None
     ) -> Report:
         if not answer.strip():
-            return _empty_report(answer, question, self.verifier.model_id)
-        report = self.verifier.verify(answer, context, question=question)  # runs the output validators too
+            return _empty_report(answer, question, self.checker.model_id)
+        report = self.checker(answer, context, question=question)  # runs the output validators too
         sufficiency = false_sufficiency(report, min_supported_share=self.settings.insufficient_below)
         findings = [sufficiency] if sufficiency else []
         if not report.abstained and not report.claims:
@@ -303,7 +317,7 @@ class Generator:
             )[1]
             for _ in range(self.settings.samples - 1)
         ]
-        agreement = claim_agreement(report, others, verifier=self.verifier)
+        agreement = claim_agreement(report, others, checker=self.checker)
         claims = tuple(
             dataclasses.replace(
                 result,
@@ -342,7 +356,7 @@ class Generator:
             decision=Route.ACCEPT,
             claims=(),
             abstained=True,
-            model_id=self.verifier.model_id,
+            model_id=self.checker.model_id,
             question=question,
             warnings=(f"fallback after {len(attempts)} failed attempts",),
         )
@@ -364,13 +378,13 @@ def generate(
     chunks: Sequence[Chunk | str],
     *,
     client: LLMClient,
-    verifier: Verifier,
+    checker: AnswerCheck,
     config: Config | None = None,
     retriever: Retriever | None = None,
 ) -> Generation:
     """Grounded generation with the settings of groundwire.toml (or `config`)."""
     config = load_config() if config is None else config
-    return Generator.from_config(config, client=client, verifier=verifier, retriever=retriever).generate(
+    return Generator.from_config(config, client=client, checker=checker, retriever=retriever).generate(
         question, chunks
     )
 
@@ -489,35 +503,20 @@ def carry_reflection(report: Report, reflection: Reflection) -> Report:
     return dataclasses.replace(report, claims=tuple(claims), extra={**report.extra, "self_rag": segments})
 
 
-def claim_agreement(report: Report, samples: Sequence[str], *, verifier: Verifier) -> list[float]:
-    """Per claim of `report`, the share of other samples that state it (the verifier, each sample as premise)."""
+def claim_agreement(report: Report, samples: Sequence[str], *, checker: AnswerCheck) -> list[float]:
+    """Per claim of `report`, the share of other samples that state it (the check, each sample as premise)."""
     if not samples:
         return [1.0 for _ in report.claims]
-    # The same scorer and thresholds, but the report's own claims: no second decomposition (LLM or not).
-    same_claims = Verifier(
-        verifier.scorer,
-        accept_at=verifier.accept_at,
-        reject_at=verifier.reject_at,
-        decomposer=_FixedClaims(tuple(r.claim for r in report.claims)),
-        combiner=verifier.combiner,
-        pruner=verifier.pruner,
-    )
+    # The same check, but of the report's own claims: no second decomposition (LLM or not).
+    claims = [r.claim for r in report.claims]
     votes = [0] * len(report.claims)
     for number, sample in enumerate(samples, start=1):
         if not sample.strip():
             continue  # an empty sample states nothing: it disagrees with every claim
-        check = same_claims.verify(report.answer, [Chunk(id=f"sample{number}", text=sample)])
+        check = checker(report.answer, [Chunk(id=f"sample{number}", text=sample)], claims=claims)
         for i, result in enumerate(check.claims):
             votes[i] += result.route is Route.ACCEPT
     return [round(v / len(samples), 4) for v in votes]
-
-
-@dataclass(frozen=True, slots=True)
-class _FixedClaims:
-    claims: tuple[Claim, ...]
-
-    def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]:
-        return list(self.claims)
 
 
 def _normalise_refusal(answer: str) -> str:

@@ -69,7 +69,7 @@ class Calibration:
     thresholds: Thresholds | None = None
     """Pooled (accept_at, reject_at); None: the verifier's defaults (0.8, 0.2)."""
     task_thresholds: Mapping[str, Thresholds] = field(default_factory=dict)
-    """Per calibration key ("qa", "qa/long", "data2text", ...; core.combiner.calibration_key)."""
+    """Per calibration key ("qa", "qa/long", "data2text", ...; scoring.combiner.calibration_key)."""
     combiner: Combiner | None = None
     """Maps claim features to the claim score; None: the claim score is the model's support."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,8 +46,6 @@ def label_indices(id2label: dict[int, str], num_labels: int) -> tuple[int, int |
 
 def _require_local(model_name: str) -> None:
     """groundwire never downloads: a hub id must already be in the local Hugging Face cache."""
-    from pathlib import Path
-
     if Path(model_name).exists():
         return
     from huggingface_hub import try_to_load_from_cache

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from groundwire.scoring.base import Calibration, Combiner, PairScores
+from groundwire.scoring.combiner import load_combiner
 
 BUNDLED_DIR = "models/verifier"
 _SUPPORT_LABEL = "entailment"
@@ -94,9 +95,6 @@ class OnnxScorer:
         self._executor: ThreadPoolExecutor | None = None
         self.combiner: Combiner | None = None
         if self.config.get("combiner"):
-            # Lazy: core imports scoring at module level, so this one edge back into core stays inside a function.
-            from groundwire.core.combiner import load_combiner
-
             self.combiner = load_combiner(self.bundle / self.config["combiner"])
 
     @property

@@ -11,7 +11,6 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-import groundwire
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.llm.errors import LLMError
 from groundwire.service import actions, generation, history, models, observability
@@ -25,6 +24,7 @@ from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
 from groundwire.service.workers import WorkerPool, default_workers
 from groundwire.evaluation.evalloop import render_html
+from groundwire.version import __version__
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": models.ErrorResponse} for status in (401, 403, 404, 408, 413, 422, 429, 500, 502, 503)
@@ -44,7 +44,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="groundwire",
-        version=groundwire.__version__,
+        version=__version__,
         summary="Verify RAG answers against their sources, claim by claim; repair, generate, log and review.",
         lifespan=lifespan,
         responses=_ERRORS,

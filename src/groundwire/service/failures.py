@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwire.core.errors import ErrorCode
+from groundwire.data.store import ERROR_KIND, RequestRecord
 from groundwire.redact import redact
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
 from groundwire.service.errors import ServiceError
@@ -72,8 +73,6 @@ class FailureLog:
             log.exception("could not log a failed request")
 
     def _write(self, caller_scope: str, scope: Scope, status: int, error: dict[str, Any], started: float) -> None:
-        from groundwire.data.store import ERROR_KIND, RequestRecord
-
         route = f"{scope.get('method', '')} {scope.get('path', '')}"
         self.runtime.store.log_request(RequestRecord(
             id=uuid.uuid4().hex, scope=caller_scope, kind=ERROR_KIND, response="", context="",

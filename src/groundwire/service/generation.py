@@ -16,6 +16,7 @@ from groundwire.service import models
 from groundwire.service.runtime import Runtime, chunk_dict
 from groundwire.core.types import Chunk, Report
 from groundwire.llm.generate import Generator
+from groundwire.pipeline import Checker
 
 
 def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> dict[str, Any]:
@@ -31,7 +32,7 @@ def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> d
         _log(runtime, report, out, scope=scope, context=context, body=body, chunks=chunks, started=started)
         return out
 
-    generator = Generator.from_config(runtime.config, client=client, verifier=runtime.verifier)
+    generator = Generator.from_config(runtime.config, client=client, checker=Checker(runtime.verifier))
     generation = generator.generate(body.question, chunks)
     detail = generation.to_dict()
     report_dict = detail.pop("report")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from groundwire.data.store import ERROR_KIND
 from groundwire.service.runtime import Runtime
 from groundwire.evaluation.evalloop import run_eval_loop
-import groundwire
+from groundwire.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.evaluation.evalloop import EvalLoopResult
@@ -105,7 +105,7 @@ def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> 
 def _eval_key(runtime: Runtime, scope: str, sample_size: int) -> tuple[object, ...]:
     verifier = runtime.verifier
     release = (runtime.settings.release, verifier.model_id, verifier.accept_at, verifier.reject_at,
-               groundwire.__version__)
+               __version__)
     return (*release, scope, sample_size, runtime.store.log_version(scope=scope))
 
 

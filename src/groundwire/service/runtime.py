@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from groundwire.config import Config
+from groundwire.core.claims import RuleDecomposer, sentences
 from groundwire.core.errors import ErrorCode
 from groundwire.core.types import Chunk, Report
 from groundwire.core.verifier import Plan, Verifier
@@ -26,6 +27,8 @@ from groundwire.pipeline import build_verifier
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
+from groundwire.service.limits import check_plan, check_work
+from groundwire.service.observability import ServiceMetrics
 from groundwire.service.review import review_reasons
 from groundwire.service.settings import ServiceSettings
 
@@ -37,8 +40,6 @@ class Runtime:
     def __init__(self, settings: ServiceSettings) -> None:
         self.settings = settings
         self.model_loads = 0
-        from groundwire.service.observability import ServiceMetrics
-
         self.metrics = ServiceMetrics()
         self.llm: LLMClient | None = None
         """The LLM client when the service runs with --llm, else None."""
@@ -111,8 +112,6 @@ class Runtime:
 
     def context(self, body: ContextBody, *, scope: str) -> tuple[list[Chunk], str]:
         """The chunks to check against, and the context as it is logged; 413 when they are more work than allowed."""
-        from groundwire.service.limits import check_work
-
         if body.chunks is not None:
             chunks = [Chunk(id=c.id, text=c.text, doc_id=c.doc_id, page=c.page, type=c.type) for c in body.chunks]
             check_work(self.settings, chunks, getattr(body, "answer", None))
@@ -133,8 +132,6 @@ class Runtime:
     def plan(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> Plan:
         """The answer's plan (claims, windows, pairs), split once; 413 naming max_claims or max_pairs when checking
         it would score more than allowed, before anything is scored."""
-        from groundwire.service.limits import check_plan
-
         plan = self.verifier.plan(answer, chunks, question=question, max_claims=self.settings.max_claims)
         check_plan(self.settings, plan)
         return plan
@@ -199,8 +196,6 @@ def _warm(verifier: Verifier) -> None:
     """One check before the service reports ready: the scorer's first inference (onnxruntime allocates and plans
     on its first run), the sentence splitter's import and the lexical baseline are paid here, not by the first
     request. With an LLM decomposer only the scorer and the splitter are warmed: start-up makes no LLM call."""
-    from groundwire.core.claims import RuleDecomposer, sentences
-
     if isinstance(verifier.decomposer, RuleDecomposer):
         verifier.verify(_WARM_ANSWER, [_WARM_CHUNK])
     else:

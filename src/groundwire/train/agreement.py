@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from groundwire.train.export import torch_probs
+
 _P1 = ("Northwind Traders accepts returns within 30 days of delivery. Refunds are paid to the original card "
        "within 5 business days. Items marked final sale cannot be returned.")
 _P2 = ("The Eiffel Tower was completed in 1889 for the World's Fair in Paris. It is 330 metres tall and was "
@@ -51,8 +53,6 @@ PAIRS: tuple[tuple[str, str], ...] = (
 
 
 def write_fixture(model_dir: str | Path, path: str | Path, *, max_length: int) -> None:
-    from groundwire.train.export import torch_probs
-
     probs = torch_probs(model_dir, PAIRS, max_length=max_length)
     Path(path).write_text(json.dumps({"max_length": max_length, "pairs": [list(p) for p in PAIRS],
                                       "fp32_probs": [[round(x, 6) for x in row] for row in probs]}, indent=1) + "\n")

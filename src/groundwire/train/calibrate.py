@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TypedDict
 
-from groundwire.core.combiner import LogisticCombiner
-
+from groundwire.config import CheckSettings
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR
+from groundwire.pipeline import build_verifier
+from groundwire.scoring.combiner import LogisticCombiner
+from groundwire.scoring.onnx import OnnxScorer
 from groundwire.train import combine, lodo
 from groundwire.train.export import write_config
 from groundwire.train.families import family
@@ -19,6 +22,8 @@ from groundwire.train.recipe import Fitted, fit_recipe
 from groundwire.train.thresholds import Routing, Thresholds
 
 COMBINER_FILE = "combiner.json"
+_FEATURE_SETTINGS = CheckSettings(accept_at=0.5, reject_at=0.1)
+"""Features are collected with wide, explicit thresholds (explicit: no task thresholds of an older calibration)."""
 
 
 class CalibrationReport(TypedDict):
@@ -42,8 +47,6 @@ def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache:
         return combine.load_rows(cache)
     jobs = [(Path(bundle), Path(path), limit, seed, 1 if workers > 1 else 0, canonical_figures) for path in dev]
     if workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
         # Heaviest files first (long contexts), so one slow file does not run alone at the end.
         order = sorted(range(len(jobs)), key=lambda i: -Path(jobs[i][1]).stat().st_size)
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -58,13 +61,11 @@ def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache:
 
 
 def _collect_file(job: tuple[Path, Path, int | None, int, int, bool]) -> list[combine.ClaimRow]:
-    from groundwire.scoring.onnx import OnnxScorer
-    from groundwire.core.verifier import Verifier
-
     bundle, path, limit, seed, threads, canonical_figures = job
     scorer = OnnxScorer(bundle, threads=threads or None)
     scorer.combiner = None  # features and the plain answer score must not depend on an older combiner
-    return combine.collect([path], Verifier(scorer, accept_at=0.5, reject_at=0.1, canonical_figures=canonical_figures), limit=limit, seed=seed)
+    verifier = build_verifier(_FEATURE_SETTINGS.model_copy(update={"canonical_figures": canonical_figures}), scorer=scorer)
+    return combine.collect([path], verifier, limit=limit, seed=seed)
 
 
 def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = None, cache: Path | None = None,

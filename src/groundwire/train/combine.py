@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from groundwire.core.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
-
-if TYPE_CHECKING:
-    from groundwire.core.verifier import Verifier
-    from groundwire.data.rows import EvalRow
+from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
+from groundwire.core.verifier import Verifier, checked_score
+from groundwire.data.rows import EvalRow, read_eval_jsonl
+from groundwire.evaluation.evaluate import row_chunks
+from groundwire.evaluation.metrics import detection_metrics
 
 FEATURES: tuple[str, ...] = (
     "logit:support", "logit:support_second", "logit:contradiction", "logit:contradiction_at_best",
@@ -72,10 +72,6 @@ def _group(context: Sequence[str]) -> str:
 def sample_rows(path: Path, limit: int | None, seed: int = 0) -> list[EvalRow]:
     """The labelled rows of a dev file, or a seeded sample of `limit` of them: the sample every bench and
     calibration of the same (limit, seed) scores."""
-    import random
-
-    from groundwire.data.rows import read_eval_jsonl
-
     rows = [r for r in read_eval_jsonl(path) if r.hallucinated is not None]
     return random.Random(seed).sample(rows, limit) if limit is not None and len(rows) > limit else rows
 
@@ -83,8 +79,6 @@ def sample_rows(path: Path, limit: int | None, seed: int = 0) -> list[EvalRow]:
 def collect(paths: Iterable[Path], verifier: Verifier, *, limit: int | None = None, seed: int = 0) -> list[ClaimRow]:
     """Claim rows for a seeded sample of at most `limit` answers per file (an answer with no claims is kept
     as one row with empty features, so answer-level metrics still count it)."""
-    from groundwire.evaluation.evaluate import row_chunks
-
     out: list[ClaimRow] = []
     for path in paths:
         for row in sample_rows(path, limit, seed):
@@ -298,8 +292,6 @@ def checked_scores(rows: Sequence[ClaimRow], scores: np.ndarray,
                    thresholds: Callable[[str], tuple[float, float]]) -> np.ndarray:
     """Claim scores after verify()'s check caps (a missing figure, a negation flip), each at its key's
     thresholds. Feature caches from before the negation flag was recorded count no flips."""
-    from groundwire.core.verifier import checked_score
-
     return np.array([checked_score(float(s), thresholds(r.key), hard=r.hard_check, negation=r.negation_flip)
                      for r, s in zip(rows, scores, strict=True)])
 
@@ -393,8 +385,6 @@ def verifier_scores(rows: Sequence[ClaimRow], accept_at: float) -> list[AnswerSc
 
 
 def metrics(answers: Sequence[AnswerScore]) -> dict[str, float | int | None]:
-    from groundwire.evaluation.metrics import detection_metrics
-
     m = detection_metrics([a.hallucinated for a in answers], [a.score for a in answers],
                           [not a.accepted for a in answers])
     return m.to_dict()

@@ -30,6 +30,15 @@ class Pair:
     label: str
     source: str
     kind: str
+    probs: tuple[float, float, float] | None = None
+    """A teacher's probabilities over LABELS (distillation): the soft target; `label` is then their argmax."""
+
+    def row(self) -> dict[str, object]:
+        """The JSONL line; a hard pair has no `probs` key, so hard-only files read as before."""
+        data = asdict(self)
+        if self.probs is None:
+            del data["probs"]
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +239,12 @@ def synthetic_pairs(docs: dict[str, list[Doc]], spec: MixSpec, rng: random.Rando
     return out
 
 
-def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None = None) -> MixSummary:
-    """Write train.jsonl, val.jsonl and mix.json under out_dir; returns the mix summary."""
+def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None = None,
+          soft: Sequence[Pair] = ()) -> MixSummary:
+    """Write train.jsonl, val.jsonl and mix.json under out_dir; returns the mix summary.
+
+    `soft`: teacher-labelled pairs (distillation) added to the training split only, so the validation figures stay
+    on human and synthetic labels; without them every pair of a seed is what it was."""
     spec = spec or MixSpec()
     if "noncommercial" in str(data_dir):
         raise ValueError("the shipped model trains on train/ only; train-noncommercial/ is for experiments")
@@ -243,14 +256,19 @@ def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None
     rng.shuffle(pairs)
     n_val = int(len(pairs) * spec.val_fraction)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, part in (("val", pairs[:n_val]), ("train", pairs[n_val:])):
+    train_part = pairs[n_val:]
+    if soft:
+        train_part = train_part + list(soft)
+        random.Random(seed + 2_000_003).shuffle(train_part)
+    for name, part in (("val", pairs[:n_val]), ("train", train_part)):
         with (out_dir / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
             for p in part:
-                fh.write(json.dumps(asdict(p), ensure_ascii=False) + "\n")
+                fh.write(json.dumps(p.row(), ensure_ascii=False) + "\n")
     summary: MixSummary = {
-        "seed": seed, "data_dir": str(data_dir), "n_train": len(pairs) - n_val, "n_val": n_val,
-        "labels": dict(Counter(p.label for p in pairs)), "sources": dict(Counter(p.source for p in pairs)),
-        "kinds": dict(Counter(p.kind for p in pairs)), "spec": asdict(spec),
+        "seed": seed, "data_dir": str(data_dir), "n_train": len(train_part), "n_val": n_val,
+        "labels": dict(Counter(p.label for p in (*pairs, *soft))),
+        "sources": dict(Counter(p.source for p in (*pairs, *soft))),
+        "kinds": dict(Counter(p.kind for p in (*pairs, *soft))), "spec": asdict(spec),
     }
     (out_dir / "mix.json").write_text(json.dumps(summary, indent=2))
     return summary
@@ -259,4 +277,6 @@ def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None
 def iter_jsonl(path: Path) -> Iterator[Pair]:
     with path.open(encoding="utf-8") as fh:
         for line in fh:
-            yield Pair(**json.loads(line))
+            row = json.loads(line)
+            probs = row.pop("probs", None)
+            yield Pair(**row, probs=None if probs is None else (float(probs[0]), float(probs[1]), float(probs[2])))

@@ -38,14 +38,19 @@ class Routed:
     has_claims: bool
 
 
-def route(fitted: Fitted, rows: Sequence[ClaimRow]) -> list[Routed]:
+def route_by_key(fitted: Fitted, rows: Sequence[ClaimRow]) -> dict[Key, Routed]:
+    """Each answer of `rows`, scored and routed by the fitted recipe, by its (file, row id)."""
     scores = fitted.score_answers(rows)
-    out = []
+    out = {}
     for key, r in answers_of(rows).items():
         accept_at, reject_at = lookup(r.key, fitted.pooled, dict(fitted.by_key))
-        out.append(Routed(family(r.file, r.task), r.hallucinated, scores[key], accept_at, reject_at,
-                          r.claim_index >= 0))
+        out[key] = Routed(family(r.file, r.task), r.hallucinated, scores[key], accept_at, reject_at,
+                          r.claim_index >= 0)
     return out
+
+
+def route(fitted: Fitted, rows: Sequence[ClaimRow]) -> list[Routed]:
+    return list(route_by_key(fitted, rows).values())
 
 
 def figures(items: Sequence[Routed]) -> Figures:

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, cast
 
+import numpy as np
+
 from groundwire.train.data import LABELS, Pair, iter_jsonl
 from groundwire.train.hf import load_tokenizer
 
@@ -117,9 +119,24 @@ def _encode(tokenizer: PreTrainedTokenizerBase, pairs: Sequence[Pair],
     return cast(list[list[int]], enc["input_ids"]), types
 
 
-def _collate(ids: list[list[int]], types: list[list[int]] | None, labels: list[int], idx: list[int],
+Targets = list[int] | list[list[float]]
+"""Class indices, or (when the data holds teacher-labelled pairs) a probability row per pair."""
+
+
+def _targets(pairs: Sequence[Pair]) -> Targets:
+    """What the loss compares against. With no soft pair these are the class indices, as before distillation; with
+    any, every pair becomes a distribution (a hard label one-hot), since a batch may mix both kinds."""
+    label_of = {name: i for i, name in ID2LABEL.items()}
+    if all(p.probs is None for p in pairs):
+        return [label_of[p.label] for p in pairs]
+    hard = {name: [float(i == k) for k in range(len(LABELS))] for name, i in label_of.items()}
+    return [list(p.probs) if p.probs is not None else hard[p.label] for p in pairs]
+
+
+def _collate(ids: list[list[int]], types: list[list[int]] | None, labels: Targets, idx: list[int],
              pad_id: int) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-    """Padded model inputs (keyword arguments of the forward) and the label tensor."""
+    """Padded model inputs (keyword arguments of the forward) and the target tensor: class indices (long) or
+    probability rows (float), both of which torch's cross-entropy takes."""
     import torch
 
     width = max(len(ids[i]) for i in idx)
@@ -155,7 +172,6 @@ def _save(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, optimizer:
 
 def evaluate(model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, pairs: Sequence[Pair], *, max_length: int,
              batch_size: int = 32) -> ValFigures:
-    import numpy as np
     import torch
     from sklearn.metrics import roc_auc_score
 
@@ -194,9 +210,8 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> TrainRecord:
         source, num_labels=len(LABELS), id2label=ID2LABEL, label2id={v: k for k, v in ID2LABEL.items()})
     data = Path(cfg.data_dir)
     pairs = list(iter_jsonl(data / "train.jsonl"))
-    label_of = {name: i for i, name in ID2LABEL.items()}
     ids, types = _encode(tokenizer, pairs, cfg.max_length)
-    labels = [label_of[p.label] for p in pairs]
+    labels = _targets(pairs)
     batches = _batches([len(x) for x in ids], batch_size=cfg.batch_size, bucket_batches=cfg.bucket_batches,
                        seed=cfg.seed)
     # The word-embedding table is half the model; freezing it halves the optimizer's work on a CPU and keeps

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from groundwire.core.combiner import LogisticCombiner, feature_matrix
+from groundwire.scoring.combiner import LogisticCombiner, feature_matrix
 from groundwire.train.combine import ClaimRow, claim_label, file_weights
 
 SIGNS: Mapping[str, int] = {

@@ -12,7 +12,7 @@ from typing import Literal, Unpack
 
 import numpy as np
 
-from groundwire.core.combiner import LogisticCombiner, TaskCombiner
+from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
 from groundwire.train import combine
 from groundwire.train.families import family
 from groundwire.train.monotone import fit_monotone

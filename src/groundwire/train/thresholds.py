@@ -3,7 +3,7 @@
 A key ("qa", "summary/long", ...) gets its own (accept_at, reject_at) only when it has enough labelled answers
 of each class for the rates to be measured; otherwise it falls back to its parent key ("summary/long" ->
 "summary"), then to the pooled pair, never to its own noisy fit. verify() looks thresholds up the same way
-(`core.combiner.threshold_keys`).
+(`scoring.combiner.threshold_keys`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from groundwire.core.combiner import threshold_keys
+from groundwire.scoring.combiner import threshold_keys
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR, thresholds_for_targets
 
 MIN_KEY_CLASS_ANSWERS = 80

@@ -1,7 +1,8 @@
-"""One Report -> one output row (rows are read by groundwire.data.rows, the one row parser).
+"""One Report -> one output row, as `groundwire batch` writes it and `verify_many` returns it (rows are read by
+groundwire.data.rows, the one row parser).
 
-Both engines run exactly these functions, so the local and the Ray engine cannot drift apart.
-Pure Python: no Ray, no pyarrow.
+Both batch engines and verify_many run exactly these functions, so the local and the Ray engine cannot drift apart.
+Pure Python: no Ray, no pyarrow, no pandas.
 """
 
 from __future__ import annotations

@@ -1,0 +1,98 @@
+"""A two-stage cascade measured leave-one-dataset-out (issue 19): the small model decides what it is sure of, the
+answers it escalates go to the larger model, and what both leave open goes to the judge.
+
+Each stage has its own recipe (combiner and thresholds), fitted on the other families only. Stage 2's thresholds
+are fitted on the answers stage 1 escalates in those families, since those are the only answers it will see (the
+hard ones), and at the false-accept and false-reject budget stage 1 left unspent: refitting thresholds on a
+narrower band alone would decide more answers by spending more errors, with no better model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from groundwire.train.combine import ClaimRow
+from groundwire.train.families import family
+from groundwire.train.lodo import Figures, Key, Routed, by_family, figures, fittable, route_by_key
+from groundwire.train.recipe import Fitted
+from groundwire.train.thresholds import Routing
+
+
+def decided(answer: Routed) -> bool:
+    """ACCEPT or REJECT under verify()'s routing (score >= accept_at, score <= reject_at)."""
+    return answer.score >= answer.accept_at or answer.score <= answer.reject_at
+
+
+@dataclass(frozen=True, slots=True)
+class CascadeFigures:
+    """Per family: the cascade's routing figures, each stage's alone, and what stage 2 costs."""
+
+    cascade: Figures
+    small: Figures
+    large: Figures
+    sent_to_large: float
+    """Share of the family's answers stage 1 escalated (each costs a pass of the larger model)."""
+
+
+def _without(rows: Sequence[ClaimRow], held_out: str) -> list[ClaimRow]:
+    return [r for r in fittable(rows) if family(r.file, r.task) != held_out]
+
+
+StageFit = Callable[[Sequence[ClaimRow], Routing], Fitted]
+"""A stage's recipe: its combiner and thresholds fitted on these rows at these target rates."""
+
+
+def stage_two_routing(first: Mapping[Key, Routed], routing: Routing) -> Routing:
+    """Stage 2's targets, so that the two stages together keep the cascade's: stage 2 may add only the false
+    accepts and false rejects stage 1 left unspent, spread over the answers it is sent."""
+    hallucinated = [a for a in first.values() if a.hallucinated]
+    faithful = [a for a in first.values() if not a.hallucinated]
+    accepted_wrongly = sum(a.score >= a.accept_at for a in hallucinated)
+    rejected_wrongly = sum(a.score <= a.reject_at and a.score < a.accept_at for a in faithful)
+    sent_hallucinated = sum(not decided(a) for a in hallucinated)
+    sent_faithful = sum(not decided(a) for a in faithful)
+
+    def share(target: float, total: int, spent: int, sent: int) -> float:
+        return min(1.0, max(0.0, target * total - spent) / sent) if sent else target
+
+    return {**routing,
+            "target_far": share(routing.get("target_far", 0.10), len(hallucinated), accepted_wrongly, sent_hallucinated),
+            "target_frr": share(routing.get("target_frr", 0.10), len(faithful), rejected_wrongly, sent_faithful)}
+
+
+def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit,
+                 routing: Routing) -> dict[str, CascadeFigures]:
+    """Per held-out family: stage 1, fitted on the other families at `routing`'s targets, routes every answer;
+    each answer it escalates is routed by stage 2, fitted on the other families' answers that stage 1 escalates
+    there, at the targets stage 1 left unspent (`stage_two_routing`). `small` and `large` are claim rows of the
+    same answers (the same seeded sample), scored by each model."""
+    small_keys = {(r.file, r.row_id) for r in small}
+    large_keys = {(r.file, r.row_id) for r in large}
+    if small_keys != large_keys:
+        raise ValueError(f"the two feature sets hold different answers ({len(small_keys ^ large_keys)} differ): "
+                         "collect both from the same files with the same --limit and seed")
+    large_families = by_family(large)
+    out: dict[str, CascadeFigures] = {}
+    for held_out, test_small in by_family(small).items():
+        train_small = _without(small, held_out)
+        stage1 = fit(train_small, routing)
+        # Stage 2 learns on what stage 1 would send it in the training families.
+        first_in_training = route_by_key(stage1, train_small)
+        sent_in_training = {key for key, a in first_in_training.items() if not decided(a)}
+        train_large = [r for r in _without(large, held_out) if (r.file, r.row_id) in sent_in_training]
+        # Too few escalated answers to set thresholds on (both classes needed): stage 2 is fitted on all of them.
+        if len({r.hallucinated for r in train_large}) < 2:
+            train_large = _without(large, held_out)
+        stage2 = fit(train_large, stage_two_routing(first_in_training, routing))
+        first = route_by_key(stage1, test_small)
+        second = route_by_key(stage2, large_families[held_out])
+        combined = [answer if decided(answer) else second[key] for key, answer in first.items()]
+        large_alone = route_by_key(fit(_without(large, held_out), routing), large_families[held_out])
+        out[held_out] = CascadeFigures(
+            cascade=figures(combined),
+            small=figures(list(first.values())),
+            large=figures(list(large_alone.values())),
+            sent_to_large=sum(not decided(a) for a in first.values()) / max(len(first), 1),
+        )
+    return out

@@ -71,6 +71,10 @@ class CheckSettings(_Section):
     """The scorer reads figures in one spelling ("3,600" as "3600", "five" as "5") in context and claim alike."""
     judge: bool = False
     """Send escalated claims to the [llm] judge (the CLI's --judge; the service decides per request)."""
+    cascade: str | None = None
+    """A second, larger scorer (name or path, e.g. "onnx:/models/larger-bundle") that checks again every answer the
+    first escalates, with the same claims and its own calibrated thresholds (accept_at / reject_at above apply to
+    the first stage only). The judge, when on, then sees what the second stage leaves open. None: no cascade."""
 
     @model_validator(mode="after")
     def _ordered(self) -> CheckSettings:

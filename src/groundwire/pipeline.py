@@ -96,6 +96,16 @@ def build_verifier(
 
         decomposer = LLMDecomposer(client)
     try:
+        # The second stage of a cascade keeps its own calibrated thresholds: the settings' are the first stage's.
+        escalate_to = None
+        if settings.cascade is not None:
+            escalate_to = Verifier(
+                settings.cascade,
+                decomposer=decomposer,
+                pruner=build_pruner(settings.pruner),
+                require_citations=settings.require_citations,
+                canonical_figures=settings.canonical_figures,
+            )
         return Verifier(
             scorer if scorer is not None else settings.scorer,
             accept_at=settings.accept_at,
@@ -104,6 +114,7 @@ def build_verifier(
             pruner=build_pruner(settings.pruner),
             require_citations=settings.require_citations,
             canonical_figures=settings.canonical_figures,
+            escalate_to=escalate_to,
         )
     except ValueError as error:  # an unknown scorer or pruner, thresholds out of order: the user's input
         raise InputError(str(error), code=ErrorCode.INVALID_SETTINGS) from None

@@ -64,6 +64,9 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
                       f"{result.score:.2f}", literal(result.chunk_id or "-"),
                       literal("\n".join([_shorten(evidence), *notes])))
     console.print(table)
+    if stages := report.extra.get("cascade"):  # which model decided, after which escalated
+        console.print(literal("cascade: " + " -> ".join(
+            f"{stage['model_id']} {stage['decision']} ({stage['score']:.2f})" for stage in stages)))
     for finding in report.findings:
         console.print(styled((finding.check, "red"), f": {finding.detail}"))
     for warning in report.warnings:

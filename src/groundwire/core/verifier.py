@@ -188,6 +188,7 @@ class Verifier:
         pruner: Pruner | None = None,
         require_citations: bool = False,
         canonical_figures: bool = False,
+        escalate_to: Verifier | None = None,
     ) -> None:
         self.scorer: Scorer = scorer if scorer is not None and not isinstance(scorer, str) else get_scorer(scorer)
         calibration = calibration_of(self.scorer)
@@ -209,6 +210,10 @@ class Verifier:
         """The scorer sees every figure in one spelling in window and claim alike (core.figures): "3,600" as
         "3600", "five" as "5". Off by default: on bench/lodo.py (--limit 100, 1,000 answers) the shipped recipe's
         mean AUROC moved 0.798 -> 0.799 and the bare model's 0.731 -> 0.727, no gain worth changing its input."""
+        self.escalate_to = escalate_to
+        """The cascade's next stage (a larger model, issue 19): an answer this verifier escalates is checked again by
+        it, with the same claims and its own windows and thresholds, and its report is the answer's. The stages
+        are listed in the report's extra["cascade"]. None: no cascade."""
 
     def thresholds_for(self, task: str | None) -> Thresholds:
         return next(
@@ -327,7 +332,22 @@ class Verifier:
 
     @traced("groundwire.verify")
     def run(self, plan: Plan, *, require_citations: bool | None = None, task: str | None = None) -> Report:
-        """Execute a plan made by `plan` (see `verify` for the options): checks, the one scoring call, verdicts."""
+        """Execute a plan made by `plan` (see `verify` for the options): checks, the one scoring call, verdicts;
+        then, for an answer this stage escalates, the next stage of the cascade (`escalate_to`), if there is one."""
+        report = self._run_stage(plan, require_citations=require_citations, task=task)
+        if report.decision is not Route.ESCALATE or self.escalate_to is None:
+            return report
+        following = self.escalate_to
+        later = following.run(
+            following.plan(plan.answer, plan.context, question=plan.question, claims=plan.claims),
+            require_citations=require_citations,
+            task=task,
+        )
+        stages = [_stage(report), *later.extra.get("cascade", [_stage(later)])]
+        total = report.timings.get("total", 0.0) + later.timings.get("total", 0.0)
+        return replace(later, extra={**later.extra, "cascade": stages}, timings={**later.timings, "total": total})
+
+    def _run_stage(self, plan: Plan, *, require_citations: bool | None, task: str | None) -> Report:
         if not plan.complete:
             raise ValueError("this plan stopped at its claim limit: it cannot be run")
         started = time.perf_counter() - sum(plan.timings.values())
@@ -572,6 +592,16 @@ class Verifier:
             note=note,
             features=state.features,
         )
+
+
+def _stage(report: Report) -> dict[str, Any]:
+    """A cascade stage as the report lists it: which model, its answer score, its route and how long it took."""
+    return {
+        "model_id": report.model_id,
+        "score": report.score,
+        "decision": report.decision.value,
+        "seconds": report.timings.get("total", 0.0),
+    }
 
 
 def checked_score(score: float, thresholds: Thresholds, *, hard: bool, negation: bool) -> float:

@@ -130,7 +130,7 @@ def _command_callbacks(app: typer.Typer) -> list[Callable[..., object]]:
 
 def test_command_annotations_are_evaluated_once_at_import():
     # Left as strings (postponed annotations), typer evaluates them four times per command, for every command, each
-    # time the command line starts: a fifth of a lexical check's CPU (bench/startup.py times it).
+    # time the command line starts: a tenth of a lexical check's instructions (bench/startup.py --instructions).
     from groundwire.cli.main import app
 
     callbacks = _command_callbacks(app)

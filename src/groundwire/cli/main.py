@@ -347,8 +347,8 @@ def _register_command_modules() -> None:
 def _evaluate_annotations(commands: typer.Typer) -> None:
     """Evaluate each command's annotations once, here. The command modules postpone their annotations (strings),
     and typer evaluates a callback's strings four times each time the command line starts, for every command, not
-    only the one that runs: a fifth of the CPU of a lexical `check` (bench/startup.py). Evaluated, typer reads them
-    as they are."""
+    only the one that runs: a tenth of a lexical `check`'s instructions (bench/startup.py --instructions). Evaluated,
+    typer reads them as they are."""
     for info in [*commands.registered_commands, commands.registered_callback]:
         if info is not None and isinstance(info.callback, FunctionType):
             info.callback.__annotations__ = typing.get_type_hints(info.callback, include_extras=True)

@@ -13,11 +13,15 @@ TORCH := torch==2.13.0
 INPUTS_HASH := $(shell cat pyproject.toml Makefile | sha1sum | cut -c1-12)
 STAMP := $(VENV)/.installed-$(INPUTS_HASH)
 DEMO_STAMP := $(DEMO_VENV)/.installed-$(INPUTS_HASH)
+# guardrails-ai 0.11 pins typer<0.20 and openai<3, which clash with .venv's: its tests run in an env of their own.
+GR_VENV := .venv-guardrails
+GR_BIN := $(GR_VENV)/bin
+GR_STAMP := $(GR_VENV)/.installed-$(INPUTS_HASH)
 
 # The formatted, strictly typed layers; the rest of the tree is linted (ruff check) but not yet reformatted.
 FORMATTED := src/groundwire/core src/groundwire/scoring src/groundwire/pipeline.py
 
-.PHONY: demo test lint env clean
+.PHONY: demo test test-guardrails lint env clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -27,17 +31,27 @@ $(STAMP): pyproject.toml Makefile
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-# The demo env is made without pip of its own (`python3 -m venv` with ensurepip took 28 s at load 17 here) and filled by $(PY)'s pip through
-# `pip --python` (pip >= 22.3; else the env gets its own pip); --no-compile: a first run compiles only what it imports.
+# The demo and guardrails envs are made without pip of its own (`python3 -m venv` with ensurepip took 28 s at load 17 here) and filled by $(PY)'s pip through
+# `pip --python` (pip >= 22.3; else each env gets its own pip); --no-compile: a first run compiles only what it imports.
+#   $(call pip_into,ENV,PACKAGES) installs PACKAGES into ENV that way.
+pip_into = if $(PY) -m pip --python $(1)/bin/python --version >/dev/null 2>&1; then \
+	    $(PY) -m pip --python $(1)/bin/python install -q --no-compile $(2) ; \
+	else \
+	    $(1)/bin/python -m ensurepip -q && $(1)/bin/python -m pip install -q --no-compile $(2) ; \
+	fi
+
 $(DEMO_STAMP): pyproject.toml Makefile
 	test -x $(DEMO_BIN)/python || $(PY) -m venv --without-pip $(DEMO_VENV)
-	if $(PY) -m pip --python $(DEMO_BIN)/python --version >/dev/null 2>&1; then \
-	    $(PY) -m pip --python $(DEMO_BIN)/python install -q --no-compile -e . ; \
-	else \
-	    $(DEMO_BIN)/python -m ensurepip -q && $(DEMO_BIN)/python -m pip install -q --no-compile -e . ; \
-	fi
+	$(call pip_into,$(DEMO_VENV),-e .)
 	rm -f $(DEMO_VENV)/.installed-*
 	touch $(DEMO_STAMP)
+
+# The core, the [guardrails] extra and what tests/conftest.py imports (pytest, hypothesis); nothing else of .venv.
+$(GR_STAMP): pyproject.toml Makefile
+	test -x $(GR_BIN)/python || $(PY) -m venv --without-pip $(GR_VENV)
+	$(call pip_into,$(GR_VENV),-e ".[guardrails]" pytest hypothesis)
+	rm -f $(GR_VENV)/.installed-*
+	touch $(GR_STAMP)
 
 env: $(STAMP)
 
@@ -45,8 +59,12 @@ demo: $(DEMO_STAMP)
 	$(DEMO_BIN)/groundwire check --context examples/refund_policy.md --context examples/shipping.md \
 	    --answer @examples/answer.txt --question "$$(cat examples/question.txt)"
 
-test: $(STAMP)
+test: $(STAMP) test-guardrails
 	$(BIN)/python -m pytest -q
+
+# The Guardrails validator's tests, against the real guardrails-ai (in .venv they are skipped: it is not installed).
+test-guardrails: $(GR_STAMP)
+	$(GR_BIN)/python -m pytest -q -p no:cacheprovider tests/adapters/test_guardrails.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench scripts
@@ -54,4 +72,4 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) build dist src/*.egg-info
+	rm -rf $(VENV) $(DEMO_VENV) $(GR_VENV) build dist src/*.egg-info

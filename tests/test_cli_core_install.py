@@ -5,7 +5,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import typer
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -85,6 +88,57 @@ def test_a_lexical_check_loads_neither_the_model_nor_the_llm_client():
         "--scorer", "lexical", "--json", among=("onnxruntime", "tokenizers", "httpx", *HEAVY))
     assert status == 0
     assert loaded == []
+
+
+LEXICAL_CHECK_NEVER_LOADS = (
+    "groundwire.scoring.onnx", "groundwire.scoring.hf", "groundwire.llm.client", "groundwire.llm.judge",
+    "groundwire.llm.repair", "groundwire.llm.decompose", "groundwire.evaluation", "groundwire.service.app",
+    "groundwire.data.store", "groundwire.batch.engines", "groundwire.train", "tomlkit",
+    "sqlalchemy", "matplotlib", "pandas",
+)
+"""What a lexical `check` does not use: the model backends, the LLM tier, eval, the service, the provenance store,
+the batch engines, training, and tomlkit (it only writes groundwire.toml). Each would add to its start-up. (The
+embedder's module may load: pipeline hands it to the embedding pruner; its model loads only when used.)"""
+
+_SUBSYSTEMS_AFTER = """
+import contextlib, io, sys
+from groundwire.cli.main import run_cli
+with contextlib.redirect_stdout(io.StringIO()):
+    status = run_cli(sys.argv[1:])
+print(status, ' '.join(sorted(set({modules!r}) & set(sys.modules))))
+"""
+
+
+def test_a_lexical_check_loads_no_subsystem_it_does_not_use():
+    done = subprocess.run(
+        [sys.executable, "-c", _SUBSYSTEMS_AFTER.format(modules=LEXICAL_CHECK_NEVER_LOADS), "check", "--context",
+         str(EXAMPLES / "refund_policy.md"), "--context", str(EXAMPLES / "shipping.md"), "--answer",
+         f"@{EXAMPLES / 'answer.txt'}", "--scorer", "lexical"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    status, *loaded = done.stdout.split()
+    assert (int(status), loaded) == (0, [])
+
+
+def _command_callbacks(app: typer.Typer) -> list[Callable[..., object]]:
+    callbacks = [info.callback for info in app.registered_commands if info.callback is not None]
+    if app.registered_callback is not None and app.registered_callback.callback is not None:
+        callbacks.append(app.registered_callback.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            callbacks += _command_callbacks(group.typer_instance)
+    return callbacks
+
+
+def test_command_annotations_are_evaluated_once_at_import():
+    # Left as strings (postponed annotations), typer evaluates them four times per command, for every command, each
+    # time the command line starts: a tenth of a lexical check's instructions (bench/startup.py --instructions).
+    from groundwire.cli.main import app
+
+    callbacks = _command_callbacks(app)
+    assert len(callbacks) >= 14  # check, eval, serve, batch, generate, repair, eval-loop, train's six, the options
+    unevaluated = [f"{callback.__qualname__}: {name}" for callback in callbacks
+                   for name, annotation in callback.__annotations__.items() if isinstance(annotation, str)]
+    assert unevaluated == []
 
 
 def test_help_lists_every_command_without_the_extras():

@@ -15,7 +15,9 @@ import dataclasses
 import importlib
 import json
 import sys
+import typing
 from pathlib import Path
+from types import FunctionType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -309,7 +311,21 @@ def _register_command_modules() -> None:
         importlib.import_module(module_name).register(app)
 
 
+def _evaluate_annotations(commands: typer.Typer) -> None:
+    """Evaluate each command's annotations once, here. The command modules postpone their annotations (strings),
+    and typer evaluates a callback's strings four times each time the command line starts, for every command, not
+    only the one that runs: a tenth of a lexical `check`'s instructions (bench/startup.py --instructions). Evaluated,
+    typer reads them as they are."""
+    for info in [*commands.registered_commands, commands.registered_callback]:
+        if info is not None and isinstance(info.callback, FunctionType):
+            info.callback.__annotations__ = typing.get_type_hints(info.callback, include_extras=True)
+    for group in commands.registered_groups:
+        if group.typer_instance is not None:
+            _evaluate_annotations(group.typer_instance)
+
+
 _register_command_modules()
+_evaluate_annotations(app)
 
 
 def main() -> None:

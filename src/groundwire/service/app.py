@@ -78,7 +78,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return FileResponse(str(static / "index.html"))
 
     @app.get("/healthz", response_model=models.HealthResponse, tags=["service"])
-    def healthz() -> dict[str, Any]:
+    def healthz() -> models.HealthResponse:
         return runtime.health()
 
     # Checks run on the worker pool (service/workers.py): a bounded number at once, a bounded number waiting.
@@ -86,23 +86,23 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.state.pool = pool
 
     @app.post("/v1/verify", response_model=models.VerifyResponse, tags=["verify"])
-    async def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+    async def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> models.VerifyResponse:
         return await pool.run(actions.verify, runtime, body, scope=scope)
 
     @app.post("/v1/repair", response_model=models.RepairResponse, tags=["verify"])
-    async def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+    async def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> models.RepairResponse:
         return await pool.run(actions.repair, runtime, body, scope=scope)
 
     @app.post("/v1/generate", response_model=models.GenerateResponse, tags=["generate"])
-    async def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+    async def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> models.GenerateResponse:
         return await pool.run(generation.generate, runtime, body, scope=scope)
 
     @app.post("/v1/ingest", response_model=models.IngestResponse, tags=["documents"])
-    def ingest(body: models.IngestRequest, scope: str = Depends(writer_scope)) -> dict[str, Any]:
+    def ingest(body: models.IngestRequest, scope: str = Depends(writer_scope)) -> models.IngestResponse:
         return actions.ingest(runtime, body, scope=scope)
 
     @app.post("/v1/feedback", response_model=models.FeedbackResponse, tags=["log"])
-    def feedback(body: models.FeedbackRequest, scope: str = Depends(writer_scope)) -> dict[str, Any]:
+    def feedback(body: models.FeedbackRequest, scope: str = Depends(writer_scope)) -> models.FeedbackResponse:
         return actions.feedback(runtime, body, scope=scope)
 
     @app.get("/v1/requests", tags=["log"])

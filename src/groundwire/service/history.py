@@ -79,7 +79,7 @@ def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
         "decision": record.route,
         # Recomputed with today's rule, so a changed threshold or pattern applies to the whole log.
         "review": runtime.review(record.answer_score, record.query, answer,
-                                 findings=[f["check"] for f in (record.report or {}).get("findings", ())]),
+                                 findings=[f["check"] for f in (record.report or {}).get("findings", ())]).model_dump(),
     }
 
 

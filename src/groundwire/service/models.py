@@ -102,16 +102,39 @@ class Review(BaseModel):
     reasons: list[str]
 
 
+class ChunkOut(BaseModel):
+    """A chunk an answer was checked against, as the verify and repair responses show it."""
+
+    id: str
+    text: str
+    doc_id: str | None
+    page: int | None
+    type: str
+
+
+class IngestedChunk(BaseModel):
+    """A current chunk of an ingested document, with its durable cite id. The field order is the JSON's."""
+
+    id: str
+    doc_id: str
+    title: str
+    page: int | None
+    type: str
+    text: str
+
+
 class VerifyResponse(BaseModel):
     request_id: str
     report: dict[str, Any]
+    """`Report.to_dict()`: its shape is the report's (groundwire.core.types), not repeated here."""
     review: Review
-    chunks: list[dict[str, Any]]
+    chunks: list[ChunkOut]
     """The chunks the answer was checked against (so a page can show the evidence span)."""
 
 
 class RepairResponse(VerifyResponse):
     repaired: dict[str, Any]
+    """`Repaired.to_dict()` (groundwire.llm.repair) and a one-line `summary`."""
 
 
 class GenerateResponse(BaseModel):
@@ -121,11 +144,12 @@ class GenerateResponse(BaseModel):
     report: dict[str, Any] | None
     review: Review
     detail: dict[str, Any] = Field(default_factory=dict)
+    """`Generation.to_dict()` less its report (groundwire.llm.generate); a cached answer adds `cache`."""
 
 
 class IngestResponse(BaseModel):
     doc_set_version: str
-    chunks: list[dict[str, Any]]
+    chunks: list[IngestedChunk]
     """Every current chunk of the ingested documents, with its durable cite id."""
     changed_doc_ids: list[str]
     retired_ids: list[str]

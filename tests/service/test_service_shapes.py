@@ -89,3 +89,16 @@ def test_the_log_lists_reviews_in_the_same_shape(client) -> None:  # noqa: ANN00
     post(client, "/v1/verify", {"answer": ANSWER, "chunks": CHUNKS})
     listed = client.get("/v1/requests", headers=ALPHA).json()["requests"]
     assert shape(listed[0]["review"]) == REVIEW
+
+
+def test_the_review_queue_and_eval_dashboard_keep_their_shape(client) -> None:  # noqa: ANN001
+    post(client, "/v1/verify", {"answer": ANSWER, "chunks": CHUNKS})
+    queue = client.get("/v1/review", headers=ALPHA).json()
+    assert shape(queue) == [("threshold", "float"), ("patterns", "list"), ("items", "list")]
+    assert [key for key, _ in shape(queue["items"][0])] == [
+        "request_id", "created_at", "endpoint", "question", "answer", "score", "decision", "review", "feedback"]
+    dashboard = client.get("/v1/eval", headers=ALPHA).json()
+    assert shape(dashboard) == [("metrics", "dict"), ("releases", "list"), ("segments", "list"), ("by_day", "dict"),
+                                ("series", "list"), ("failure_examples", "list"), ("history", "list"),
+                                ("meta", "dict")]
+    assert [shape(point) for point in dashboard["series"]] == [[("created_at", "str"), ("score", "float")]]

@@ -161,6 +161,36 @@ class FeedbackResponse(BaseModel):
     request_id: str
 
 
+class RequestList(BaseModel):
+    requests: list[dict[str, Any]]
+    """The newest logged requests first, each summarised (a failed request adds its status, route and error)."""
+
+
+class ReviewQueue(BaseModel):
+    threshold: float
+    patterns: list[str]
+    items: list[dict[str, Any]]
+    """The queued requests without feedback, summarised as in /v1/requests."""
+
+
+class ScorePoint(BaseModel):
+    created_at: str | None
+    score: float
+
+
+class EvalSummary(BaseModel):
+    """The eval-loop dashboard: its metrics are `groundwire.evaluation.evalloop`'s, flattened one level."""
+
+    metrics: dict[str, Any]
+    releases: list[dict[str, Any]]
+    segments: list[dict[str, Any]]
+    by_day: dict[str, Any]
+    series: list[ScorePoint]
+    failure_examples: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    meta: dict[str, Any]
+
+
 class RequestLogEntry(BaseModel):
     model_config = ConfigDict(extra="allow")
     request_id: str

@@ -40,7 +40,7 @@ def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> m
         response = stored.model_copy(update={
             "request_id": uuid.uuid4().hex, "cached": True,
             "detail": {**stored.detail, "cache": {"similarity": hit.similarity, "matched_query": hit.query}}})
-        # Logged as before typed responses: the stored body's keys first, the new request id last.
+        # The log keeps the cached body in its key order with the new request id last, as it always has.
         logged = {**_logged_body(response, cached.chunks), "request_id": response.request_id}
         _log(runtime, cached.report, response, logged, scope=scope, context=context, body=body, chunks=chunks,
              started=started)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 from groundwire.core.errors import ErrorCode
 from groundwire.core.types import Chunk, Report
@@ -15,21 +14,23 @@ from groundwire.llm.repair import repair as repair_answer
 from groundwire.pipeline import CheckItem, Judge, check
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
-from groundwire.service.runtime import Runtime, chunk_dict
+from groundwire.service.runtime import Runtime, chunk_out
 
 
-def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> dict[str, Any]:
+def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> models.VerifyResponse:
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
     report = _checked(runtime, body, chunks)
-    out = {"request_id": uuid.uuid4().hex, "report": report.to_dict(),
-           "review": runtime.review(report.score, body.question, body.answer, findings=_checks(report)),
-           "chunks": [chunk_dict(c) for c in chunks]}
-    runtime.log(report, out, kind="verify", scope=scope, context=context, body=body, chunks=chunks, started=started)
-    return out
+    response = models.VerifyResponse(
+        request_id=uuid.uuid4().hex, report=report.to_dict(),
+        review=runtime.review(report.score, body.question, body.answer, findings=_checks(report)),
+        chunks=[chunk_out(c) for c in chunks])
+    runtime.log(report, response.model_dump(), kind="verify", scope=scope, context=context, body=body,
+                chunks=chunks, started=started)
+    return response
 
 
-def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> dict[str, Any]:
+def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> models.RepairResponse:
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
     report = _checked(runtime, body, chunks)
@@ -38,38 +39,39 @@ def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> dict[
     repaired = repair_answer(report, chunks, verifier=runtime.verifier, client=runtime.llm,
                              min_surviving_share=settings.min_surviving_share,
                              abstain_message=settings.abstain_message)
-    out = {"request_id": uuid.uuid4().hex, "report": report.to_dict(),
-           "review": runtime.review(report.score, body.question, body.answer, findings=_checks(report)),
-           "chunks": [chunk_dict(c) for c in chunks],
-           "repaired": {**repaired.to_dict(), "summary": _summary(repaired)}}
-    runtime.log(report, out, kind="repair", scope=scope, context=context, body=body, chunks=chunks, started=started,
-                response=repaired.answer,
+    response = models.RepairResponse(
+        request_id=uuid.uuid4().hex, report=report.to_dict(),
+        review=runtime.review(report.score, body.question, body.answer, findings=_checks(report)),
+        chunks=[chunk_out(c) for c in chunks],
+        repaired={**repaired.to_dict(), "summary": _summary(repaired)})
+    runtime.log(report, response.model_dump(), kind="repair", scope=scope, context=context, body=body,
+                chunks=chunks, started=started, response=repaired.answer,
                 extra={"repaired_score": repaired.report.score, "repair_abstained": repaired.abstained})
-    return out
+    return response
 
 
-def ingest(runtime: Runtime, body: models.IngestRequest, *, scope: str) -> dict[str, Any]:
+def ingest(runtime: Runtime, body: models.IngestRequest, *, scope: str) -> models.IngestResponse:
     documents = [Document(doc_id=d.doc_id, title=d.title, text=d.text, page=d.page, type=d.type)
                  for d in body.documents]
     result = runtime.store.ingest(documents, scope=scope)
     changed = result.changed_doc_ids
     invalidated = runtime.cache.invalidate(scope=scope, doc_ids=changed) if changed else 0
-    return {
-        "doc_set_version": str(result.doc_version),
-        "chunks": [{"id": p.cite_id, "doc_id": p.doc_id, "title": p.title, "page": p.page, "type": p.type,
-                    "text": p.text} for p in result.passages],
-        "changed_doc_ids": list(changed),
-        "retired_ids": list(result.retired_ids),
-        "cache_invalidated": invalidated,
-    }
+    return models.IngestResponse(
+        doc_set_version=str(result.doc_version),
+        chunks=[models.IngestedChunk(id=p.cite_id, doc_id=p.doc_id, title=p.title, page=p.page, type=p.type,
+                                     text=p.text) for p in result.passages],
+        changed_doc_ids=list(changed),
+        retired_ids=list(result.retired_ids),
+        cache_invalidated=invalidated,
+    )
 
 
-def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> dict[str, Any]:
+def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> models.FeedbackResponse:
     if runtime.store.get_request(body.request_id, scope=scope) is None:
         raise ServiceError(ErrorCode.REQUEST_NOT_FOUND, f"No request {body.request_id!r} in your scope.")
     thumbs = {"up": 1, "down": -1, None: None}[body.thumbs]
     feedback_id = runtime.store.add_feedback(body.request_id, scope=scope, thumbs=thumbs, correction=body.correction)
-    return {"feedback_id": str(feedback_id), "request_id": body.request_id}
+    return models.FeedbackResponse(feedback_id=str(feedback_id), request_id=body.request_id)
 
 
 def _checked(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chunk]) -> Report:

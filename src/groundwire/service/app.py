@@ -78,7 +78,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return FileResponse(str(static / "index.html"))
 
     @app.get("/healthz", response_model=models.HealthResponse, tags=["service"])
-    def healthz() -> dict[str, Any]:
+    def healthz() -> models.HealthResponse:
         return runtime.health()
 
     # Checks run on the worker pool (service/workers.py): a bounded number at once, a bounded number waiting.
@@ -86,29 +86,29 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.state.pool = pool
 
     @app.post("/v1/verify", response_model=models.VerifyResponse, tags=["verify"])
-    async def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+    async def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> models.VerifyResponse:
         return await pool.run(actions.verify, runtime, body, scope=scope)
 
     @app.post("/v1/repair", response_model=models.RepairResponse, tags=["verify"])
-    async def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+    async def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> models.RepairResponse:
         return await pool.run(actions.repair, runtime, body, scope=scope)
 
     @app.post("/v1/generate", response_model=models.GenerateResponse, tags=["generate"])
-    async def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> dict[str, Any]:
+    async def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> models.GenerateResponse:
         return await pool.run(generation.generate, runtime, body, scope=scope)
 
     @app.post("/v1/ingest", response_model=models.IngestResponse, tags=["documents"])
-    def ingest(body: models.IngestRequest, scope: str = Depends(writer_scope)) -> dict[str, Any]:
+    def ingest(body: models.IngestRequest, scope: str = Depends(writer_scope)) -> models.IngestResponse:
         return actions.ingest(runtime, body, scope=scope)
 
     @app.post("/v1/feedback", response_model=models.FeedbackResponse, tags=["log"])
-    def feedback(body: models.FeedbackRequest, scope: str = Depends(writer_scope)) -> dict[str, Any]:
+    def feedback(body: models.FeedbackRequest, scope: str = Depends(writer_scope)) -> models.FeedbackResponse:
         return actions.feedback(runtime, body, scope=scope)
 
-    @app.get("/v1/requests", tags=["log"])
+    @app.get("/v1/requests", response_model=models.RequestList, tags=["log"])
     def list_requests(scope: str = Depends(caller_scope),
-                      limit: int = Query(50, ge=1, le=1000)) -> dict[str, Any]:
-        return {"requests": history.list_requests(runtime, scope=scope, limit=limit)}
+                      limit: int = Query(50, ge=1, le=1000)) -> models.RequestList:
+        return models.RequestList(requests=history.list_requests(runtime, scope=scope, limit=limit))
 
     @app.get("/v1/requests/{request_id}", tags=["log"])
     def get_request(request_id: str, scope: str = Depends(caller_scope)) -> dict[str, Any]:
@@ -118,20 +118,20 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             raise ServiceError(ErrorCode.REQUEST_NOT_FOUND, f"No request {request_id!r} in your scope.")
         return entry
 
-    @app.get("/v1/review", tags=["log"])
+    @app.get("/v1/review", response_model=models.ReviewQueue, tags=["log"])
     def review_queue(scope: str = Depends(caller_scope),
-                     limit: int = Query(100, ge=1, le=1000)) -> dict[str, Any]:
+                     limit: int = Query(100, ge=1, le=1000)) -> models.ReviewQueue:
         return history.review_queue(runtime, scope=scope, limit=limit)
 
-    @app.get("/v1/eval", tags=["eval"])
+    @app.get("/v1/eval", response_model=models.EvalSummary, tags=["eval"])
     def eval_dashboard(scope: str = Depends(caller_scope),
-                       limit: int = Query(500, ge=1, le=10_000)) -> dict[str, Any]:
+                       limit: int = Query(500, ge=1, le=10_000)) -> models.EvalSummary:
         """Eval-loop metrics over a rolling sample of your scope's request log (nothing is recorded)."""
         return history.eval_summary(runtime, scope=scope, limit=limit)
 
-    @app.post("/v1/eval/runs", tags=["eval"])
+    @app.post("/v1/eval/runs", response_model=models.EvalSummary, tags=["eval"])
     def record_eval_run(scope: str = Depends(writer_scope),
-                        limit: int = Query(500, ge=1, le=10_000)) -> dict[str, Any]:
+                        limit: int = Query(500, ge=1, le=10_000)) -> models.EvalSummary:
         """Run the eval loop and record the run in the history the dashboard plots."""
         return history.eval_summary(runtime, scope=scope, limit=limit, save=True)
 

@@ -10,50 +10,75 @@ import hashlib
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from groundwire.service import models
-from groundwire.service.runtime import Runtime, chunk_dict
+from groundwire.service.runtime import Runtime, chunk_out
 from groundwire.core.types import Chunk, Report
 from groundwire.llm.generate import Generator
 from groundwire.pipeline import Checker
 
 
-def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    """What the semantic cache keeps of a delivered answer."""
+
+    response: models.GenerateResponse
+    chunks: list[models.ChunkOut]
+    report: Report
+
+
+def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> models.GenerateResponse:
     client = runtime.require_llm("/v1/generate")
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
     doc_version = _doc_version(chunks)
     hit = runtime.cache.get(body.question, scope=scope, doc_version=doc_version) if body.use_cache else None
     if hit is not None:
-        stored, report = hit.response
-        out = {**stored, "request_id": uuid.uuid4().hex, "cached": True,
-               "detail": {**stored["detail"], "cache": {"similarity": hit.similarity, "matched_query": hit.query}}}
-        _log(runtime, report, out, scope=scope, context=context, body=body, chunks=chunks, started=started)
-        return out
+        cached: _Cached = hit.response
+        stored = cached.response
+        response = stored.model_copy(update={
+            "request_id": uuid.uuid4().hex, "cached": True,
+            "detail": {**stored.detail, "cache": {"similarity": hit.similarity, "matched_query": hit.query}}})
+        # The log keeps the cached body in its key order with the new request id last, as it always has.
+        logged = {**_logged_body(response, cached.chunks), "request_id": response.request_id}
+        _log(runtime, cached.report, response, logged, scope=scope, context=context, body=body, chunks=chunks,
+             started=started)
+        return response
 
     generator = Generator.from_config(runtime.config, client=client, checker=Checker(runtime.verifier))
     generation = generator.generate(body.question, chunks)
     detail = generation.to_dict()
     report_dict = detail.pop("report")
-    out = {"request_id": uuid.uuid4().hex, "answer": generation.answer, "cached": False, "report": report_dict,
-           "review": runtime.review(generation.report.score, body.question, generation.answer,
-                                   findings=[f.check for f in generation.report.findings]),
-           "chunks": [chunk_dict(c) for c in generation.chunks], "detail": detail}
-    _log(runtime, generation.report, out, scope=scope, context=context, body=body, chunks=chunks, started=started)
+    response = models.GenerateResponse(
+        request_id=uuid.uuid4().hex, answer=generation.answer, cached=False, report=report_dict,
+        review=runtime.review(generation.report.score, body.question, generation.answer,
+                              findings=[f.check for f in generation.report.findings]),
+        detail=detail)
+    shown = [chunk_out(c) for c in generation.chunks]
+    logged = {"request_id": response.request_id, **_logged_body(response, shown)}
+    _log(runtime, generation.report, response, logged, scope=scope, context=context, body=body, chunks=chunks,
+         started=started)
     if generation.outcome.action in ("accept", "disclaim") and not generation.fallback:
-        stored = {k: v for k, v in out.items() if k != "request_id"}
-        runtime.cache.put(body.question, (stored, generation.report), scope=scope, doc_version=doc_version,
-                          doc_ids={c.doc_id or c.id for c in chunks})
-    return out
+        runtime.cache.put(body.question, _Cached(response, shown, generation.report), scope=scope,
+                          doc_version=doc_version, doc_ids={c.doc_id or c.id for c in chunks})
+    return response
 
 
-def _log(runtime: Runtime, report: Report, out: dict[str, Any], *, scope: str, context: str,
-         body: models.GenerateRequest, chunks: Sequence[Chunk], started: float) -> None:
-    runtime.log(report, out, kind="generate", scope=scope, context=context, body=body, chunks=chunks,
-                started=started, response=out["answer"],
-                extra={"cached": out["cached"], "model_escalations": out["detail"].get("escalations", []),
-                       "attempts": len(out["detail"].get("attempts", []))})
+def _logged_body(response: models.GenerateResponse, shown: list[models.ChunkOut]) -> dict[str, object]:
+    """The response as the request log keeps it, without its request id: the log also keeps the chunks the answer
+    was built from (which the response leaves out), before `detail`."""
+    dumped = response.model_dump(exclude={"request_id"})
+    detail = dumped.pop("detail")
+    return {**dumped, "chunks": [c.model_dump() for c in shown], "detail": detail}
+
+
+def _log(runtime: Runtime, report: Report, response: models.GenerateResponse, logged: dict[str, object], *,
+         scope: str, context: str, body: models.GenerateRequest, chunks: Sequence[Chunk], started: float) -> None:
+    runtime.log(report, logged, kind="generate", scope=scope, context=context, body=body, chunks=chunks,
+                started=started, response=response.answer,
+                extra={"cached": response.cached, "model_escalations": response.detail.get("escalations", []),
+                       "attempts": len(response.detail.get("attempts", []))})
 
 
 def _doc_version(chunks: Sequence[Chunk]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from groundwire.data.store import ERROR_KIND
+from groundwire.service import models
 from groundwire.service.runtime import Runtime
 from groundwire.evaluation.evalloop import run_eval_loop
 from groundwire.version import __version__
@@ -49,12 +50,12 @@ def get_request(runtime: Runtime, request_id: str, *, scope: str) -> dict[str, A
     }
 
 
-def review_queue(runtime: Runtime, *, scope: str, limit: int) -> dict[str, Any]:
+def review_queue(runtime: Runtime, *, scope: str, limit: int) -> models.ReviewQueue:
     # Feedback from a person takes a request out of the queue.
     items = [s for s in list_requests(runtime, scope=scope, limit=limit)
              if s["review"]["queued"] and s["feedback"] is None]
-    return {"threshold": runtime.settings.review_threshold,
-            "patterns": list(runtime.settings.high_risk_patterns), "items": items}
+    return models.ReviewQueue(threshold=runtime.settings.review_threshold,
+                              patterns=list(runtime.settings.high_risk_patterns), items=items)
 
 
 def _response_body(record: RequestRecord) -> dict[str, Any] | None:
@@ -79,7 +80,7 @@ def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
         "decision": record.route,
         # Recomputed with today's rule, so a changed threshold or pattern applies to the whole log.
         "review": runtime.review(record.answer_score, record.query, answer,
-                                 findings=[f["check"] for f in (record.report or {}).get("findings", ())]),
+                                 findings=[f["check"] for f in (record.report or {}).get("findings", ())]).model_dump(),
     }
 
 
@@ -109,22 +110,22 @@ def _eval_key(runtime: Runtime, scope: str, sample_size: int) -> tuple[object, .
     return (*release, scope, sample_size, runtime.store.log_version(scope=scope))
 
 
-def eval_summary(runtime: Runtime, *, scope: str, limit: int, save: bool = False) -> dict[str, Any]:
+def eval_summary(runtime: Runtime, *, scope: str, limit: int, save: bool = False) -> models.EvalSummary:
     """What the dashboard shows: metric cards, per release and segment, the score series, failures, history."""
     result = eval_loop(runtime, scope=scope, sample_size=limit, save=save)
     rolling = result.rolling or {}
     recent = runtime.store.requests(scope=scope, limit=min(limit, 200))
-    return {
-        "metrics": _flat(rolling.get("overall") or {}),
-        "releases": [{"release": name, **_flat(values)} for name, values in rolling.get("by_release", {}).items()],
-        "segments": [{"segment": name, **_flat(values)} for name, values in rolling.get("by_segment", {}).items()],
-        "by_day": rolling.get("by_day", {}),
-        "series": [{"created_at": r.created_at.isoformat() if r.created_at else None, "score": r.answer_score}
-                   for r in reversed(recent) if r.answer_score is not None],
-        "failure_examples": rolling.get("failure_examples", []),
-        "history": result.history,
-        "meta": result.meta,
-    }
+    return models.EvalSummary(
+        metrics=_flat(rolling.get("overall") or {}),
+        releases=[{"release": name, **_flat(values)} for name, values in rolling.get("by_release", {}).items()],
+        segments=[{"segment": name, **_flat(values)} for name, values in rolling.get("by_segment", {}).items()],
+        by_day=rolling.get("by_day", {}),
+        series=[models.ScorePoint(created_at=r.created_at.isoformat() if r.created_at else None, score=r.answer_score)
+                for r in reversed(recent) if r.answer_score is not None],
+        failure_examples=rolling.get("failure_examples", []),
+        history=result.history,
+        meta=result.meta,
+    )
 
 
 def _flat(values: dict[str, Any]) -> dict[str, Any]:

@@ -102,16 +102,39 @@ class Review(BaseModel):
     reasons: list[str]
 
 
+class ChunkOut(BaseModel):
+    """A chunk an answer was checked against, as the verify and repair responses show it."""
+
+    id: str
+    text: str
+    doc_id: str | None
+    page: int | None
+    type: str
+
+
+class IngestedChunk(BaseModel):
+    """A current chunk of an ingested document, with its durable cite id. The field order is the JSON's."""
+
+    id: str
+    doc_id: str
+    title: str
+    page: int | None
+    type: str
+    text: str
+
+
 class VerifyResponse(BaseModel):
     request_id: str
     report: dict[str, Any]
+    """`Report.to_dict()`: its shape is the report's (groundwire.core.types), not repeated here."""
     review: Review
-    chunks: list[dict[str, Any]]
+    chunks: list[ChunkOut]
     """The chunks the answer was checked against (so a page can show the evidence span)."""
 
 
 class RepairResponse(VerifyResponse):
     repaired: dict[str, Any]
+    """`Repaired.to_dict()` (groundwire.llm.repair) and a one-line `summary`."""
 
 
 class GenerateResponse(BaseModel):
@@ -121,11 +144,12 @@ class GenerateResponse(BaseModel):
     report: dict[str, Any] | None
     review: Review
     detail: dict[str, Any] = Field(default_factory=dict)
+    """`Generation.to_dict()` less its report (groundwire.llm.generate); a cached answer adds `cache`."""
 
 
 class IngestResponse(BaseModel):
     doc_set_version: str
-    chunks: list[dict[str, Any]]
+    chunks: list[IngestedChunk]
     """Every current chunk of the ingested documents, with its durable cite id."""
     changed_doc_ids: list[str]
     retired_ids: list[str]
@@ -135,6 +159,36 @@ class IngestResponse(BaseModel):
 class FeedbackResponse(BaseModel):
     feedback_id: str
     request_id: str
+
+
+class RequestList(BaseModel):
+    requests: list[dict[str, Any]]
+    """The newest logged requests first, each summarised (a failed request adds its status, route and error)."""
+
+
+class ReviewQueue(BaseModel):
+    threshold: float
+    patterns: list[str]
+    items: list[dict[str, Any]]
+    """The queued requests without feedback, summarised as in /v1/requests."""
+
+
+class ScorePoint(BaseModel):
+    created_at: str | None
+    score: float
+
+
+class EvalSummary(BaseModel):
+    """The eval-loop dashboard: its metrics are `groundwire.evaluation.evalloop`'s, flattened one level."""
+
+    metrics: dict[str, Any]
+    releases: list[dict[str, Any]]
+    segments: list[dict[str, Any]]
+    by_day: dict[str, Any]
+    series: list[ScorePoint]
+    failure_examples: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    meta: dict[str, Any]
 
 
 class RequestLogEntry(BaseModel):

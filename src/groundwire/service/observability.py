@@ -9,7 +9,7 @@ the verify, judge and generate spans inside it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -35,7 +35,7 @@ class ServiceMetrics:
         self.model_load_seconds = Gauge("groundwire_model_load_seconds", "Seconds the verifier model took to load",
                                         registry=self.registry)
 
-    def observe(self, endpoint: str, report: Report, *, seconds: float, extra: dict[str, Any] | None) -> None:
+    def observe(self, endpoint: str, report: Report, *, seconds: float, extra: Mapping[str, object] | None) -> None:
         """One logged request: its decision, its latency, the judge calls its report records, a cache hit."""
         self.decisions.labels(endpoint, report.decision.value).inc()
         self.check_seconds.labels(endpoint).observe(seconds)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from groundwire.config import Config
 from groundwire.core.claims import RuleDecomposer, sentences
@@ -99,14 +99,14 @@ class Runtime:
     def config(self) -> Config:
         return _ready(self._config)
 
-    def health(self) -> dict[str, Any]:
-        return {
-            "status": "ok",
-            "model_id": self.verifier.model_id,
-            "model_loads": self.model_loads,
-            "release": self.settings.release,
-            "store": self.store.engine.dialect.name,
-        }
+    def health(self) -> models.HealthResponse:
+        return models.HealthResponse(
+            status="ok",
+            model_id=self.verifier.model_id,
+            model_loads=self.model_loads,
+            release=self.settings.release,
+            store=self.store.engine.dialect.name,
+        )
 
     # shared by the endpoints ------------------------------------------------------------------------------
 
@@ -136,11 +136,11 @@ class Runtime:
         check_plan(self.settings, plan)
         return plan
 
-    def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> dict[str, Any]:
+    def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> models.Review:
         """The review-queue verdict: score, question and answer, and the answer-level checks that fired."""
         reasons = review_reasons(score=score, texts=texts, findings=findings,
                                  threshold=self.settings.review_threshold, patterns=self.settings.high_risk_patterns)
-        return {"queued": bool(reasons), "reasons": reasons}
+        return models.Review(queued=bool(reasons), reasons=reasons)
 
     def require_llm(self, what: str) -> LLMClient:
         if self.llm is None:
@@ -164,10 +164,11 @@ class Runtime:
             ids["llm"] = self.llm.model
         return ids
 
-    def log(self, report: Report, out: dict[str, Any], *, kind: str, scope: str, context: str, body: ContextBody,
-            chunks: Sequence[Chunk], started: float, response: str | None = None,
-            extra: dict[str, Any] | None = None) -> None:
-        """Write the request-log row for `out` (the response body); committed before this returns."""
+    def log(self, report: Report, out: Mapping[str, object], *, kind: str, scope: str, context: str,
+            body: ContextBody, chunks: Sequence[Chunk], started: float, response: str | None = None,
+            extra: dict[str, object] | None = None) -> None:
+        """Write the request-log row for `out` (the response body as plain data, `model_dump()`); committed before
+        this returns."""
         scores = {c.id: c.score for c in (body.chunks or ())}
         record = RequestRecord.from_report(
             report,
@@ -184,7 +185,7 @@ class Runtime:
             # the row's `report` column, stored once (history.get_request puts it back).
             extra={"body": {key: value for key, value in out.items() if key != "report"}, **(extra or {})},
         )
-        self.store.log_request(replace(record, id=out["request_id"]))
+        self.store.log_request(replace(record, id=str(out["request_id"])))
         self.metrics.observe(kind, report, seconds=time.perf_counter() - started, extra=extra)
 
 
@@ -209,5 +210,5 @@ def _ready(value: T | None) -> T:
     return value
 
 
-def chunk_dict(chunk: Chunk) -> dict[str, Any]:
-    return {"id": chunk.id, "text": chunk.text, "doc_id": chunk.doc_id, "page": chunk.page, "type": chunk.type}
+def chunk_out(chunk: Chunk) -> models.ChunkOut:
+    return models.ChunkOut(id=chunk.id, text=chunk.text, doc_id=chunk.doc_id, page=chunk.page, type=chunk.type)

@@ -21,6 +21,20 @@ if [ ! -f "$BASE/model.safetensors" ]; then
 fi
 [ -f "$RUNS/data_v3/train.jsonl" ] || $GW train prepare --mix v3 --out "$RUNS/data_v3" --seed 13
 # len 128 and the lowest 4 of 12 layers frozen: about 1 pair/s on 2 idle cores; 1500 steps = 24,000 pairs.
-exec nice -n 19 $GW train run --data "$RUNS/data_v3" --out "$RUNS/mpnet-v3" --base-model "$BASE" \
+[ -f "$RUNS/mpnet-v3/final/config.json" ] || nice -n 19 $GW train run --data "$RUNS/data_v3" --out "$RUNS/mpnet-v3" --base-model "$BASE" \
     --max-length 128 --batch-size 16 --lr 3e-5 --warmup 0.03 --freeze-layers 4 --max-steps "$STEPS" --budget-minutes 100000 \
     --seed 13 --threads 2
+# What follows the run (issue 19), each step skipped when its output exists, so a later work period continues:
+[ -f "$RUNS/mpnet-v3/final/config.json" ] || exit 0
+BUNDLE="$RUNS/mpnet-v3/bundle"
+[ -f "$BUNDLE/model.onnx" ] || nice -n 19 $GW train export --model "$RUNS/mpnet-v3/final" --out "$BUNDLE" --max-length 256 \
+    --model-id groundwire-verifier-mpnet-v3
+# The cascade, LODO, beside lexical and the same-model control (features cached; the larger model's take hours).
+mkdir -p "$RUNS/cascade"
+[ -f "$RUNS/cascade/cascade.json" ] || nice -n 19 .venv/bin/python bench/cascade.py --large-bundle "$BUNDLE" --limit 100 \
+    --cache "$RUNS/cascade/small.jsonl" --large-cache "$RUNS/cascade/large.jsonl" \
+    --lexical-cache "$RUNS/cascade/lexical.jsonl" --json "$RUNS/cascade/cascade.json" > "$RUNS/cascade/cascade.txt"
+# Distillation: the teacher labels the unlabelled pool (resumes after the last batch written).
+[ -f "$RUNS/distill/pool.jsonl" ] || $GW train pool --out "$RUNS/distill/pool.jsonl"
+nice -n 19 $GW train distill --teacher "onnx:$BUNDLE" --pool "$RUNS/distill/pool.jsonl" --out "$RUNS/distill/labelled.jsonl"
+echo "== $(date -u +%FT%TZ) done: bundle, cascade figures and distillation labels are in $RUNS"

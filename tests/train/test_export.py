@@ -69,3 +69,17 @@ def test_missing_bundle_is_a_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(FileNotFoundError, match="groundwire train export"):
         OnnxScorer(tmp_path)
+
+
+def test_the_export_command_names_the_model(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """`train export --model-id` is the name reports give the model (a cascade lists its stages by it)."""
+    from typer.testing import CliRunner
+
+    from groundwire.cli.main import app
+
+    out = tmp_path / "bundle"
+    done = CliRunner().invoke(app, ["train", "export", "--model", str(tiny_model_dir), "--out", str(out),
+                                    "--max-length", "64", "--no-keep-fp32", "--model-id", "tiny-larger"])
+    assert done.exit_code == 0, done.output
+    assert json.loads((out / "config.json").read_text())["model_id"] == "tiny-larger"
+    assert OnnxScorer(out).model_id == "tiny-larger"

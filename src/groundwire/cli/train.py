@@ -142,6 +142,7 @@ def export(
     max_length: Annotated[int, typer.Option(min=16, help="The scorer's window in tokens at run time.")] = 256,
     keep_fp32: Annotated[bool, typer.Option(help="Also keep model.fp32.onnx (for agreement checks).")] = True,
     fixture: Annotated[Path | None, typer.Option(help="Write fp32 torch outputs on the fixed agreement pairs here.")] = None,
+    model_id: Annotated[str, typer.Option(help="The name reports and logs give the model.")] = "groundwire-verifier",
 ) -> None:
     """ONNX export + dynamic int8 quantization + tokenizer.json + config.json."""
     require_extra("train export", "train", "torch", "transformers", "onnx")
@@ -150,7 +151,7 @@ def export(
 
     if not (model / "config.json").is_file():
         raise InputError(f"{model}: not a model directory (no config.json)", code=ErrorCode.INVALID_FILE)
-    write_bundle(model, out, max_length=max_length, keep_fp32=keep_fp32)
+    write_bundle(model, out, max_length=max_length, keep_fp32=keep_fp32, model_id=model_id)
     if fixture is not None:
         write_fixture(model, fixture, max_length=max_length)
     typer.echo(f"wrote {out}")

@@ -36,8 +36,8 @@ from groundwire.train.recipe import Fitted, fit_given, fit_recipe  # noqa: E402
 from groundwire.train.thresholds import Routing  # noqa: E402
 
 
-def _rate(value: object) -> str:
-    return "  -  " if value is None else f"{float(value):5.3f}"  # type: ignore[arg-type]
+def _rate(value: float | None) -> str:
+    return "  -  " if value is None else f"{float(value):5.3f}"
 
 
 def main() -> None:
@@ -91,8 +91,8 @@ def main() -> None:
               f"{_rate(f.cascade['far'])} {_rate(f.cascade['frr'])} {_rate(f.cascade['esc'])}   | {f.sent_to_large:8.3f} | "
               f"{_rate(control[fam].cascade['esc']):>11s}")
 
-    def mean(values: Sequence[object]) -> float:
-        return float(np.mean([float(v or 0.0) for v in values]))  # type: ignore[arg-type]
+    def mean(values: Sequence[float | None]) -> float:
+        return float(np.mean([float(v or 0.0) for v in values]))
 
     fams = list(figs)
     summary = {
@@ -105,8 +105,8 @@ def main() -> None:
         "large_esc": mean([figs[f].large["esc"] for f in fams]),
         "cascade_esc": mean([figs[f].cascade["esc"] for f in fams]),
         "control_esc": mean([control[f].cascade["esc"] for f in fams]),
-        "cascade_max_far": max(float(figs[f].cascade["far"] or 0.0) for f in fams),  # type: ignore[arg-type]
-        "cascade_max_frr": max(float(figs[f].cascade["frr"] or 0.0) for f in fams),  # type: ignore[arg-type]
+        "cascade_max_far": max(float(figs[f].cascade["far"] or 0.0) for f in fams),
+        "cascade_max_frr": max(float(figs[f].cascade["frr"] or 0.0) for f in fams),
         "sent_to_large": mean([figs[f].sent_to_large for f in fams]),
     }
     print("cascade: " + ", ".join(f"{k} {v:.3f}" for k, v in summary.items()) + f"; families={len(fams)}")

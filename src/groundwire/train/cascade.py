@@ -19,9 +19,18 @@ from groundwire.train.recipe import Fitted
 from groundwire.train.thresholds import Routing
 
 
+def accepted(answer: Routed) -> bool:
+    """ACCEPT under verify()'s routing: score >= accept_at."""
+    return answer.score >= answer.accept_at
+
+
+def rejected(answer: Routed) -> bool:
+    """REJECT under verify()'s routing: not accepted, and score <= reject_at."""
+    return not accepted(answer) and answer.score <= answer.reject_at
+
+
 def decided(answer: Routed) -> bool:
-    """ACCEPT or REJECT under verify()'s routing (score >= accept_at, score <= reject_at)."""
-    return answer.score >= answer.accept_at or answer.score <= answer.reject_at
+    return accepted(answer) or rejected(answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +57,8 @@ def stage_two_routing(first: Mapping[Key, Routed], routing: Routing) -> Routing:
     accepts and false rejects stage 1 left unspent, spread over the answers it is sent."""
     hallucinated = [a for a in first.values() if a.hallucinated]
     faithful = [a for a in first.values() if not a.hallucinated]
-    accepted_wrongly = sum(a.score >= a.accept_at for a in hallucinated)
-    rejected_wrongly = sum(a.score <= a.reject_at and a.score < a.accept_at for a in faithful)
+    accepted_wrongly = sum(accepted(a) for a in hallucinated)
+    rejected_wrongly = sum(rejected(a) for a in faithful)
     sent_hallucinated = sum(not decided(a) for a in hallucinated)
     sent_faithful = sum(not decided(a) for a in faithful)
 
@@ -80,15 +89,16 @@ def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: Stag
         # Stage 2 learns on what stage 1 would send it in the training families.
         first_in_training = route_by_key(stage1, train_small)
         sent_in_training = {key for key, a in first_in_training.items() if not decided(a)}
-        train_large = [r for r in _without(large, held_out) if (r.file, r.row_id) in sent_in_training]
+        large_training = _without(large, held_out)
+        train_large = [r for r in large_training if (r.file, r.row_id) in sent_in_training]
         # Too few escalated answers to set thresholds on (both classes needed): stage 2 is fitted on all of them.
         if len({r.hallucinated for r in train_large}) < 2:
-            train_large = _without(large, held_out)
+            train_large = large_training
         stage2 = fit(train_large, stage_two_routing(first_in_training, routing))
         first = route_by_key(stage1, test_small)
         second = route_by_key(stage2, large_families[held_out])
         combined = [answer if decided(answer) else second[key] for key, answer in first.items()]
-        large_alone = route_by_key(fit(_without(large, held_out), routing), large_families[held_out])
+        large_alone = route_by_key(fit(large_training, routing), large_families[held_out])
         out[held_out] = CascadeFigures(
             cascade=figures(combined),
             small=figures(list(first.values())),

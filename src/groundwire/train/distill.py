@@ -91,8 +91,8 @@ def build_pool(data_dir: Path, out: Path, *, scorer: str | None = None, sources:
     with out.open("w", encoding="utf-8") as fh:
         for stem, n in sources.items():
             rows = read_pairs(data_dir / f"{stem}.jsonl")
-            # Several rows of a paired file share a premise (a right and a hallucinated answer): draw premises,
-            # not rows, so the pool is not half copies.
+            # A seeded sample of rows. Rows of a paired file can share a premise (a right and a hallucinated
+            # answer); a (window, claim) pair two rows share is kept once (the id check below).
             rows = rng.sample(rows, min(n, len(rows)))
             counts[stem] = 0
             for pair in pool_pairs(rows, stem, scorer, max_pairs_per_row=max_pairs_per_row, rng=rng):

@@ -4,9 +4,11 @@ land in the bundle and are what the scorer then loads."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from groundwire.scoring.combiner import LogisticCombiner
 from groundwire.scoring.onnx import OnnxScorer
@@ -58,3 +60,38 @@ def test_parallel_features_equal_serial_and_calibration_ships_per_task(tiny_bund
     assert result["lodo"]["alpha"]["auroc"] > 0.9
     assert result["lodo"]["alpha"]["far"] <= 0.15
     assert len(combine.load_rows(tmp_path / "features.jsonl")) == len(serial)
+
+
+def test_a_stopped_feature_run_resumes_from_the_files_it_finished(tiny_bundle: Path, tmp_path: Path) -> None:
+    dev = [_dev_file(tmp_path / "alpha.jsonl", 6, "qa", 0), _dev_file(tmp_path / "beta.jsonl", 5, "qa", 100)]
+    cache = tmp_path / "features.jsonl"
+    # As if a run had finished alpha and been stopped: its part is read back, not scored again.
+    alpha = calibrate.features_for(tiny_bundle, dev[:1], limit=None, cache=None)
+    marked = [replace(row, answer_score=0.123) for row in alpha]
+    combine.save_rows(marked, calibrate.part_path(cache, dev[0]))
+    rows = calibrate.features_for(tiny_bundle, dev, limit=None, cache=cache, workers=2)
+    assert [r.answer_score for r in rows if r.file == alpha[0].file] == [0.123] * len(alpha)
+    assert len({r.file for r in rows}) == 2 and any(r.answer_score != 0.123 for r in rows)
+    assert not calibrate.part_path(cache, dev[0]).exists() and not calibrate.part_path(cache, dev[1]).exists()
+    assert combine.load_rows(cache) == rows
+
+
+def test_a_second_stage_is_calibrated_on_what_the_first_escalates(tiny_bundle: Path, tmp_path: Path) -> None:
+    import shutil
+
+    dev = [_dev_file(tmp_path / "alpha.jsonl", 30, "qa", 0), _dev_file(tmp_path / "beta.jsonl", 30, "qa", 100)]
+    first, second = tmp_path / "first", tmp_path / "second"
+    shutil.copytree(tiny_bundle, first)
+    shutil.copytree(tiny_bundle, second)
+    first_id = json.loads((first / "config.json").read_text())["model_id"]
+    calibrate.calibrate_bundle(first, dev, cache=tmp_path / "first.jsonl")
+    result = calibrate.calibrate_bundle(second, dev, cache=tmp_path / "second.jsonl", after=first,
+                                        after_cache=tmp_path / "first.jsonl")
+    routing = json.loads((second / "config.json").read_text())["routing"]
+    assert routing["stage"] == 2 and routing["after"] == first_id
+    # The second stage's budget is what the first left unspent: never more than the cascade's own target.
+    assert 0.0 <= routing["stage_targets"]["target_far"] <= 1.0 and 0.0 <= routing["stage_targets"]["target_frr"] <= 1.0
+    assert set(result["lodo"]) == {"alpha", "beta"} and result["lodo"]["alpha"]["n"] == 30
+    # Features of different answers (another --limit) cannot make a cascade.
+    with pytest.raises(ValueError, match="different answers"):
+        calibrate.calibrate_bundle(second, dev, limit=10, cache=None, after=first, after_cache=tmp_path / "first.jsonl")

@@ -166,13 +166,19 @@ def combiner(
     workers: Annotated[int, typer.Option(min=1, help="Score dev files in this many one-thread processes.")] = 1,
     target_far: Annotated[float, typer.Option(min=0.0, max=0.99, help="Hallucinated answers accepted, at most.")] = 0.10,
     target_frr: Annotated[float, typer.Option(min=0.0, max=0.99, help="Faithful answers rejected, at most.")] = 0.10,
+    after: Annotated[Path | None, typer.Option(
+        help="Calibrate BUNDLE as the second stage of a cascade after this first-stage bundle: on the answers it "
+             "escalates, at the error budget it leaves unspent.")] = None,
+    after_cache: Annotated[Path | None, typer.Option(help="The first stage's claim-feature cache.")] = None,
 ) -> None:
     """Fit the combiner and routing thresholds on claim features; report them leave-one-dataset-out."""
     require_extra("train combiner", "train", "sklearn")
     from groundwire.train.calibrate import calibrate_bundle
 
+    if after is not None and not (after / "config.json").is_file():
+        raise InputError(f"--after {after}: not a bundle (no config.json)", code=ErrorCode.INVALID_FILE)
     result = calibrate_bundle(bundle, dev, limit=limit, cache=cache, workers=workers, target_far=target_far,
-                              target_frr=target_frr)
+                              target_frr=target_frr, after=after, after_cache=after_cache)
     typer.echo(json.dumps(result, indent=2))
 
 

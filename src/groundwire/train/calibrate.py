@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TypedDict
 
@@ -16,8 +16,9 @@ from groundwire.scoring.combiner import LogisticCombiner
 from groundwire.scoring.onnx import OnnxScorer
 from groundwire.train import combine, lodo
 from groundwire.train.export import write_config
+from groundwire.train.cascade import cascade_lodo, cascade_route, fit_stages, same_answers, stage_two_routing
 from groundwire.train.families import family
-from groundwire.train.lodo import Figures
+from groundwire.train.lodo import Figures, route_by_key
 from groundwire.train.recipe import Fitted, fit_recipe
 from groundwire.train.thresholds import Routing, Thresholds
 
@@ -42,22 +43,44 @@ class CalibrationReport(TypedDict):
 def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache: Path | None,
                  seed: int = 0, workers: int = 1, canonical_figures: bool = False) -> list[combine.ClaimRow]:
     """Claim rows for the dev files (from `cache` when it exists). With several workers, files are scored in
-    parallel processes of one thread each; the rows are the same as with one."""
+    parallel processes of one thread each; the rows are the same as with one.
+
+    With a cache, each file's rows are also kept as they finish (`part_path`), so a run that is stopped (a larger
+    model's features take hours on a CPU) resumes at the first file not yet done."""
     if cache is not None and cache.is_file():
         return combine.load_rows(cache)
     jobs = [(Path(bundle), Path(path), limit, seed, 1 if workers > 1 else 0, canonical_figures) for path in dev]
-    if workers > 1:
-        # Heaviest files first (long contexts), so one slow file does not run alone at the end.
-        order = sorted(range(len(jobs)), key=lambda i: -Path(jobs[i][1]).stat().st_size)
+    done: dict[int, list[combine.ClaimRow]] = {}
+    if cache is not None:
+        done = {i: combine.load_rows(part_path(cache, path)) for i, path in enumerate(dev)
+                if part_path(cache, path).is_file()}
+    # Heaviest files first (long contexts), so one slow file does not run alone at the end.
+    todo = sorted((i for i in range(len(jobs)) if i not in done), key=lambda i: -Path(jobs[i][1]).stat().st_size)
+
+    def keep(i: int, rows: list[combine.ClaimRow]) -> None:
+        done[i] = rows
+        if cache is not None:
+            combine.save_rows(rows, part_path(cache, dev[i]))
+
+    if workers > 1 and len(todo) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            done = dict(zip(order, pool.map(_collect_file, [jobs[i] for i in order]), strict=True))
-        parts = [done[i] for i in range(len(jobs))]
+            futures = {pool.submit(_collect_file, jobs[i]): i for i in todo}
+            for future in as_completed(futures):
+                keep(futures[future], future.result())
     else:
-        parts = [_collect_file(job) for job in jobs]
-    rows = [row for part in parts for row in part]
+        for i in todo:
+            keep(i, _collect_file(jobs[i]))
+    rows = [row for i in range(len(jobs)) for row in done[i]]
     if cache is not None:
         combine.save_rows(rows, cache)
+        for path in dev:
+            part_path(cache, path).unlink(missing_ok=True)
     return rows
+
+
+def part_path(cache: Path, dev_file: Path) -> Path:
+    """Where one dev file's rows wait until every file of a cached feature run is done."""
+    return cache.with_name(f"{cache.name}.part-{Path(dev_file).stem}")
 
 
 def _collect_file(job: tuple[Path, Path, int | None, int, int, bool]) -> list[combine.ClaimRow]:
@@ -70,36 +93,63 @@ def _collect_file(job: tuple[Path, Path, int | None, int, int, bool]) -> list[co
 
 def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = None, cache: Path | None = None,
                      workers: int = 1, target_far: float = DEFAULT_TARGET_FAR,
-                     target_frr: float = DEFAULT_TARGET_FRR) -> CalibrationReport:
+                     target_frr: float = DEFAULT_TARGET_FRR, after: Path | None = None,
+                     after_cache: Path | None = None) -> CalibrationReport:
     """Fit the shipped recipe (train.recipe, kind "mono") on every dev family but the evaluation-only ones
     (train.families.EVALUATION_ONLY) and write its combiner and
     thresholds into the bundle; return the recipe's leave-one-dataset-out figures beside its in-sample ones,
-    and the plain verifier's, on the same rows."""
+    and the plain verifier's, on the same rows.
+
+    With `after` (the first stage's bundle), `bundle` is calibrated as the second stage of a cascade
+    (`[verify] cascade`): fitted only on the answers the first stage escalates, at the false-accept and
+    false-reject budget it leaves unspent (train.cascade.fit_stages). The figures are then the cascade's."""
     rows = features_for(bundle, dev, limit=limit, cache=cache, workers=workers)
     routing: Routing = {"target_far": target_far, "target_frr": target_frr}
+    meta: dict[str, object] = {"features_from": str(bundle), "claims": len(lodo.fittable(rows)),
+                               "files": sorted({r.file for r in lodo.fittable(rows)})}
 
-    def recipe(train: Sequence[combine.ClaimRow]) -> Fitted:
-        return fit_recipe(train, kind="mono", **routing)
+    def stage(train: Sequence[combine.ClaimRow], targets: Routing) -> Fitted:
+        return fit_recipe(train, kind="mono", meta=meta, **targets)
 
-    fitted_on = lodo.fittable(rows)
-    final = fit_recipe(fitted_on, kind="mono", meta={"features_from": str(bundle), "claims": len(fitted_on),
-                                                "files": sorted({r.file for r in fitted_on})}, **routing)
+    if after is None:
+        final = stage(lodo.fittable(rows), routing)
+        report_lodo = lodo.lodo(rows, lambda train: stage(train, routing))
+        report_in_sample = lodo.in_sample(rows, lambda train: stage(train, routing))
+        shipped_routing: dict[str, object] = {"recipe": "mono", **routing}
+    else:
+        first_rows = features_for(after, dev, limit=limit, cache=after_cache, workers=workers)
+        same_answers(first_rows, rows)
+        report_lodo = {fam: figs.cascade for fam, figs in cascade_lodo(first_rows, rows, stage, routing).items()}
+        stage1, final = fit_stages(lodo.fittable(first_rows), lodo.fittable(rows), stage, routing)
+        _, in_sample = cascade_route(stage1, final, first_rows, rows)
+        report_in_sample = {fam: lodo.figures([a for a in in_sample if a.family == fam])
+                            for fam in sorted({a.family for a in in_sample})}
+        shipped_routing = {"recipe": "mono", **routing, "stage": 2, "after": _model_id(after),
+                           "stage_targets": stage_two_routing(route_by_key(stage1, lodo.fittable(first_rows)),
+                                                              routing)}
     assert isinstance(final.combiner, LogisticCombiner)  # the mono recipe fits one pooled combiner
     (Path(bundle) / COMBINER_FILE).write_text(final.combiner.to_json() + "\n")
     write_config(Path(bundle), {"combiner": COMBINER_FILE, "accept_at": final.pooled[0], "reject_at": final.pooled[1],
                                 "task_thresholds": {key: list(pair) for key, pair in sorted(final.by_key.items())},
-                                "routing": {"recipe": "mono", **routing}})
+                                "routing": shipped_routing})
     plain = [lodo.Routed(family(r.file, r.task), r.hallucinated, r.answer_score, 1.0, 0.0, r.claim_index >= 0)
              for r in combine.answers_of(rows).values()]
     return {
         "accept_at": final.pooled[0], "reject_at": final.pooled[1], "task_thresholds": dict(final.by_key),
         "routing": routing,
-        "lodo": lodo.lodo(rows, recipe),
-        "in_sample": lodo.in_sample(rows, recipe),
+        "lodo": report_lodo,
+        "in_sample": report_in_sample,
         "verifier_plain_auroc": {fam: lodo.figures([a for a in plain if a.family == fam])["auroc"]
                                  for fam in sorted({a.family for a in plain})},
         "coefficients": dict(zip(final.combiner.names, [round(v, 3) for v in final.combiner.coef], strict=True)),
     }
+
+
+def _model_id(bundle: Path) -> str:
+    """The first stage a second stage was calibrated after: its model id, else its folder's name."""
+    config = Path(bundle) / "config.json"
+    found = json.loads(config.read_text()).get("model_id") if config.is_file() else None
+    return str(found) if found else Path(bundle).name
 
 
 def main_json(result: CalibrationReport, path: Path) -> None:

@@ -70,34 +70,49 @@ def stage_two_routing(first: Mapping[Key, Routed], routing: Routing) -> Routing:
             "target_frr": share(routing.get("target_frr", 0.10), len(faithful), rejected_wrongly, sent_faithful)}
 
 
-def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit,
-                 routing: Routing) -> dict[str, CascadeFigures]:
-    """Per held-out family: stage 1, fitted on the other families at `routing`'s targets, routes every answer;
-    each answer it escalates is routed by stage 2, fitted on the other families' answers that stage 1 escalates
-    there, at the targets stage 1 left unspent (`stage_two_routing`). `small` and `large` are claim rows of the
-    same answers (the same seeded sample), scored by each model."""
+def fit_stages(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit,
+               routing: Routing) -> tuple[Fitted, Fitted]:
+    """Stage 1 fitted on `small` at `routing`'s targets; stage 2 on the `large` rows of the answers stage 1
+    escalates there (the only answers it will see), at the targets stage 1 left unspent (`stage_two_routing`).
+    `small` and `large` are claim rows of the same answers, scored by each model."""
+    stage1 = fit(small, routing)
+    first = route_by_key(stage1, small)
+    sent = {key for key, answer in first.items() if not decided(answer)}
+    escalated = [r for r in large if (r.file, r.row_id) in sent]
+    # Too few escalated answers to set thresholds on (both classes needed): stage 2 is fitted on all of them.
+    if len({r.hallucinated for r in escalated}) < 2:
+        escalated = list(large)
+    return stage1, fit(escalated, stage_two_routing(first, routing))
+
+
+def cascade_route(stage1: Fitted, stage2: Fitted, small: Sequence[ClaimRow],
+                  large: Sequence[ClaimRow]) -> tuple[dict[Key, Routed], list[Routed]]:
+    """(stage 1's routing of every answer, the cascade's): an answer stage 1 escalates takes stage 2's route."""
+    first = route_by_key(stage1, small)
+    second = route_by_key(stage2, large)
+    return first, [answer if decided(answer) else second[key] for key, answer in first.items()]
+
+
+def same_answers(small: Sequence[ClaimRow], large: Sequence[ClaimRow]) -> None:
     small_keys = {(r.file, r.row_id) for r in small}
     large_keys = {(r.file, r.row_id) for r in large}
     if small_keys != large_keys:
         raise ValueError(f"the two feature sets hold different answers ({len(small_keys ^ large_keys)} differ): "
                          "collect both from the same files with the same --limit and seed")
+
+
+def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit,
+                 routing: Routing) -> dict[str, CascadeFigures]:
+    """Per held-out family: both stages fitted on the other families (`fit_stages`), then every answer of the
+    family routed by the cascade. `small` and `large` are claim rows of the same answers (the same seeded
+    sample), scored by each model."""
+    same_answers(small, large)
     large_families = by_family(large)
     out: dict[str, CascadeFigures] = {}
     for held_out, test_small in by_family(small).items():
-        train_small = _without(small, held_out)
-        stage1 = fit(train_small, routing)
-        # Stage 2 learns on what stage 1 would send it in the training families.
-        first_in_training = route_by_key(stage1, train_small)
-        sent_in_training = {key for key, a in first_in_training.items() if not decided(a)}
         large_training = _without(large, held_out)
-        train_large = [r for r in large_training if (r.file, r.row_id) in sent_in_training]
-        # Too few escalated answers to set thresholds on (both classes needed): stage 2 is fitted on all of them.
-        if len({r.hallucinated for r in train_large}) < 2:
-            train_large = large_training
-        stage2 = fit(train_large, stage_two_routing(first_in_training, routing))
-        first = route_by_key(stage1, test_small)
-        second = route_by_key(stage2, large_families[held_out])
-        combined = [answer if decided(answer) else second[key] for key, answer in first.items()]
+        stage1, stage2 = fit_stages(_without(small, held_out), large_training, fit, routing)
+        first, combined = cascade_route(stage1, stage2, test_small, large_families[held_out])
         large_alone = route_by_key(fit(large_training, routing), large_families[held_out])
         out[held_out] = CascadeFigures(
             cascade=figures(combined),

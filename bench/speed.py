@@ -1,12 +1,17 @@
-"""Speed and memory: the bundled int8 ONNX verifier against the same model in fp32 torch.
+"""Speed and memory: the bundled int8 ONNX verifier against the same model in fp32 torch, and the cascade.
 
     .venv/bin/python bench/speed.py --torch-model runs/v1/final
+    .venv/bin/python bench/speed.py --cascade ~/gw-runs/mpnet-v3/bundle    # + the two-stage cascade (issue 19)
 
 Measures, each backend in its own subprocess (so peak memory is its own):
   - pairs per second over a fixed set of (window, claim) pairs;
   - p50 / p95 wall time of one verify() call: 5 claims against 5 chunks of about 120 words;
   - peak resident memory (MB).
 Prints ratios (int8 ONNX vs fp32 torch), never asserts a time. The last line is a one-line summary.
+
+With --cascade, a third subprocess checks, through `[verify] cascade`, an answer of paraphrases the small model
+escalates (ESCALATED_ANSWER), so each check pays for both models: its p50 / p95 and the peak memory with both
+loaded. It prints how many of the timed checks really reached the second stage.
 """
 
 from __future__ import annotations
@@ -51,6 +56,16 @@ ANSWER = (
 )
 
 
+ESCALATED_ANSWER = (
+    "A refund review can be requested up to 14 days after delivery. "
+    "Shipping requests are handled by a team based in Rotterdam. "
+    "Asking for a warranty review by phone costs $7.50. "
+    "Members with a premium plan do not pay the fee. "
+    "Support requests are not processed on public holidays."
+)
+"""Every claim is in the chunks, reworded: the kind of answer the small model leaves in its escalation band."""
+
+
 def pairs() -> list[tuple[str, str]]:
     claims = [s.strip() for s in ANSWER.split(". ") if s.strip()]
     return [(c, h) for c in chunks() for h in claims] * 4  # 100 pairs
@@ -61,7 +76,17 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
 
     from groundwire.core.verifier import Verifier
 
-    if backend == "int8":
+    answer = ANSWER
+    if backend == "cascade":
+        from groundwire.config import CheckSettings
+        from groundwire.pipeline import build_verifier
+        from groundwire.scoring.onnx import OnnxScorer
+
+        verifier = build_verifier(CheckSettings(cascade=f"onnx:{bundle}"))
+        answer = ESCALATED_ANSWER
+        assert verifier.escalate_to is not None and isinstance(verifier.escalate_to.scorer, OnnxScorer)
+        scorer = verifier.escalate_to.scorer
+    elif backend == "int8":
         from groundwire.scoring.onnx import OnnxScorer, bundled_path
 
         scorer = OnnxScorer(bundle or bundled_path())
@@ -70,21 +95,23 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
 
         scorer = HFClassifierScorer(torch_model, batch_size=32)
         scorer.max_tokens = 256  # the same windows as the bundled model
-    verifier = Verifier(scorer)
+    if backend != "cascade":
+        verifier = Verifier(scorer)
     batch = pairs()
     scorer.score(batch[:8])  # warm up
     started = time.perf_counter()
     scorer.score(batch)
     pairs_per_s = len(batch) / (time.perf_counter() - started)
-    verifier.verify(ANSWER, chunks())
-    times = []
+    verifier.verify(answer, chunks())
+    times, two_stage = [], 0
     for _ in range(repeats):
         started = time.perf_counter()
-        report = verifier.verify(ANSWER, chunks())
+        report = verifier.verify(answer, chunks())
         times.append(time.perf_counter() - started)
+        two_stage += len(report.extra.get("cascade", [])) > 1
     return {"backend": backend, "pairs_per_s": pairs_per_s, "p50_s": float(np.percentile(times, 50)),
             "p95_s": float(np.percentile(times, 95)), "claims": len(report.claims),
-            "pairs_per_verify": report.extra.get("pairs_scored"),
+            "pairs_per_verify": report.extra.get("pairs_scored"), "reached_stage_2": f"{two_stage}/{repeats}",
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -93,26 +120,36 @@ def main() -> None:
     parser.add_argument("--torch-model", default="runs/v1/final", help="the fp32 transformers checkpoint")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--bundle", default=None, help="an ONNX bundle (default: the shipped one)")
-    parser.add_argument("--backend", choices=("int8", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--cascade", default=None, help="the second stage's ONNX bundle: also time the cascade")
+    parser.add_argument("--backend", choices=("int8", "torch", "cascade"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.backend:
         print(json.dumps(run_backend(args.backend, args.torch_model, args.repeats, args.bundle)))
         return
     results = {}
     backends = ["int8"] + (["torch"] if Path(args.torch_model, "config.json").is_file() else [])
-    for backend in backends:
+    for backend in backends + (["cascade"] if args.cascade else []):
+        bundle = args.cascade if backend == "cascade" else args.bundle
         proc = subprocess.run([sys.executable, __file__, "--backend", backend, "--torch-model", args.torch_model,
-                               "--repeats", str(args.repeats)] + (["--bundle", args.bundle] if args.bundle else []), capture_output=True, text=True, check=True)
+                               "--repeats", str(args.repeats)] + (["--bundle", bundle] if bundle else []),
+                              capture_output=True, text=True, check=True)
         results[backend] = json.loads(proc.stdout.strip().splitlines()[-1])
         r = results[backend]
-        print(f"{backend:6s} pairs/s={r['pairs_per_s']:.1f} verify_5x5 p50={r['p50_s']:.3f}s p95={r['p95_s']:.3f}s "
-              f"claims={r['claims']} pairs={r['pairs_per_verify']} peak_rss={r['peak_rss_mb']:.0f}MB")
+        print(f"{backend:7s} pairs/s={r['pairs_per_s']:.1f} verify_5x5 p50={r['p50_s']:.3f}s p95={r['p95_s']:.3f}s "
+              f"claims={r['claims']} pairs={r['pairs_per_verify']} peak_rss={r['peak_rss_mb']:.0f}MB"
+              + (f" reached_stage_2={r['reached_stage_2']} (pairs/s: the second stage's model)"
+                 if backend == "cascade" else ""))
     line = (f"speed: int8 pairs_per_s={results['int8']['pairs_per_s']:.1f} verify_5x5_p50_s={results['int8']['p50_s']:.3f} "
             f"p95_s={results['int8']['p95_s']:.3f} rss_mb={results['int8']['peak_rss_mb']:.0f}")
     if "torch" in results:
         t, q = results["torch"], results["int8"]
         line += (f"; int8/fp32-torch ratios: throughput x{q['pairs_per_s'] / t['pairs_per_s']:.2f}, "
                  f"p50 latency x{q['p50_s'] / t['p50_s']:.2f}, memory x{q['peak_rss_mb'] / t['peak_rss_mb']:.2f}")
+    if "cascade" in results:
+        c, q = results["cascade"], results["int8"]
+        line += (f"; cascade p50_s={c['p50_s']:.3f} p95_s={c['p95_s']:.3f} rss_mb={c['peak_rss_mb']:.0f} "
+                 f"(x{c['p50_s'] / q['p50_s']:.2f} the small model's p50, x{c['peak_rss_mb'] / q['peak_rss_mb']:.2f} "
+                 f"its memory; {c['reached_stage_2']} checks reached stage 2)")
     print(line)
 
 

@@ -29,11 +29,20 @@ fi
 BUNDLE="$RUNS/mpnet-v3/bundle"
 [ -f "$BUNDLE/model.onnx" ] || nice -n 19 $GW train export --model "$RUNS/mpnet-v3/final" --out "$BUNDLE" --max-length 256 \
     --model-id groundwire-verifier-mpnet-v3
-# The cascade, LODO, beside lexical and the same-model control (features cached; the larger model's take hours).
+# Its stand-alone calibration, then the cascade LODO beside lexical and the same-model control, then its calibration
+# as the second stage behind the bundled model. One seeded sample (--limit 100 per dev file) and one feature cache
+# per model, so every step scores the same answers; a stopped feature run resumes per file.
 mkdir -p "$RUNS/cascade"
+DEV=(../shared/data/dev/*.jsonl)
+SMALL=src/groundwire/models/verifier
+[ -f "$RUNS/cascade/large.jsonl" ] || nice -n 19 $GW train combiner --bundle "$BUNDLE" ${DEV[@]/#/--dev } --limit 100 \
+    --workers 2 --cache "$RUNS/cascade/large.jsonl" > "$RUNS/cascade/calibrate-large.json"
 [ -f "$RUNS/cascade/cascade.json" ] || nice -n 19 .venv/bin/python bench/cascade.py --large-bundle "$BUNDLE" --limit 100 \
     --cache "$RUNS/cascade/small.jsonl" --large-cache "$RUNS/cascade/large.jsonl" \
     --lexical-cache "$RUNS/cascade/lexical.jsonl" --json "$RUNS/cascade/cascade.json" > "$RUNS/cascade/cascade.txt"
+[ -f "$RUNS/cascade/calibrate-stage2.json" ] || nice -n 19 $GW train combiner --bundle "$BUNDLE" ${DEV[@]/#/--dev } \
+    --limit 100 --cache "$RUNS/cascade/large.jsonl" --after "$SMALL" --after-cache "$RUNS/cascade/small.jsonl" \
+    > "$RUNS/cascade/calibrate-stage2.json"
 # Distillation: the teacher labels the unlabelled pool (resumes after the last batch written).
 [ -f "$RUNS/distill/pool.jsonl" ] || $GW train pool --out "$RUNS/distill/pool.jsonl"
 nice -n 19 $GW train distill --teacher "onnx:$BUNDLE" --pool "$RUNS/distill/pool.jsonl" --out "$RUNS/distill/labelled.jsonl"

@@ -86,3 +86,35 @@ def test_an_unknown_second_stage_is_an_input_error() -> None:
 
     with pytest.raises(InputError, match="unknown scorer"):
         build_verifier(CheckSettings(cascade="no-such-scorer"))
+
+
+def _second_stage(tmp_path: Path, after: str) -> Path:
+    """The bundled model as a second-stage bundle, with a second-stage calibration after `after`."""
+    from groundwire.scoring.onnx import bundled_path
+
+    bundle = tmp_path / "second"
+    bundle.mkdir()
+    for item in bundled_path().iterdir():
+        (bundle / item.name).symlink_to(item)
+    (bundle / "config.json").unlink()
+    config = json.loads((bundled_path() / "config.json").read_text())
+    config["model_id"] = "second-stage"
+    config["stage_two"] = {after: {"accept_at": 0.55, "reject_at": 0.05, "task_thresholds": {},
+                                   "combiner": config.get("combiner"), "routing": {"stage": 2}}}
+    (bundle / "config.json").write_text(json.dumps(config))
+    return bundle
+
+
+def test_the_second_stage_routes_with_its_calibration_after_the_first_stage(tmp_path: Path) -> None:
+    first_id = get_scorer("bundled").model_id
+    bundle = _second_stage(tmp_path, first_id)
+    cascade = build_verifier(CheckSettings(scorer="bundled", cascade=f"onnx:{bundle}"))
+    assert cascade.escalate_to is not None
+    assert (cascade.escalate_to.accept_at, cascade.escalate_to.reject_at) == (0.55, 0.05)
+    report = cascade.verify(TOKENS[0], [TOKENS[1]])
+    assert report.extra["cascade"][1]["calibrated_after"] == first_id
+    # Behind another first stage, the bundle's own stand-alone thresholds apply.
+    alone = get_scorer(f"onnx:{bundle}")
+    behind_lexical = build_verifier(CheckSettings(scorer="lexical", cascade=f"onnx:{bundle}"))
+    assert behind_lexical.escalate_to is not None and behind_lexical.escalate_to.calibrated_after is None
+    assert (behind_lexical.escalate_to.accept_at, behind_lexical.escalate_to.reject_at) == alone.thresholds

@@ -30,6 +30,7 @@ from groundwire.core.pruning import Pruner, get_pruner
 from groundwire.core.types import Chunk, Claim, Report
 from groundwire.core.verifier import Plan, Verifier, as_chunks
 from groundwire.data.embed import embed_texts
+from groundwire.scoring import Scorer, get_scorer
 
 if TYPE_CHECKING:
     from anyio import CapacityLimiter
@@ -96,18 +97,22 @@ def build_verifier(
 
         decomposer = LLMDecomposer(client)
     try:
-        # The second stage of a cascade keeps its own calibrated thresholds: the settings' are the first stage's.
+        # The second stage of a cascade keeps its own calibrated thresholds (those fitted after the first stage's
+        # model, where it has them): the settings' are the first stage's.
         escalate_to = None
+        first: Scorer | str | None = scorer if scorer is not None else settings.scorer
         if settings.cascade is not None:
+            first = get_scorer(first) if first is None or isinstance(first, str) else first
             escalate_to = Verifier(
                 settings.cascade,
+                after=first.model_id,
                 decomposer=decomposer,
                 pruner=build_pruner(settings.pruner),
                 require_citations=settings.require_citations,
                 canonical_figures=settings.canonical_figures,
             )
         return Verifier(
-            scorer if scorer is not None else settings.scorer,
+            first,
             accept_at=settings.accept_at,
             reject_at=settings.reject_at,
             decomposer=decomposer,

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from groundwire.core.errors import InputError
 from groundwire.scoring.combiner import LogisticCombiner
 from groundwire.scoring.onnx import OnnxScorer
 from groundwire.train import calibrate, combine
@@ -85,13 +86,33 @@ def test_a_second_stage_is_calibrated_on_what_the_first_escalates(tiny_bundle: P
     shutil.copytree(tiny_bundle, second)
     first_id = json.loads((first / "config.json").read_text())["model_id"]
     calibrate.calibrate_bundle(first, dev, cache=tmp_path / "first.jsonl")
+    calibrate.calibrate_bundle(second, dev, cache=tmp_path / "second.jsonl")
     result = calibrate.calibrate_bundle(second, dev, cache=tmp_path / "second.jsonl", after=first,
                                         after_cache=tmp_path / "first.jsonl")
-    routing = json.loads((second / "config.json").read_text())["routing"]
-    assert routing["stage"] == 2 and routing["after"] == first_id
+    config = json.loads((second / "config.json").read_text())
+    # The stand-alone calibration stays; the second stage's sits beside it, under the first stage's model id.
+    assert config["routing"] == {"recipe": "mono", "target_far": 0.1, "target_frr": 0.1}
+    assert set(config["stage_two"]) == {first_id}
+    routing = config["stage_two"][first_id]["routing"]
+    assert routing["stage"] == 2
+    assert OnnxScorer(second).calibration_after(first_id) is not None
+    assert OnnxScorer(second).calibration_after("another-model") is None
     # The second stage's budget is what the first left unspent: never more than the cascade's own target.
     assert 0.0 <= routing["stage_targets"]["target_far"] <= 1.0 and 0.0 <= routing["stage_targets"]["target_frr"] <= 1.0
     assert set(result["lodo"]) == {"alpha", "beta"} and result["lodo"]["alpha"]["n"] == 30
     # Features of different answers (another --limit) cannot make a cascade.
     with pytest.raises(ValueError, match="different answers"):
         calibrate.calibrate_bundle(second, dev, limit=10, cache=None, after=first, after_cache=tmp_path / "first.jsonl")
+
+
+def test_the_combiner_command_refuses_a_first_stage_that_is_not_a_bundle(tiny_bundle: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from groundwire.cli.main import app
+
+    dev = _dev_file(tmp_path / "alpha.jsonl", 4, "qa", 0)
+    done = CliRunner().invoke(app, ["train", "combiner", "--bundle", str(tiny_bundle), "--dev", str(dev),
+                                    "--after", str(tmp_path)])
+    # `groundwire` turns an InputError into its message and exit status 2 (cli.main.main).
+    assert isinstance(done.exception, InputError) and "not a bundle" in str(done.exception)
+    assert done.exception.code.exit_status == 2

@@ -35,7 +35,7 @@ from groundwire.core.tracing import traced
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.core.windows import Window, make_windows, premise_budget
 from groundwire.scoring import Scorer, get_scorer
-from groundwire.scoring.base import Combiner, Thresholds, calibration_of
+from groundwire.scoring.base import Combiner, StagedScorer, Thresholds, calibration_of
 from groundwire.scoring.combiner import calibration_key, threshold_keys
 from groundwire.scoring.lexical import LexicalScorer
 
@@ -189,9 +189,14 @@ class Verifier:
         require_citations: bool = False,
         canonical_figures: bool = False,
         escalate_to: Verifier | None = None,
+        after: str | None = None,
     ) -> None:
         self.scorer: Scorer = scorer if scorer is not None and not isinstance(scorer, str) else get_scorer(scorer)
-        calibration = calibration_of(self.scorer)
+        # As a cascade's second stage (`after`: the first stage's model id), the scorer's calibration for that.
+        staged = self.scorer.calibration_after(after) if after and isinstance(self.scorer, StagedScorer) else None
+        calibration = staged or calibration_of(self.scorer)
+        self.calibrated_after = after if staged is not None else None
+        """The first stage's model id when this verifier runs a second-stage calibration, else None."""
         calibrated = calibration.thresholds or (DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT)
         self.accept_at = calibrated[0] if accept_at is None else accept_at
         self.reject_at = calibrated[1] if reject_at is None else reject_at
@@ -343,7 +348,7 @@ class Verifier:
             require_citations=require_citations,
             task=task,
         )
-        stages = [_stage(report), *later.extra.get("cascade", [_stage(later)])]
+        stages = [_stage(report), *later.extra.get("cascade", [_stage(later, following.calibrated_after)])]
         total = report.timings.get("total", 0.0) + later.timings.get("total", 0.0)
         return replace(later, extra={**later.extra, "cascade": stages}, timings={**later.timings, "total": total})
 
@@ -594,14 +599,16 @@ class Verifier:
         )
 
 
-def _stage(report: Report) -> dict[str, Any]:
-    """A cascade stage as the report lists it: which model, its answer score, its route and how long it took."""
-    return {
+def _stage(report: Report, calibrated_after: str | None = None) -> dict[str, Any]:
+    """A cascade stage as the report lists it: which model, its answer score, its route and how long it took;
+    for a later stage, the stage its thresholds were calibrated after (None: its own, stand-alone ones)."""
+    stage = {
         "model_id": report.model_id,
         "score": report.score,
         "decision": report.decision.value,
         "seconds": report.timings.get("total", 0.0),
     }
+    return stage if calibrated_after is None else {**stage, "calibrated_after": calibrated_after}
 
 
 def checked_score(score: float, thresholds: Thresholds, *, hard: bool, negation: bool) -> float:

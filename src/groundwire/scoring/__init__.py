@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Callable
 from typing import cast
 
-from groundwire.scoring.base import CalibratedScorer, Calibration, PairScores, Scorer, calibration_of
+from groundwire.scoring.base import CalibratedScorer, Calibration, PairScores, Scorer, StagedScorer, calibration_of
 
 ScorerFactory = Callable[[str], Scorer]
 """Builds a scorer from the text after "prefix:" (empty for plain names)."""
@@ -64,6 +64,7 @@ __all__ = [
     "Calibration",
     "PairScores",
     "Scorer",
+    "StagedScorer",
     "available_scorers",
     "calibration_of",
     "get_scorer",

@@ -90,3 +90,13 @@ def calibration_of(scorer: Scorer) -> Calibration:
     if isinstance(scorer, CalibratedScorer):
         return scorer.calibration or UNCALIBRATED
     return UNCALIBRATED
+
+
+@runtime_checkable
+class StagedScorer(Protocol):
+    """A scorer that may also be calibrated as the second stage of a cascade (issue 19): fitted on the answers
+    the first stage escalates, at the error budget the first stage leaves unspent."""
+
+    def calibration_after(self, first_model_id: str) -> Calibration | None:
+        """The calibration for answers escalated by `first_model_id`; None: not calibrated after that model."""
+        ...

@@ -61,7 +61,7 @@ class OnnxScorer:
         self.support_index = labels.index(_SUPPORT_LABEL)
         self.contradiction_index = labels.index(_CONTRADICTION_LABEL) if _CONTRADICTION_LABEL in labels else None
         self.max_tokens: int | None = int(self.config["max_length"])
-        self.model_id = str(self.config.get("model_id", f"onnx:{self.bundle}"))
+        self.model_id = model_id_of(self.bundle, self.config)
         self.thresholds: tuple[float, float] | None = (
             (float(self.config["accept_at"]), float(self.config["reject_at"])) if "accept_at" in self.config else None
         )
@@ -96,11 +96,18 @@ class OnnxScorer:
         self.combiner: Combiner | None = None
         if self.config.get("combiner"):
             self.combiner = load_combiner(self.bundle / self.config["combiner"])
+        # As the second stage of a cascade, per first-stage model id (train/calibrate.py, `--after`).
+        self.stage_two: dict[str, Calibration] = {
+            str(first): _calibration(self.bundle, block) for first, block in self.config.get("stage_two", {}).items()
+        }
 
     @property
     def calibration(self) -> Calibration:
         """The bundle's thresholds and combiner (train/calibrate.py may swap the combiner out while it fits)."""
         return Calibration(thresholds=self.thresholds, task_thresholds=self.task_thresholds, combiner=self.combiner)
+
+    def calibration_after(self, first_model_id: str) -> Calibration | None:
+        return self.stage_two.get(first_model_id)
 
     @classmethod
     def bundled(cls, _: str = "") -> OnnxScorer:
@@ -166,3 +173,20 @@ class OnnxScorer:
         return PairScores(
             probs[:, self.support_index].copy(), None if contradiction is None else contradiction.copy(), truncated
         )
+
+
+def model_id_of(bundle: Path, config: dict[str, Any] | None = None) -> str:
+    """The model id a bundle's scorer reports (its config's, else "onnx:<folder>")."""
+    config = config if config is not None else json.loads((Path(bundle) / "config.json").read_text())
+    return str(config.get("model_id", f"onnx:{bundle}"))
+
+
+def _calibration(bundle: Path, block: dict[str, Any]) -> Calibration:
+    """A calibration block of a bundle's config.json: thresholds, per-task thresholds, a combiner file."""
+    return Calibration(
+        thresholds=(float(block["accept_at"]), float(block["reject_at"])),
+        task_thresholds={
+            str(task): (float(pair[0]), float(pair[1])) for task, pair in block.get("task_thresholds", {}).items()
+        },
+        combiner=load_combiner(bundle / block["combiner"]) if block.get("combiner") else None,
+    )

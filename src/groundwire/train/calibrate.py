@@ -4,6 +4,7 @@ combiner and routing thresholds written into the bundle's config.json."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -12,8 +13,8 @@ from typing import TypedDict
 from groundwire.config import CheckSettings
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR
 from groundwire.pipeline import build_verifier
-from groundwire.scoring.combiner import LogisticCombiner
-from groundwire.scoring.onnx import OnnxScorer
+from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
+from groundwire.scoring.onnx import OnnxScorer, model_id_of
 from groundwire.train import combine, lodo
 from groundwire.train.export import write_config
 from groundwire.train.cascade import cascade_lodo, cascade_route, fit_stages, same_answers, stage_two_routing
@@ -120,18 +121,33 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
         first_rows = features_for(after, dev, limit=limit, cache=after_cache, workers=workers)
         same_answers(first_rows, rows)
         report_lodo = {fam: figs.cascade for fam, figs in cascade_lodo(first_rows, rows, stage, routing).items()}
-        stage1, final = fit_stages(lodo.fittable(first_rows), lodo.fittable(rows), stage, routing)
+        # Stage 2 ships behind the first stage as it ships: its own combiner and thresholds route (the LODO
+        # figures above refit stage 1 without each held-out family instead).
+        shipped = OnnxScorer(after).calibration
+        shipped_first = None
+        if isinstance(shipped.combiner, LogisticCombiner | TaskCombiner) and shipped.thresholds is not None:
+            shipped_first = Fitted(shipped.combiner, shipped.thresholds, dict(shipped.task_thresholds))
+        stage1, final = fit_stages(lodo.fittable(first_rows), lodo.fittable(rows), stage, routing, first=shipped_first)
         _, in_sample = cascade_route(stage1, final, first_rows, rows)
         report_in_sample = {fam: lodo.figures([a for a in in_sample if a.family == fam])
                             for fam in sorted({a.family for a in in_sample})}
-        shipped_routing = {"recipe": "mono", **routing, "stage": 2, "after": _model_id(after),
+        shipped_routing = {"recipe": "mono", **routing, "stage": 2,
                            "stage_targets": stage_two_routing(route_by_key(stage1, lodo.fittable(first_rows)),
                                                               routing)}
     assert isinstance(final.combiner, LogisticCombiner)  # the mono recipe fits one pooled combiner
-    (Path(bundle) / COMBINER_FILE).write_text(final.combiner.to_json() + "\n")
-    write_config(Path(bundle), {"combiner": COMBINER_FILE, "accept_at": final.pooled[0], "reject_at": final.pooled[1],
-                                "task_thresholds": {key: list(pair) for key, pair in sorted(final.by_key.items())},
-                                "routing": shipped_routing})
+    block = {"accept_at": final.pooled[0], "reject_at": final.pooled[1],
+             "task_thresholds": {key: list(pair) for key, pair in sorted(final.by_key.items())},
+             "routing": shipped_routing}
+    if after is None:
+        (Path(bundle) / COMBINER_FILE).write_text(final.combiner.to_json() + "\n")
+        write_config(Path(bundle), {"combiner": COMBINER_FILE, **block})
+    else:
+        # Beside the stand-alone calibration, which the bundle keeps for use on its own.
+        first_id = model_id_of(after)
+        combiner_file = f"combiner-after-{re.sub(r'[^A-Za-z0-9._-]+', '_', first_id)}.json"
+        (Path(bundle) / combiner_file).write_text(final.combiner.to_json() + "\n")
+        stages = json.loads((Path(bundle) / "config.json").read_text()).get("stage_two", {})
+        write_config(Path(bundle), {"stage_two": {**stages, first_id: {"combiner": combiner_file, **block}}})
     plain = [lodo.Routed(family(r.file, r.task), r.hallucinated, r.answer_score, 1.0, 0.0, r.claim_index >= 0)
              for r in combine.answers_of(rows).values()]
     return {
@@ -143,13 +159,6 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
                                  for fam in sorted({a.family for a in plain})},
         "coefficients": dict(zip(final.combiner.names, [round(v, 3) for v in final.combiner.coef], strict=True)),
     }
-
-
-def _model_id(bundle: Path) -> str:
-    """The first stage a second stage was calibrated after: its model id, else its folder's name."""
-    config = Path(bundle) / "config.json"
-    found = json.loads(config.read_text()).get("model_id") if config.is_file() else None
-    return str(found) if found else Path(bundle).name
 
 
 def main_json(result: CalibrationReport, path: Path) -> None:

@@ -70,19 +70,20 @@ def stage_two_routing(first: Mapping[Key, Routed], routing: Routing) -> Routing:
             "target_frr": share(routing.get("target_frr", 0.10), len(faithful), rejected_wrongly, sent_faithful)}
 
 
-def fit_stages(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit,
-               routing: Routing) -> tuple[Fitted, Fitted]:
-    """Stage 1 fitted on `small` at `routing`'s targets; stage 2 on the `large` rows of the answers stage 1
-    escalates there (the only answers it will see), at the targets stage 1 left unspent (`stage_two_routing`).
-    `small` and `large` are claim rows of the same answers, scored by each model."""
-    stage1 = fit(small, routing)
-    first = route_by_key(stage1, small)
-    sent = {key for key, answer in first.items() if not decided(answer)}
+def fit_stages(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit, routing: Routing, *,
+               first: Fitted | None = None) -> tuple[Fitted, Fitted]:
+    """Stage 1 fitted on `small` at `routing`'s targets (or `first`, a stage 1 already fitted, e.g. the shipped
+    one); stage 2 on the `large` rows of the answers stage 1 escalates there (the only answers it will see), at
+    the targets stage 1 left unspent (`stage_two_routing`). `small` and `large` are claim rows of the same
+    answers, scored by each model."""
+    stage1 = first if first is not None else fit(small, routing)
+    routed = route_by_key(stage1, small)
+    sent = {key for key, answer in routed.items() if not decided(answer)}
     escalated = [r for r in large if (r.file, r.row_id) in sent]
     # Too few escalated answers to set thresholds on (both classes needed): stage 2 is fitted on all of them.
     if len({r.hallucinated for r in escalated}) < 2:
         escalated = list(large)
-    return stage1, fit(escalated, stage_two_routing(first, routing))
+    return stage1, fit(escalated, stage_two_routing(routed, routing))
 
 
 def cascade_route(stage1: Fitted, stage2: Fitted, small: Sequence[ClaimRow],

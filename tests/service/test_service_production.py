@@ -292,3 +292,26 @@ def test_failed_requests_are_logged_without_breaking_the_eval_loop_or_history(se
         assert dashboard.json()["meta"]["sample_size"] == 1  # the eval loop sees the one verified request
         assert client.get("/v1/eval/report", headers=ALPHA).status_code == 200
         assert client.get("/v1/review", headers=ALPHA).status_code == 200
+
+
+def test_a_cascade_s_second_stage_is_held_to_the_pair_limit_too(settings, monkeypatch) -> None:  # noqa: ANN001
+    """The lexical first stage counts words; the bundled second stage counts word pieces, so it splits a chunk of
+    long figures and rare words into more windows, and an escalated answer is scored there: a request within the
+    limit for stage 1 but not for stage 2 is refused before anything is scored."""
+    text = " ".join(f"Pumpstation {i} runs at {i}.{i * 7919} litres per minute per hydroturbine." for i in range(120))
+    body = {"answer": "Pumpstation 7 runs at 7 litres per minute.", "chunks": [{"id": "S1", "text": text}]}
+    cascade = settings.check.model_copy(update={"scorer": "lexical", "cascade": "bundled"})
+    with serving(settings, check=cascade) as client:
+        verifier = client.app.state.runtime.verifier
+        first = verifier.plan(body["answer"], [text])
+        second = verifier.escalate_to.plan(body["answer"], [text], claims=first.claims)
+    assert first.workload.pairs < second.workload.pairs
+    with serving(settings, check=cascade, max_pairs=first.workload.pairs) as client:
+        scored = _count_scoring_calls(client, monkeypatch)
+        refused = client.post("/v1/verify", headers=ALPHA, json=body)
+        assert refused.status_code == 413, refused.text
+        error = refused.json()["error"]["details"]
+        assert error == {"limit": "max_pairs", "max": first.workload.pairs, "got": second.workload.pairs}
+        assert scored == []
+    with serving(settings, check=cascade, max_pairs=second.workload.pairs) as client:
+        assert client.post("/v1/verify", headers=ALPHA, json=body).status_code == 200

@@ -114,7 +114,8 @@ def check_work(settings: ServiceSettings, chunks: Sequence[Chunk], answer: str |
 def check_plan(settings: ServiceSettings, plan: Plan) -> None:
     """413 naming the limit when the answer has more claims, or claims x windows more pairs, than allowed: read
     from the request's plan (split and windowed, nothing scored), the plan `verify` then executes. Splitting
-    stops at max_claims + 1 claims, so refusing a long answer costs little more than splitting its start."""
+    stops at max_claims + 1 claims, so refusing a long answer costs little more than splitting its start.
+    With a cascade, each later stage's plan is checked as well (`Runtime.plan`)."""
     work = plan.workload
     if not plan.complete:
         raise ServiceError(ErrorCode.TOO_MUCH_WORK,

@@ -134,6 +134,12 @@ class Runtime:
         it would score more than allowed, before anything is scored."""
         plan = self.verifier.plan(answer, chunks, question=question, max_claims=self.settings.max_claims)
         check_plan(self.settings, plan)
+        # A cascade's later stage scores the same claims against windows of its own model's size: an escalated
+        # answer must fit the limits there too, so it is planned (not scored) here as well.
+        stage = self.verifier.escalate_to
+        while stage is not None:
+            check_plan(self.settings, stage.plan(answer, chunks, question=question, claims=plan.claims))
+            stage = stage.escalate_to
         return plan
 
     def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> models.Review:

@@ -62,7 +62,7 @@ DYNAMIC_IMPORTS: dict[str, frozenset[str]] = {
     "groundwire": frozenset(groundwire._LAZY.values()),
 }
 """Imports by name (importlib): the command modules, and the package root's lazy attributes (`_LAZY`)."""
-PUBLIC_API = {"verify", "Verifier", "Chunk", "Claim", "ClaimResult", "Finding", "InputError", "Report", "Route",
+PUBLIC_API = {"verify", "Verifier", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route",
               "Verdict", "REFUSAL_TOKEN", "verify_many", "averify"}
 COMMANDS = {"check", "eval", "serve", "generate", "repair", "eval-loop", "batch", "train"}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.version import __version__ as __version__
 
@@ -35,6 +35,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "REFUSAL_TOKEN", "Chunk", "Claim", "ClaimResult", "Finding", "InputError", "Report", "Route", "Verdict",
+    "REFUSAL_TOKEN", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route", "Verdict",
     "Verifier", "averify", "verify", "verify_many",
 ]

@@ -30,7 +30,7 @@ from lodo import DEV, lexical_scores  # noqa: E402
 from groundwire.scoring.onnx import bundled_path  # noqa: E402
 from groundwire.train import lodo  # noqa: E402
 from groundwire.train.calibrate import features_for  # noqa: E402
-from groundwire.train.cascade import cascade_lodo  # noqa: E402
+from groundwire.train.cascade import accept_only, cascade_lodo  # noqa: E402
 from groundwire.train.combine import ClaimRow  # noqa: E402
 from groundwire.train.recipe import Fitted, fit_given, fit_recipe  # noqa: E402
 from groundwire.train.thresholds import Routing  # noqa: E402
@@ -54,6 +54,8 @@ def main() -> None:
     parser.add_argument("--recipe", choices=("mono", "v4", "model"), default="mono")
     parser.add_argument("--target-far", type=float, default=0.10)
     parser.add_argument("--target-frr", type=float, default=0.10)
+    parser.add_argument("--stage-two", choices=("full", "accept-only"), default="full",
+                        help="accept-only: stage 2 never rejects (its reject thresholds at 0)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
@@ -75,12 +77,13 @@ def main() -> None:
     lexical = lodo.lodo(small, lambda train: fit_given(train, lambda r: lex[(r.file, r.row_id)], **routing))
     small_in = lodo.in_sample(small, lambda train: fit(train, routing))
     large_in = lodo.in_sample(large, lambda train: fit(train, routing))
-    figs = cascade_lodo(small, large, fit, routing)
+    second = accept_only(fit) if args.stage_two == "accept-only" else None
+    figs = cascade_lodo(small, large, fit, routing, fit_second=second)
     # The control: the small model as its own second stage. What the cascade gains over this is the larger
     # model's, not the second set of thresholds'.
-    control = cascade_lodo(small, small, fit, routing)
+    control = cascade_lodo(small, small, fit, routing, fit_second=second)
 
-    print(f"LODO, recipe '{args.recipe}' per stage (targets: FAR {args.target_far:.0%}, FRR {args.target_frr:.0%}); "
+    print(f"LODO, recipe '{args.recipe}' per stage, stage 2 {args.stage_two} (targets: FAR {args.target_far:.0%}, FRR {args.target_frr:.0%}); "
           f"AUROC: lexical / small / large; routing: FAR FRR esc")
     print(f"{'family':18s} {'n':>4s} {'lex':>5s} {'small':>5s} {'large':>5s} | {'small FAR FRR esc':>17s} | "
           f"{'large FAR FRR esc':>17s} | {'cascade FAR FRR esc':>19s} | {'to large':>8s} | {'control esc':>11s}")

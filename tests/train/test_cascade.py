@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from groundwire.train.cascade import cascade_lodo, decided, stage_two_routing
+from groundwire.train.cascade import accept_only, cascade_lodo, decided, stage_two_routing
 from groundwire.train.combine import ClaimRow
 from groundwire.train.lodo import Routed, route_by_key
 from groundwire.train.recipe import Fitted, fit_given
@@ -84,3 +84,15 @@ def test_stage_two_gets_the_budget_stage_one_left() -> None:
     routing = stage_two_routing(first, {"target_far": 0.2, "target_frr": 0.2})
     # Hallucinated: 1 of 10 accepted, 4 sent: (0.2 * 10 - 1) / 4. Faithful: 1 rejected, 2 sent: (0.2 * 10 - 1) / 2.
     assert routing["target_far"] == pytest.approx(0.25) and routing["target_frr"] == pytest.approx(0.5)
+
+
+def test_an_accept_only_second_stage_rejects_nothing_stage_one_did_not() -> None:
+    small, large = _rows(4)
+    figs = cascade_lodo(small, large, _fit, ROUTING, fit_second=accept_only(_fit))
+    full = cascade_lodo(small, large, _fit, ROUTING)
+    for family, f in figs.items():
+        # Every reject is stage 1's (its FRR and its rejects of hallucinated answers), and stage 2 still accepts.
+        assert f.cascade["frr"] == f.small["frr"], family
+        assert float(f.cascade["esc"] or 0) < float(f.small["esc"] or 0), family
+        # What it gives up: the escalated answers the full second stage would have rejected go to the judge.
+        assert float(f.cascade["esc"] or 0) >= float(full[family].cascade["esc"] or 0), family

@@ -10,7 +10,7 @@ narrower band alone would decide more answers by spending more errors, with no b
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from groundwire.train.combine import ClaimRow
 from groundwire.train.families import family
@@ -71,11 +71,11 @@ def stage_two_routing(first: Mapping[Key, Routed], routing: Routing) -> Routing:
 
 
 def fit_stages(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit, routing: Routing, *,
-               first: Fitted | None = None) -> tuple[Fitted, Fitted]:
+               first: Fitted | None = None, fit_second: StageFit | None = None) -> tuple[Fitted, Fitted]:
     """Stage 1 fitted on `small` at `routing`'s targets (or `first`, a stage 1 already fitted, e.g. the shipped
     one); stage 2 on the `large` rows of the answers stage 1 escalates there (the only answers it will see), at
     the targets stage 1 left unspent (`stage_two_routing`). `small` and `large` are claim rows of the same
-    answers, scored by each model."""
+    answers, scored by each model. `fit_second`: stage 2's own recipe, if it differs from stage 1's."""
     stage1 = first if first is not None else fit(small, routing)
     routed = route_by_key(stage1, small)
     sent = {key for key, answer in routed.items() if not decided(answer)}
@@ -83,7 +83,7 @@ def fit_stages(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageF
     # Too few escalated answers to set thresholds on (both classes needed): stage 2 is fitted on all of them.
     if len({r.hallucinated for r in escalated}) < 2:
         escalated = list(large)
-    return stage1, fit(escalated, stage_two_routing(routed, routing))
+    return stage1, (fit_second or fit)(escalated, stage_two_routing(routed, routing))
 
 
 def cascade_route(stage1: Fitted, stage2: Fitted, small: Sequence[ClaimRow],
@@ -102,8 +102,8 @@ def same_answers(small: Sequence[ClaimRow], large: Sequence[ClaimRow]) -> None:
                          "collect both from the same files with the same --limit and seed")
 
 
-def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit,
-                 routing: Routing) -> dict[str, CascadeFigures]:
+def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit, routing: Routing, *,
+                 fit_second: StageFit | None = None) -> dict[str, CascadeFigures]:
     """Per held-out family: both stages fitted on the other families (`fit_stages`), then every answer of the
     family routed by the cascade. `small` and `large` are claim rows of the same answers (the same seeded
     sample), scored by each model."""
@@ -112,7 +112,7 @@ def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: Stag
     out: dict[str, CascadeFigures] = {}
     for held_out, test_small in by_family(small).items():
         large_training = _without(large, held_out)
-        stage1, stage2 = fit_stages(_without(small, held_out), large_training, fit, routing)
+        stage1, stage2 = fit_stages(_without(small, held_out), large_training, fit, routing, fit_second=fit_second)
         first, combined = cascade_route(stage1, stage2, test_small, large_families[held_out])
         large_alone = route_by_key(fit(large_training, routing), large_families[held_out])
         out[held_out] = CascadeFigures(
@@ -122,3 +122,15 @@ def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: Stag
             sent_to_large=sum(not decided(a) for a in first.values()) / max(len(first), 1),
         )
     return out
+
+
+def accept_only(fit: StageFit) -> StageFit:
+    """`fit` with its reject thresholds at 0: a second stage that may accept an escalated answer or leave it to
+    the judge, never reject it (its reject thresholds, fitted on other families' escalated answers, did not
+    transfer: FRR .688 on RAGTruth data2text, train/RESULTS.md)."""
+
+    def fitted(rows: Sequence[ClaimRow], targets: Routing) -> Fitted:
+        f = fit(rows, targets)
+        return replace(f, pooled=(f.pooled[0], 0.0), by_key={key: (accept, 0.0) for key, (accept, _) in f.by_key.items()})
+
+    return fitted

@@ -26,7 +26,9 @@ os.environ.update({"DEEPEVAL_TELEMETRY_OPT_OUT": "1", "DEEPEVAL_UPDATE_WARNING_O
                    "LANGSMITH_TRACING": "false", "HF_HUB_OFFLINE": "1"})
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from groundwire.config import CheckSettings  # noqa: E402
 from groundwire.core.verifier import Verifier  # noqa: E402
+from groundwire.pipeline import build_verifier  # noqa: E402
 
 CONTEXT = "Our support team is available Monday to Friday, 9am to 5pm. Refunds are accepted within 30 days of purchase."
 QUESTION = "When is support open, and how long is the refund window?"
@@ -86,7 +88,7 @@ FRAMEWORKS: dict[str, Callable[[Verifier, str], Row]] = {
 
 
 def table(scorer: str) -> bool:
-    verifier = Verifier(None if scorer == "bundled" else scorer)
+    verifier = build_verifier(CheckSettings(scorer=None if scorer == "bundled" else scorer))
     print(f"\nscorer {scorer} ({verifier.model_id}), accept_at {verifier.accept_at:.2f}, "
           f"reject_at {verifier.reject_at:.2f}; score = share of supported claims")
     print(f"{'answer':11} {'decision':9} {'min':>5} | " + " | ".join(f"{name:27}" for name in FRAMEWORKS))

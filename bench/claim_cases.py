@@ -16,7 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.core.verifier import Verifier  # noqa: E402
+from groundwire.config import CheckSettings  # noqa: E402
+from groundwire.pipeline import build_verifier  # noqa: E402
 from groundwire.evaluation.claim_cases import kinds, load_cases, pass_rates, run_case  # noqa: E402
 
 CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_cases.jsonl"
@@ -32,7 +33,8 @@ def main() -> None:
     cases = load_cases(args.cases)
     table = {}
     for name in args.scorers.split(","):
-        verifier = Verifier(None if name == "bundled" else name, canonical_figures=args.canonical_figures)
+        verifier = build_verifier(CheckSettings(scorer=None if name == "bundled" else name,
+                                                canonical_figures=args.canonical_figures))
         results = [run_case(verifier, case) for case in cases]
         table[name] = pass_rates(results)
         if args.failures:

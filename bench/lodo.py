@@ -27,7 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.core.verifier import Verifier  # noqa: E402
+from groundwire.config import CheckSettings  # noqa: E402
+from groundwire.pipeline import build_verifier  # noqa: E402
 from groundwire.evaluation.evaluate import row_chunks  # noqa: E402
 from groundwire.evaluation.operating import routing_rates, thresholds_for_targets  # noqa: E402
 from groundwire.scoring.onnx import bundled_path  # noqa: E402
@@ -44,7 +45,7 @@ def lexical_scores(paths: Sequence[Path], limit: int | None, seed: int, cache: P
     """The lexical baseline's answer score for the same seeded sample the feature cache holds."""
     if cache is not None and cache.is_file():
         return {(d["file"], d["id"]): d["score"] for d in map(json.loads, cache.read_text().splitlines())}
-    verifier = Verifier("lexical")
+    verifier = build_verifier(CheckSettings(scorer="lexical"))
     out: dict[lodo.Key, float] = {}
     for path in paths:
         for row in sample_rows(path, limit, seed):

@@ -30,7 +30,8 @@ from groundwire.evaluation.evaluate import row_chunks  # noqa: E402
 from groundwire.core.spans import span_overlap_counts  # noqa: E402
 from groundwire.core.textutil import trim_span  # noqa: E402
 from groundwire.core.types import Verdict  # noqa: E402
-from groundwire.core.verifier import Verifier  # noqa: E402
+from groundwire.config import CheckSettings  # noqa: E402
+from groundwire.pipeline import build_verifier  # noqa: E402
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev" / "ragtruth_dev.jsonl"
 VIEWS = ("claim", "decided", "words")
@@ -51,7 +52,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     args = parser.parse_args()
 
-    verifier = Verifier(args.scorer)
+    verifier = build_verifier(CheckSettings(scorer=args.scorer))
     totals: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     # (state, claim hallucinated?) -> claims
     states: dict[tuple[Verdict, bool], int] = defaultdict(int)

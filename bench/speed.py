@@ -74,12 +74,11 @@ def pairs() -> list[tuple[str, str]]:
 def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str | None = None) -> dict:
     import numpy as np
 
-    from groundwire.core.verifier import Verifier
+    from groundwire.config import CheckSettings
+    from groundwire.pipeline import build_verifier
 
     answer = ANSWER
     if backend == "cascade":
-        from groundwire.config import CheckSettings
-        from groundwire.pipeline import build_verifier
         from groundwire.scoring.onnx import OnnxScorer
 
         verifier = build_verifier(CheckSettings(cascade=f"onnx:{bundle}"))
@@ -96,7 +95,7 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
         scorer = HFClassifierScorer(torch_model, batch_size=32)
         scorer.max_tokens = 256  # the same windows as the bundled model
     if backend != "cascade":
-        verifier = Verifier(scorer)
+        verifier = build_verifier(CheckSettings(), scorer=scorer)
     batch = pairs()
     scorer.score(batch[:8])  # warm up
     started = time.perf_counter()

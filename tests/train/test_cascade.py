@@ -96,3 +96,19 @@ def test_an_accept_only_second_stage_rejects_nothing_stage_one_did_not() -> None
         assert float(f.cascade["esc"] or 0) < float(f.small["esc"] or 0), family
         # What it gives up: the escalated answers the full second stage would have rejected go to the judge.
         assert float(f.cascade["esc"] or 0) >= float(full[family].cascade["esc"] or 0), family
+
+
+def test_a_stage_one_share_leaves_budget_to_stage_two() -> None:
+    from groundwire.train.cascade import stage_one_routing
+
+    assert stage_one_routing(ROUTING, 0.5) == {"target_far": 0.025, "target_frr": 0.025}
+    with pytest.raises(ValueError, match="share"):
+        stage_one_routing(ROUTING, 0.0)
+    small, large = _rows(5)
+    whole = cascade_lodo(small, large, _fit, ROUTING)
+    half = cascade_lodo(small, large, _fit, ROUTING, first_share=0.5)
+    for family, f in half.items():
+        # Stage 1 at half the budgets decides no more than at the whole of them, and the cascade still keeps the
+        # cascade's targets (with the slack of a LODO fold).
+        assert f.sent_to_large >= whole[family].sent_to_large, family
+        assert float(f.cascade["far"] or 0) <= 0.1 and float(f.cascade["frr"] or 0) <= 0.1, family

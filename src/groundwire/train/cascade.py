@@ -78,13 +78,23 @@ class Stages(NamedTuple):
     """The false-accept and false-reject targets stage 2 was fitted at (`stage_two_routing`)."""
 
 
+def stage_one_routing(routing: Routing, share: float) -> Routing:
+    """Stage 1's targets when it may spend only `share` of the cascade's false-accept and false-reject budgets
+    (the rest is left to stage 2); share 1 is the cascade's own targets."""
+    if not 0.0 < share <= 1.0:
+        raise ValueError(f"stage 1's share of the budget must be in (0, 1], not {share}")
+    return {**routing, "target_far": routing.get("target_far", 0.10) * share,
+            "target_frr": routing.get("target_frr", 0.10) * share}
+
+
 def fit_stages(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit, routing: Routing, *,
-               first: Fitted | None = None, fit_second: StageFit | None = None) -> Stages:
-    """Stage 1 fitted on `small` at `routing`'s targets (or `first`, a stage 1 already fitted, e.g. the shipped
-    one); stage 2 on the `large` rows of the answers stage 1 escalates there (the only answers it will see), at
-    the targets stage 1 left unspent (`stage_two_routing`). `small` and `large` are claim rows of the same
-    answers, scored by each model. `fit_second`: stage 2's own recipe, if it differs from stage 1's."""
-    stage1 = first if first is not None else fit(small, routing)
+               first: Fitted | None = None, fit_second: StageFit | None = None, first_share: float = 1.0) -> Stages:
+    """Stage 1 fitted on `small` at `routing`'s targets, or at `first_share` of them (`stage_one_routing`), or
+    `first`, a stage 1 already fitted (e.g. the shipped one); stage 2 on the `large` rows of the answers stage 1
+    escalates there (the only answers it will see), at the targets stage 1 left unspent (`stage_two_routing`).
+    `small` and `large` are claim rows of the same answers, scored by each model. `fit_second`: stage 2's own
+    recipe, if it differs from stage 1's."""
+    stage1 = first if first is not None else fit(small, stage_one_routing(routing, first_share))
     routed = route_by_key(stage1, small)
     sent = {key for key, answer in routed.items() if not decided(answer)}
     escalated = [r for r in large if (r.file, r.row_id) in sent]
@@ -112,7 +122,7 @@ def same_answers(small: Sequence[ClaimRow], large: Sequence[ClaimRow]) -> None:
 
 
 def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: StageFit, routing: Routing, *,
-                 fit_second: StageFit | None = None) -> dict[str, CascadeFigures]:
+                 fit_second: StageFit | None = None, first_share: float = 1.0) -> dict[str, CascadeFigures]:
     """Per held-out family: both stages fitted on the other families (`fit_stages`), then every answer of the
     family routed by the cascade. `small` and `large` are claim rows of the same answers (the same seeded
     sample), scored by each model."""
@@ -121,7 +131,8 @@ def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: Stag
     out: dict[str, CascadeFigures] = {}
     for held_out, test_small in by_family(small).items():
         large_training = _without(large, held_out)
-        stage1, stage2, _ = fit_stages(_without(small, held_out), large_training, fit, routing, fit_second=fit_second)
+        stage1, stage2, _ = fit_stages(_without(small, held_out), large_training, fit, routing, fit_second=fit_second,
+                                       first_share=first_share)
         first, combined = cascade_route(stage1, stage2, test_small, large_families[held_out])
         large_alone = route_by_key(fit(large_training, routing), large_families[held_out])
         out[held_out] = CascadeFigures(

@@ -111,3 +111,15 @@ def test_the_setting_reaches_the_verifier() -> None:
     settings = CheckSettings(scorer="lexical", canonical_figures=True)
     assert build_verifier(settings).canonical_figures
     assert not build_verifier(CheckSettings(scorer="lexical")).canonical_figures
+
+
+@pytest.mark.parametrize("canonical", [False, True])
+def test_the_lexical_features_compare_what_the_model_compares(canonical: bool) -> None:
+    """With canonical figures the words "12 kilometres" and "12 km" are the same to the overlap features too, or
+    the combiner would pull down a claim the model reads as copied."""
+    verifier = Verifier(_Recording(), canonical_figures=canonical)  # type: ignore[arg-type]
+    claim = verifier.verify("The trail is 12 km long.", ["The trail is 12 kilometres long."]).claims[0]
+    assert claim.features is not None
+    assert (claim.features["novel_word_share"] == 0.0) is canonical
+    assert (claim.features["best_window_recall"] == 1.0) is canonical
+    assert (claim.features["lexical_support"] == 1.0) is canonical

@@ -82,6 +82,10 @@ class _Scoring:
     context_words: frozenset[str]
     chunk_ids: list[str]
     thresholds: Thresholds
+    compared_claims: list[str]
+    compared_windows: list[str]
+    """The claims and windows as the model and the lexical features read them (`Verifier.compared`)."""
+    compared_context_words: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,20 +459,27 @@ class Verifier:
         windows, allowed = list(plan.windows), plan.allowed
 
         mark = time.perf_counter()
-        texts = [claim.text for claim in claims]
-        matrix = self._score_matrix(texts, windows, allowed)
+        texts = [self.compared(claim.text) for claim in claims]
+        compared_windows = [self.compared(window.text) for window in windows]
+        matrix = self._score_matrix(texts, compared_windows, allowed)
         timings["score"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
+        context_words = frozenset(w for chunk in context for w in content_words(chunk.text))
         scoring = _Scoring(
             matrix=matrix,
             windows=windows,
             context=context,
             chunk_ids=chunk_ids,
             thresholds=thresholds,
-            context_words=frozenset(w for chunk in context for w in content_words(chunk.text)),
+            context_words=context_words,
+            compared_claims=texts,
+            compared_windows=compared_windows,
+            compared_context_words=frozenset(w for chunk in context for w in content_words(self.compared(chunk.text)))
+            if self.canonical_figures
+            else context_words,
         )
-        lexical = self._lexical_support(texts, windows, allowed, matrix)
+        lexical = self._lexical_support(texts, compared_windows, allowed, matrix)
         scorable_rows = [bool(allowed[position].any()) for position in range(len(claims))]
         for state, scorable in zip(states, scorable_rows, strict=True):
             state.scorable = scorable
@@ -521,8 +532,14 @@ class Verifier:
             allowed[np.asarray(members)[:, None], np.arange(*spans[bucket])[None, :]] = True
         return windows, allowed
 
+    def compared(self, text: str) -> str:
+        """A text as the model and the lexical features compare it: with `canonical_figures`, every figure in one
+        spelling ("3,600" and "3600", "12 kilometres" and "12 km" read alike), else as written. Checks, evidence
+        and unsupported spans keep the text as written."""
+        return canonical_text(text) if self.canonical_figures else text
+
     def _lexical_support(
-        self, claims: list[str], windows: list[Window], allowed: np.ndarray, matrix: _Matrix
+        self, claims: list[str], windows: list[str], allowed: np.ndarray, matrix: _Matrix
     ) -> np.ndarray:
         """Per claim, the lexical baseline's best score over the claim's own windows: a combiner feature that
         catches novel names and figures a small model reads past. Cheap next to a model call."""
@@ -533,18 +550,16 @@ class Verifier:
         rows, cols = np.nonzero(allowed)
         best = np.zeros(len(claims), dtype=np.float32)
         if len(rows):
-            scores = self._lexical.score([(windows[j].text, claims[i]) for i, j in zip(rows, cols, strict=True)])
+            scores = self._lexical.score([(windows[j], claims[i]) for i, j in zip(rows, cols, strict=True)])
             np.maximum.at(best, rows, scores.support)
         return best
 
-    def _score_matrix(self, claims: list[str], windows: list[Window], allowed: np.ndarray) -> _Matrix:
+    def _score_matrix(self, claims: list[str], premises: list[str], allowed: np.ndarray) -> _Matrix:
+        """Claims and window texts as compared (`compared`)."""
         keep = allowed.copy()
         if self.pruner is not None:
-            keep &= np.asarray(self.pruner.keep(claims, [w.text for w in windows]), dtype=bool)
+            keep &= np.asarray(self.pruner.keep(claims, premises), dtype=bool)
         rows, cols = np.nonzero(keep)
-        premises = [window.text for window in windows]
-        if self.canonical_figures:
-            premises, claims = [canonical_text(t) for t in premises], [canonical_text(t) for t in claims]
         pairs = [(premises[j], claims[i]) for i, j in zip(rows, cols, strict=True)]
         scores = self.scorer.score(pairs)  # the one batched call
         support = np.zeros(keep.shape, dtype=np.float32)
@@ -661,14 +676,16 @@ def _unscored_note(scorable: bool) -> str:
 
 def claim_features(state: _ClaimState, scoring: _Scoring, *, n_claims: int) -> dict[str, float]:
     """The claim-level features the hybrid combiner learns from. Names are stable: the combiner stores them."""
-    claim, position, matrix, windows = state.claim, state.position, scoring.matrix, scoring.windows
+    claim, position, matrix, windows = state.claim, state.position, scoring.matrix, scoring.compared_windows
     row = matrix.support[position]
     best = int(np.argmax(row)) if len(row) else 0
-    words = content_words(claim.text)
-    best_words = frozenset(content_words(windows[best].text)) if windows else frozenset()
-    novel = [w for w in words if w not in scoring.context_words]
+    # Words as the model compared them (canonical figures, when on), so the lexical features agree with it.
+    words = content_words(scoring.compared_claims[position])
+    best_words = frozenset(content_words(windows[best])) if windows else frozenset()
+    context_words = scoring.compared_context_words
+    novel = [w for w in words if w not in context_words]
     names = [w.lower() for w in WORD_RE.findall(claim.text)[1:] if w[:1].isupper()]
-    novel_names = [w for w in names if not any(part in scoring.context_words for part in content_words(w))]
+    novel_names = [w for w in names if not any(part in context_words for part in content_words(w))]
     sorted_row = np.sort(row)[::-1]
     contradiction = matrix.contradiction if len(row) else None  # no windows: no contradiction to read
     deciding = state.deciding()

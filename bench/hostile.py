@@ -4,7 +4,8 @@
     .venv/bin/python bench/hostile.py --scorer default        # the bundled model
     PYTHONPATH=/tmp/other/src .venv/bin/python bench/hostile.py   # another tree (its `groundwire serve`)
 
-Starts `groundwire serve` (the tree on PYTHONPATH, a fresh SQLite log in a temporary directory, --body-timeout 5)
+Starts `groundwire serve` (the tree on PYTHONPATH, a fresh SQLite log in a temporary directory, --body-timeout 5
+and --header-timeout 5, half the 10 s that counts as a hang)
 on a free port of 127.0.0.1 and measures, in order:
   1. cold start: seconds from launch until /healthz answers 200, then the first and second tiny /v1/verify;
   2. stall: the largest request the default limits accept (max_claims claims, as many chunks as max_pairs allows),
@@ -265,7 +266,9 @@ def hostile_requests(port: int) -> list[tuple[str, Callable[[], tuple[int | str,
 
 def start_server(port: int, scorer: str, workdir: Path) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "groundwire", "serve", "--host", "127.0.0.1", "--port", str(port),
-               "--db", str(workdir / "log.db"), "--log-level", "warning", "--body-timeout", "5"]
+               "--db", str(workdir / "log.db"), "--log-level", "warning", "--body-timeout", "5",
+               # Half of HANG_S: a slow-on-purpose request answered at the default 10 s raced the hang cutoff.
+               "--header-timeout", "5"]
     if scorer != "default":
         command += ["--scorer", scorer]
     log = (workdir / "server.log").open("w")

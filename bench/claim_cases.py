@@ -1,7 +1,7 @@
 """Claim-level cases: pass rate per kind for the bundled scorer and for the lexical baseline.
 
     .venv/bin/python bench/claim_cases.py                          # bundled and lexical
-    .venv/bin/python bench/claim_cases.py --canonical-figures      # the model reads canonical figures
+    .venv/bin/python bench/claim_cases.py --no-canonical-figures   # figures as written (before calibration v6)
     .venv/bin/python bench/claim_cases.py --failures               # also list every case that failed
 
 The cases (tests/fixtures/claim_cases.jsonl, groundwire.evaluation.claim_cases) are single claims with the
@@ -27,7 +27,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=Path, default=CASES)
     parser.add_argument("--scorers", default="bundled,lexical")
-    parser.add_argument("--canonical-figures", action="store_true")
+    parser.add_argument("--canonical-figures", action=argparse.BooleanOptionalAction,
+                        default=CheckSettings().canonical_figures, help="figures in one spelling (the default)")
     parser.add_argument("--failures", action="store_true")
     args = parser.parse_args()
     cases = load_cases(args.cases)
@@ -52,7 +53,7 @@ def main() -> None:
         worst = min((k for k in rates if k != "overall"), key=rates.__getitem__)
         print(f"claim_cases: {name} overall {rates['overall']:.1%}, lowest kind {worst} {rates[worst]:.1%}, "
               f"target met: {rates['overall'] >= 0.9 and rates[worst] >= 0.75}"
-              f"{' (canonical figures)' if args.canonical_figures else ''}")
+              f"{'' if args.canonical_figures else ' (figures as written)'}")
 
 
 if __name__ == "__main__":

@@ -117,8 +117,10 @@ def main() -> None:
     parser.add_argument("--target-far", type=float, default=0.10)
     parser.add_argument("--target-frr", type=float, default=0.10)
     parser.add_argument("--key-sizes", default="", help="e.g. 20,40,60,80,120: study the minimum key size")
-    parser.add_argument("--canonical-figures", action="store_true",
-                        help="the model scores texts with figures in one spelling (core.figures)")
+    parser.add_argument("--canonical-figures", action=argparse.BooleanOptionalAction,
+                        default=CheckSettings().canonical_figures,
+                        help="the model and the overlap features read figures in one spelling (core.figures); the "
+                             "default since calibration v6")
     parser.add_argument("--json", type=Path, default=None, help="also write all figures here")
     args = parser.parse_args()
 

@@ -39,7 +39,7 @@ for arm in hard soft; do
         --limit 100 --workers 2 --cache "$OUT/arm-$arm/features.jsonl" > "$OUT/arm-$arm/calibrate.json"
     # The arm as the "large" model of bench/cascade.py: its LODO beside the shipped model and lexical, same rows.
     [ -f "$OUT/arm-$arm/lodo.json" ] || nice -n 10 .venv/bin/python bench/cascade.py --large-bundle "$bundle" \
-        --limit 100 --cache "$RUNS/cascade/small.jsonl" --large-cache "$OUT/arm-$arm/features.jsonl" \
+        --limit 100 --cache "$RUNS/canon/small.jsonl" --large-cache "$OUT/arm-$arm/features.jsonl" \
         --lexical-cache "$RUNS/cascade/lexical.jsonl" --json "$OUT/arm-$arm/lodo.json" > "$OUT/arm-$arm/lodo.txt"
 done
 echo "== $(date -u +%FT%TZ) done: $OUT/arm-{hard,soft}/lodo.txt"

@@ -42,8 +42,8 @@ def test_one_shared_verifier_per_distinct_settings() -> None:
     stricter = shared_verifier(CheckSettings(scorer="lexical", accept_at=0.95))
     assert stricter is not lexical and stricter.accept_at == 0.95
     assert AdapterCheck(scorer="lexical", accept_at=0.95).resolve() is stricter
-    figures = shared_verifier(CheckSettings(scorer="lexical", canonical_figures=True))
-    assert figures is not lexical and figures.canonical_figures and not lexical.canonical_figures
+    as_written = shared_verifier(CheckSettings(scorer="lexical", canonical_figures=False))
+    assert as_written is not lexical and lexical.canonical_figures and not as_written.canonical_figures
 
 
 def test_verify_is_the_pipeline_check_with_typed_settings() -> None:

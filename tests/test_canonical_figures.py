@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import groundwire
 from groundwire.config import CheckSettings
 from groundwire.core.checks import extract_figures
 from groundwire.core.figures import canonical_text
@@ -108,9 +111,12 @@ def test_the_scorer_sees_canonical_figures_only_when_asked(canonical: bool) -> N
 
 
 def test_the_setting_reaches_the_verifier() -> None:
-    settings = CheckSettings(scorer="lexical", canonical_figures=True)
-    assert build_verifier(settings).canonical_figures
-    assert not build_verifier(CheckSettings(scorer="lexical")).canonical_figures
+    # On by default (calibration v6 was fitted reading figures this way), everywhere a check is built.
+    assert build_verifier(CheckSettings(scorer="lexical")).canonical_figures
+    assert not build_verifier(CheckSettings(scorer="lexical", canonical_figures=False)).canonical_figures
+    assert Verifier("lexical").canonical_figures
+    defaults = {name: p.default for name, p in inspect.signature(groundwire.verify).parameters.items()}
+    assert defaults["canonical_figures"] is CheckSettings().canonical_figures
 
 
 @pytest.mark.parametrize("canonical", [False, True])

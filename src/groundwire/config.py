@@ -67,8 +67,10 @@ class CheckSettings(_Section):
     """How answers are split into claims: the rule-based splitter, or the [llm] endpoint (rules as fallback)."""
     pruner: Literal["none", "lexical", "embedding"] = "none"
     """Pair pruning (groundwire.core.pruning): "none" scores the exact claims x windows matrix."""
-    canonical_figures: bool = False
-    """The scorer reads figures in one spelling ("3,600" as "3600", "five" as "5") in context and claim alike."""
+    canonical_figures: bool = True
+    """The scorer and the overlap features read figures in one spelling ("3,600" as "3600", "five" as "5", "12
+    kilometres" as "12 km") in context and claim alike. On since calibration v6, which was fitted this way:
+    leave-one-dataset-out AUROC 0.798 -> 0.800 on the same 1,000 answers, claim cases 52.9% -> 67.8%."""
     judge: bool = False
     """Send escalated claims to the [llm] judge (the CLI's --judge; the service decides per request)."""
     cascade: str | None = None

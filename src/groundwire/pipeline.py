@@ -238,7 +238,7 @@ def verify(
     accept_at: float | None = None,
     reject_at: float | None = None,
     pruner: Literal["none", "lexical", "embedding"] = "none",
-    canonical_figures: bool = False,
+    canonical_figures: bool = True,
 ) -> Report:
     """One-call verification. A named scorer (None: the bundled model) is loaded once per process and reused
     for the same settings; a scorer object gets a verifier of its own."""

@@ -191,7 +191,7 @@ class Verifier:
         combiner: Combiner | None = None,
         pruner: Pruner | None = None,
         require_citations: bool = False,
-        canonical_figures: bool = False,
+        canonical_figures: bool = True,
         escalate_to: Verifier | None = None,
         after: str | None = None,
     ) -> None:

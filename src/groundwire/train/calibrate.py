@@ -42,7 +42,7 @@ class CalibrationReport(TypedDict):
 
 
 def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache: Path | None,
-                 seed: int = 0, workers: int = 1, canonical_figures: bool = False) -> list[combine.ClaimRow]:
+                 seed: int = 0, workers: int = 1, canonical_figures: bool = True) -> list[combine.ClaimRow]:
     """Claim rows for the dev files (from `cache` when it exists). With several workers, files are scored in
     parallel processes of one thread each; the rows are the same as with one.
 

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/speed.py --torch-model runs/v1/final
     .venv/bin/python bench/speed.py --cascade ~/gw-runs/mpnet-v3/bundle    # + the two-stage cascade (issue 19)
+    .venv/bin/python bench/speed.py --as-written     # + figures read as written: the cost of canonical figures
 
 Measures, each backend in its own subprocess (so peak memory is its own):
   - pairs per second over a fixed set of (window, claim) pairs;
@@ -85,7 +86,7 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
         answer = ESCALATED_ANSWER
         assert verifier.escalate_to is not None and isinstance(verifier.escalate_to.scorer, OnnxScorer)
         scorer = verifier.escalate_to.scorer
-    elif backend == "int8":
+    elif backend in ("int8", "int8-as-written"):
         from groundwire.scoring.onnx import OnnxScorer, bundled_path
 
         scorer = OnnxScorer(bundle or bundled_path())
@@ -95,7 +96,7 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
         scorer = HFClassifierScorer(torch_model, batch_size=32)
         scorer.max_tokens = 256  # the same windows as the bundled model
     if backend != "cascade":
-        verifier = build_verifier(CheckSettings(), scorer=scorer)
+        verifier = build_verifier(CheckSettings(canonical_figures=backend != "int8-as-written"), scorer=scorer)
     batch = pairs()
     scorer.score(batch[:8])  # warm up
     started = time.perf_counter()
@@ -120,21 +121,23 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--bundle", default=None, help="an ONNX bundle (default: the shipped one)")
     parser.add_argument("--cascade", default=None, help="the second stage's ONNX bundle: also time the cascade")
-    parser.add_argument("--backend", choices=("int8", "torch", "cascade"), help=argparse.SUPPRESS)
+    parser.add_argument("--as-written", action="store_true",
+                        help="also time the int8 model with figures read as written (canonical_figures off)")
+    parser.add_argument("--backend", choices=("int8", "int8-as-written", "torch", "cascade"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.backend:
         print(json.dumps(run_backend(args.backend, args.torch_model, args.repeats, args.bundle)))
         return
     results = {}
     backends = ["int8"] + (["torch"] if Path(args.torch_model, "config.json").is_file() else [])
-    for backend in backends + (["cascade"] if args.cascade else []):
+    for backend in backends + (["int8-as-written"] if args.as_written else []) + (["cascade"] if args.cascade else []):
         bundle = args.cascade if backend == "cascade" else args.bundle
         proc = subprocess.run([sys.executable, __file__, "--backend", backend, "--torch-model", args.torch_model,
                                "--repeats", str(args.repeats)] + (["--bundle", bundle] if bundle else []),
                               capture_output=True, text=True, check=True)
         results[backend] = json.loads(proc.stdout.strip().splitlines()[-1])
         r = results[backend]
-        print(f"{backend:7s} pairs/s={r['pairs_per_s']:.1f} verify_5x5 p50={r['p50_s']:.3f}s p95={r['p95_s']:.3f}s "
+        print(f"{backend:15s} pairs/s={r['pairs_per_s']:.1f} verify_5x5 p50={r['p50_s']:.3f}s p95={r['p95_s']:.3f}s "
               f"claims={r['claims']} pairs={r['pairs_per_verify']} peak_rss={r['peak_rss_mb']:.0f}MB"
               + (f" reached_stage_2={r['reached_stage_2']} (pairs/s: the second stage's model)"
                  if backend == "cascade" else ""))
@@ -144,6 +147,10 @@ def main() -> None:
         t, q = results["torch"], results["int8"]
         line += (f"; int8/fp32-torch ratios: throughput x{q['pairs_per_s'] / t['pairs_per_s']:.2f}, "
                  f"p50 latency x{q['p50_s'] / t['p50_s']:.2f}, memory x{q['peak_rss_mb'] / t['peak_rss_mb']:.2f}")
+    if "int8-as-written" in results:
+        w, q = results["int8-as-written"], results["int8"]
+        line += (f"; canonical figures cost: p50 x{q['p50_s'] / w['p50_s']:.3f}, p95 x{q['p95_s'] / w['p95_s']:.3f} "
+                 "the as-written check's")
     if "cascade" in results:
         c, q = results["cascade"], results["int8"]
         line += (f"; cascade p50_s={c['p50_s']:.3f} p95_s={c['p95_s']:.3f} rss_mb={c['peak_rss_mb']:.0f} "

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
+from functools import lru_cache
 
 from groundwire.core.attributes import RecordAttribute, attribute_mismatches, record_attributes
 from groundwire.core.claims import cited_ids, sentences
@@ -223,14 +224,17 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
     return sorted(found, key=lambda f: f.start)
 
 
-def claim_figures(claim: str) -> list[Figure]:
+@lru_cache(maxsize=4096)
+def claim_figures(claim: str) -> tuple[Figure, ...]:
+    """The figures a claim states. Cached: a check asks for them twice per claim (the figure check, and whether
+    every figure is in the context)."""
     skipped = [m.span() for m in _NOT_A_FIGURE_RE.finditer(claim)]
-    return [
+    return tuple(
         f
         for f in extract_figures(claim)
         if not (f.text.isalpha() and int(f.key) < _CLAIM_WORD_NUMBER_MIN)
         and not any(start <= claim.find(f.text, f.start) < end for start, end in skipped)
-    ]
+    )
 
 
 @dataclass(frozen=True, slots=True)

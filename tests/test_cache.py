@@ -285,3 +285,28 @@ def test_the_issue_prefix_pairs_embed_above_the_threshold(embedder) -> None:  # 
     for cached, asked in pairs:
         first, second = embedder.embed([cached, asked])
         assert float(first @ second) >= 0.97
+
+
+def test_a_miss_then_a_put_embeds_the_question_once() -> None:
+    class Counting:
+        model_id, dim = "counting", 2
+
+        def __init__(self) -> None:
+            self.texts: list[str] = []
+
+        def embed(self, texts):  # noqa: ANN001, ANN201
+            import numpy as np
+
+            self.texts.extend(texts)
+            return np.array([[1.0, 0.0] if "refund" in t else [0.0, 1.0] for t in texts], dtype=np.float32)
+
+    embedder = Counting()
+    cache = SemanticCache(embedder)  # type: ignore[arg-type]
+    assert cache.get("What is the  refund window?", scope="a", doc_version=1) is None
+    cache.put("What is the refund window?", "30 days", scope="a", doc_version=1)
+    hit = cache.get("What is the refund window?", scope="a", doc_version=1)
+    assert hit is not None and hit.response == "30 days"
+    assert embedder.texts == ["What is the refund window?"]  # whitespace-normalised, embedded once
+    # Another question is embedded, and a remembered vector is the embedder's own.
+    assert cache.get("How long does shipping take?", scope="a", doc_version=1) is None
+    assert embedder.texts[-1] == "How long does shipping take?" and len(embedder.texts) == 2

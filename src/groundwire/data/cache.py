@@ -178,6 +178,9 @@ class SemanticCache:
         self.max_entries = max_entries
         self._lock = threading.Lock()
         self._scopes: dict[str, OrderedDict[str, _Entry]] = {}
+        # The last queries' vectors: a miss is followed by a put of the same query (generate, then store), which
+        # would otherwise embed it twice. The embedder is deterministic, so a remembered vector is the same.
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._hits = self._misses = self._invalidations = self._evictions = self._stale = self._guarded = 0
 
     @property
@@ -284,8 +287,22 @@ class SemanticCache:
     def _embed(self, query: str) -> np.ndarray:
         if not isinstance(query, str) or not query.strip():
             raise InputError("the cache needs a non-empty query", code=ErrorCode.INVALID_INPUT)
-        vector: np.ndarray = self.embedder.embed([" ".join(query.split())])[0]
+        text = " ".join(query.split())
+        with self._lock:
+            vector = self._recent.get(text)
+            if vector is not None:
+                self._recent.move_to_end(text)
+                return vector
+        vector = np.asarray(self.embedder.embed([text])[0])
+        with self._lock:
+            self._recent[text] = vector
+            if len(self._recent) > _RECENT_QUERIES:
+                self._recent.popitem(last=False)
         return vector
+
+
+_RECENT_QUERIES = 64
+"""Query vectors remembered for the put that follows a miss (and repeated questions)."""
 
 
 def _words(query: str) -> frozenset[str]:

@@ -459,9 +459,9 @@ class Verifier:
         windows, allowed = list(plan.windows), plan.allowed
 
         mark = time.perf_counter()
-        texts = [self.compared(claim.text) for claim in claims]
+        compared_claims = [self.compared(claim.text) for claim in claims]
         compared_windows = [self.compared(window.text) for window in windows]
-        matrix = self._score_matrix(texts, compared_windows, allowed)
+        matrix = self._score_matrix(compared_claims, compared_windows, allowed)
         timings["score"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
@@ -473,13 +473,13 @@ class Verifier:
             chunk_ids=chunk_ids,
             thresholds=thresholds,
             context_words=context_words,
-            compared_claims=texts,
+            compared_claims=compared_claims,
             compared_windows=compared_windows,
             compared_context_words=frozenset(w for chunk in context for w in content_words(self.compared(chunk.text)))
             if self.canonical_figures
             else context_words,
         )
-        lexical = self._lexical_support(texts, compared_windows, allowed, matrix)
+        lexical = self._lexical_support(compared_claims, compared_windows, allowed, matrix)
         scorable_rows = [bool(allowed[position].any()) for position in range(len(claims))]
         for state, scorable in zip(states, scorable_rows, strict=True):
             state.scorable = scorable

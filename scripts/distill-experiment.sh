@@ -25,21 +25,9 @@ nice -n 5 $GW train distill --teacher "onnx:$TEACHER" --pool "$RUNS/distill/pool
 [ -f "$RUNS/data_v2/train.jsonl" ] || $GW train prepare --mix v2 --out "$RUNS/data_v2" --seed 13
 [ -f "$OUT/data_soft/train.jsonl" ] || $GW train prepare --mix v2 --out "$OUT/data_soft" --seed 13 \
     --soft "$OUT/labelled.jsonl" --soft-share 0.5
-DEV=(../shared/data/dev/*.jsonl)
 for arm in hard soft; do
     data="$RUNS/data_v2"; [ "$arm" = soft ] && data="$OUT/data_soft"
     # The shipped model's v2 recipe (len 192, 2 frozen layers, label smoothing 0.05) at a continuation's LR.
-    nice -n 10 $GW train run --data "$data" --out "$OUT/arm-$arm" --base-model "$OUT/start" --max-length 192 \
-        --batch-size 16 --lr 2e-5 --warmup 0.03 --freeze-layers 2 --max-steps "$STEPS" --budget-minutes 100000 \
-        --seed 14 --threads 2
-    bundle="$OUT/arm-$arm/bundle"
-    [ -f "$bundle/model.onnx" ] || nice -n 10 $GW train export --model "$OUT/arm-$arm/final" --out "$bundle" \
-        --max-length 256 --model-id "groundwire-verifier-v2-$arm-$STEPS"
-    [ -f "$OUT/arm-$arm/features.jsonl" ] || nice -n 10 $GW train combiner --bundle "$bundle" ${DEV[@]/#/--dev } \
-        --limit 100 --workers 2 --cache "$OUT/arm-$arm/features.jsonl" > "$OUT/arm-$arm/calibrate.json"
-    # The arm as the "large" model of bench/cascade.py: its LODO beside the shipped model and lexical, same rows.
-    [ -f "$OUT/arm-$arm/lodo.json" ] || nice -n 10 .venv/bin/python bench/cascade.py --large-bundle "$bundle" \
-        --limit 100 --cache "$RUNS/canon/small.jsonl" --large-cache "$OUT/arm-$arm/features.jsonl" \
-        --lexical-cache "$RUNS/cascade/lexical.jsonl" --json "$OUT/arm-$arm/lodo.json" > "$OUT/arm-$arm/lodo.txt"
+    OUT_ROOT="$OUT" START="$OUT/start" STEPS="$STEPS" scripts/arm.sh "arm-$arm" "$data"
 done
 echo "== $(date -u +%FT%TZ) done: $OUT/arm-{hard,soft}/lodo.txt"

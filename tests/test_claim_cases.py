@@ -15,7 +15,7 @@ from groundwire.evaluation.claim_cases import ClaimCase, kinds, load_cases, pass
 from groundwire.scoring.onnx import bundled_path
 
 CASES = load_cases(Path(__file__).parent / "fixtures" / "claim_cases.jsonl")
-FINDING_OF_CHECK = {"figures": "figure_conflict", "roles": "role_conflict"}
+FINDING_OF_CHECK = {"figures": "figure_conflict", "roles": "role_conflict", "certainty": "certainty_added"}
 FORMATS = ("number_format", "unit_format", "date_format")
 
 

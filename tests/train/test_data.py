@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import random
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from groundwire.train import perturb
-from groundwire.train.data import MixSpec, build
+from groundwire.train.data import MIXES, MixSpec, build
 from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL, Doc
 
 TEXT = ("In 2019, the Rotterdam museum sold 4,500 tickets in March. However, its director Anna Berg said "
@@ -84,6 +85,16 @@ def test_build_is_reproducible_and_balanced(tmp_path: Path) -> None:
     assert all(r["hypothesis"] != r["premise"] and r["premise"] for r in rows)
     # A contradiction never equals its source sentence verbatim inside the premise.
     assert all(r["hypothesis"] not in r["premise"] for r in rows if r["label"] == CONTRADICTION)
+
+
+def test_role_events_add_role_pairs_and_leave_the_rest_of_a_seed_alone(tmp_path: Path) -> None:
+    assert MIXES["v4"].role_events > 0 and MIXES["v3"].role_events == 0
+    data = _fake_train_dir(tmp_path / "train")
+    spec = MixSpec(context_docs={"news": 30}, per_doc=4, real={"qa": 20}, length_balanced=("qa",), records=20)
+    without = build(data, tmp_path / "a", seed=3, spec=spec)
+    with_roles = build(data, tmp_path / "b", seed=3, spec=replace(spec, role_events=30))
+    assert with_roles["sources"]["roles"] == 90 and "roles" not in without["sources"]
+    assert with_roles["sources"] == {**without["sources"], "roles": 90}
 
 
 def test_noncommercial_data_is_refused(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from groundwire.core import certainty as _certainty  # noqa: F401  (importing it registers the check)
 from groundwire.core import roles as _roles  # noqa: F401  (importing it registers the role-swap check)
 from groundwire.core.checks import (
     CLAIM_CHECKS,

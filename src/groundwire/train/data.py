@@ -17,6 +17,7 @@ from typing import TypedDict
 
 from groundwire.train import perturb
 from groundwire.train.records import record_pairs
+from groundwire.train.role_events import role_pairs
 from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL, Doc
 
 LABELS = (ENTAILMENT, NEUTRAL, CONTRADICTION)
@@ -66,6 +67,9 @@ class MixSpec:
     # Generated business records (train/records.py): the only structured premises in the mix.
     records: int = 1500
     per_record: int = 4
+    # Generated sentences that give two named entities roles (train/role_events.py): role swaps to learn from.
+    role_events: int = 0
+    per_role_event: int = 3
 
 
 # The human-labelled NLI and claim-verification files added to train/ after v2 (see the data README):
@@ -80,6 +84,10 @@ HUMAN_PAIRS_V3 = {
 MIXES: dict[str, MixSpec] = {
     "v2": MixSpec(),
     "v3": MixSpec(real={**MixSpec().real, **HUMAN_PAIRS_V3}),
+    # v3 plus 2,400 role pairs (issue 21): who wrote, acquired, beat or replaced whom, and the swaps; and two
+    # perturbations from the issue's taxonomy: a coarser date is entailed, a hedge made certain is not.
+    "v4": MixSpec(real={**MixSpec().real, **HUMAN_PAIRS_V3}, role_events=800,
+                  kinds={**MixSpec().kinds, "date_generalize": 0.03, "hedge_dropped": 0.04}),
 }
 
 
@@ -258,6 +266,8 @@ def build(data_dir: Path, out_dir: Path, *, seed: int = 13, spec: MixSpec | None
     # Their own RNG, so adding records leaves every other pair of a seed unchanged.
     pairs += [Pair(p.premise, p.hypothesis, p.label, "records", p.kind)
               for p in record_pairs(spec.records, spec.per_record, random.Random(seed + 1_000_003))]
+    pairs += [Pair(p.premise, p.hypothesis, p.label, "roles", p.kind)
+              for p in role_pairs(spec.role_events, spec.per_role_event, random.Random(seed + 3_000_003))]
     rng.shuffle(pairs)
     n_val = int(len(pairs) * spec.val_fraction)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -209,6 +209,37 @@ def fusion(sentence: str, doc: Doc, rng: random.Random) -> str | None:
     return f"{first}{rng.choice((', and ', '; ', ' and '))}{second}"
 
 
+# A full date and the coarser date it implies: "3 May 2024" / "May 3, 2024" -> "May 2024"; "May 2024" -> "2024".
+_FULL_DATE = re.compile(r"\b(?:(\d{1,2}) (" + "|".join(_MONTHS) + r")|(" + "|".join(_MONTHS) + r") (\d{1,2}),?) (\d{4})\b")
+_MONTH_YEAR = re.compile(r"\b(?:in )?(" + "|".join(_MONTHS) + r") (\d{4})\b")
+_HEDGES = {"may": "will", "might": "will", "could": "will", "probably": "definitely", "possibly": "definitely",
+           "likely": "certain", "some": "all", "suggest": "prove", "suggests": "proves", "suspect": "know"}
+_HEDGE = re.compile(r"\b(" + "|".join(_HEDGES) + r")\b")
+
+
+@register("date_generalize", ENTAILMENT)
+def date_generalize(sentence: str, doc: Doc, rng: random.Random) -> str | None:
+    """A less precise date is still true: "on May 3, 2024" -> "in May 2024", "in September 2019" -> "in 2019".
+    The date swaps teach that another date contradicts; this teaches that a coarser one does not."""
+    if (m := _FULL_DATE.search(sentence)) is not None:
+        month = m.group(2) or m.group(3)
+        before = sentence[: m.start()]
+        on = re.search(r"\bon $", before)
+        head = before[: on.start()] + "in " if on else before
+        return head + f"{month} {m.group(5)}" + sentence[m.end():]
+    if (m := _MONTH_YEAR.search(sentence)) is not None:
+        return sentence[: m.start(1)] + m.group(2) + sentence[m.end():]
+    return None
+
+
+@register("hedge_dropped", NEUTRAL)
+def hedge_dropped(sentence: str, doc: Doc, rng: random.Random) -> str | None:
+    """A hedged statement made certain, every hedge at once ("results suggest it may lower" -> "results prove it
+    will lower", "some patients" -> "all patients"): the context supports the possibility, not the certainty."""
+    out = _HEDGE.sub(lambda m: _HEDGES[m.group(1)], sentence)
+    return out if out != sentence else None
+
+
 @register("number_swap", CONTRADICTION)
 def number_swap(sentence: str, doc: Doc, rng: random.Random) -> str | None:
     return _replace_one(_NUMBER, sentence, rng, lambda v: _other_number(v, doc, rng))

@@ -1,0 +1,53 @@
+"""The certainty check (core.certainty): a hedged context does not support a claim stated as certain."""
+
+from __future__ import annotations
+
+import pytest
+
+from groundwire.core.certainty import certainty_findings
+from groundwire.core.checks import CLAIM_CHECKS, CheckEffect
+from groundwire.core.types import Verdict
+from groundwire.core.verifier import Verifier
+
+HEDGED = "A small study suggests the supplement may improve sleep in some older adults."
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The supplement improves sleep in all older adults.",
+        "The supplement definitely improves sleep.",
+        "Studies have proven the supplement improves sleep.",
+        "The supplement cures insomnia in older adults.",
+    ],
+)
+def test_a_hedge_made_certain_is_not_found(claim: str) -> None:
+    findings = certainty_findings(claim, HEDGED)
+    assert [(f.check, f.verdict) for f in findings] == [("certainty_added", Verdict.NOT_FOUND)]
+    assert "'suggests'" in findings[0].detail
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("The supplement may improve sleep in some older adults.", HEDGED),  # the claim keeps the hedge
+        ("The supplement improves sleep in older adults.", HEDGED),  # no certainty added: the model's call
+        ("All staff work remotely on Fridays.", "All staff work remotely on Fridays, and some on Mondays."),
+        ("The museum is always closed on Mondays.", "The museum is always closed on Mondays."),  # no hedge
+        ("The supplement definitely improves sleep.", None),  # no evidence sentence
+    ],
+)
+def test_no_finding_without_a_hedge_dropped(claim: str, evidence: str | None) -> None:
+    assert certainty_findings(claim, evidence) == []
+
+
+def test_the_check_is_registered_to_decide_with_evidence() -> None:
+    check = next(c for c in CLAIM_CHECKS if c.name == "certainty")
+    assert check.effect is CheckEffect.VERDICT and check.needs_evidence
+
+
+def test_a_claim_made_certain_is_not_found_in_a_report() -> None:
+    report = Verifier("lexical").verify("The supplement improves sleep in all older adults.", [HEDGED])
+    (claim,) = report.claims
+    assert claim.verdict is Verdict.NOT_FOUND and claim.decided_by == "checks"
+    assert [f.check for f in claim.checks] == ["certainty_added"]

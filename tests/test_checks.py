@@ -108,6 +108,10 @@ def test_a_negation_in_another_clause_of_the_evidence_is_not_a_flip():
      "An official, the BEA, said the agency is not aware of any such video."),
     # "prevent" negates what follows it
     ("Move the hawk to prevent birds from becoming used to it.", "Move the hawk so the birds do not become used to it."),
+    # a negated word said with its complement
+    ("The library is closed on Sundays.", "The library is not open on Sundays."),
+    ("Dogs are not allowed in the library.", "Dogs are banned from the library."),
+    ("Entry to the museum is free.", "The museum does not charge an entrance fee."),
 ])
 def test_negation_look_alikes_are_not_flips(claim, evidence):
     assert negation_finding(claim, evidence) is None
@@ -118,6 +122,9 @@ def test_real_negation_flips_still_fire():
                             "Fifteen passengers were examined, but no one was transported to the hospital.") is not None
     assert negation_finding("The business offers valet parking.", "Attributes business parking valet: no.") is not None
     assert negation_finding("Birds get used to the hawk.", "Move the hawk to prevent birds getting used to it.") is not None
+    # a complement elsewhere in the other text does not excuse a flip of the word itself
+    assert negation_finding("The library is open on Sundays.", "The library is not open on Sundays.") is not None
+    assert negation_finding("Dogs are not allowed in the library.", "Dogs are allowed in the library.") is not None
 
 
 def test_negation_mismatch_is_a_signal_without_verdict():

@@ -22,7 +22,7 @@ from functools import lru_cache
 from groundwire.core.attributes import RecordAttribute, attribute_mismatches, record_attributes
 from groundwire.core.claims import cited_ids, sentences
 from groundwire.core.hours import HoursMismatch, context_schedule, hours_mismatches
-from groundwire.core.textutil import content_words, has_negation, sentence_spans
+from groundwire.core.textutil import content_words, has_negation, sentence_spans, stem
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Verdict
 from groundwire.core.units import canonical_unit
 
@@ -416,6 +416,31 @@ _IMPLICIT_NEGATION = frozenset(
     {"prevent", "prevents", "prevented", "preventing", "avoid", "avoids", "avoided", "avoiding"}
 )
 
+# Complementary words: "not open" says what "closed" says, so a negated clause whose word's complement stands in
+# the other text is matched by it ("The library is not open on Sundays" / "The library is closed on Sundays").
+_COMPLEMENTS = (
+    ("open", "opened"), ("closed", "shut"),
+    ("allowed", "permitted", "allow", "permit"), ("banned", "forbidden", "prohibited", "ban", "forbid", "prohibit"),
+    ("available",), ("unavailable",),
+    ("possible",), ("impossible",),
+    ("legal",), ("illegal",),
+    ("able",), ("unable",),
+    ("present",), ("absent",),
+    ("alive",), ("dead",),
+    ("true",), ("false",),
+    ("included", "include"), ("excluded", "exclude"),
+    ("required", "mandatory", "compulsory"), ("optional", "voluntary"),
+    ("charge", "charges", "fee", "fees", "paid"), ("free",),
+    ("known",), ("unknown",),
+    ("complete", "completed"), ("incomplete", "unfinished"),
+    ("pass", "passed"), ("fail", "failed"),
+)
+_COMPLEMENT_OF: dict[str, frozenset[str]] = {
+    stem(word): frozenset(stem(w) for w in _COMPLEMENTS[i ^ 1])
+    for i, group in enumerate(_COMPLEMENTS)
+    for word in group
+}
+
 
 def negation_finding(claim: str, evidence: str | None) -> Finding | None:
     """A signal, not a verdict: the claim restates its best evidence sentence with the negation flipped.
@@ -458,6 +483,8 @@ def _unmatched_negation(negated: list[set[str]], other_words: set[str], other_ne
     for words in negated:
         if len(words & other_words) < _NEGATED_CLAUSE_OVERLAP * len(words):
             continue
+        if any(_COMPLEMENT_OF.get(word, frozenset()) & other_words for word in words):
+            continue  # "not open" against "closed": the other text says it with the complement
         if not any(len(words & o) >= _NEGATED_CLAUSE_OVERLAP * min(len(words), len(o)) for o in other_negated):
             return True
     return False

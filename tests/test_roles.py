@@ -44,7 +44,7 @@ def test_a_swapped_role_is_a_contradiction(claim: str, evidence: str) -> None:
         ("Bob Chen reviewed the audit report.", WRITTEN),
         ("Microsoft bought GitHub.", ACQUIRED),
         ("GitHub was acquired by Microsoft in 2018.", ACQUIRED),
-        # A name the context never mentions is not a swap: the model decides (NOT_FOUND at most).
+        # Without the whole context, a name the evidence does not mention is not known to be a stranger.
         ("The audit report was written by Carol Diaz.", WRITTEN),
         # One of several founders, and a relation the context does not state at all.
         ("Apple was founded by Steve Wozniak.", "Steve Jobs, Steve Wozniak and Ronald Wayne founded Apple."),
@@ -61,6 +61,22 @@ def test_a_swapped_role_is_a_contradiction(claim: str, evidence: str) -> None:
 )
 def test_what_is_no_swap_finds_nothing(claim: str, evidence: str) -> None:
     assert role_findings(claim, evidence) == []
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("The audit report was written by Carol Diaz.", WRITTEN),
+        ("Apple was founded by Bill Gates.", "Steve Jobs, Steve Wozniak and Ronald Wayne founded Apple."),
+        ("The keynote was given by Tom Becker.", "The keynote was given by Priya Nair, the chief scientist."),
+    ],
+)
+def test_a_role_given_to_someone_the_context_never_names_is_a_contradiction(claim: str, evidence: str) -> None:
+    findings = role_findings(claim, evidence, context=f"Minutes of the meeting. {evidence}")
+    assert [(f.check, f.verdict) for f in findings] == [("role_conflict", Verdict.CONTRADICTED)]
+    # Named elsewhere in the context, in no role the evidence states: no swap, the model decides.
+    stranger = claim.split(" by ")[-1].rstrip(".") if " by " in claim else claim.split(" was ")[0]
+    assert role_findings(claim, evidence, context=f"{stranger} attended. {evidence}") == []
 
 
 def test_the_role_check_is_registered_and_decides_the_verdict() -> None:

@@ -50,6 +50,7 @@ _VERBS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "interview": (("interviewed",), ("interviewed",)),
     "translate": (("translated",), ("translated",)),
     "illustrate": (("illustrated",), ("illustrated",)),
+    "give": (("given", "delivered", "presented"), ("gave", "delivered", "presented")),
 }
 _PASSIVE = {form: verb for verb, (forms, _) in _VERBS.items() for form in forms}
 _ACTIVE = {form: verb for verb, (_, forms) in _VERBS.items() for form in forms}
@@ -106,17 +107,21 @@ def relations(text: str) -> list[Relation]:
     return found
 
 
-def role_findings(claim: str, evidence: str | None) -> list[Finding]:
-    """One finding per claim relation its evidence sentence gives to someone else the evidence also names."""
+def role_findings(claim: str, evidence: str | None, context: str | None = None) -> list[Finding]:
+    """One finding per claim relation its evidence sentence gives to someone else: someone the evidence also
+    names in another role, or (given the whole `context`) someone the context names nowhere."""
     if evidence is None:
         return []
     stated = [r for r in relations(evidence) if not r.negated]
-    # Only a swap of roles: the claim's agent holds another role in the evidence. "developed by British
-    # naturalist Alfred Russel Wallace" names "British" in passing, which is no role.
+    # A swap of roles: the claim's agent holds another role in the evidence. "developed by British
+    # naturalist Alfred Russel Wallace" names "British" in passing, which is no role. Or a stranger: the
+    # claim's agent is named nowhere in the context ("given by Tom Becker" where it was given by Priya Nair).
     holders = [r.agent for r in stated] + [r.patient for r in stated if r.patient is not None]
+    context_words = _tokens(context) if context is not None else None
     findings = []
     for claimed in relations(claim):
-        if claimed.negated or not any(_same(claimed.agent, holder) for holder in holders):
+        stranger = context_words is not None and not (_tokens(claimed.agent) & context_words)
+        if claimed.negated or not (stranger or any(_same(claimed.agent, holder) for holder in holders)):
             continue
         same_verb = [r for r in stated if r.verb == claimed.verb]
         if any(_same(r.agent, claimed.agent) and _compatible(r.patient, claimed.patient) for r in same_verb):
@@ -183,7 +188,8 @@ def _compatible(one: str | None, other: str | None) -> bool:
 
 
 def _role_check(item: ClaimCheckInput) -> list[Finding]:
-    return role_findings(item.claim.text, item.evidence)
+    context = " ".join(sentence for sentence, _, _ in item.context.sentences)
+    return role_findings(item.claim.text, item.evidence, context)
 
 
 register_claim_check(ClaimCheck("roles", _role_check, CheckEffect.VERDICT, needs_evidence=True))

@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 NAME=$1 DATA=$2
 RUNS=${GW_RUNS:-$HOME/gw-runs}
 STEPS=${STEPS:-600}
+LR=${LR:-2e-5}
 OUT_ROOT=${OUT_ROOT:-$RUNS/arms}
 START=${START:-$RUNS/distill2/start}
 GW=.venv/bin/groundwire
@@ -17,7 +18,7 @@ ARM="$OUT_ROOT/$NAME"
 mkdir -p "$ARM"
 [ -f "$START/model.safetensors" ] || $GW train dequantize --bundle src/groundwire/models/verifier --out "$START"
 nice -n 10 $GW train run --data "$DATA" --out "$ARM" --base-model "$START" --max-length 192 \
-    --batch-size 16 --lr 2e-5 --warmup 0.03 --freeze-layers 2 --max-steps "$STEPS" --budget-minutes 100000 \
+    --batch-size 16 --lr "$LR" --warmup 0.03 --freeze-layers 2 --max-steps "$STEPS" --budget-minutes 100000 \
     --seed 14 --threads 2
 bundle="$ARM/bundle"
 [ -f "$bundle/model.onnx" ] || nice -n 10 $GW train export --model "$ARM/final" --out "$bundle" \

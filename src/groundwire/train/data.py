@@ -91,6 +91,10 @@ MIXES: dict[str, MixSpec] = {
     "v4": MixSpec(real={**MixSpec().real, **HUMAN_PAIRS_V3}, role_events=800, kinds=_KINDS_V4),
     # v4 without v3's human-labelled pairs: what the role pairs and the two new kinds do on their own.
     "v2-roles": MixSpec(role_events=800, kinds=_KINDS_V4),
+    # v4 with three times the everyday NLI (e-SNLI, counterfactual SNLI): short paraphrases, negations and
+    # swaps of the kind a reader checks one claim at a time (issue 21's claim cases).
+    "v5": MixSpec(real={**MixSpec().real, **HUMAN_PAIRS_V3, "esnli": 10500, "cad_snli": 6000}, role_events=800,
+                  kinds=_KINDS_V4),
 }
 
 

@@ -56,183 +56,138 @@ class RolePair:
     kind: str
 
 
+Slot = Callable[[random.Random, set[str]], str]
+"""Draws one value of an event's slot; `taken` holds the names already drawn, so two roles never share one."""
+
+
+def _unique(draw: Callable[[random.Random], str]) -> Slot:
+    def slot(rng: random.Random, taken: set[str]) -> str:
+        while True:
+            name = draw(rng)
+            if not any(set(name.split()) & set(other.split()) for other in taken):
+                taken.add(name)
+                return name
+
+    return slot
+
+
+def _pick(*options: str) -> Slot:
+    return lambda rng, taken: rng.choice(options)
+
+
+def _number(low: int, high: int) -> Slot:
+    return lambda rng, taken: str(rng.randint(low, high))
+
+
+def _score(rng: random.Random, taken: set[str]) -> str:
+    high = rng.randint(1, 5)
+    return f"{high}-{rng.randint(0, high - 1)}"
+
+
+_PERSON = _unique(lambda rng: f"{rng.choice(_FIRST)} {rng.choice(_LAST)}")
+_COMPANY = _unique(lambda rng: f"{rng.choice(_COMPANY_A)} {rng.choice(_COMPANY_B)}")
+_TEAM = _unique(lambda rng: f"{rng.choice(_TOWNS)} {rng.choice(_TEAMS)}")
+_TITLE = _unique(lambda rng: f"The {rng.choice(('Silent', 'Last', 'Northern', 'Hidden', 'Long'))} "
+                             f"{rng.choice(('Harbor', 'Winter', 'Road', 'Garden', 'Signal'))}")
+
+
 @dataclass(frozen=True, slots=True)
 class _Event:
-    sentence: str
+    """An event with two roles: its slots, the sentences that state it, and the claims about it."""
+
+    slots: dict[str, Slot]
+    sentences: tuple[str, ...]
     claims: tuple[tuple[str, str, str], ...]
-    """(label, kind, claim) for every claim the event supports, contradicts or leaves open."""
+    """(label, kind, claim template) for every claim the event supports, contradicts or leaves open."""
 
 
-def _person(rng: random.Random, taken: set[str]) -> str:
-    while True:
-        name = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
-        surname = name.split()[1]
-        if name not in taken and not any(surname in other for other in taken):
-            taken.add(name)
-            return name
-
-
-def _company(rng: random.Random, taken: set[str]) -> str:
-    while True:
-        name = f"{rng.choice(_COMPANY_A)} {rng.choice(_COMPANY_B)}"
-        if not any(name.split()[0] in other for other in taken):
-            taken.add(name)
-            return name
-
-
-def _team(rng: random.Random, taken: set[str]) -> str:
-    while True:
-        name = f"{rng.choice(_TOWNS)} {rng.choice(_TEAMS)}"
-        if not any(name.split()[0] in other for other in taken):
-            taken.add(name)
-            return name
-
-
-def _document(rng: random.Random) -> _Event:
-    taken: set[str] = set()
-    a, b, doc = _person(rng, taken), _person(rng, taken), rng.choice(_DOCUMENTS)
-    second, second_past = rng.choice((("reviewed", "reviewed"), ("edited", "edited"), ("approved", "approved")))
-    sentence = rng.choice((
-        f"The {doc} was written by {a} and {second} by {b}.",
-        f"{a} wrote the {doc}, which was then {second} by {b}.",
-        f"The {doc}, written by {a}, was {second} by {b} before publication.",
-    ))
-    return _Event(sentence, (
-        (ENTAILMENT, "role_restated", f"{a} wrote the {doc}."),
-        (ENTAILMENT, "role_restated", f"The {doc} was {second} by {b}."),
-        (ENTAILMENT, "role_voice", f"{b} {second_past} the {doc}."),
-        (CONTRADICTION, "role_swap", f"The {doc} was written by {b}."),
-        (CONTRADICTION, "role_swap", f"{b} wrote the {doc}."),
-        (CONTRADICTION, "role_swap", f"The {doc} was {second} by {a}."),
-        (NEUTRAL, "role_unstated", f"The {doc} was translated by {b}."),
-        (NEUTRAL, "role_detail", f"{a} wrote the {doc} in two weeks."),
-    ))
-
-
-def _acquisition(rng: random.Random) -> _Event:
-    taken: set[str] = set()
-    buyer, bought, year = _company(rng, taken), _company(rng, taken), rng.randint(1995, 2024)
-    sentence = rng.choice((
-        f"{buyer} acquired {bought} in {year}.",
-        f"In {year}, {bought} was bought by {buyer}.",
-        f"{bought} was acquired by {buyer} in {year}, after months of talks.",
-    ))
-    return _Event(sentence, (
-        (ENTAILMENT, "role_voice", f"{bought} was acquired by {buyer}."),
-        (ENTAILMENT, "role_voice", f"{buyer} bought {bought}."),
-        (ENTAILMENT, "role_restated", f"{buyer} purchased {bought} in {year}."),
-        (CONTRADICTION, "role_swap", f"{bought} acquired {buyer}."),
-        (CONTRADICTION, "role_swap", f"{buyer} was acquired by {bought}."),
-        (NEUTRAL, "role_detail", f"{buyer} acquired {bought} for ${rng.randint(2, 90)} million."),
-        (NEUTRAL, "role_unstated", f"{buyer} sued {bought}."),
-    ))
-
-
-def _match(rng: random.Random) -> _Event:
-    taken: set[str] = set()
-    winner, loser = _team(rng, taken), _team(rng, taken)
-    high = rng.randint(1, 5)
-    low = rng.randint(0, high - 1)
-    stage = rng.choice(("final", "semi-final", "opening match", "cup tie"))
-    sentence = rng.choice((
-        f"{winner} beat {loser} {high}-{low} in the {stage}.",
-        f"In the {stage}, {loser} were defeated {high}-{low} by {winner}.",
-        f"{winner} defeated {loser} in the {stage}, winning {high}-{low}.",
-    ))
-    return _Event(sentence, (
-        (ENTAILMENT, "role_voice", f"{loser} lost to {winner}."),
-        (ENTAILMENT, "role_voice", f"{loser} were beaten by {winner}."),
-        (ENTAILMENT, "role_restated", f"{winner} won the {stage}."),
-        (CONTRADICTION, "role_swap", f"{loser} beat {winner}."),
-        (CONTRADICTION, "role_swap", f"{winner} lost to {loser} in the {stage}."),
-        (NEUTRAL, "role_detail", f"{winner} beat {loser} after extra time."),
-    ))
-
-
-def _lawsuit(rng: random.Random) -> _Event:
-    taken: set[str] = set()
-    plaintiff, defendant = _company(rng, taken), _company(rng, taken)
-    matter = rng.choice(("a patent dispute", "unpaid invoices", "a breach of contract", "a trademark"))
-    sentence = rng.choice((
-        f"{plaintiff} sued {defendant} over {matter}.",
-        f"{defendant} was sued by {plaintiff} over {matter}.",
-    ))
-    return _Event(sentence, (
-        (ENTAILMENT, "role_voice", f"{defendant} was sued by {plaintiff}."),
-        (ENTAILMENT, "role_restated", f"{plaintiff} took legal action against {defendant}."),
-        (CONTRADICTION, "role_swap", f"{defendant} sued {plaintiff}."),
-        (CONTRADICTION, "role_swap", f"{plaintiff} was sued by {defendant}."),
-        (NEUTRAL, "role_detail", f"{plaintiff} won its lawsuit against {defendant}."),
-    ))
-
-
-def _founding(rng: random.Random) -> _Event:
-    taken: set[str] = set()
-    founder, leader = _person(rng, taken), _person(rng, taken)
-    company, year = _company(rng, taken), rng.randint(1970, 2020)
-    sentence = rng.choice((
-        f"{company} was founded by {founder} in {year} and is now led by {leader}.",
-        f"{founder} founded {company} in {year}; today the company is led by {leader}.",
-    ))
-    return _Event(sentence, (
-        (ENTAILMENT, "role_voice", f"{founder} founded {company}."),
-        (ENTAILMENT, "role_restated", f"{leader} leads {company}."),
-        (CONTRADICTION, "role_swap", f"{company} was founded by {leader}."),
-        (CONTRADICTION, "role_swap", f"{leader} founded {company}."),
-        (NEUTRAL, "role_unstated", f"{company} was acquired by {founder}."),
-        (NEUTRAL, "role_detail", f"{founder} founded {company} with a loan from a bank."),
-    ))
-
-
-def _succession(rng: random.Random) -> _Event:
-    taken: set[str] = set()
-    new, old, company = _person(rng, taken), _person(rng, taken), _company(rng, taken)
-    post = rng.choice(("chief executive", "finance director", "head of research", "chair of the board"))
-    sentence = rng.choice((
-        f"{company} hired {new} to replace {old} as {post}.",
-        f"{old} was replaced as {post} of {company} by {new}.",
-    ))
-    return _Event(sentence, (
-        (ENTAILMENT, "role_restated", f"{new} replaced {old} as {post}."),
-        (ENTAILMENT, "role_voice", f"{new} is the new {post} of {company}."),
-        (CONTRADICTION, "role_swap", f"{old} replaced {new} as {post}."),
-        (CONTRADICTION, "role_swap", f"{old} was hired as the new {post}."),
-        (NEUTRAL, "role_detail", f"{old} retired after twenty years at {company}."),
-    ))
-
-
-def _film(rng: random.Random) -> _Event:
-    taken: set[str] = set()
-    director, composer = _person(rng, taken), _person(rng, taken)
-    title = f"The {rng.choice(('Silent', 'Last', 'Northern', 'Hidden', 'Long'))} {rng.choice(('Harbor', 'Winter', 'Road', 'Garden', 'Signal'))}"
-    sentence = rng.choice((
-        f"{title} was directed by {director}, with music composed by {composer}.",
-        f"{director} directed {title}, and {composer} composed its score.",
-    ))
-    return _Event(sentence, (
-        (ENTAILMENT, "role_voice", f"{director} directed {title}."),
-        (ENTAILMENT, "role_restated", f"The music of {title} was composed by {composer}."),
-        (CONTRADICTION, "role_swap", f"{title} was directed by {composer}."),
-        (CONTRADICTION, "role_swap", f"{director} composed the music for {title}."),
-        (NEUTRAL, "role_unstated", f"{title} was produced by {director}."),
-    ))
-
-
-def _interview(rng: random.Random) -> _Event:
-    taken: set[str] = set()
-    host, guest = _person(rng, taken), _person(rng, taken)
-    show = rng.choice(("podcast", "evening news", "radio programme", "magazine"))
-    sentence = f"{host} interviewed {guest} for the {show}."
-    return _Event(sentence, (
-        (ENTAILMENT, "role_voice", f"{guest} was interviewed by {host}."),
-        (CONTRADICTION, "role_swap", f"{guest} interviewed {host}."),
-        (CONTRADICTION, "role_swap", f"{host} was interviewed by {guest}."),
-        (NEUTRAL, "role_detail", f"{host} interviewed {guest} for two hours."),
-    ))
-
-
-_EVENTS: tuple[Callable[[random.Random], _Event], ...] = (
-    _document, _acquisition, _match, _lawsuit, _founding, _succession, _film, _interview,
+_EVENTS = (
+    _Event(
+        {"a": _PERSON, "b": _PERSON, "doc": _pick(*_DOCUMENTS), "role": _pick("reviewed", "edited", "approved")},
+        ("The {doc} was written by {a} and {role} by {b}.", "{a} wrote the {doc}, which was then {role} by {b}.",
+         "The {doc}, written by {a}, was {role} by {b} before publication."),
+        ((ENTAILMENT, "role_restated", "{a} wrote the {doc}."),
+         (ENTAILMENT, "role_restated", "The {doc} was {role} by {b}."),
+         (ENTAILMENT, "role_voice", "{b} {role} the {doc}."),
+         (CONTRADICTION, "role_swap", "The {doc} was written by {b}."),
+         (CONTRADICTION, "role_swap", "{b} wrote the {doc}."),
+         (CONTRADICTION, "role_swap", "The {doc} was {role} by {a}."),
+         (NEUTRAL, "role_unstated", "The {doc} was translated by {b}."),
+         (NEUTRAL, "role_detail", "{a} wrote the {doc} in two weeks.")),
+    ),
+    _Event(
+        {"buyer": _COMPANY, "bought": _COMPANY, "year": _number(1995, 2024), "millions": _number(2, 90)},
+        ("{buyer} acquired {bought} in {year}.", "In {year}, {bought} was bought by {buyer}.",
+         "{bought} was acquired by {buyer} in {year}, after months of talks."),
+        ((ENTAILMENT, "role_voice", "{bought} was acquired by {buyer}."),
+         (ENTAILMENT, "role_voice", "{buyer} bought {bought}."),
+         (ENTAILMENT, "role_restated", "{buyer} purchased {bought} in {year}."),
+         (CONTRADICTION, "role_swap", "{bought} acquired {buyer}."),
+         (CONTRADICTION, "role_swap", "{buyer} was acquired by {bought}."),
+         (NEUTRAL, "role_detail", "{buyer} acquired {bought} for ${millions} million."),
+         (NEUTRAL, "role_unstated", "{buyer} sued {bought}.")),
+    ),
+    _Event(
+        {"winner": _TEAM, "loser": _TEAM, "score": _score,
+         "stage": _pick("final", "semi-final", "opening match", "cup tie")},
+        ("{winner} beat {loser} {score} in the {stage}.", "In the {stage}, {loser} were defeated {score} by {winner}.",
+         "{winner} defeated {loser} in the {stage}, winning {score}."),
+        ((ENTAILMENT, "role_voice", "{loser} lost to {winner}."),
+         (ENTAILMENT, "role_voice", "{loser} were beaten by {winner}."),
+         (ENTAILMENT, "role_restated", "{winner} won the {stage}."),
+         (CONTRADICTION, "role_swap", "{loser} beat {winner}."),
+         (CONTRADICTION, "role_swap", "{winner} lost to {loser} in the {stage}."),
+         (NEUTRAL, "role_detail", "{winner} beat {loser} after extra time.")),
+    ),
+    _Event(
+        {"plaintiff": _COMPANY, "defendant": _COMPANY,
+         "matter": _pick("a patent dispute", "unpaid invoices", "a breach of contract", "a trademark")},
+        ("{plaintiff} sued {defendant} over {matter}.", "{defendant} was sued by {plaintiff} over {matter}."),
+        ((ENTAILMENT, "role_voice", "{defendant} was sued by {plaintiff}."),
+         (ENTAILMENT, "role_restated", "{plaintiff} took legal action against {defendant}."),
+         (CONTRADICTION, "role_swap", "{defendant} sued {plaintiff}."),
+         (CONTRADICTION, "role_swap", "{plaintiff} was sued by {defendant}."),
+         (NEUTRAL, "role_detail", "{plaintiff} won its lawsuit against {defendant}.")),
+    ),
+    _Event(
+        {"founder": _PERSON, "leader": _PERSON, "company": _COMPANY, "year": _number(1970, 2020)},
+        ("{company} was founded by {founder} in {year} and is now led by {leader}.",
+         "{founder} founded {company} in {year}; today the company is led by {leader}."),
+        ((ENTAILMENT, "role_voice", "{founder} founded {company}."),
+         (ENTAILMENT, "role_restated", "{leader} leads {company}."),
+         (CONTRADICTION, "role_swap", "{company} was founded by {leader}."),
+         (CONTRADICTION, "role_swap", "{leader} founded {company}."),
+         (NEUTRAL, "role_unstated", "{company} was acquired by {founder}."),
+         (NEUTRAL, "role_detail", "{founder} founded {company} with a loan from a bank.")),
+    ),
+    _Event(
+        {"new": _PERSON, "old": _PERSON, "company": _COMPANY,
+         "post": _pick("chief executive", "finance director", "head of research", "chair of the board")},
+        ("{company} hired {new} to replace {old} as {post}.", "{old} was replaced as {post} of {company} by {new}."),
+        ((ENTAILMENT, "role_restated", "{new} replaced {old} as {post}."),
+         (ENTAILMENT, "role_voice", "{new} is the new {post} of {company}."),
+         (CONTRADICTION, "role_swap", "{old} replaced {new} as {post}."),
+         (CONTRADICTION, "role_swap", "{old} was hired as the new {post}."),
+         (NEUTRAL, "role_detail", "{old} retired after twenty years at {company}.")),
+    ),
+    _Event(
+        {"director": _PERSON, "composer": _PERSON, "title": _TITLE},
+        ("{title} was directed by {director}, with music composed by {composer}.",
+         "{director} directed {title}, and {composer} composed its score."),
+        ((ENTAILMENT, "role_voice", "{director} directed {title}."),
+         (ENTAILMENT, "role_restated", "The music of {title} was composed by {composer}."),
+         (CONTRADICTION, "role_swap", "{title} was directed by {composer}."),
+         (CONTRADICTION, "role_swap", "{director} composed the music for {title}."),
+         (NEUTRAL, "role_unstated", "{title} was produced by {director}.")),
+    ),
+    _Event(
+        {"host": _PERSON, "guest": _PERSON, "show": _pick("podcast", "evening news", "radio programme", "magazine")},
+        ("{host} interviewed {guest} for the {show}.",),
+        ((ENTAILMENT, "role_voice", "{guest} was interviewed by {host}."),
+         (CONTRADICTION, "role_swap", "{guest} interviewed {host}."),
+         (CONTRADICTION, "role_swap", "{host} was interviewed by {guest}."),
+         (NEUTRAL, "role_detail", "{host} interviewed {guest} for two hours.")),
+    ),
 )
 
 
@@ -242,13 +197,14 @@ def role_pairs(n_events: int, per_event: int, rng: random.Random) -> list[RolePa
     out: list[RolePair] = []
     labels = (ENTAILMENT, CONTRADICTION, NEUTRAL)
     for i in range(n_events):
-        event = rng.choice(_EVENTS)(rng)
+        event = rng.choice(_EVENTS)
+        taken: set[str] = set()
+        values = {name: draw(rng, taken) for name, draw in event.slots.items()}
         fillers = rng.sample(_FILLERS, rng.randint(0, 3))
         at = rng.randint(0, len(fillers))
-        premise = " ".join([*fillers[:at], event.sentence, *fillers[at:]])
+        premise = " ".join([*fillers[:at], rng.choice(event.sentences).format(**values), *fillers[at:]])
         for j in range(per_event):
             label = labels[(i + j) % len(labels)]
-            options = [c for c in event.claims if c[0] == label]
-            _, kind, claim = rng.choice(options)
-            out.append(RolePair(premise, claim, label, kind))
+            _, kind, claim = rng.choice([c for c in event.claims if c[0] == label])
+            out.append(RolePair(premise, claim.format(**values), label, kind))
     return out

@@ -16,6 +16,7 @@ from groundwire.core.units import canonical_unit
 from groundwire.core.verifier import Verifier
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.base import PairScores
+from groundwire.scoring.onnx import OnnxScorer, bundled_path
 
 SAME = [
     ("The limit is 3,600 requests per hour.", "The limit is 3600 requests per hour."),
@@ -129,3 +130,16 @@ def test_the_lexical_features_compare_what_the_model_compares(canonical: bool) -
     assert (claim.features["novel_word_share"] == 0.0) is canonical
     assert (claim.features["best_window_recall"] == 1.0) is canonical
     assert (claim.features["lexical_support"] == 1.0) is canonical
+
+
+@pytest.mark.skipif(not (bundled_path() / "config.json").is_file(), reason="no bundled model")
+def test_reading_figures_otherwise_than_the_calibration_warns_on_every_report() -> None:
+    """The bundle records how its calibration read figures; a check that reads them otherwise says so."""
+    assert OnnxScorer.bundled().calibration.canonical_figures is True
+    context = ["The limit is 3,600 requests per hour."]
+    calibrated = Verifier(canonical_figures=True).verify("The limit is 3600 requests per hour.", context)
+    assert not any("canonical_figures" in w for w in calibrated.warnings)
+    other = Verifier(canonical_figures=False).verify("The limit is 3600 requests per hour.", context)
+    assert [w for w in other.warnings if "canonical_figures = true" in w and "recalibrate" in w]
+    # An uncalibrated scorer, or a combiner the caller brings, has nothing recorded to disagree with.
+    assert Verifier("lexical", canonical_figures=False).calibration_warning is None

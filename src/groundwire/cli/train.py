@@ -176,6 +176,8 @@ def combiner(
         help="Calibrate BUNDLE as the second stage of a cascade after this first-stage bundle: on the answers it "
              "escalates, at the error budget it leaves unspent.")] = None,
     after_cache: Annotated[Path | None, typer.Option(help="The first stage's claim-feature cache.")] = None,
+    canonical_figures: Annotated[bool, typer.Option(
+        help="Read figures in one spelling, as `[verify] canonical_figures` (recorded in the bundle).")] = True,
 ) -> None:
     """Fit the combiner and routing thresholds on claim features; report them leave-one-dataset-out."""
     require_extra("train combiner", "train", "sklearn")
@@ -184,7 +186,8 @@ def combiner(
     if after is not None and not (after / "config.json").is_file():
         raise InputError(f"--after {after}: not a bundle (no config.json)", code=ErrorCode.INVALID_FILE)
     result = calibrate_bundle(bundle, dev, limit=limit, cache=cache, workers=workers, target_far=target_far,
-                              target_frr=target_frr, after=after, after_cache=after_cache)
+                              target_frr=target_frr, after=after, after_cache=after_cache,
+                              canonical_figures=canonical_figures)
     typer.echo(json.dumps(result, indent=2))
 
 

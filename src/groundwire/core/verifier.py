@@ -217,9 +217,17 @@ class Verifier:
         self.task_thresholds: Mapping[str, Thresholds] = {} if explicit else dict(calibration.task_thresholds)
         self._lexical: Scorer | None = None
         self.canonical_figures = canonical_figures
-        """The scorer sees every figure in one spelling in window and claim alike (core.figures): "3,600" as
-        "3600", "five" as "5". Off by default: on bench/lodo.py (--limit 100, 1,000 answers) the shipped recipe's
-        mean AUROC moved 0.798 -> 0.799 and the bare model's 0.731 -> 0.727, no gain worth changing its input."""
+        """The scorer and the overlap features see every figure in one spelling in window and claim alike
+        (core.figures): "3,600" as "3600", "five" as "5". On by default since calibration v6 (README)."""
+        recorded = calibration.canonical_figures
+        self.calibration_warning: str | None = (
+            f"the scorer's calibration was fitted with canonical_figures = {str(recorded).lower()}, and this check "
+            f"reads figures with canonical_figures = {str(canonical_figures).lower()}: its scores and thresholds "
+            "do not match; recalibrate (`groundwire train combiner`) or use the calibrated setting"
+            if recorded is not None and recorded != canonical_figures and combiner is None
+            else None
+        )
+        """Set when the figures are read otherwise than the calibration was fitted; every report carries it."""
         self.escalate_to = escalate_to
         """The cascade's next stage (a larger model, issue 19): an answer this verifier escalates is checked again by
         it, with the same claims and its own windows and thresholds, and its report is the answer's. The stages
@@ -365,6 +373,8 @@ class Verifier:
         citations = self.require_citations if require_citations is None else require_citations
         findings = tuple(validate_output(answer, context, require_citations=citations))
         warnings = _language_warnings(answer, context)
+        if self.calibration_warning is not None:
+            warnings += (self.calibration_warning,)
         timings: dict[str, float] = {key: value for key, value in plan.timings.items() if key != "windows"}
 
         def finished(

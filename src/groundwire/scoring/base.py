@@ -72,6 +72,8 @@ class Calibration:
     """Per calibration key ("qa", "qa/long", "data2text", ...; scoring.combiner.calibration_key)."""
     combiner: Combiner | None = None
     """Maps claim features to the claim score; None: the claim score is the model's support."""
+    canonical_figures: bool | None = None
+    """How figures were read when the calibration was fitted (Verifier.canonical_figures); None: not recorded."""
 
 
 UNCALIBRATED = Calibration()

@@ -91,6 +91,7 @@ class OnnxScorer:
         self._inputs = {i.name for i in self.session.get_inputs()}
         self._executor: ThreadPoolExecutor | None = None
         self.combiner: Combiner | None = own.combiner
+        self.canonical_figures = own.canonical_figures
         # As the second stage of a cascade, per first-stage model id (train/calibrate.py, `--after`).
         self.stage_two: dict[str, Calibration] = {
             str(first): _calibration(self.bundle, block) for first, block in self.config.get("stage_two", {}).items()
@@ -99,7 +100,8 @@ class OnnxScorer:
     @property
     def calibration(self) -> Calibration:
         """The bundle's thresholds and combiner (train/calibrate.py may swap the combiner out while it fits)."""
-        return Calibration(thresholds=self.thresholds, task_thresholds=self.task_thresholds, combiner=self.combiner)
+        return Calibration(thresholds=self.thresholds, task_thresholds=self.task_thresholds, combiner=self.combiner,
+                           canonical_figures=self.canonical_figures)
 
     def calibration_after(self, first_model_id: str) -> Calibration | None:
         return self.stage_two.get(first_model_id)
@@ -185,4 +187,5 @@ def _calibration(bundle: Path, block: dict[str, Any]) -> Calibration:
             str(task): (float(pair[0]), float(pair[1])) for task, pair in block.get("task_thresholds", {}).items()
         },
         combiner=load_combiner(bundle / block["combiner"]) if block.get("combiner") else None,
+        canonical_figures=bool(block["canonical_figures"]) if "canonical_figures" in block else None,
     )

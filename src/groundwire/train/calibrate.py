@@ -95,7 +95,7 @@ def _collect_file(job: tuple[Path, Path, int | None, int, int, bool]) -> list[co
 def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = None, cache: Path | None = None,
                      workers: int = 1, target_far: float = DEFAULT_TARGET_FAR,
                      target_frr: float = DEFAULT_TARGET_FRR, after: Path | None = None,
-                     after_cache: Path | None = None) -> CalibrationReport:
+                     after_cache: Path | None = None, canonical_figures: bool = True) -> CalibrationReport:
     """Fit the shipped recipe (train.recipe, kind "mono") on every dev family but the evaluation-only ones
     (train.families.EVALUATION_ONLY) and write its combiner and
     thresholds into the bundle; return the recipe's leave-one-dataset-out figures beside its in-sample ones,
@@ -104,7 +104,7 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
     With `after` (the first stage's bundle), `bundle` is calibrated as the second stage of a cascade
     (`[verify] cascade`): fitted only on the answers the first stage escalates, at the false-accept and
     false-reject budget it leaves unspent (train.cascade.fit_stages). The figures are then the cascade's."""
-    rows = features_for(bundle, dev, limit=limit, cache=cache, workers=workers)
+    rows = features_for(bundle, dev, limit=limit, cache=cache, workers=workers, canonical_figures=canonical_figures)
     routing: Routing = {"target_far": target_far, "target_frr": target_frr}
     meta: dict[str, object] = {"features_from": str(bundle), "claims": len(lodo.fittable(rows)),
                                "files": sorted({r.file for r in lodo.fittable(rows)})}
@@ -136,7 +136,7 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
     assert isinstance(final.combiner, LogisticCombiner)  # the mono recipe fits one pooled combiner
     block = {"accept_at": final.pooled[0], "reject_at": final.pooled[1],
              "task_thresholds": {key: list(pair) for key, pair in sorted(final.by_key.items())},
-             "routing": shipped_routing}
+             "routing": shipped_routing, "canonical_figures": canonical_figures}
     if after is None:
         (Path(bundle) / COMBINER_FILE).write_text(final.combiner.to_json() + "\n")
         write_config(Path(bundle), {"combiner": COMBINER_FILE, **block})

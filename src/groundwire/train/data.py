@@ -89,8 +89,11 @@ MIXES: dict[str, MixSpec] = {
     # v3 plus 2,400 role pairs (issue 21): who wrote, acquired, beat or replaced whom, and the swaps; and two
     # perturbations from the issue's taxonomy: a coarser date is entailed, a hedge made certain is not.
     "v4": MixSpec(real={**MixSpec().real, **HUMAN_PAIRS_V3}, role_events=800, kinds=_KINDS_V4),
-    # v4 without v3's human-labelled pairs: what the role pairs and the two new kinds do on their own.
+    # v4 without v3's human-labelled pairs: what the role pairs and the two new kinds do on their own; then
+    # each of the two alone.
     "v2-roles": MixSpec(role_events=800, kinds=_KINDS_V4),
+    "v2-role-pairs": MixSpec(role_events=800),
+    "v2-new-kinds": MixSpec(kinds=_KINDS_V4),
     # v4 with three times the everyday NLI (e-SNLI, counterfactual SNLI): short paraphrases, negations and
     # swaps of the kind a reader checks one claim at a time (issue 21's claim cases).
     "v5": MixSpec(real={**MixSpec().real, **HUMAN_PAIRS_V3, "esnli": 10500, "cad_snli": 6000}, role_events=800,

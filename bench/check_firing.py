@@ -1,7 +1,7 @@
 """How often each deterministic check fires on faithful and on hallucinated dev answers.
 
     .venv/bin/python bench/check_firing.py                       # lexical evidence, 100 answers per dev file
-    .venv/bin/python bench/check_firing.py --scorer bundled --checks certainty,roles
+    .venv/bin/python bench/check_firing.py --scorer bundled --findings certainty_added,role_conflict
 
 A check that decides a verdict (figures, roles, certainty, ...) sends its answer to REJECT, so each answer it
 fires on that is faithful is a false reject the model would not have made. Per dev file and check: answers it
@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.config import CheckSettings  # noqa: E402
+from groundwire.core.checks import CLAIM_CHECKS  # noqa: E402
 from groundwire.data.rows import read_eval_jsonl  # noqa: E402
 from groundwire.evaluation.evaluate import row_chunks  # noqa: E402
 from groundwire.pipeline import build_verifier  # noqa: E402
@@ -33,12 +34,16 @@ def main() -> None:
     parser.add_argument("--dev", type=Path, nargs="*", default=sorted(DEV.glob("*.jsonl")))
     parser.add_argument("--limit", type=int, default=100, help="answers per file")
     parser.add_argument("--scorer", default="lexical", help="'bundled' or a scorer spec (default lexical)")
-    parser.add_argument("--checks", default="certainty", help="comma-separated finding names to count")
+    parser.add_argument("--findings", default="certainty_added,role_conflict,negation_mismatch",
+                        help="comma-separated finding names (Finding.check: role_conflict, not the check 'roles')")
     args = parser.parse_args()
+    checks = {check.name for check in CLAIM_CHECKS}
+    if wrong := [name for name in args.findings.split(",") if name in checks]:
+        parser.error(f"{', '.join(wrong)}: a check's name; pass the names of the findings it makes")
     verifier = build_verifier(CheckSettings(scorer=None if args.scorer == "bundled" else args.scorer))
-    names = args.checks.split(",")
+    names = args.findings.split(",")
     totals: Counter[tuple[str, str]] = Counter()
-    print(f"{'file':28s} {'check':18s} {'answers':>7s} {'halluc':>6s} {'fired':>5s} {'faithful':>8s} "
+    print(f"{'file':28s} {'finding':18s} {'answers':>7s} {'halluc':>6s} {'fired':>5s} {'faithful':>8s} "
           f"{'halluc':>6s} {'precision':>9s} {'base':>5s}")
     for path in args.dev:
         fired: Counter[tuple[str, bool]] = Counter()

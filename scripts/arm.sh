@@ -4,7 +4,8 @@
 # (bench/cascade.py puts the shipped model and lexical on the same rows). Idempotent: each step is skipped when
 # its output exists, and training resumes from its checkpoint.
 #     scripts/arm.sh NAME DATA_DIR        -> $GW_RUNS/arms/NAME/{bundle,features.jsonl,lodo.txt,lodo.json}
-# OUT_ROOT overrides where the arm is written (scripts/distill-experiment.sh keeps its arms under distill2/).
+# OUT_ROOT overrides where the arm is written (scripts/distill-experiment.sh keeps its arms under distill2/);
+# SMALL_CACHE is the shipped model's feature cache on the same rows, collected by the same code as the arm's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NAME=$1 DATA=$2
@@ -27,7 +28,7 @@ DEV=(../shared/data/dev/*.jsonl)
 [ -f "$ARM/features.jsonl" ] || nice -n 10 $GW train combiner --bundle "$bundle" ${DEV[@]/#/--dev } \
     --limit 100 --workers 2 --cache "$ARM/features.jsonl" > "$ARM/calibrate.json"
 [ -f "$ARM/lodo.json" ] || nice -n 10 .venv/bin/python bench/cascade.py --large-bundle "$bundle" \
-    --limit 100 --cache "$RUNS/canon/small.jsonl" --large-cache "$ARM/features.jsonl" \
+    --limit 100 --cache "${SMALL_CACHE:-$RUNS/canon/small.jsonl}" --large-cache "$ARM/features.jsonl" \
     --lexical-cache "$RUNS/cascade/lexical.jsonl" --json "$ARM/lodo.json" > "$ARM/lodo.txt"
 [ -f "$ARM/claim_cases.txt" ] || .venv/bin/python bench/claim_cases.py --scorers "bundled,onnx:$bundle,lexical" \
     > "$ARM/claim_cases.txt"

@@ -13,18 +13,18 @@ HEDGED = "A small study suggests the supplement may improve sleep in some older 
 
 
 @pytest.mark.parametrize(
-    "claim",
+    ("claim", "hedge", "certainty"),
     [
-        "The supplement improves sleep in all older adults.",
-        "The supplement definitely improves sleep.",
-        "Studies have proven the supplement improves sleep.",
-        "The supplement cures insomnia in older adults.",
+        ("The supplement improves sleep in all older adults.", "some", "all"),
+        ("The supplement definitely improves sleep.", "suggests", "definitely"),
+        ("Studies have proven the supplement improves sleep.", "suggests", "proven"),
+        ("The supplement cures insomnia in older adults.", "suggests", "cures"),
     ],
 )
-def test_a_hedge_made_certain_is_not_found(claim: str) -> None:
+def test_a_hedge_made_certain_is_not_found(claim: str, hedge: str, certainty: str) -> None:
     findings = certainty_findings(claim, HEDGED)
     assert [(f.check, f.verdict) for f in findings] == [("certainty_added", Verdict.NOT_FOUND)]
-    assert "'suggests'" in findings[0].detail
+    assert f"hedges ({hedge!r})" in findings[0].detail and f"certain ({certainty!r})" in findings[0].detail
 
 
 @pytest.mark.parametrize(
@@ -35,6 +35,10 @@ def test_a_hedge_made_certain_is_not_found(claim: str) -> None:
         ("All staff work remotely on Fridays.", "All staff work remotely on Fridays, and some on Mondays."),
         ("The museum is always closed on Mondays.", "The museum is always closed on Mondays."),  # no hedge
         ("The supplement definitely improves sleep.", None),  # no evidence sentence
+        # Idioms that only look like a scope, and a claim that does not restate the hedged sentence.
+        ("Sleep has not always improved with the supplement.", HEDGED),
+        ("Older adults should take the supplement all the more.", HEDGED),
+        ("All of these fees add to the bank's profits.", "Auto loans might earn banks a rate of 5%."),
     ],
 )
 def test_no_finding_without_a_hedge_dropped(claim: str, evidence: str | None) -> None:

@@ -147,3 +147,24 @@ def test_a_soft_share_thins_the_hard_training_pairs_and_keeps_validation(tmp_pat
     assert (tmp_path / "half" / "val.jsonl").read_text() == (tmp_path / "plain" / "val.jsonl").read_text()
     with pytest.raises(ValueError, match="soft_share"):
         build(data, tmp_path / "none", seed=3, spec=spec, soft_share=0.5)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "coarser"),
+    [
+        ("The conference opened on May 3, 2024 in Lisbon.", "The conference opened in May 2024 in Lisbon."),
+        ("The deadline is 30 June 2025.", "The deadline is June 2025."),
+        ("It reopened in September 2019 after repairs.", "It reopened in 2019 after repairs."),
+    ],
+)
+def test_a_coarser_date_is_entailed(sentence: str, coarser: str) -> None:
+    assert "date_generalize" in perturb.names(ENTAILMENT) and "hedge_dropped" in perturb.names(NEUTRAL)
+    assert perturb.apply("date_generalize", sentence, Doc.from_text(sentence), random.Random(0)) == coarser
+    assert perturb.apply("date_generalize", "It reopened last year.", Doc.from_text(TEXT), random.Random(0)) is None
+
+
+def test_a_hedge_made_certain_makes_every_hedge_certain() -> None:
+    sentence = "Early results suggest the drug may lower blood pressure in some patients."
+    out = perturb.apply("hedge_dropped", sentence, Doc.from_text(sentence), random.Random(0))
+    assert out == "Early results prove the drug will lower blood pressure in all patients."
+    assert perturb.apply("hedge_dropped", "The drug lowers blood pressure.", Doc.from_text(TEXT), random.Random(0)) is None

@@ -100,8 +100,12 @@ class OnnxScorer:
     @property
     def calibration(self) -> Calibration:
         """The bundle's thresholds and combiner (train/calibrate.py may swap the combiner out while it fits)."""
-        return Calibration(thresholds=self.thresholds, task_thresholds=self.task_thresholds, combiner=self.combiner,
-                           canonical_figures=self.canonical_figures)
+        return Calibration(
+            thresholds=self.thresholds,
+            task_thresholds=self.task_thresholds,
+            combiner=self.combiner,
+            canonical_figures=self.canonical_figures,
+        )
 
     def calibration_after(self, first_model_id: str) -> Calibration | None:
         return self.stage_two.get(first_model_id)

@@ -72,11 +72,11 @@ def test_what_is_no_swap_finds_nothing(claim: str, evidence: str) -> None:
     ],
 )
 def test_a_role_given_to_someone_the_context_never_names_is_a_contradiction(claim: str, evidence: str) -> None:
-    findings = role_findings(claim, evidence, context=f"Minutes of the meeting. {evidence}")
+    findings = role_findings(claim, evidence, context=["Minutes of the meeting.", evidence])
     assert [(f.check, f.verdict) for f in findings] == [("role_conflict", Verdict.CONTRADICTED)]
     # Named elsewhere in the context, in no role the evidence states: no swap, the model decides.
     stranger = claim.split(" by ")[-1].rstrip(".") if " by " in claim else claim.split(" was ")[0]
-    assert role_findings(claim, evidence, context=f"{stranger} attended. {evidence}") == []
+    assert role_findings(claim, evidence, context=[f"{stranger} attended.", evidence]) == []
 
 
 def test_the_role_check_is_registered_and_decides_the_verdict() -> None:

@@ -18,6 +18,7 @@ Negated relations ("was not written by") are left to the negation check.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from groundwire.core.checks import CheckEffect, ClaimCheck, ClaimCheckInput, register_claim_check
@@ -107,22 +108,27 @@ def relations(text: str) -> list[Relation]:
     return found
 
 
-def role_findings(claim: str, evidence: str | None, context: str | None = None) -> list[Finding]:
+def role_findings(claim: str, evidence: str | None, context: Sequence[str] | None = None) -> list[Finding]:
     """One finding per claim relation its evidence sentence gives to someone else: someone the evidence also
-    names in another role, or (given the whole `context`) someone the context names nowhere."""
-    if evidence is None:
+    names in another role, or (given the `context`'s sentences) someone the context names nowhere."""
+    claimed_relations = [r for r in relations(claim) if not r.negated]
+    if evidence is None or not claimed_relations:
         return []
     stated = [r for r in relations(evidence) if not r.negated]
     # A swap of roles: the claim's agent holds another role in the evidence. "developed by British
     # naturalist Alfred Russel Wallace" names "British" in passing, which is no role. Or a stranger: the
     # claim's agent is named nowhere in the context ("given by Tom Becker" where it was given by Priya Nair).
     holders = [r.agent for r in stated] + [r.patient for r in stated if r.patient is not None]
-    context_words = _tokens(context) if context is not None else None
+    context_words: set[str] | None = None  # read only for an agent the evidence gives no role
     findings = []
-    for claimed in relations(claim):
-        stranger = context_words is not None and not (_tokens(claimed.agent) & context_words)
-        if claimed.negated or not (stranger or any(_same(claimed.agent, holder) for holder in holders)):
-            continue
+    for claimed in claimed_relations:
+        if not any(_same(claimed.agent, holder) for holder in holders):
+            if context is None:
+                continue
+            if context_words is None:
+                context_words = _tokens(" ".join(context))
+            if _tokens(claimed.agent) & context_words:
+                continue
         same_verb = [r for r in stated if r.verb == claimed.verb]
         if any(_same(r.agent, claimed.agent) and _compatible(r.patient, claimed.patient) for r in same_verb):
             continue
@@ -188,8 +194,7 @@ def _compatible(one: str | None, other: str | None) -> bool:
 
 
 def _role_check(item: ClaimCheckInput) -> list[Finding]:
-    context = " ".join(sentence for sentence, _, _ in item.context.sentences)
-    return role_findings(item.claim.text, item.evidence, context)
+    return role_findings(item.claim.text, item.evidence, [sentence for sentence, _, _ in item.context.sentences])
 
 
 register_claim_check(ClaimCheck("roles", _role_check, CheckEffect.VERDICT, needs_evidence=True))

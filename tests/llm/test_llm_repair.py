@@ -100,6 +100,20 @@ def test_edit_that_does_not_verify_is_dropped(
     assert repaired.actions[1].action == "drop" and "did not verify" in repaired.actions[1].reason
 
 
+def test_edit_is_reverified_under_the_answers_task(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    # Lexical scores the claim 0.4 and the edit 0.5: both escalated under the pooled pair (0.8 / 0.2); under
+    # the summary pair (0.45 / 0.1) the claim is still escalated and the edit is accepted.
+    claim, edit = "Refunds are open on Sundays.", "The store is open on Sundays."
+    verifier = Verifier("lexical")
+    verifier.task_thresholds = {"summary": (0.45, 0.1)}
+    for task, action in (("summary", "edit"), (None, "drop")):
+        scripted_llm.script(json.dumps({"edited": edit}))
+        report = verifier.verify(claim, CHUNKS, task=task)
+        assert [c.route for c in report.claims] == [Route.ESCALATE]
+        repaired = repair(report, CHUNKS, verifier=verifier, client=client, min_surviving_share=0.0)
+        assert repaired.actions[0].action == action, (task, repaired.actions[0])
+
+
 @pytest.mark.parametrize("reply", ["Sure, here it is: The store is open.", json.dumps({"edited": ""})])
 def test_unusable_edit_is_dropped(
     scripted_llm: ScriptedLLMServer, client: LLMClient, verifier: Verifier, reply: str

@@ -89,8 +89,7 @@ def repair(
         return Repaired(report.answer, report.abstained, 1.0, (), report, report)
     by_id = {chunk.id: chunk for chunk in chunks}
     decisions = [
-        _decide(result, chunks, by_id, answer=report.answer, verifier=verifier, client=client)
-        for result in report.claims
+        _decide(result, chunks, by_id, report=report, verifier=verifier, client=client) for result in report.claims
     ]
     surviving = sum(action.action != "drop" for action in decisions)
     share = surviving / len(decisions)
@@ -106,7 +105,7 @@ def _decide(
     chunks: Sequence[Chunk],
     by_id: dict[str, Chunk],
     *,
-    answer: str,
+    report: Report,
     verifier: Verifier,
     client: LLMClient | None,
 ) -> RepairAction:
@@ -114,11 +113,11 @@ def _decide(
     if result.route is Route.ACCEPT and result.verdict is Verdict.SUPPORTED:
         return RepairAction(text, "keep", "supported", chunk_id=result.chunk_id)
     dropped = f"{result.verdict.value.lower()} (score {result.score:.2f})"
-    if not _editable(result, answer) or result.chunk_id not in by_id:
+    if not _editable(result, report.answer) or result.chunk_id not in by_id:
         return RepairAction(text, "drop", dropped)
     if client is None:
         return RepairAction(text, "drop", f"{dropped}; no LLM configured to edit it")
-    return _edit(result, by_id[result.chunk_id], chunks, verifier=verifier, client=client)
+    return _edit(result, by_id[result.chunk_id], chunks, report=report, verifier=verifier, client=client)
 
 
 def _editable(result: ClaimResult, answer: str) -> bool:
@@ -137,7 +136,13 @@ def _partly_supported(result: ClaimResult, answer: str) -> bool:
 
 
 def _edit(
-    result: ClaimResult, chunk: Chunk, chunks: Sequence[Chunk], *, verifier: Verifier, client: LLMClient
+    result: ClaimResult,
+    chunk: Chunk,
+    chunks: Sequence[Chunk],
+    *,
+    report: Report,
+    verifier: Verifier,
+    client: LLMClient,
 ) -> RepairAction:
     text = result.claim.text
     try:
@@ -152,7 +157,8 @@ def _edit(
         return RepairAction(
             text, "drop", f"the edit adds content the context does not have: {', '.join(added)}", edited=edited
         )
-    check = verifier.verify(edited, chunks)
+    # Under the answer's own task and question: its calibration (summary, data2text...) decides the edit too.
+    check = verifier.verify(edited, chunks, question=report.question, task=report.extra.get("task"))
     if check.decision is not Route.ACCEPT or not check.claims:
         return RepairAction(text, "drop", f"the edit did not verify (score {check.score:.2f})", edited=edited)
     return RepairAction(
@@ -185,8 +191,9 @@ def reassemble(report: Report, actions: Sequence[RepairAction], *, cite: bool = 
         if all(action.action == "keep" for _, action in members) and (not cite or _citations_hold(members)):
             pieces = [sentence.strip()]
         else:
-            pieces = [_cited(a.edited or r.claim.text, a.chunk_id if cite else None)
-                      for r, a in members if a.action != "drop"]
+            pieces = [
+                _cited(a.edited or r.claim.text, a.chunk_id if cite else None) for r, a in members if a.action != "drop"
+            ]
         if pieces:
             # Line breaks between surviving sentences are kept, so lists stay lists.
             gap = report.answer[last_end : members[0][0].claim.span[0]] if last_end is not None else ""

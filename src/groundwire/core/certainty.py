@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from groundwire.core.checks import CheckEffect, ClaimCheck, ClaimCheckInput, register_claim_check
-from groundwire.core.textutil import content_words
+from groundwire.core.textutil import content_words, word_share
 from groundwire.core.types import Finding, Verdict
 
 _MODAL_HEDGE = (
@@ -43,7 +43,7 @@ def certainty_findings(claim: str, evidence: str | None) -> list[Finding]:
     if evidence is None or _HEDGE_RE.search(claim):
         return []
     words = set(content_words(_MARKERS_RE.sub(" ", claim)))
-    if not words or len(words & set(content_words(evidence))) < _RESTATED * len(words):
+    if word_share(words, set(content_words(evidence))) < _RESTATED:
         return []
     stated = {w.lower() for w in re.findall(r"[\w']+", evidence)}
     pairs = ((_CERTAIN_RE, _MODAL_HEDGE_RE), (_WIDE_RE, _SCOPE_HEDGE_RE))

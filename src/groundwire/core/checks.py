@@ -22,7 +22,7 @@ from functools import lru_cache
 from groundwire.core.attributes import RecordAttribute, attribute_mismatches, record_attributes
 from groundwire.core.claims import cited_ids, sentences
 from groundwire.core.hours import HoursMismatch, context_schedule, hours_mismatches
-from groundwire.core.textutil import content_words, has_negation, sentence_spans, stem
+from groundwire.core.textutil import content_words, has_negation, sentence_spans, stem, word_share
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Verdict
 from groundwire.core.units import canonical_unit
 
@@ -468,7 +468,7 @@ def negation_finding(claim: str, evidence: str | None) -> Finding | None:
     if evidence is None:
         return None
     claim_words, evidence_words = set(content_words(claim)), set(content_words(evidence))
-    if not claim_words or len(claim_words & evidence_words) < _NEGATION_OVERLAP * len(claim_words):
+    if word_share(claim_words, evidence_words) < _NEGATION_OVERLAP:
         return None
     claim_negated, evidence_negated = _negated_clauses(claim), _negated_clauses(evidence)
     if _unmatched_negation(claim_negated, evidence_words, evidence_negated):
@@ -496,7 +496,7 @@ def _unmatched_negation(negated: list[set[str]], other_words: set[str], other_ne
     """Some negated clause is about the other text (`other_words`) and no negated clause there matches it
     (shares half the content words of the shorter of the two clauses)."""
     for words in negated:
-        if len(words & other_words) < _NEGATED_CLAUSE_OVERLAP * len(words):
+        if word_share(words, other_words) < _NEGATED_CLAUSE_OVERLAP:
             continue
         if any(_COMPLEMENT_OF.get(word, frozenset()) & other_words for word in words):
             continue  # "not open" against "closed": the other text says it with the complement

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
 from groundwire.core.errors import ErrorCode, InputError
@@ -54,6 +55,11 @@ def stem(word: str) -> str:
 def content_words(text: str) -> list[str]:
     """Stemmed, lower-cased words that carry content (stopwords removed)."""
     return [stem(w) for w in words(text) if w not in STOPWORDS]
+
+
+def word_share(words: AbstractSet[str], within: AbstractSet[str]) -> float:
+    """The share of `words` found in `within` (0 for no words): how far one text restates another."""
+    return len(words & within) / len(words) if words else 0.0
 
 
 def has_negation(text: str) -> bool:

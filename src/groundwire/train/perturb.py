@@ -125,6 +125,16 @@ Perturb = Callable[[str, Doc, random.Random], "str | None"]
 
 
 @dataclass(frozen=True, slots=True)
+class SyntheticPair:
+    """A generated (premise, hypothesis) pair with its label and the kind of generator that made it."""
+
+    premise: str
+    hypothesis: str
+    label: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
 class Perturbation:
     name: str
     label: str

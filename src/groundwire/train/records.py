@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
 from typing import TypedDict, cast
 
 from groundwire.core.structured import humanize, render_structured
-from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL
+from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL, SyntheticPair
 
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _STATES = {"CA": "California", "PA": "Pennsylvania", "FL": "Florida", "AZ": "Arizona", "NV": "Nevada",
@@ -100,14 +99,6 @@ _INVENTED = (
 _QUALIFIERS = (", making it a favourite among locals", ", which is rare in the area", " at no extra charge",
                ", according to its owners", " every day of the week", ", especially on weekends",
                ", which has earned it several local awards", " in a historic building")
-
-
-@dataclass(frozen=True, slots=True)
-class RecordPair:
-    premise: str
-    hypothesis: str
-    label: str
-    kind: str
 
 
 Attribute = bool | str | int | dict[str, bool] | None
@@ -307,9 +298,9 @@ def _window(rendered: list[str], required: tuple[str, ...], rng: random.Random,
 
 
 def record_pairs(n_records: int, per_record: int, rng: random.Random,
-                 words: tuple[int, int] = (20, 160)) -> list[RecordPair]:
+                 words: tuple[int, int] = (20, 160)) -> list[SyntheticPair]:
     """About `per_record` labelled pairs for each of `n_records` generated records."""
-    out: list[RecordPair] = []
+    out: list[SyntheticPair] = []
     for _ in range(n_records):
         record = make_record(rng)
         public = {**record, "review_info": [{k: v for k, v in r.items() if not k.startswith("_")}
@@ -339,6 +330,6 @@ def record_pairs(n_records: int, per_record: int, rng: random.Random,
                     required = required + more
             premise = _window(rendered, required, rng, words)
             if premise:
-                out.append(RecordPair(premise, hypothesis, label, kind))
+                out.append(SyntheticPair(premise, hypothesis, label, kind))
     return out
 

@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL
+from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL, SyntheticPair
 
 _FIRST = ("Alice", "Tomás", "Priya", "Jonas", "Mei", "Omar", "Greta", "Kwame", "Sofia", "Daniel", "Aiko", "Lena",
           "Rafael", "Nadia", "Viktor", "Hannah", "Samuel", "Ines", "Farid", "Clara", "Mateo", "Yara", "Erik",
@@ -46,14 +46,6 @@ _FILLERS = (
     "It was the first event of its kind in the region.",
     "Both sides described the outcome as important.",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class RolePair:
-    premise: str
-    hypothesis: str
-    label: str
-    kind: str
 
 
 Slot = Callable[[random.Random, set[str]], str]
@@ -191,10 +183,10 @@ _EVENTS = (
 )
 
 
-def role_pairs(n_events: int, per_event: int, rng: random.Random) -> list[RolePair]:
+def role_pairs(n_events: int, per_event: int, rng: random.Random) -> list[SyntheticPair]:
     """`per_event` labelled pairs (at most) for each of `n_events` generated events: entailment, contradiction
     and neutral in turn, so the labels stay balanced; the premise is the event's sentence among 0-3 fillers."""
-    out: list[RolePair] = []
+    out: list[SyntheticPair] = []
     labels = (ENTAILMENT, CONTRADICTION, NEUTRAL)
     for i in range(n_events):
         event = rng.choice(_EVENTS)
@@ -206,5 +198,5 @@ def role_pairs(n_events: int, per_event: int, rng: random.Random) -> list[RolePa
         for j in range(per_event):
             label = labels[(i + j) % len(labels)]
             _, kind, claim = rng.choice([c for c in event.claims if c[0] == label])
-            out.append(RolePair(premise, claim.format(**values), label, kind))
+            out.append(SyntheticPair(premise, claim.format(**values), label, kind))
     return out

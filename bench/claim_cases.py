@@ -3,6 +3,7 @@
     .venv/bin/python bench/claim_cases.py                          # bundled and lexical
     .venv/bin/python bench/claim_cases.py --no-canonical-figures   # figures as written (before calibration v6)
     .venv/bin/python bench/claim_cases.py --failures               # also list every case that failed
+    .venv/bin/python bench/claim_cases.py --task claim             # as single-claim verification (task "claim")
 
 The cases (tests/fixtures/claim_cases.jsonl, groundwire.evaluation.claim_cases) are single claims with the
 verdict a reader would give. Target (issue 21): at least 90% overall, no kind below 75%.
@@ -29,6 +30,9 @@ def main() -> None:
     parser.add_argument("--scorers", default="bundled,lexical")
     parser.add_argument("--canonical-figures", action=argparse.BooleanOptionalAction,
                         default=CheckSettings().canonical_figures, help="figures in one spelling (the default)")
+    parser.add_argument("--task", default=None,
+                        help="the verify() task type (\"claim\": the thresholds calibrated for claim verification); "
+                             "default none, the pooled thresholds")
     parser.add_argument("--failures", action="store_true")
     args = parser.parse_args()
     cases = load_cases(args.cases)
@@ -36,7 +40,7 @@ def main() -> None:
     for name in args.scorers.split(","):
         verifier = build_verifier(CheckSettings(scorer=None if name == "bundled" else name,
                                                 canonical_figures=args.canonical_figures))
-        results = [run_case(verifier, case) for case in cases]
+        results = [run_case(verifier, case, task=args.task) for case in cases]
         table[name] = pass_rates(results)
         if args.failures:
             for r in results:
@@ -53,7 +57,8 @@ def main() -> None:
         worst = min((k for k in rates if k != "overall"), key=rates.__getitem__)
         print(f"claim_cases: {name} overall {rates['overall']:.1%}, lowest kind {worst} {rates[worst]:.1%}, "
               f"target met: {rates['overall'] >= 0.9 and rates[worst] >= 0.75}"
-              f"{'' if args.canonical_figures else ' (figures as written)'}")
+              f"{'' if args.canonical_figures else ' (figures as written)'}"
+              f"{f' (task {args.task})' if args.task else ''}")
 
 
 if __name__ == "__main__":

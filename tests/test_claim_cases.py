@@ -53,3 +53,14 @@ def test_a_reformatted_figure_is_never_contradicted_by_the_model() -> None:
     same = [c for c in CASES if c.kind in FORMATS and c.expected is Verdict.SUPPORTED]
     assert len(same) >= 15
     assert [c.id for c in same if run_case(verifier, c).verdict is Verdict.CONTRADICTED] == []
+
+
+def test_a_case_is_checked_as_the_task_given() -> None:
+    # With the "claim" key accepting anything above 0.01, the supported cases the pooled pair leaves unresolved
+    # are accepted: the task reaches verify().
+    verifier = Verifier("lexical")
+    verifier.task_thresholds = {"claim": (0.01, 0.0)}
+    supported = [c for c in CASES if c.expected is Verdict.SUPPORTED]
+    unresolved = [c for c in supported if run_case(verifier, c).verdict is Verdict.UNRESOLVED]
+    assert unresolved
+    assert {run_case(verifier, c, task="claim").verdict for c in unresolved} == {Verdict.SUPPORTED}

@@ -63,10 +63,11 @@ def load_cases(path: Path) -> list[ClaimCase]:
     return cases
 
 
-def run_case(verifier: Verifier, case: ClaimCase) -> CaseResult:
+def run_case(verifier: Verifier, case: ClaimCase, *, task: str | None = None) -> CaseResult:
     """The case's verdict: its claim's, or where the answer splits into several claims, the worst of theirs
-    (CONTRADICTED, then NOT_FOUND, then any other verdict short of SUPPORTED, then SUPPORTED)."""
-    report = verifier.verify(case.claim, list(case.chunks))
+    (CONTRADICTED, then NOT_FOUND, then any other verdict short of SUPPORTED, then SUPPORTED). `task` is the
+    verify() task type the case is checked as (None: none given, the pooled thresholds)."""
+    report = verifier.verify(case.claim, list(case.chunks), task=task)
     verdict = min((result.verdict for result in report.claims), key=_severity, default=Verdict.SUPPORTED)
     checks = tuple(finding.check for result in report.claims for finding in result.checks)
     return CaseResult(case, verdict, checks)

@@ -6,6 +6,7 @@
 #     scripts/arm.sh NAME DATA_DIR        -> $GW_RUNS/arms/NAME/{bundle,features.jsonl,lodo.txt,lodo.json}
 # OUT_ROOT overrides where the arm is written (scripts/distill-experiment.sh keeps its arms under distill2/);
 # SMALL_CACHE is the shipped model's feature cache on the same rows, collected by the same code as the arm's.
+# An arm whose final/ exists is not trained (scripts/interpolate.py writes one from two trained arms).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NAME=$1 DATA=$2
@@ -18,7 +19,7 @@ GW=.venv/bin/groundwire
 ARM="$OUT_ROOT/$NAME"
 mkdir -p "$ARM"
 [ -f "$START/model.safetensors" ] || $GW train dequantize --bundle src/groundwire/models/verifier --out "$START"
-nice -n 10 $GW train run --data "$DATA" --out "$ARM" --base-model "$START" --max-length 192 \
+[ -f "$ARM/final/model.safetensors" ] || nice -n 10 $GW train run --data "$DATA" --out "$ARM" --base-model "$START" --max-length 192 \
     --batch-size 16 --lr "$LR" --warmup 0.03 --freeze-layers 2 --max-steps "$STEPS" --budget-minutes 100000 \
     --seed 14 --threads 2
 bundle="$ARM/bundle"

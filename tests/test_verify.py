@@ -250,10 +250,15 @@ def test_a_long_form_answer_gets_its_own_calibration():
     long = verifier.verify(long_answer, [chunk], task="qa")
     assert short.extra["calibration"] == "qa" and long.extra["calibration"] == "qa/long"
     assert long.extra["task"] == "qa"
+    # The report names the pair it was routed by.
+    assert short.extra["thresholds"] == {"accept_at": 0.3, "reject_at": 0.1}
+    assert long.extra["thresholds"] == {"accept_at": 0.95, "reject_at": 0.9}
     assert short.score == pytest.approx(long.score)
     assert short.decision is Route.ACCEPT and long.decision is Route.REJECT
     # No task: no key, the pooled thresholds.
-    assert "calibration" not in verifier.verify(long_answer, [chunk]).extra
+    pooled = verifier.verify(long_answer, [chunk]).extra
+    assert "calibration" not in pooled
+    assert pooled["thresholds"] == {"accept_at": verifier.accept_at, "reject_at": verifier.reject_at}
 
 
 def test_a_figure_check_caps_the_claim_at_the_reject_threshold():

@@ -72,8 +72,11 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
     for warning in report.warnings:
         console.print(styled(("warning", "yellow"), f": {warning}"))
     label = "abstained" if report.abstained else report.decision.value.upper()
+    thresholds = report.extra.get("thresholds")
+    band = f"accept >= {thresholds['accept_at']:.3f}, reject <= {thresholds['reject_at']:.3f}; " if thresholds else ""
     console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.decision]),
-                         f"  ({len(report.claims)} claims, {len(chunks)} chunks, {report.timings.get('total', 0):.2f}s)"))
+                         f"  ({band}{len(report.claims)} claims, {len(chunks)} chunks, "
+                         f"{report.timings.get('total', 0):.2f}s)"))
 
 
 def _shorten(text: str, limit: int = 240) -> str:

@@ -432,6 +432,8 @@ class Verifier:
             stats["task"] = task
         if calibration is not None:
             stats["calibration"] = calibration
+        # The pair the answer was routed by, so a reader can tell why 0.04 escalates (reject_at 0) or 0.79 does.
+        stats["thresholds"] = {"accept_at": thresholds[0], "reject_at": thresholds[1]}
         # A claim the model could not see at all has no score to take the min of: it is left out of the
         # answer score, and the answer can then at best be escalated.
         scored = [r.score for r in results if r.support is not None or r.decided_by == "checks"]

@@ -89,3 +89,16 @@ def test_the_role_check_is_registered_and_decides_the_verdict() -> None:
     assert any(f.check == "role_conflict" for f in swapped.checks)
     kept = verifier.verify("The audit report was written by Alice Moreno.", [WRITTEN]).claims[0]
     assert not any(f.check == "role_conflict" for f in kept.checks)
+
+
+def test_a_name_the_context_mentions_without_a_figure_is_no_stranger() -> None:
+    # The verifier's context index keeps only the sentences that hold a figure; the stranger rule must read
+    # the whole context, or a name mentioned in a plain sentence would count as never mentioned.
+    verifier = Verifier("lexical")
+    claim = "The annual safety report was written by Marsh."
+    evidence = "The annual safety report was written by Alice Stone and reviewed by Carol Diaz."
+    stranger = verifier.verify(claim, [evidence]).claims[0]
+    assert [f.check for f in stranger.checks] == ["role_conflict"]
+    named = verifier.verify(claim, ["Thanks go to Marsh.", evidence]).claims[0]
+    assert named.evidence == evidence
+    assert not any(f.check == "role_conflict" for f in named.checks)

@@ -245,10 +245,13 @@ class ContextIndex:
     dates: tuple[Figure, ...]
     years: frozenset[str]
     sentences: tuple[tuple[str, frozenset[str], tuple[Figure, ...]], ...]
+    """The sentences that hold a figure, with their content words and figures."""
     schedule: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     """Opening hours per day, where the context lists them day by day (a business record)."""
     attributes: tuple[RecordAttribute, ...] = ()
     """Yes/no/not-given attributes of the JSON records among the chunks."""
+    texts: tuple[str, ...] = ()
+    """The chunks' texts as scored, for checks that ask whether the context names something at all."""
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk], *, sources: Sequence[Chunk] = ()) -> ContextIndex:
@@ -279,6 +282,7 @@ class ContextIndex:
             tuple(rows),
             context_schedule(chunk.text for chunk in chunks),
             record_attributes(texts),
+            tuple(chunk.text for chunk in chunks),
         )
 
     def has(self, figure: Figure) -> bool:

@@ -110,7 +110,7 @@ def relations(text: str) -> list[Relation]:
 
 def role_findings(claim: str, evidence: str | None, context: Sequence[str] | None = None) -> list[Finding]:
     """One finding per claim relation its evidence sentence gives to someone else: someone the evidence also
-    names in another role, or (given the `context`'s sentences) someone the context names nowhere."""
+    names in another role, or (given the `context`'s texts, all of them) someone the context names nowhere."""
     claimed_relations = [r for r in relations(claim) if not r.negated]
     if evidence is None or not claimed_relations:
         return []
@@ -194,7 +194,8 @@ def _compatible(one: str | None, other: str | None) -> bool:
 
 
 def _role_check(item: ClaimCheckInput) -> list[Finding]:
-    return role_findings(item.claim.text, item.evidence, [sentence for sentence, _, _ in item.context.sentences])
+    # The whole context: its index's sentences are only those that hold a figure.
+    return role_findings(item.claim.text, item.evidence, item.context.texts)
 
 
 register_claim_check(ClaimCheck("roles", _role_check, CheckEffect.VERDICT, needs_evidence=True))

@@ -96,8 +96,13 @@ def repair(
     if surviving == 0 or share < min_surviving_share:
         return Repaired(abstain_message, True, share, tuple(decisions), _abstained(report, abstain_message), report)
     answer = reassemble(report, decisions, cite=cite)
-    repaired = verifier.verify(answer, chunks, question=report.question, task=report.extra.get("task"))
-    return Repaired(answer, False, share, tuple(decisions), repaired, report)
+    return Repaired(answer, False, share, tuple(decisions), _verify_as(report, answer, chunks, verifier), report)
+
+
+def _verify_as(report: Report, text: str, chunks: Sequence[Chunk], verifier: Verifier) -> Report:
+    """Verify `text` as `report`'s answer was: its question and task, so its calibration (summary, data2text...)
+    decides the edit and the repaired answer too."""
+    return verifier.verify(text, chunks, question=report.question, task=report.extra.get("task"))
 
 
 def _decide(
@@ -157,8 +162,7 @@ def _edit(
         return RepairAction(
             text, "drop", f"the edit adds content the context does not have: {', '.join(added)}", edited=edited
         )
-    # Under the answer's own task and question: its calibration (summary, data2text...) decides the edit too.
-    check = verifier.verify(edited, chunks, question=report.question, task=report.extra.get("task"))
+    check = _verify_as(report, edited, chunks, verifier)
     if check.decision is not Route.ACCEPT or not check.claims:
         return RepairAction(text, "drop", f"the edit did not verify (score {check.score:.2f})", edited=edited)
     return RepairAction(

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.config import CheckSettings  # noqa: E402
 from groundwire.pipeline import build_verifier  # noqa: E402
-from groundwire.evaluation.claim_cases import kinds, load_cases, pass_rates, run_case  # noqa: E402
+from groundwire.evaluation.claim_cases import decided, kinds, load_cases, pass_rates, run_case  # noqa: E402
 
 CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_cases.jsonl"
 
@@ -37,11 +37,13 @@ def main() -> None:
     args = parser.parse_args()
     cases = load_cases(args.cases)
     table = {}
+    committed = {}
     for name in args.scorers.split(","):
         verifier = build_verifier(CheckSettings(scorer=None if name == "bundled" else name,
                                                 canonical_figures=args.canonical_figures))
         results = [run_case(verifier, case, task=args.task) for case in cases]
         table[name] = pass_rates(results)
+        committed[name] = decided(results)
         if args.failures:
             for r in results:
                 if not r.passed:
@@ -52,6 +54,10 @@ def main() -> None:
     for kind in [*kinds(cases), "overall"]:
         n = table[names[0]][kind][1]
         print(f"{kind:16s} {n:3d} " + " ".join(f"{table[x][kind][0] / n:9.1%}" for x in names))
+    for name in names:
+        total, made, right = committed[name]
+        print(f"claim_cases: {name} decided {made}/{total} ({made / total:.1%}; the rest UNRESOLVED), "
+              f"right when decided {right}/{made} ({right / max(made, 1):.1%})")
     for name in names:
         rates = {k: p / n for k, (p, n) in table[name].items()}
         worst = min((k for k in rates if k != "overall"), key=rates.__getitem__)

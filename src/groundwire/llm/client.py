@@ -16,11 +16,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 import httpx
 from pydantic import BaseModel, ValidationError
-from groundwire.config import load_config
+from groundwire.config import JsonMode, load_config
 
 from groundwire.llm.errors import LLMError
 from groundwire.redact import redact, register_secret
@@ -109,7 +109,7 @@ class ClientOverrides(TypedDict, total=False):
     max_backoff_s: float
     temperature: float
     max_tokens: int | None
-    json_mode: Literal["json_object", "json_schema", "none"]
+    json_mode: JsonMode
     transport: httpx.BaseTransport | None
     sleep: Callable[[float], None]
 
@@ -137,7 +137,7 @@ class LLMClient:
     max_backoff_s: float = 8.0
     temperature: float = 0.0
     max_tokens: int | None = 512
-    json_mode: Literal["json_object", "json_schema", "none"] = "json_object"
+    json_mode: JsonMode = "json_object"
     transport: httpx.BaseTransport | None = None
     sleep: Callable[[float], None] = time.sleep
     calls: deque[CallRecord] = field(default_factory=lambda: deque(maxlen=CALL_LOG_SIZE))
@@ -286,12 +286,15 @@ class LLMClient:
         return min(wait, self.max_backoff_s)
 
 
-def _response_format(mode: str, schema: bool | type[BaseModel]) -> dict[str, Any]:
-    # json_schema constrains decoding to the schema where the server supports it (OpenAI, vLLM, llama.cpp).
+def _response_format(mode: JsonMode, schema: bool | type[BaseModel]) -> dict[str, Any]:
+    # Both schema forms constrain decoding to the reply's schema where the server supports them: json_schema is
+    # OpenAI's (OpenAI, vLLM, llama-server), json_object_schema llama-cpp-python's (llama-server takes it too).
     if mode == "json_schema" and isinstance(schema, type):
         spec = {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False}
         return {"response_format": {"type": "json_schema", "json_schema": spec}}
-    if mode in ("json_object", "json_schema"):
+    if mode == "json_object_schema" and isinstance(schema, type):
+        return {"response_format": {"type": "json_object", "schema": schema.model_json_schema()}}
+    if mode != "none":
         return {"response_format": {"type": "json_object"}}
     return {}
 

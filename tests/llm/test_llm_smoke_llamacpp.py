@@ -12,20 +12,23 @@ A 135M model is far too small to answer well, so this checks the plumbing, not t
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import httpx
 import pytest
 
 from groundwire.config import GenerateConfig
 from groundwire.llm.generate import Generator
-from groundwire.llm.judge import judge_claim
+from groundwire.llm.judge import judge_claim, quote_in_chunk
 from groundwire.llm.repair import added_content, repair
 from groundwire.llm.client import LLMClient
 from groundwire.core.types import Chunk, Verdict
@@ -141,3 +144,33 @@ def test_repair_never_adds_what_the_context_lacks(real_client: LLMClient) -> Non
     # Whatever the model wrote, no figure outside the answer and context reaches the repaired answer.
     assert added_content(answer, repaired.answer, CHUNKS[0].text) == [] or repaired.abstained
     assert all(call.ok for call in real_client.calls)
+
+
+def test_cli_check_with_the_judge_decides_every_escalated_claim(llamacpp_url: str, tmp_path: Path) -> None:
+    # The whole user path: groundwire.toml and the environment -> the CLI -> the judge over HTTP -> the report.
+    (tmp_path / "tower.md").write_text(CHUNKS[0].text)
+    (tmp_path / "groundwire.toml").write_text('[verify]\nscorer = "lexical"\n[llm]\nmax_retries = 1\ntimeout_s = 120\n')
+    answer = "The Eiffel Tower, located in Paris, opened to the public in 1889. It was built for a world fair."
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("GROUNDWIRE_", "OPENAI_"))} | {
+        "GROUNDWIRE_LLM_BASE_URL": llamacpp_url, "GROUNDWIRE_LLM_JSON_MODE": "json_object_schema",
+        "GROUNDWIRE_LLM_MAX_TOKENS": "160"}  # fmt: skip
+
+    def check(*flags: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-m", "groundwire", "check", "-c", "tower.md", "-a", answer, "--json", *flags],
+            cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+        return cast(dict[str, Any], json.loads(done.stdout))
+
+    escalated = [i for i, claim in enumerate(check()["claims"]) if claim["route"] == "escalate"]
+    assert escalated, "the answer must give the judge something to decide"
+    judged = check("--judge")
+    judge = judged["extra"]["judge"]
+    assert judge["calls"] == len(escalated) and judge["failed_calls"] == 0
+    assert sorted(judge["decided"] + judge["not_judged"]) == escalated
+    for index in judge["decided"]:
+        claim = judged["claims"][index]
+        assert claim["decided_by"] == "judge" and claim["route"] in ("accept", "reject")
+        if claim["verdict"] == "SUPPORTED":  # the quote check in code, whatever the model said
+            assert quote_in_chunk(claim["evidence"], CHUNKS[0].text)

@@ -4,6 +4,7 @@
     .venv/bin/python bench/claim_cases.py --no-canonical-figures   # figures as written (before calibration v6)
     .venv/bin/python bench/claim_cases.py --failures               # also list every case that failed
     .venv/bin/python bench/claim_cases.py --task claim             # as single-claim verification (task "claim")
+    .venv/bin/python bench/claim_cases.py --judge                  # the [llm] judge decides the UNRESOLVED claims
 
 The cases (tests/fixtures/claim_cases.jsonl, groundwire.evaluation.claim_cases) are single claims with the
 verdict a reader would give. Target (issue 21): at least 90% overall, no kind below 75%.
@@ -17,8 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.config import CheckSettings  # noqa: E402
-from groundwire.pipeline import build_verifier  # noqa: E402
+from groundwire.config import CheckSettings, load_config  # noqa: E402
+from groundwire.llm.client import client_from_config  # noqa: E402
+from groundwire.pipeline import Judge, build_verifier  # noqa: E402
 from groundwire.evaluation.claim_cases import decided, kinds, load_cases, pass_rates, run_case  # noqa: E402
 
 CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_cases.jsonl"
@@ -33,15 +35,22 @@ def main() -> None:
     parser.add_argument("--task", default=None,
                         help="the verify() task type (\"claim\": the thresholds calibrated for claim verification); "
                              "default none, the pooled thresholds")
+    parser.add_argument("--judge", action="store_true",
+                        help="the LLM judge of groundwire.toml / GROUNDWIRE_LLM_* decides the UNRESOLVED claims")
     parser.add_argument("--failures", action="store_true")
     args = parser.parse_args()
     cases = load_cases(args.cases)
+    config = load_config()
+    if args.judge and not config.llm_configured:
+        parser.error("--judge needs an LLM endpoint: set [llm] base_url and model in groundwire.toml "
+                     "(or GROUNDWIRE_LLM_BASE_URL / GROUNDWIRE_LLM_MODEL)")
+    judge = Judge(client_from_config(config), required=True) if args.judge else None
     table = {}
     committed = {}
     for name in args.scorers.split(","):
         verifier = build_verifier(CheckSettings(scorer=None if name == "bundled" else name,
                                                 canonical_figures=args.canonical_figures))
-        results = [run_case(verifier, case, task=args.task) for case in cases]
+        results = [run_case(verifier, case, task=args.task, judge=judge) for case in cases]
         table[name] = pass_rates(results)
         committed[name] = decided(results)
         if args.failures:
@@ -64,7 +73,8 @@ def main() -> None:
         print(f"claim_cases: {name} overall {rates['overall']:.1%}, lowest kind {worst} {rates[worst]:.1%}, "
               f"target met: {rates['overall'] >= 0.9 and rates[worst] >= 0.75}"
               f"{'' if args.canonical_figures else ' (figures as written)'}"
-              f"{f' (task {args.task})' if args.task else ''}")
+              f"{f' (task {args.task})' if args.task else ''}"
+              f"{f' (judge {judge.client.model} at {judge.client.base_url})' if judge else ''}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from groundwire.core.types import Verdict
-from groundwire.core.verifier import Verifier
+from groundwire.core.verifier import Verifier, as_chunks
+from groundwire.pipeline import CheckItem, Judge, check
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +64,12 @@ def load_cases(path: Path) -> list[ClaimCase]:
     return cases
 
 
-def run_case(verifier: Verifier, case: ClaimCase, *, task: str | None = None) -> CaseResult:
+def run_case(verifier: Verifier, case: ClaimCase, *, task: str | None = None, judge: Judge | None = None) -> CaseResult:
     """The case's verdict: its claim's, or where the answer splits into several claims, the worst of theirs
     (CONTRADICTED, then NOT_FOUND, then any other verdict short of SUPPORTED, then SUPPORTED). `task` is the
-    verify() task type the case is checked as (None: none given, the pooled thresholds)."""
-    report = verifier.verify(case.claim, list(case.chunks), task=task)
+    verify() task type the case is checked as (None: none given, the pooled thresholds); with a `judge`, the
+    LLM judge decides the claims the verifier leaves UNRESOLVED, as in a check with --judge."""
+    report = check(verifier, CheckItem(case.claim, as_chunks(case.chunks), task=task), judge=judge)
     verdict = min((result.verdict for result in report.claims), key=_severity, default=Verdict.SUPPORTED)
     checks = tuple(finding.check for result in report.claims for finding in result.checks)
     return CaseResult(case, verdict, checks)

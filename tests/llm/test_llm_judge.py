@@ -153,7 +153,7 @@ def test_adjudicate_required_raises_when_the_judge_is_down(scripted_llm: Scripte
                    required=True)
 
 
-@pytest.mark.parametrize("reply", ["SUPPORTED", '{"quote": "x"', "garbage"])
+@pytest.mark.parametrize("reply", ["SUPPORTED", '{"quote": "x"', "garbage", judge_json("", None, "UNRESOLVED")])
 def test_unparseable_reply_leaves_the_claim_escalated(
     scripted_llm: ScriptedLLMServer, client: LLMClient, reply: str
 ) -> None:
@@ -165,3 +165,14 @@ def test_unparseable_reply_leaves_the_claim_escalated(
     assert (claim.route, claim.score, claim.decided_by) == (Route.ESCALATE, 0.43, "scorer")
     assert claim.checks[-1].check == "unparseable" and judged.decision is Route.ESCALATE
     assert judged.extra["judge"]["not_judged"] == [0] and any("not judged" in w for w in judged.warnings)
+
+
+def test_the_schema_asks_for_the_quote_before_one_of_three_rulings(scripted_llm: ScriptedLLMServer) -> None:
+    # Under schema-constrained decoding the required fields come first: all four are required, in the order the
+    # prompt asks for (quote, then ruling), and the ruling is one the judge may give.
+    scripted_llm.script(judge_json("Refunds are issued within 14 days of the return.", "S1", "SUPPORTED"))
+    with LLMClient(base_url=scripted_llm.url, model="m", json_mode="json_object_schema") as llm:
+        judge_claim("Refunds are issued within 14 days.", CHUNKS, client=llm)
+    schema = scripted_llm.requests[0]["response_format"]["schema"]
+    assert schema["required"] == ["quote", "chunk_id", "verdict", "reason"] == list(schema["properties"])
+    assert schema["properties"]["verdict"]["enum"] == ["SUPPORTED", "CONTRADICTED", "NOT_FOUND"]

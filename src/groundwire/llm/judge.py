@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, LLMOutputError, parse_json_reply
@@ -32,7 +32,22 @@ _QUOTE_CHARS = str.maketrans(
 _SPACE_RE = re.compile(r"\s+")
 
 
+RULINGS = (Verdict.SUPPORTED, Verdict.CONTRADICTED, Verdict.NOT_FOUND)
+"""What the judge may rule: UNRESOLVED is the band it is asked to resolve."""
+
+
+def _reply_schema(schema: dict[str, Any]) -> None:
+    # A server that decodes to the schema (llama.cpp's grammar) writes the required fields first and may leave
+    # the optional ones out: SmolLM2 then wrote the verdict with no quote. With all four required, in this
+    # order, the quote comes before the ruling, as the prompt asks. Parsing stays lenient (the defaults).
+    schema["required"] = list(schema["properties"])
+    schema["properties"]["verdict"] = {"type": "string", "enum": [ruling.value for ruling in RULINGS]}
+    schema.pop("$defs", None)  # only the verdict's enum lived there
+
+
 class JudgeReply(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_reply_schema)
+
     quote: str = ""
     chunk_id: str | None = None
     verdict: Verdict
@@ -42,6 +57,14 @@ class JudgeReply(BaseModel):
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.strip().upper().replace(" ", "_") if isinstance(value, str) else value
+
+    @field_validator("verdict")
+    @classmethod
+    def _a_ruling(cls, value: Verdict) -> Verdict:
+        # A judge that answers UNRESOLVED has not judged: its reply is unreadable and the claim stays escalated.
+        if value not in RULINGS:
+            raise ValueError(f"the judge must rule {', '.join(r.value for r in RULINGS)}, not {value.value}")
+        return value
 
     @field_validator("chunk_id", mode="before")
     @classmethod

@@ -61,3 +61,30 @@ def test_verifier_runs_on_llm_claims(scripted_llm: ScriptedLLMServer, client: LL
     report = verifier.verify("The plan costs $10 a month and renews every month.", CHUNKS)
     assert [c.claim.text for c in report.claims] == ["The plan costs $10 a month.", "The plan renews every month."]
     assert report.claims[0].score > report.claims[1].score
+
+
+def test_a_claim_that_adds_to_the_answer_is_dropped(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
+    # It shares "plan" with the answer, but "Acme" and "launched" are the decomposer's, not the answer's: checked
+    # against the context it would reject an answer that never said it.
+    scripted_llm.script(json.dumps({"claims": [
+        "The plan costs $10 a month.", "The plan includes 5 GB of storage.", "The plan renews every year.",
+        "The plan was launched by Acme in 2020.",
+    ]}))  # fmt: skip
+    claims = LLMDecomposer(client).decompose(ANSWER)
+    assert [c.text for c in claims] == [
+        "The plan costs $10 a month.", "The plan includes 5 GB of storage.", "The plan renews every year."
+    ]  # fmt: skip
+
+
+def test_a_sentence_the_model_leaves_out_is_split_by_the_rules(
+    scripted_llm: ScriptedLLMServer, client: LLMClient
+) -> None:
+    # The model returns claims for the first sentence only: the second must still be checked, or an unsupported
+    # sentence the model skipped would be accepted unseen.
+    scripted_llm.script(json.dumps({"claims": ["The plan costs $10 a month.", "The plan includes 5 GB of storage."]}))
+    claims = LLMDecomposer(client).decompose(ANSWER)
+    rules = RuleDecomposer().decompose(ANSWER)
+    second_sentence = [c for c in rules if "renews" in c.text]
+    assert second_sentence and all(c in claims for c in second_sentence)
+    assert [c.text for c in claims[:2]] == ["The plan costs $10 a month.", "The plan includes 5 GB of storage."]
+    assert [c.span for c in claims] == sorted(c.span for c in claims)

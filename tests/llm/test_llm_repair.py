@@ -6,7 +6,8 @@ import pytest
 from scripted_llm import ScriptedLLMServer
 
 from groundwire.llm.client import LLMClient
-from groundwire.llm.repair import added_content, repair
+from groundwire.core.novelty import added_content
+from groundwire.llm.repair import repair
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.core.verifier import Verifier
 

@@ -28,8 +28,11 @@ import pytest
 
 from groundwire.config import GenerateConfig
 from groundwire.llm.generate import Generator
+from groundwire.core.claims import sentences
+from groundwire.llm.decompose import LLMDecomposer
 from groundwire.llm.judge import judge_claim, quote_in_chunk
-from groundwire.llm.repair import added_content, repair
+from groundwire.core.novelty import added_content
+from groundwire.llm.repair import repair
 from groundwire.llm.client import LLMClient
 from groundwire.core.types import Chunk, Verdict
 from groundwire.core.verifier import Verifier
@@ -174,3 +177,18 @@ def test_cli_check_with_the_judge_decides_every_escalated_claim(llamacpp_url: st
         assert claim["decided_by"] == "judge" and claim["route"] in ("accept", "reject")
         if claim["verdict"] == "SUPPORTED":  # the quote check in code, whatever the model said
             assert quote_in_chunk(claim["evidence"], CHUNKS[0].text)
+
+
+def test_llm_decomposer_places_every_claim_in_the_answer(llamacpp_url: str) -> None:
+    answer = "The Eiffel Tower is in Paris. It was completed in 1889 and is 330 metres tall."
+    with LLMClient(base_url=llamacpp_url, model="smollm2", timeout_s=120, max_retries=1, max_tokens=200,
+                   json_mode="json_object_schema") as client:  # fmt: skip
+        claims = LLMDecomposer(client).decompose(answer)
+        calls = list(client.calls)
+    assert [(call.purpose, call.ok) for call in calls] == [("decompose", True)]
+    assert claims  # the model's claims, or the rules' where none of them is found in the answer
+    for claim in claims:
+        start, end = claim.span
+        assert 0 <= start < end <= len(answer) and claim.sentence in answer
+        assert added_content(answer, claim.text, "") == []  # SmolLM2 invents claims; none may get through
+    assert {claim.sentence for claim in claims} == {sentence.text for sentence in sentences(answer)}

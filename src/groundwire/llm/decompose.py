@@ -1,9 +1,14 @@
 """LLM claim decomposition behind the same Decomposer protocol as the rule-based splitter.
 
 The model returns {"claims": [...]}: atomic, self-contained claims. Each is mapped back to its span in
-the answer: its own words where they occur in order, else the answer sentence it overlaps most. A
-claim that shares no content word with the answer was invented by the decomposer and is dropped. Any
-failure (endpoint down, unparseable reply, nothing usable) falls back to the rules.
+the answer: its own words where they occur in order, else the answer sentence it overlaps most. The
+decomposer may split and reword, never add or leave out:
+- a claim with a content word or figure the answer does not have was invented and is dropped (SmolLM2 turned
+  "The Eiffel Tower is in Paris" into "Paris has been named after Gustave Eiffel Tower", which the context
+  would then reject although the answer never said it);
+- an answer sentence that no kept claim comes from is split by the rules instead, so a sentence the model left
+  out is still checked (else an unsupported sentence it skipped would be accepted unseen).
+Any failure (endpoint down, unparseable reply, nothing usable) falls back to the rules.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from groundwire.llm import prompts
 from groundwire.core.claims import Decomposer, RuleDecomposer, Sentence, cited_ids, sentences, strip_citations
 from groundwire.llm.client import LLMClient
 from groundwire.llm.errors import LLMError
+from groundwire.core.novelty import added_content
 from groundwire.core.textutil import WORD_RE, content_words
 from groundwire.core.types import Claim
 
@@ -41,11 +47,20 @@ class LLMDecomposer:
             log.warning("LLM decomposition failed, using the rules: %s", exc)
             return self.fallback.decompose(answer, question=question)
         candidates = [sentence for sentence in sentences(answer) if sentence.skip_reason is None]
-        claims = [claim for text in parsed.claims if (claim := map_claim(text, answer, candidates)) is not None]
+        mapped = [claim for text in parsed.claims if (claim := map_claim(text, answer, candidates)) is not None]
+        claims = [claim for claim in mapped if not added_content(answer, claim.text, "")]
+        if len(claims) < len(mapped):
+            log.warning("LLM decomposition invented %d claim(s) the answer does not make; dropped",
+                        len(mapped) - len(claims))  # fmt: skip
         if not claims:
             log.warning("LLM decomposition gave no claim found in the answer, using the rules")
             return self.fallback.decompose(answer, question=question)
-        return claims
+        covered = {claim.sentence for claim in claims}
+        left_out = [claim for claim in self.fallback.decompose(answer, question=question) if claim.sentence not in covered]
+        if left_out:
+            log.warning("LLM decomposition left %d answer sentence(s) out; the rules split them",
+                        len({claim.sentence for claim in left_out}))  # fmt: skip
+        return sorted(claims + left_out, key=lambda claim: claim.span)
 
 
 def map_claim(text: str, answer: str, candidates: list[Sentence]) -> Claim | None:

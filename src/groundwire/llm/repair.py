@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel
 
 from groundwire.llm import prompts
-from groundwire.core.checks import extract_figures
+from groundwire.core.novelty import added_content
 from groundwire.core.claims import CITATION_RE, strip_citations
 from groundwire.llm.client import LLMClient, LLMOutputError
-from groundwire.core.textutil import STOPWORDS, WORD_RE, content_words, normalize
+from groundwire.core.textutil import STOPWORDS, WORD_RE, normalize
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, ClaimResult, Report, Route, Verdict
 from groundwire.core.verifier import as_chunks
 
@@ -172,15 +172,6 @@ def _edit(
         edited=edited,
         chunk_id=check.claims[0].chunk_id,
     )
-
-
-def added_content(original: str, edited: str, context: str) -> list[str]:
-    """Content words and figures in `edited` found neither in `original` nor in `context`."""
-    allowed = set(content_words(original)) | set(content_words(context))
-    words = [word for word in content_words(edited) if word not in allowed]
-    known_figures = {f.key for f in extract_figures(original + "\n" + context)}
-    figures = [f.text for f in extract_figures(edited) if f.key not in known_figures]
-    return list(dict.fromkeys(words + figures))
 
 
 def reassemble(report: Report, actions: Sequence[RepairAction], *, cite: bool = True) -> str:

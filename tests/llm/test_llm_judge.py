@@ -67,6 +67,17 @@ def test_supported_with_a_verbatim_quote(scripted_llm: ScriptedLLMServer, client
     )
 
 
+@pytest.mark.parametrize("ruling", ["SUPPORTED", "CONTRADICTED"])
+def test_a_verbatim_quote_about_something_else_backs_no_ruling(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, ruling: str
+) -> None:
+    # Verbatim, but it shares no content word with the claim: it can state neither the claim nor its opposite.
+    scripted_llm.script(judge_json("Shipping is free on orders over $50.", "S1", ruling))
+    judgement = judge_claim("Refunds take two weeks.", CHUNKS, client=client)
+    assert (judgement.verdict, judgement.model_verdict) == (Verdict.NOT_FOUND, Verdict(ruling))
+    assert judgement.finding is not None and judgement.finding.check == "unrelated_quote"
+
+
 def test_quote_not_in_the_chunk_is_confabulated_support(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
     scripted_llm.script(judge_json("Refunds are issued within 7 days.", "S1", "SUPPORTED"))
     judgement = judge_claim("Refunds take a week.", CHUNKS, client=client)

@@ -21,6 +21,7 @@ from groundwire.llm.client import Completion, LLMClient, LLMOutputError, parse_j
 from groundwire.llm.errors import LLMError
 from groundwire.core.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.core.verifier import as_chunks
+from groundwire.core.textutil import content_words
 from groundwire.core.tracing import traced
 
 MIN_QUOTE_WORDS = 2
@@ -80,7 +81,8 @@ class Judgement:
     chunk_id: str | None
     reason: str
     finding: Finding | None = None
-    """confabulated_support, fabricated_citation, unquoted_contradiction or unparseable; None when clean."""
+    """confabulated_support, unrelated_quote, fabricated_citation, unquoted_contradiction or unparseable; None when
+    clean."""
     model_verdict: Verdict | None = None
     """What the model said before the quote check (None when unparseable)."""
     completion: Completion | None = None
@@ -114,8 +116,9 @@ def _escaped_units(escaped: str) -> list[str]:
     return re.findall(r"\\.|.", escaped, re.DOTALL)
 
 
-def check_reply(reply: JudgeReply, chunks: Sequence[Chunk]) -> Judgement:
-    """Turn the model's ruling into a verdict the quote can back."""
+def check_reply(reply: JudgeReply, chunks: Sequence[Chunk], claim: str) -> Judgement:
+    """Turn the model's ruling into a verdict the quote can back: verbatim in the chunk it names, and about the
+    claim (a quote that shares no content word with the claim states neither it nor its opposite)."""
     by_id = {chunk.id: chunk for chunk in chunks}
 
     def ruled(verdict: Verdict, finding: Finding | None = None) -> Judgement:
@@ -132,6 +135,14 @@ def check_reply(reply: JudgeReply, chunks: Sequence[Chunk]) -> Judgement:
     if reply.verdict is Verdict.NOT_FOUND:
         return ruled(Verdict.NOT_FOUND)
     quoted = reply.chunk_id is not None and quote_in_chunk(reply.quote, by_id[reply.chunk_id].text)
+    if quoted and not set(content_words(reply.quote)) & set(content_words(claim)):
+        # SmolLM2 ruled "It was built for a world fair." SUPPORTED by quoting "The Eiffel Tower is in Paris."
+        finding = Finding(
+            "unrelated_quote",
+            f"ruled {reply.verdict.value} on the quote {reply.quote!r}, which shares no content word with the claim",
+            Verdict.NOT_FOUND,
+        )
+        return ruled(Verdict.NOT_FOUND, finding)
     if quoted:
         return ruled(reply.verdict)
     check = "confabulated_support" if reply.verdict is Verdict.SUPPORTED else "unquoted_contradiction"
@@ -151,7 +162,7 @@ def judge_claim(claim: str, chunks: Sequence[Chunk], *, client: LLMClient) -> Ju
         reply = parse_json_reply(completion.text, JudgeReply)
     except LLMOutputError as exc:
         return dataclasses.replace(_unreadable(exc), completion=completion)
-    return dataclasses.replace(check_reply(reply, chunks), completion=completion)
+    return dataclasses.replace(check_reply(reply, chunks, claim), completion=completion)
 
 
 def _unreadable(exc: LLMOutputError) -> Judgement:

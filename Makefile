@@ -24,8 +24,9 @@ GR_STAMP := $(GR_VENV)/.installed-$(INPUTS_HASH)
 LLM_VENV := .venv-llm
 LLM_BIN := $(LLM_VENV)/bin
 LLM_STAMP := $(LLM_VENV)/.installed-$(INPUTS_HASH)
-LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
-	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+# On x86-64 a portable AVX2 build (no AVX-512 or AMX, which some of these machines lack); elsewhere llama.cpp's own.
+LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON \
+	-DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
 
 # The formatted, strictly typed layers; the rest of the tree is linted (ruff check) but not yet reformatted.
 FORMATTED := src/groundwire/core src/groundwire/scoring src/groundwire/pipeline.py

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.config import CheckSettings, load_config  # noqa: E402
 from groundwire.llm.client import client_from_config  # noqa: E402
+from groundwire.llm.errors import LLMError  # noqa: E402
 from groundwire.pipeline import Judge, build_verifier  # noqa: E402
 from groundwire.evaluation.claim_cases import decided, kinds, load_cases, pass_rates, run_case  # noqa: E402
 
@@ -50,7 +51,10 @@ def main() -> None:
     for name in args.scorers.split(","):
         verifier = build_verifier(CheckSettings(scorer=None if name == "bundled" else name,
                                                 canonical_figures=args.canonical_figures))
-        results = [run_case(verifier, case, task=args.task, judge=judge) for case in cases]
+        try:
+            results = [run_case(verifier, case, task=args.task, judge=judge) for case in cases]
+        except LLMError as error:
+            sys.exit(f"claim_cases: the judge failed: {error}")
         table[name] = pass_rates(results)
         committed[name] = decided(results)
         if args.failures:

@@ -101,6 +101,16 @@ MIXES: dict[str, MixSpec] = {
     # v3 with three times the everyday NLI (e-SNLI, counterfactual SNLI): short paraphrases, negations and
     # swaps of the kind a reader checks one claim at a time (issue 21's claim cases).
     "v3-nli": MixSpec(real={**MixSpec().real, **HUMAN_PAIRS_V3, "esnli": 10500, "cad_snli": 6000}),
+    # v4 without the two synthetic kinds that teach word overlap alone: `copy` (the premise's own sentence:
+    # entailment) and `qualifier` (that sentence plus a phrase from elsewhere: neutral). With them the model
+    # learns "every word found -> entailed, a new word -> neutral", which the combiner's lexical features
+    # already say, and a faithful paraphrase reads as neutral (issue 21). In their place, v3-nli's everyday
+    # NLI, where entailed hypotheses reword their premise.
+    "v4-deshortcut": MixSpec(
+        real={**MixSpec().real, **HUMAN_PAIRS_V3, "esnli": 10500, "cad_snli": 6000},
+        role_events=800,
+        kinds={kind: weight for kind, weight in _KINDS_V4.items() if kind not in ("copy", "qualifier")},
+    ),
 }
 
 

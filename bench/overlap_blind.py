@@ -1,0 +1,62 @@
+"""Where word overlap is blind: does the model tell faithful from hallucinated answers whose words all match?
+
+    .venv/bin/python bench/overlap_blind.py FEATURES.jsonl [FEATURES.jsonl ...]
+
+Each FEATURES file is a feature cache of `groundwire train combiner --cache` (one model, the same seeded answers:
+scripts/arm.sh writes one per arm). Nothing is fitted. Per cache:
+  - the rank correlation of the model's support with the lexical baseline's, over claims: how much of what the
+    model says the combiner's lexical feature already says;
+  - the answers whose every claim has lexical support of at least --overlap (0.9): there the lexical baseline
+    cannot rank, and the model's AUROC (min support over the claims as the answer's score) is what it adds.
+    Beside it, the lexical baseline's AUROC on the same answers. A model that learned "every word found ->
+    entailed" scores near or under 0.5 here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from groundwire.evaluation.metrics import auroc  # noqa: E402
+from groundwire.train.combine import ClaimRow, load_rows  # noqa: E402
+
+
+def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rho (ties by average rank)."""
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b).statistic)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("caches", type=Path, nargs="+")
+    parser.add_argument("--overlap", type=float, default=0.9, help="lexical support every claim must reach")
+    args = parser.parse_args()
+    print(f"{'cache':60s} {'claims':>6s} {'rho':>6s} | {'answers':>7s} {'halluc':>6s} {'model':>6s} {'lexical':>7s}")
+    for path in args.caches:
+        rows = [row for row in load_rows(path) if row.features]
+        support = np.array([row.features["support"] for row in rows])
+        lexical = np.array([row.features["lexical_support"] for row in rows])
+        answers: dict[tuple[str, str], list[ClaimRow]] = defaultdict(list)
+        for row in rows:
+            answers[(row.file, row.row_id)].append(row)
+        blind = [claims for claims in answers.values()
+                 if min(c.features["lexical_support"] for c in claims) >= args.overlap]  # fmt: skip
+        labels = np.array([claims[0].hallucinated for claims in blind])
+        model = np.array([-min(c.features["support"] for c in claims) for claims in blind])
+        lex = np.array([-min(c.features["lexical_support"] for c in claims) for claims in blind])
+        both = 0 < labels.sum() < labels.size
+        print(f"{str(path)[-60:]:60s} {len(rows):6d} {rank_correlation(support, lexical):6.3f} | {len(blind):7d} "
+              f"{int(labels.sum()):6d} {auroc(labels, model) if both else float('nan'):6.3f} "
+              f"{auroc(labels, lex) if both else float('nan'):7.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -71,8 +71,10 @@ def test_a_claim_that_adds_to_the_answer_is_dropped(scripted_llm: ScriptedLLMSer
         "The plan was launched by Acme in 2020.",
     ]}))  # fmt: skip
     claims = LLMDecomposer(client).decompose(ANSWER)
+    assert all("Acme" not in c.text for c in claims)
+    # The sentence it was placed in (the one it overlaps most) is split by the rules; the other keeps its claim.
     assert [c.text for c in claims] == [
-        "The plan costs $10 a month.", "The plan includes 5 GB of storage.", "The plan renews every year."
+        "The plan costs $10 a month and includes 5 GB of storage.", "The plan renews every year."
     ]  # fmt: skip
 
 
@@ -88,3 +90,19 @@ def test_a_sentence_the_model_leaves_out_is_split_by_the_rules(
     assert second_sentence and all(c in claims for c in second_sentence)
     assert [c.text for c in claims[:2]] == ["The plan costs $10 a month.", "The plan includes 5 GB of storage."]
     assert [c.span for c in claims] == sorted(c.span for c in claims)
+
+
+def test_a_sentence_with_an_invented_claim_is_split_by_the_rules(
+    scripted_llm: ScriptedLLMServer, client: LLMClient
+) -> None:
+    # "gigabytes" is not the answer's word, so that claim goes; the sentence's other claim does not cover its
+    # storage part, so the whole sentence is the rules' to split (else "5 GB" would go unchecked).
+    scripted_llm.script(json.dumps({"claims": [
+        "The plan costs $10 a month.", "The plan includes 5 gigabytes of storage.", "The plan renews every year.",
+    ]}))  # fmt: skip
+    claims = LLMDecomposer(client).decompose(ANSWER)
+    rules = RuleDecomposer().decompose(ANSWER)
+    first_sentence = [c for c in rules if "costs" in c.sentence]
+    assert first_sentence and all(c in claims for c in first_sentence)
+    assert any("5 GB" in c.text for c in claims)
+    assert "The plan renews every year." in [c.text for c in claims]

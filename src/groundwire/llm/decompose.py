@@ -5,7 +5,7 @@ the answer: its own words where they occur in order, else the answer sentence it
 decomposer may split and reword, never add or leave out:
 - a claim with a content word or figure the answer does not have was invented and is dropped (SmolLM2 turned
   "The Eiffel Tower is in Paris" into "Paris has been named after Gustave Eiffel Tower", which the context
-  would then reject although the answer never said it);
+  would then reject although the answer never said it), and with it the other claims from its sentence;
 - an answer sentence that no kept claim comes from is split by the rules instead, so a sentence the model left
   out is still checked (else an unsupported sentence it skipped would be accepted unseen).
 Any failure (endpoint down, unparseable reply, nothing usable) falls back to the rules.
@@ -48,10 +48,13 @@ class LLMDecomposer:
             return self.fallback.decompose(answer, question=question)
         candidates = [sentence for sentence in sentences(answer) if sentence.skip_reason is None]
         mapped = [claim for text in parsed.claims if (claim := map_claim(text, answer, candidates)) is not None]
-        claims = [claim for claim in mapped if not added_content(answer, claim.text, "")]
-        if len(claims) < len(mapped):
-            log.warning("LLM decomposition invented %d claim(s) the answer does not make; dropped",
-                        len(mapped) - len(claims))  # fmt: skip
+        # A sentence that yielded an invented claim is the rules' to split: the claim may have reworded a part of
+        # it ("5 GB" as "5 gigabytes") that the sentence's other claims do not cover.
+        invented = {claim.sentence for claim in mapped if added_content(answer, claim.text, "")}
+        claims = [claim for claim in mapped if claim.sentence not in invented]
+        if invented:
+            log.warning("LLM decomposition invented claims from %d answer sentence(s); the rules split them",
+                        len(invented))  # fmt: skip
         if not claims:
             log.warning("LLM decomposition gave no claim found in the answer, using the rules")
             return self.fallback.decompose(answer, question=question)

@@ -106,3 +106,14 @@ def test_a_sentence_with_an_invented_claim_is_split_by_the_rules(
     assert first_sentence and all(c in claims for c in first_sentence)
     assert any("5 GB" in c.text for c in claims)
     assert "The plan renews every year." in [c.text for c in claims]
+
+
+def test_a_sentence_whose_claims_leave_part_of_it_out_is_split_by_the_rules(
+    scripted_llm: ScriptedLLMServer, client: LLMClient
+) -> None:
+    # The price alone stands for "costs $10 a month and includes 5 GB of storage": the storage would go unchecked.
+    scripted_llm.script(json.dumps({"claims": ["The plan costs $10 a month.", "The plan renews every year."]}))
+    claims = LLMDecomposer(client).decompose(ANSWER)
+    assert [c.text for c in claims] == [
+        "The plan costs $10 a month and includes 5 GB of storage.", "The plan renews every year."
+    ]  # fmt: skip

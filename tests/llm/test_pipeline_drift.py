@@ -19,7 +19,7 @@ from live_server import LiveServer  # noqa: E402
 
 CONTEXT = "Refunds are accepted within 30 days of purchase. Shipping takes 5 business days."
 ANSWER = "Refunds are accepted within 30 days of purchase [S1]. Shipping takes 5 business days."
-LLM_CLAIMS = ["Refunds are accepted within 30 days.", "Shipping takes 5 business days."]
+LLM_CLAIMS = ["Refunds are accepted within 30 days of a purchase.", "Shipping takes 5 business days."]  # not the rules' split
 TOML = '[verify]\nscorer = "lexical"\nrequire_citations = true\ndecomposer = "llm"\n[llm]\nmax_retries = 0\ntimeout_s = 5\n'
 
 

@@ -3,11 +3,12 @@
 The model returns {"claims": [...]}: atomic, self-contained claims. Each is mapped back to its span in
 the answer: its own words where they occur in order, else the answer sentence it overlaps most. The
 decomposer may split and reword, never add or leave out:
-- a claim with a content word or figure the answer does not have was invented and is dropped (SmolLM2 turned
-  "The Eiffel Tower is in Paris" into "Paris has been named after Gustave Eiffel Tower", which the context
-  would then reject although the answer never said it), and with it the other claims from its sentence;
-- an answer sentence that no kept claim comes from is split by the rules instead, so a sentence the model left
-  out is still checked (else an unsupported sentence it skipped would be accepted unseen).
+- a sentence's claims stand for it only when none adds a content word or figure the answer does not have
+  (SmolLM2 turned "The Eiffel Tower is in Paris" into "Paris has been named after Gustave Eiffel Tower", which
+  the context would then reject although the answer never said it) and together they leave none of the
+  sentence's out;
+- any other sentence, one the model skipped included, is split by the rules, so every sentence is checked
+  whole (else an unsupported part the model left out would be accepted unseen).
 Any failure (endpoint down, unparseable reply, nothing usable) falls back to the rules.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -48,22 +50,29 @@ class LLMDecomposer:
             return self.fallback.decompose(answer, question=question)
         candidates = [sentence for sentence in sentences(answer) if sentence.skip_reason is None]
         mapped = [claim for text in parsed.claims if (claim := map_claim(text, answer, candidates)) is not None]
-        # A sentence that yielded an invented claim is the rules' to split: the claim may have reworded a part of
-        # it ("5 GB" as "5 gigabytes") that the sentence's other claims do not cover.
-        invented = {claim.sentence for claim in mapped if added_content(answer, claim.text, "")}
-        claims = [claim for claim in mapped if claim.sentence not in invented]
-        if invented:
-            log.warning("LLM decomposition invented claims from %d answer sentence(s); the rules split them",
-                        len(invented))  # fmt: skip
+        by_sentence: dict[str, list[Claim]] = defaultdict(list)
+        for claim in mapped:
+            by_sentence[claim.sentence].append(claim)
+        claims = [claim for sentence, members in by_sentence.items() if faithful_split(sentence, members, answer)
+                  for claim in members]  # fmt: skip
         if not claims:
             log.warning("LLM decomposition gave no claim found in the answer, using the rules")
             return self.fallback.decompose(answer, question=question)
-        covered = {claim.sentence for claim in claims}
-        left_out = [claim for claim in self.fallback.decompose(answer, question=question) if claim.sentence not in covered]
-        if left_out:
-            log.warning("LLM decomposition left %d answer sentence(s) out; the rules split them",
-                        len({claim.sentence for claim in left_out}))  # fmt: skip
-        return sorted(claims + left_out, key=lambda claim: claim.span)
+        kept = {claim.sentence for claim in claims}
+        by_rules = [claim for claim in self.fallback.decompose(answer, question=question) if claim.sentence not in kept]
+        if by_rules:
+            log.warning("LLM decomposition added to or left out of %d answer sentence(s); the rules split them",
+                        len({claim.sentence for claim in by_rules}))  # fmt: skip
+        return sorted(claims + by_rules, key=lambda claim: claim.span)
+
+
+def faithful_split(sentence: str, claims: list[Claim], answer: str) -> bool:
+    """The sentence's LLM claims may stand for it: none adds a word or figure the answer lacks, and together
+    they leave none of the sentence's out ("costs $10 and includes 5 GB" split into the price alone would
+    leave the storage unchecked)."""
+    if any(added_content(answer, claim.text, "") for claim in claims):
+        return False
+    return not added_content(" ".join(claim.text for claim in claims), strip_citations(sentence), "")
 
 
 def map_claim(text: str, answer: str, candidates: list[Sentence]) -> Claim | None:

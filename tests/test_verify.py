@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from groundwire import REFUSAL_TOKEN, Chunk, InputError, Route, Verdict, Verifier, verify
 from groundwire.scoring.base import Calibration, PairScores
 from groundwire.scoring.lexical import LexicalScorer
+from groundwire.scoring.onnx import bundled_path
 
 WORDS = ["river", "bridge", "museum", "library", "garden", "tower", "market", "station", "castle", "harbor",
          "opens", "closes", "hosts", "borders", "faces", "early", "daily", "north", "south", "green"]
@@ -268,6 +269,25 @@ def test_a_figure_check_caps_the_claim_at_the_reject_threshold():
     assert checked_score(0.1, (0.8, 0.2), hard=True, negation=False) == 0.1
     assert checked_score(0.9, (0.8, 0.2), hard=False, negation=True) == pytest.approx(0.5)
     assert checked_score(0.9, (0.8, 0.2), hard=False, negation=False) == 0.9
+
+
+def test_a_negation_flip_the_model_reads_as_contradiction_is_rejected():
+    from groundwire.core.verifier import NEGATED_CONTRADICTION_AT, checked_score
+
+    strong, weak = NEGATED_CONTRADICTION_AT, NEGATED_CONTRADICTION_AT - 0.01
+    assert checked_score(0.9, (0.8, 0.2), hard=False, negation=True, contradiction=strong) == 0.2
+    assert checked_score(0.9, (0.8, 0.2), hard=False, negation=True, contradiction=weak) == pytest.approx(0.5)
+    # Without the negation check's flag the model's contradiction alone moves nothing here.
+    assert checked_score(0.9, (0.8, 0.2), hard=False, negation=False, contradiction=0.99) == 0.9
+
+
+@pytest.mark.skipif(not (bundled_path() / "config.json").is_file(), reason="no bundled model")
+def test_a_negated_claim_the_model_contradicts_is_routed_reject_not_to_the_judge():
+    verifier = Verifier()
+    result = verifier.verify("The library is open on Sundays.", ["The library is not open on Sundays."]).claims[0]
+    assert "negation_mismatch" in [finding.check for finding in result.checks]
+    assert result.contradiction is not None and result.contradiction >= 0.9
+    assert (result.route, result.verdict) == (Route.REJECT, Verdict.CONTRADICTED)
 
 
 def test_a_negation_flip_is_recorded_as_a_feature_and_never_accepted():

@@ -292,7 +292,8 @@ def checked_scores(rows: Sequence[ClaimRow], scores: np.ndarray,
                    thresholds: Callable[[str], tuple[float, float]]) -> np.ndarray:
     """Claim scores after verify()'s check caps (a missing figure, a negation flip), each at its key's
     thresholds. Feature caches from before the negation flag was recorded count no flips."""
-    return np.array([checked_score(float(s), thresholds(r.key), hard=r.hard_check, negation=r.negation_flip)
+    return np.array([checked_score(float(s), thresholds(r.key), hard=r.hard_check, negation=r.negation_flip,
+                                   contradiction=r.features.get("contradiction", 0.0))
                      for r, s in zip(rows, scores, strict=True)])
 
 

@@ -41,11 +41,13 @@ def main() -> None:
     parser.add_argument("--failures", action="store_true")
     args = parser.parse_args()
     cases = load_cases(args.cases)
-    config = load_config()
-    if args.judge and not config.llm_configured:
-        parser.error("--judge needs an LLM endpoint: set [llm] base_url and model in groundwire.toml "
-                     "(or GROUNDWIRE_LLM_BASE_URL / GROUNDWIRE_LLM_MODEL)")
-    judge = Judge(client_from_config(config), required=True) if args.judge else None
+    judge = None
+    if args.judge:  # groundwire.toml is read only for the judge
+        config = load_config()
+        if not config.llm_configured:
+            parser.error("--judge needs an LLM endpoint: set [llm] base_url and model in groundwire.toml "
+                         "(or GROUNDWIRE_LLM_BASE_URL / GROUNDWIRE_LLM_MODEL)")
+        judge = Judge(client_from_config(config), required=True)
     table = {}
     committed = {}
     for name in args.scorers.split(","):

@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from groundwire.evaluation.metrics import auroc  # noqa: E402
 from groundwire.train.combine import ClaimRow, load_rows  # noqa: E402
 
 
@@ -37,17 +38,17 @@ def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
 
 def within_file_auroc(answers: list[list[ClaimRow]], risk: list[float]) -> float:
     """Of the (hallucinated, faithful) answer pairs from the same file, the share the risk orders right (ties
-    count one half); nan without such a pair."""
-    right = pairs = 0.0
+    count one half): each file's AUROC, weighted by its number of such pairs; nan without such a pair."""
     by_file: dict[str, list[tuple[bool, float]]] = defaultdict(list)
     for claims, value in zip(answers, risk, strict=True):
         by_file[claims[0].file].append((claims[0].hallucinated, value))
+    right = pairs = 0.0
     for members in by_file.values():
-        for bad, bad_risk in members:
-            for good, good_risk in members:
-                if bad and not good:
-                    pairs += 1
-                    right += 1.0 if bad_risk > good_risk else 0.5 if bad_risk == good_risk else 0.0
+        labels = np.array([bad for bad, _ in members])
+        file_pairs = int(labels.sum()) * int((~labels).sum())
+        if file_pairs:
+            right += auroc(labels, np.array([value for _, value in members])) * file_pairs
+            pairs += file_pairs
     return right / pairs if pairs else float("nan")
 
 

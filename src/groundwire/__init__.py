@@ -20,11 +20,11 @@ from groundwire.version import __version__ as __version__
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
     from groundwire.pipeline import averify, verify
-    from groundwire.frames import verify_many
+    from groundwire.frames import averify_many, verify_many
 
 _LAZY = {
     "verify": "groundwire.pipeline", "Verifier": "groundwire.core.verifier",
-    "averify": "groundwire.pipeline", "verify_many": "groundwire.frames",
+    "averify": "groundwire.pipeline", "verify_many": "groundwire.frames", "averify_many": "groundwire.frames",
 }
 
 
@@ -36,5 +36,5 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "REFUSAL_TOKEN", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route", "Verdict",
-    "Verifier", "averify", "verify", "verify_many",
+    "Verifier", "averify", "averify_many", "verify", "verify_many",
 ]

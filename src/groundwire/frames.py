@@ -8,7 +8,10 @@ and DeepEval's, see groundwire.data.rows.COLUMN_ALIASES), or given by keyword. p
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Hashable, Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from groundwire.core.errors import ErrorCode, InputError
@@ -19,15 +22,17 @@ from groundwire.pipeline import CheckItem, check_many, given_or_shared
 
 if TYPE_CHECKING:
     import pandas as pd
+    from anyio import CapacityLimiter
 
     from groundwire.core.verifier import Verifier
 
 RESULT_COLUMNS: tuple[str, ...] = (
     "score", "decision", "grounded", "abstained", "n_claims", "n_supported", "n_contradicted", "n_not_found",
-    "n_unresolved", "supported_share", "model_id", "error",
+    "n_unresolved", "supported_share", "model_id", "error_code", "error",
 )
 """One row per answer. `score` is the weakest claim's score (what routing uses); `supported_share` the share of
-SUPPORTED claims (what RAGAS calls faithfulness). A row that could not be checked has `error` set, the rest empty."""
+SUPPORTED claims (what RAGAS calls faithfulness). A row that could not be read or checked has `error_code` (an
+ErrorCode's name) and `error` set, the rest empty; one such row never stops the others."""
 
 REQUIRED_FIELDS: tuple[str, ...] = ("answer", "context")
 """Fields every frame needs a column for (question and task are optional)."""
@@ -74,8 +79,7 @@ def verify_many(
     list of strings or of {id, text} objects, or one string. With `claims=True` a second frame lists every claim.
     Raises InputError when no answer or no context column is found (naming the frame's columns and those expected).
     """
-    import pandas as pd
-
+    pd = _pandas()
     frame = data if isinstance(data, pd.DataFrame) else _to_pandas(data)
     columns = {field: name for field, name in
                (("answer", answer), ("context", context), ("question", question), ("task", task)) if name}
@@ -95,19 +99,50 @@ def verify_many(
     for label, row in zip(frame.index, parsed, strict=True):
         # A row that could not be read or checked stays in the output, with the reason.
         report: Report | None
+        code: ErrorCode | None
         error: str | None
         if isinstance(row, RowError):
-            report, error = None, row.error
+            report, code, error = None, ErrorCode.INVALID_ROW, row.error
         else:
             outcome = next(checked)
-            report, error = outcome.report, outcome.error
-        answers.append(_answer_row(report, error))
+            report, code, error = outcome.report, outcome.code, outcome.error
+        answers.append(_answer_row(report, code, error))
         if report is not None and claims:
             claim_rows.extend(_claim_rows(label, report))
     results = pd.DataFrame(answers, index=frame.index, columns=list(RESULT_COLUMNS))
     if not claims:
         return results
     return results, pd.DataFrame(claim_rows, columns=list(CLAIM_COLUMNS))
+
+
+async def averify_many(
+    data: pd.DataFrame | ToPandas,
+    *,
+    answer: str | None = None,
+    context: str | None = None,
+    question: str | None = None,
+    task: str | None = None,
+    verifier: Verifier | None = None,
+    scorer: str | None = None,
+    require_citations: bool = False,
+    limiter: CapacityLimiter | None = None,
+) -> pd.DataFrame:
+    """`verify_many` for async code: the rows are checked in a worker thread and the event loop keeps serving.
+    The same frame comes back, one row per answer, a row that failed with its `error_code` and `error`."""
+    import anyio.to_thread  # lazy: only async callers need it
+
+    call = functools.partial(verify_many, data, answer=answer, context=context, question=question, task=task,
+                             verifier=verifier, scorer=scorer, require_citations=require_citations)
+    return await anyio.to_thread.run_sync(call, limiter=limiter)
+
+
+def _pandas() -> ModuleType:
+    """pandas, or an InputError that names the extra that brings it."""
+    try:
+        return importlib.import_module("pandas")
+    except ModuleNotFoundError:
+        raise InputError("verify_many needs pandas: pip install 'groundwire[frames]'",
+                         code=ErrorCode.MISSING_EXTRA) from None
 
 
 def _require_columns(found: pd.Index, given: Mapping[str, str]) -> None:
@@ -148,11 +183,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _answer_row(report: Report | None, error: str | None) -> dict[str, Any]:
+def _answer_row(report: Report | None, code: ErrorCode | None, error: str | None) -> dict[str, Any]:
     if report is None:
-        return {"error": error}
+        return {"error_code": (code or ErrorCode.INTERNAL_ERROR).value, "error": error}
     row = result_row("", report)
-    return {name: row[name] for name in RESULT_COLUMNS if name in row} | {"error": None}
+    return {name: row[name] for name in RESULT_COLUMNS if name in row} | {"error_code": None, "error": None}
 
 
 def _claim_rows(label: Hashable, report: Report) -> list[dict[str, Any]]:

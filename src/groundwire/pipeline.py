@@ -18,6 +18,7 @@ Many answers with one verifier (eval, eval-loop, verify_many, check --input) go 
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from groundwire.core.pruning import Pruner, get_pruner
 from groundwire.core.types import Chunk, Claim, Report
 from groundwire.core.verifier import Plan, Verifier, as_chunks
 from groundwire.data.embed import embed_texts
+from groundwire.llm.errors import LLMError
 from groundwire.scoring import Scorer, get_scorer
 
 if TYPE_CHECKING:
@@ -49,10 +51,14 @@ __all__ = [
     "build_verifier",
     "check",
     "check_many",
+    "failure_of",
     "given_or_shared",
     "shared_verifier",
     "verify",
 ]
+
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,24 +158,37 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
 
 @dataclass(frozen=True, slots=True)
 class Checked:
-    """One item of `check_many`: its report, or why the verifier refused it (an InputError's message)."""
+    """One item of `check_many`: its report, or why there is none (`code` and the message in `error`)."""
 
     item: CheckItem
     report: Report | None
     error: str | None = None
+    code: ErrorCode | None = None
 
 
 def check_many(verifier: Verifier, items: Iterable[CheckItem], *, judge: Judge | None = None) -> Iterator[Checked]:
     """`check` each item in turn with one verifier (the model loads once), yielding one `Checked` per item, in
-    order. An item the verifier refuses (InputError: an empty answer, a context it cannot read) is yielded with
-    the reason and the rest go on; any other failure propagates."""
+    order. One item never ends the run: an item that fails (the verifier refuses it, the judge's endpoint fails,
+    or groundwire itself fails on it) is yielded with its code and message, and the rest go on."""
     for item in items:
         try:
             report = check(verifier, item, judge=judge)
-        except InputError as error:
-            yield Checked(item, None, str(error))
+        except Exception as error:  # noqa: BLE001 - each item's failure is its own record, see above
+            code, message = failure_of(error)
+            yield Checked(item, None, message, code)
         else:
             yield Checked(item, report)
+
+
+def failure_of(error: Exception) -> tuple[ErrorCode, str]:
+    """The code and message an item's failure is recorded with. An unexpected error is logged with its
+    traceback, since the record has only its type and message."""
+    if isinstance(error, InputError):
+        return error.code, str(error)
+    if isinstance(error, LLMError):
+        return ErrorCode.LLM_UNAVAILABLE, str(error)
+    _log.exception("an item could not be checked")
+    return ErrorCode.INTERNAL_ERROR, f"{type(error).__name__}: {error}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from groundwire.batch import CheckOptions, run_batch
 from groundwire.config import CheckSettings
 from groundwire.data.results import RESULT_FIELDS
 from groundwire.batch.sink import ResultSink
-from groundwire.core.errors import InputError
+from groundwire.core.errors import InputError, Outcome
 from groundwire.core.verifier import Verifier
 
 LEXICAL = CheckOptions(CheckSettings(scorer="lexical"))
@@ -130,13 +130,13 @@ def test_sink_flushes_parts_as_it_goes(tmp_path):
     assert pq.read_table(tmp_path / "out").num_rows == 5
 
 
-def test_cli_reports_totals_and_exits_2_when_rows_errored(mixed_jsonl, tmp_path):
+def test_cli_reports_totals_and_exits_5_when_some_rows_errored(mixed_jsonl, tmp_path):
     from groundwire.cli.main import app
 
     out = tmp_path / "results.parquet"
     args = ["batch", "--input", str(mixed_jsonl), "--output", str(out), "--scorer", "lexical", "--no-progress"]
     first = CliRunner().invoke(app, args)
-    assert first.exit_code == 2, first.output
+    assert first.exit_code == Outcome.ROWS_IN_ERROR.exit_status == 5, first.output
     assert f"rows in {len(GOOD_ROWS) + len(BAD_LINES)} = done {len(GOOD_ROWS)} + errors {len(BAD_LINES)}" in first.output
     again = CliRunner().invoke(app, args + ["--prune", "lexical"])
     assert again.exit_code == 0, again.output

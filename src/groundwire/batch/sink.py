@@ -2,7 +2,7 @@
 
 Each part is written to a temporary name and renamed when complete, so a crash leaves only whole parts
 behind; the ids in those parts and in the errors file are what a re-run skips. Errors are appended and
-flushed as they come, one JSON object a line: {"id", "error", "raw"}.
+flushed as they come, one JSON object a line: {"id", "code", "error", "raw"} (`code`: an ErrorCode's name).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from groundwire.data.results import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED
+from groundwire.data.results import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED, written_ids
 from groundwire.core.errors import ErrorCode, InputError
 
 if TYPE_CHECKING:
@@ -41,18 +41,8 @@ def read_done_ids(output: Path, errors_path: Path) -> frozenset[str]:
     if output.is_dir():
         for part in sorted(output.glob("part-*.parquet")):
             ids.update(pq.read_table(part, columns=["id"]).column("id").to_pylist())
-    if errors_path.exists():
-        _repair_torn_tail(errors_path)
-        with errors_path.open(encoding="utf-8") as stream:
-            ids.update(json.loads(line)["id"] for line in stream if line.strip())
+    ids.update(written_ids(errors_path))
     return frozenset(ids)
-
-
-def _repair_torn_tail(path: Path) -> None:
-    """Cut a last line that a crash left half-written (its row is simply redone)."""
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
 class ResultSink:
@@ -92,7 +82,8 @@ class ResultSink:
                 self.skipped += 1
                 continue
             if row["id"] in self._seen:
-                row = {**row, "status": STATUS_ERROR, "error": "duplicate id: an earlier row of this run had it"}
+                row = {**row, "status": STATUS_ERROR, "code": ErrorCode.INVALID_ROW.value,
+                       "error": "duplicate id: an earlier row of this run had it"}
                 status = STATUS_ERROR
             self._seen.add(row["id"])
             if status == STATUS_DONE:
@@ -101,7 +92,7 @@ class ResultSink:
             elif status == STATUS_ERROR:
                 self.errors += 1
                 new_errors = True
-                record = {"id": row["id"], "error": row["error"], "raw": row["raw"]}
+                record = {"id": row["id"], "code": row["code"], "error": row["error"], "raw": row["raw"]}
                 self._errors.write(json.dumps(record, ensure_ascii=False) + "\n")
             else:
                 raise ValueError(f"unknown row status {status!r}")

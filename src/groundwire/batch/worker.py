@@ -14,11 +14,11 @@ from typing import Any
 from groundwire.data.results import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED, result_row
 from groundwire.batch.sources import Format
 from groundwire.config import CheckSettings, Config
-from groundwire.core.errors import InputError
+from groundwire.core.errors import ErrorCode
 from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow, RowError, parse_line, parse_record
 from groundwire.llm.client import LLMClient, client_from_config
-from groundwire.pipeline import CheckItem, build_verifier, check
+from groundwire.pipeline import CheckItem, build_verifier, check_many
 from groundwire.batch.sink import result_schema
 
 _EMPTY_RESULT = {name: None for name, _ in RESULT_FIELDS}
@@ -58,9 +58,9 @@ class Worker:
         parsed = self._parse(row)
         # Rows an earlier run wrote or reported (errors included) are skipped, so re-runs add nothing twice.
         if parsed.id in self.skip_ids:
-            return {**_EMPTY_RESULT, "id": parsed.id, "status": STATUS_SKIPPED, "error": None, "raw": None}
+            return {**_EMPTY_RESULT, "id": parsed.id, "status": STATUS_SKIPPED, "code": None, "error": None, "raw": None}
         if isinstance(parsed, RowError):
-            return _error(parsed.id, parsed.error, parsed.raw)
+            return _error(parsed.id, ErrorCode.INVALID_ROW, parsed.error, parsed.raw)
         return self._check(parsed, row)
 
     def _parse(self, row: dict[str, Any]) -> EvalRow | RowError:
@@ -68,16 +68,13 @@ class Worker:
 
     def _check(self, item: EvalRow, row: dict[str, Any]) -> dict[str, Any]:
         raw = row["line"] if self.fmt == "jsonl" else None
-        # A batch of millions must not die on one row: any failure is recorded with the row's id,
-        # and the totals at the end still account for it.
-        try:
-            report = check(self.verifier, CheckItem(item.answer, item.chunks, question=item.question,
-                                                    task=item.given_task))
-        except InputError as err:
-            return _error(item.id, f"input error: {err}", raw, row)
-        except Exception as err:  # noqa: BLE001 - recorded per row, see above
-            return _error(item.id, f"internal error: {type(err).__name__}: {err}", raw, row)
-        return {**result_row(item.id, report), "status": STATUS_DONE, "error": None, "raw": None}
+        # A batch of millions must not die on one row: any failure is recorded with the row's id and code,
+        # and the totals at the end still account for it (check_many, the one per-item failure policy).
+        [checked] = check_many(self.verifier, [CheckItem(item.answer, item.chunks, question=item.question,
+                                                         task=item.given_task)])
+        if checked.report is None:
+            return _error(item.id, checked.code or ErrorCode.INTERNAL_ERROR, checked.error or "", raw, row)
+        return {**result_row(item.id, checked.report), "status": STATUS_DONE, "code": None, "error": None, "raw": None}
 
 
 def parse_input_row(fmt: Format, row: dict[str, Any], columns: Mapping[str, str] | None = None) -> EvalRow | RowError:
@@ -94,10 +91,11 @@ def _line_number(where: str) -> int:
     return int(number) if number.isdigit() else 0
 
 
-def _error(row_id: str, message: str, raw: str | None, row: dict[str, Any] | None = None) -> dict[str, Any]:
+def _error(row_id: str, code: ErrorCode, message: str, raw: str | None,
+           row: dict[str, Any] | None = None) -> dict[str, Any]:
     if raw is None and row is not None:
         raw = json.dumps(row, ensure_ascii=False, default=str)
-    return {**_EMPTY_RESULT, "id": row_id, "status": STATUS_ERROR, "error": message, "raw": raw}
+    return {**_EMPTY_RESULT, "id": row_id, "status": STATUS_ERROR, "code": code.value, "error": message, "raw": raw}
 
 
 class RayWorker(Worker):
@@ -108,6 +106,6 @@ class RayWorker(Worker):
         import pyarrow as pa
 
         schema = result_schema()
-        for name in ("status", "error", "raw"):
+        for name in ("status", "code", "error", "raw"):
             schema = schema.append(pa.field(name, pa.string()))
         return pa.Table.from_pylist(self.process(batch.to_pylist()), schema=schema)

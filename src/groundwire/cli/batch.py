@@ -39,7 +39,7 @@ def batch(
 
     Re-running with the same OUTPUT resumes: ids already written (or reported as errors) are skipped.
     Malformed rows are written, with their id, to the errors file and never stop the run (unless --strict).
-    Exit status 2 when this run reported rows as errors.
+    Exit status 5 when this run reported some rows as errors, 6 when it checked none of them.
     """
     # Lazy: the batch package (and its engines), the settings and the pruners (numpy) load only when this command
     # runs, so `groundwire --help` stays fast.
@@ -78,4 +78,4 @@ def batch(
         err=True,
     )
     if summary.errors:
-        raise typer.Exit(Outcome.ROWS_IN_ERROR.exit_status)
+        raise typer.Exit((Outcome.ALL_ROWS_IN_ERROR if summary.done == 0 else Outcome.ROWS_IN_ERROR).exit_status)

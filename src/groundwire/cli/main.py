@@ -1,7 +1,8 @@
 """The `groundwire` command line: a thin layer over the library.
 
 Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input; 3 the LLM endpoint failed;
-4 an unexpected internal error (one line; the traceback with --debug). Each error's status is its code's, in the
+4 an unexpected internal error (one line; the traceback with --debug); a batch that ran to the end with rows in
+error: 5 some of them, 6 every one. Each error's status is its code's, in the
 registry groundwire.core.errors (ErrorCode, Outcome; docs/errors.md).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 Start-up: this module, and every command module, imports only typer, rich and groundwire's light modules, so that
@@ -26,17 +27,17 @@ from rich.console import Console
 from groundwire.cli.common import check_settings, read_chunks, require_extra, require_llm
 from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.errors import ErrorCode, InputError, Outcome
-from groundwire.core.types import Report
 from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows, read_text
 from groundwire.llm.errors import LLMError
 from groundwire.redact import redact
 
 if TYPE_CHECKING:
     from groundwire.config import Config
+    from groundwire.core.types import Report
     from groundwire.core.verifier import Verifier
     from groundwire.evaluation.evaluate import EvalSummary, RowOutcome
     from groundwire.llm.client import LLMClient
-    from groundwire.pipeline import Checked, Judge
+    from groundwire.pipeline import Judge
 
 COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train")
 
@@ -130,47 +131,58 @@ def check(
 
 def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail_under: float | None,
                  judge: Judge | None, *, strict: bool, columns: str | None = None) -> None:
+    """One JSON record per row, in input order: a report, or an error record (id, line, error_code, error) for a
+    row that could not be read or checked; one row never ends the batch. With --output each record is written
+    as it is made, and a rerun with the same output skips the ids it holds already (records and errors alike)."""
     from rich.progress import Progress
 
+    from groundwire.data.results import written_ids
     from groundwire.pipeline import CheckItem, check_many
 
     # Read everything first: with --strict a malformed line fails before any work; without, it is reported.
     rows = list(read_rows(input_file, strict=strict, columns=parse_columns(columns)))
+    done_before = written_ids(output) if output else set()
+    todo = [row for row in rows if row.id not in done_before]
     items = (CheckItem(row.answer, row.chunks, question=row.question, task=row.task)
-             for row in rows if isinstance(row, EvalRow))
+             for row in todo if isinstance(row, EvalRow))
     checked = check_many(verifier, items, judge=judge)  # one outcome per readable row, in order
     failing = done = bad = 0
-    sink = output.open("w", encoding="utf-8") if output else None
-    with Progress(console=errors, transient=True) as progress:
-        task = progress.add_task(f"checking {input_file.name}", total=len(rows))
-        for row in rows:
-            record: dict[str, Any] = {"id": row.id, "line": row.line}
-            report, error = (None, row.error) if isinstance(row, RowError) else _outcome(next(checked))
-            if report is None:
-                bad += 1
-                record["error"] = error
-            else:
-                done += 1
-                failing += int(fail_under is not None and report.score < fail_under)
-                record |= {"score": report.score, "decision": report.decision.value, "report": report.to_dict()}
-            line = json.dumps(record, ensure_ascii=False)
-            if sink:
-                sink.write(line + "\n")
-            else:
-                sys.stdout.write(line + "\n")
-            progress.advance(task)
-    if sink:
-        sink.close()
-    errors.print(literal(f"checked {done} of {len(rows)} rows; {bad} could not be checked; {failing} below --fail-under"))
+    # Line-buffered: a record is on disk once it is written, whatever ends the run after it.
+    sink = output.open("a", encoding="utf-8", buffering=1) if output else sys.stdout
+    try:
+        with Progress(console=errors, transient=True) as progress:
+            task = progress.add_task(f"checking {input_file.name}", total=len(todo))
+            for row in todo:
+                record: dict[str, Any] = {"id": row.id, "line": row.line}
+                report: Report | None
+                code: ErrorCode | None
+                error: str | None
+                if isinstance(row, RowError):
+                    report, code, error = None, ErrorCode.INVALID_ROW, row.error
+                else:
+                    outcome = next(checked)
+                    report, code, error = outcome.report, outcome.code, outcome.error
+                if report is None:
+                    bad += 1
+                    record |= {"error_code": (code or ErrorCode.INTERNAL_ERROR).value, "error": error or ""}
+                else:
+                    done += 1
+                    failing += int(fail_under is not None and report.score < fail_under)
+                    record |= {"score": report.score, "decision": report.decision.value, "report": report.to_dict()}
+                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                progress.advance(task)
+    finally:
+        if output:
+            sink.close()
+    skipped = len(rows) - len(todo)
+    errors.print(literal(f"checked {done} of {len(rows)} rows; {bad} could not be checked"
+                         + (f"; {skipped} skipped, in {output} from an earlier run" if skipped else "")
+                         + f"; {failing} below --fail-under"))
     if bad:
-        raise typer.Exit(Outcome.ROWS_IN_ERROR.exit_status)
+        outcome_of_run = Outcome.ALL_ROWS_IN_ERROR if done == 0 else Outcome.ROWS_IN_ERROR
+        raise typer.Exit(outcome_of_run.exit_status)
     if failing:
         raise typer.Exit(Outcome.NOT_GROUNDED.exit_status)
-
-
-def _outcome(checked: Checked) -> tuple[Report | None, str]:
-    """A row's report, or why the verifier refused it."""
-    return checked.report, checked.error or ""
 
 
 @app.command("eval")

@@ -12,10 +12,11 @@ what a claim says of them (attributes.py).
 from __future__ import annotations
 
 import bisect
+import calendar
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from enum import StrEnum
 from functools import lru_cache
 
@@ -151,8 +152,33 @@ class Figure:
 
 
 def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Figure]:
-    """All figures in the text, each once, with overlapping matches resolved in favour of the most specific."""
+    """All figures in the text, each once, with overlapping matches resolved in favour of the most specific.
+
+    A date or a time that cannot be real ("2010-13-45", "June 31", "25:70") is no figure: it is text, and its
+    numbers are read as numbers (`unreadable_figures` names it, for the claim's note)."""
+    return _scan(text, include_word_numbers=include_word_numbers)[0]
+
+
+def unreadable_figures(text: str) -> tuple[str, ...]:
+    """The dates and times in the text that cannot be real, as written: groundwire reads them as text."""
+    return _scan(text, include_word_numbers=False)[1]
+
+
+def _real_date(year: str, month: int, day: int) -> bool:
+    """`day` 0: a month without a day ("June 2010"); `year` "*": not given (February 29 may be real)."""
+    if not 1 <= month <= 12:
+        return False
+    # Year 2000 is a leap year: with no year given, February 29 may be real.
+    return 0 <= day <= calendar.monthrange(2000 if year == "*" else 2000 + int(year) % 400, month)[1]
+
+
+def _real_time(hour: int, minute: int, *, meridiem: bool) -> bool:
+    return (1 <= hour <= 12 if meridiem else 0 <= hour <= 24) and 0 <= minute <= 59
+
+
+def _scan(text: str, *, include_word_numbers: bool) -> tuple[list[Figure], tuple[str, ...]]:
     found: list[Figure] = []
+    unreal: list[tuple[int, int, str]] = []
     # Spans taken so far, disjoint and kept sorted, so an overlap check is one bisect (a scan of every taken
     # span made a long run of integers quadratic). Of disjoint spans, the last one starting before `end` is
     # the only one that can reach past `figure.start`.
@@ -169,31 +195,42 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
 
     for m in _MDY_RANGE_RE.finditer(text):
         month, year = _MONTHS[m.group("month").lower()], m.group("y") or "*"
+        first, last = int(m.group("d")), int(m.group("d2"))
+        if not (_real_date(year, month, first) and _real_date(year, month, last)) or 0 in (first, last):
+            unreal.append((m.start(), m.end(), m.group(0)))
+            continue
         add(
-            Figure(
-                "date", f"{year}-{month:02d}-{int(m.group('d')):02d}", m.group(0)[: m.end("d") - m.start()], m.start()
-            ),
+            Figure("date", f"{year}-{month:02d}-{first:02d}", m.group(0)[: m.end("d") - m.start()], m.start()),
             m.end("d"),
         )
-        add(Figure("date", f"{year}-{month:02d}-{int(m.group('d2')):02d}", m.group("d2"), m.start("d2")), m.end())
+        add(Figure("date", f"{year}-{month:02d}-{last:02d}", m.group("d2"), m.start("d2")), m.end())
     for regex in (_ISO_DATE_RE, _MDY_RE, _DMY_RE, _MY_RE):
         for m in regex.finditer(text):
             groups = m.groupdict()
             month = _MONTHS[groups["month"].lower()] if groups.get("month") else int(groups["m"])
-            key = f"{groups.get('y') or '*'}-{month:02d}-{int(groups['d']) if groups.get('d') else 0:02d}"
-            add(Figure("date", key, m.group(0), m.start()), m.end())
+            year, day = groups.get("y") or "*", int(groups["d"]) if groups.get("d") else 0
+            if not _real_date(year, month, day) or (day == 0 and regex is not _MY_RE):
+                unreal.append((m.start(), m.end(), m.group(0)))
+                continue
+            add(Figure("date", f"{year}-{month:02d}-{day:02d}", m.group(0), m.start()), m.end())
     for m in _SHORT_YEAR_RANGE_RE.finditer(text):
         add(Figure("number", m.group("century") + m.group("y1"), m.group(0)[:4], m.start()), m.start() + 4)
         first = int(m.group("century") + m.group("y1"))
         second = first - first % 100 + int(m.group("y2")) + (100 if m.group("y2") < m.group("y1") else 0)
         add(Figure("number", str(second), m.group("y2"), m.start("y2")), m.end())
     for m in _SHARED_MERIDIEM_RE.finditer(text):
-        hour = int(m.group("h")) % 12 + (12 if m.group("ampm").lower() == "p" else 0)
-        add(Figure("time", f"{hour:02d}:{int(m.group('min') or 0):02d}", m.group(0), m.start()), m.end())
+        hour, minute = int(m.group("h")), int(m.group("min") or 0)
+        if not _real_time(hour, minute, meridiem=True):
+            continue  # the hour after it is read on its own
+        hour = hour % 12 + (12 if m.group("ampm").lower() == "p" else 0)
+        add(Figure("time", f"{hour:02d}:{minute:02d}", m.group(0), m.start()), m.end())
     for m in _TIME_RE.finditer(text):
         hour = int(m.group("h") or m.group("h24"))
         minute = int(m.group("min") or m.group("min24") or 0)
         ampm = (m.group("ampm") or "").lower().replace(".", "")
+        if not _real_time(hour, minute, meridiem=bool(ampm)):
+            unreal.append((m.start(), m.end(), m.group(0)))
+            continue
         hour = hour % 12 + (12 if ampm == "pm" else 0) if ampm else hour
         add(Figure("time", f"{hour:02d}:{minute:02d}", m.group(0), m.start()), m.end())
     for m in _VERSION_RE.finditer(text):
@@ -207,21 +244,30 @@ def extract_figures(text: str, *, include_word_numbers: bool = True) -> list[Fig
         scale = (m.group("scale") or "").lower()
         if scale == "b" and not m.group("cur"):
             continue  # "5b" is a label ("Form 5b"); only "$1.6b" is an amount
+        exact = _exact_context(len(m.group("num")))
         if scale:
-            value *= _SCALES[scale]
+            value = exact.multiply(value, _SCALES[scale])
         kind = "money" if m.group("cur") else "percent" if m.group("pct") else "number"
         unit_match = _UNIT_RE.match(text, m.end())
         unit = canonical_unit(unit_match.group("unit")) if unit_match and kind == "number" else ""
         if unit in _CURRENCY_UNITS:
             kind, unit = "money", ""
-        add(Figure(kind, _canonical(value), m.group(0).strip(), m.start(), unit), m.end())
+        add(Figure(kind, _canonical(value, exact), m.group(0).strip(), m.start(), unit), m.end())
     if include_word_numbers:
         for m in _WORD_NUMBER_RE.finditer(text):
             count = _WORD_NUMBERS[m.group("word").lower()] * (
                 _SCALES[m.group("scale").lower()] if m.group("scale") else 1
             )
             add(Figure("number", str(count), m.group(0), m.start()), m.end())
-    return sorted(found, key=lambda f: f.start)
+    # An unreal date that a real one overlaps ("5 June 31": "5 June" is real) is no reading of it.
+    read = [(f.start, f.start + len(f.text)) for f in found if f.kind in ("date", "time")]
+    unreadable: dict[str, None] = {}
+    reach = -1
+    for start, end, written in sorted(unreal, key=lambda span: (span[0], -span[1])):
+        if end > reach and not any(s < end and start < e for s, e in read):  # not inside a longer unreal one
+            unreadable[written] = None
+            reach = end
+    return sorted(found, key=lambda f: f.start), tuple(unreadable)
 
 
 @lru_cache(maxsize=4096)
@@ -564,8 +610,15 @@ def _to_decimal(raw: str) -> Decimal | None:
         return None
 
 
-def _canonical(value: Decimal) -> str:
-    normalized = value.normalize()
+@lru_cache(maxsize=64)
+def _exact_context(digits: int) -> Context:
+    """Decimal arithmetic with room for every digit written: the default 28 rounded a 32-digit order number,
+    so two different ones read alike."""
+    return Context(prec=digits + 16)
+
+
+def _canonical(value: Decimal, exact: Context) -> str:
+    normalized = value.normalize(exact)
     return format(normalized, "f") if normalized == normalized.to_integral() else format(normalized, "f").rstrip("0")
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from enum import Enum, StrEnum, unique
 
 # The CLI's exit statuses for errors (Outcome has the others): one per class of error, as documented in the README.
+# A batch whose rows failed one by one ran to the end: its statuses (5, 6) are Outcomes, apart from 2 (the command
+# was used wrongly, nothing was checked).
 _BAD_INPUT, _LLM_FAILED, _INTERNAL = 2, 3, 4
 
 
@@ -223,8 +225,14 @@ class Outcome(Enum):
     )
     ROWS_IN_ERROR = (
         "rows_in_error",
-        _BAD_INPUT,
-        "check --input, batch: some rows could not be checked; each row's error is in the output.",
+        5,
+        "check --input, batch: some rows could not be checked and the others were; each failed row is an error "
+        "record (id, code, message) in the output.",
+    )
+    ALL_ROWS_IN_ERROR = (
+        "all_rows_in_error",
+        6,
+        "check --input, batch: rows were read and not one of them could be checked; each is an error record.",
     )
     INTERRUPTED = ("interrupted", 130, "Interrupted (Ctrl-C).")
 

@@ -17,7 +17,7 @@ another format a contradiction. `canonical_text` rewrites every figure the figur
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 from groundwire.core.checks import Figure, extract_figures
 from groundwire.core.units import UNIT_SPELLINGS
@@ -98,7 +98,8 @@ def _rendered(figure: Figure, text: str, start: int, end: int) -> tuple[str | No
     after = _AFTER_RE.match(text, end)
     word = after.group("word").lower() if after else ""
     sign = next((c for c in figure.text[:1] if c in "$€£¥"), "")
-    before = None if sign else _CURRENCY_BEFORE_RE.search(text, 0, start)
+    # Only the few characters before the figure: searching from 0 made a text of many figures quadratic.
+    before = None if sign else _CURRENCY_BEFORE_RE.search(text, max(0, start - 8), start)
     if before is not None:
         sign, start = _CURRENCY_WORDS[before.group("word").lower()], before.start()
     elif figure.kind == "money" and not sign:
@@ -117,16 +118,19 @@ def _compound(match: re.Match[str]) -> str:
 
 
 def _number(key: str) -> str:
-    value = Decimal(key)
-    for scale, name in _SCALE_NAMES:
-        scaled = value / scale
-        if abs(value) >= scale and scaled == scaled.quantize(Decimal("0.001")):
-            return f"{_plain(scaled)} {name}"
-    return _plain(value)
+    # Exact arithmetic for any length of number: the default 28 digits made quantize raise on 32-digit order
+    # numbers, and rounded longer ones.
+    with localcontext(prec=len(key) + 16):
+        value = Decimal(key)
+        for scale, name in _SCALE_NAMES:
+            scaled = value / scale
+            if abs(value) >= scale and scaled == scaled.quantize(Decimal("0.001")):
+                return f"{_plain(scaled)} {name}"
+        return _plain(value)
 
 
 def _plain(value: Decimal) -> str:
-    normalized = value.normalize()
+    normalized = value.normalize()  # in _number's exact context
     text = format(normalized, "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
 

@@ -23,6 +23,7 @@ from groundwire.core.checks import (
     ContextIndex,
     claim_figures,
     resolve_cited_id,
+    unreadable_figures,
     validate_output,
 )
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
@@ -601,7 +602,7 @@ class Verifier:
             contradiction = float(matrix.contradiction[position].max())
         score = state.calibrated if state.calibrated is not None else (support or 0.0)
         fully_scored = state.scorable and not bool(matrix.truncated[position])
-        note = None if fully_scored else _unscored_note(state.scorable)
+        note = _claim_note(state.claim.text, fully_scored=fully_scored, scorable=state.scorable)
 
         hard = state.hard_verdicts
         score = checked_score(
@@ -690,6 +691,13 @@ def claim_verdict(
     if contradicts and not figures_match:
         return Verdict.CONTRADICTED
     return Verdict.UNRESOLVED if route is Route.ESCALATE else Verdict.NOT_FOUND
+
+
+def _claim_note(claim: str, *, fully_scored: bool, scorable: bool) -> str | None:
+    """What a reader of the claim's verdict should know: what could not be scored, or read as a figure."""
+    notes = [] if fully_scored else [_unscored_note(scorable)]
+    notes += [f"{written!r} is no date or time that can be real: read as text" for written in unreadable_figures(claim)]
+    return "; ".join(notes) or None
 
 
 def _unscored_note(scorable: bool) -> str:

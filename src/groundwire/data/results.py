@@ -8,8 +8,10 @@ Pure Python: no Ray, no pyarrow, no pandas.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import Report, Verdict
 
 RESULT_FIELDS: tuple[tuple[str, str], ...] = (
@@ -55,3 +57,26 @@ def result_row(item_id: str, report: Report) -> dict[str, Any]:
         "model_id": report.model_id,
         "report": json.dumps(data, ensure_ascii=False, sort_keys=True),
     }
+
+
+def written_ids(path: Path) -> set[str]:
+    """The ids of the records an earlier run wrote to a JSONL output (results or errors), so that a rerun skips
+    them. A last line a crash left half-written is cut first: its row is simply done again."""
+    if not path.exists():
+        return set()
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
+    ids: set[str] = set()
+    with path.open(encoding="utf-8") as stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                raise InputError(f"{path}:{number} is not a JSON record, so it is no output of groundwire to resume: "
+                                 "give another output path", code=ErrorCode.INVALID_FILE) from None
+            if isinstance(record, dict) and isinstance(record.get("id"), str):
+                ids.add(record["id"])
+    return ids

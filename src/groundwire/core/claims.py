@@ -154,13 +154,28 @@ def _iter_sentences(answer: str) -> Iterator[Sentence]:
                 yield Sentence(text, (line_start + start, line_start + end), _skip_reason(text))
 
 
+SENTENCES_PER_CLAIM = 4
+"""An answer may have this many sentences per claim its caller allows: skipped ones (greetings, filler, a line with
+no statement) cost splitting too, and 50,000 lines of "x" were never counted by a limit on claims."""
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """What `claims_upto` read of an answer: its claims, and whether it read all of it within the limits."""
+
+    claims: list[Claim]
+    complete: bool
+    """False: the answer has more than `limit` claims (`claims` holds the first limit + 1), or more than
+    (limit + 1) x SENTENCES_PER_CLAIM sentences; the rest was never split."""
+
+
 @runtime_checkable
 class StoppingDecomposer(Decomposer, Protocol):
-    """A decomposer that can stop splitting once an answer has more claims than a limit: refusing an oversized
-    answer then costs the first `limit` claims' worth of splitting, not the whole answer's."""
+    """A decomposer that can stop splitting once an answer has more claims (or sentences) than a limit: refusing an
+    oversized answer then costs the first `limit` claims' worth of splitting, not the whole answer's."""
 
-    def claims_upto(self, answer: str, *, limit: int, question: str | None = None) -> list[Claim]:
-        """The answer's claims, or its first `limit + 1` when it has more than `limit`."""
+    def claims_upto(self, answer: str, *, limit: int, question: str | None = None) -> Split:
+        """The answer's claims, or its first `limit + 1` when it has more than `limit` (then incomplete)."""
         ...
 
 
@@ -171,16 +186,19 @@ class RuleDecomposer:
         claims = [claim for sentence in sentences(answer) for claim in _sentence_claims(answer, sentence)]
         return _or_bare_answer(answer, claims, question)
 
-    def claims_upto(self, answer: str, *, limit: int, question: str | None = None) -> list[Claim]:
+    def claims_upto(self, answer: str, *, limit: int, question: str | None = None) -> Split:
         claims: list[Claim] = []
         found: list[Sentence] = []
         for sentence in _iter_sentences(answer):
             found.append(sentence)
             claims.extend(_sentence_claims(answer, sentence))
+            # The rest of the answer is never split.
             if len(claims) > limit:
-                return claims[: limit + 1]  # the rest of the answer is never split
+                return Split(claims[: limit + 1], complete=False)
+            if len(found) > (limit + 1) * SENTENCES_PER_CLAIM:
+                return Split(claims, complete=False)
         _remember(answer, tuple(found))  # split whole: the validators and the report reuse it
-        return _or_bare_answer(answer, claims, question)
+        return Split(_or_bare_answer(answer, claims, question), complete=True)
 
 
 def _or_bare_answer(answer: str, claims: list[Claim], question: str | None) -> list[Claim]:

@@ -168,8 +168,10 @@ class Plan:
     allowed: np.ndarray
     """(claims, windows) bool: the pairs the scoring call scores."""
     complete: bool
-    """False when the answer has more claims than the caller's `max_claims`: the plan cannot run, and `claims` holds
-    the first max_claims + 1 (a decomposer that stops early) or all of them (one that cannot, such as the LLM's)."""
+    """False when the answer has more claims than the caller's `max_claims` (or, split by rules, more than
+    SENTENCES_PER_CLAIM x (max_claims + 1) sentences): the plan cannot run, and `claims` holds the first max_claims + 1
+    or those found before splitting stopped (a decomposer that stops early), or all of them (one that cannot, such
+    as the LLM's)."""
     timings: Mapping[str, float]
     abstained: bool = False
     """The answer is the refusal token: nothing to split or score."""
@@ -300,14 +302,16 @@ class Verifier:
                 timings=timings,
                 abstained=True,
             )
+        within = True  # no split limit was passed
         if claims is not None:
             claims = list(claims)
         elif max_claims is not None and isinstance(self.decomposer, StoppingDecomposer):
-            claims = self.decomposer.claims_upto(answer, limit=max_claims, question=question)
+            split = self.decomposer.claims_upto(answer, limit=max_claims, question=question)
+            claims, within = split.claims, split.complete
         else:
             claims = self.decomposer.decompose(answer, question=question)
         timings["decompose"] = time.perf_counter() - started
-        over = max_claims is not None and len(claims) > max_claims
+        over = not within or (max_claims is not None and len(claims) > max_claims)
         if not claims or over:  # nothing to window: no claims, or a plan the caller will refuse
             return Plan(
                 answer,
@@ -373,7 +377,7 @@ class Verifier:
 
     def _run_stage(self, plan: Plan, *, require_citations: bool | None, task: str | None) -> Report:
         if not plan.complete:
-            raise ValueError("this plan stopped at its claim limit: it cannot be run")
+            raise ValueError("this plan stopped at its claim limit (claims, or sentences per claim allowed): it cannot be run")
         started = time.perf_counter() - sum(plan.timings.values())
         answer, question, context = plan.answer, plan.question, list(plan.context)
         citations = self.require_citations if require_citations is None else require_citations

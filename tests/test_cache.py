@@ -46,16 +46,18 @@ def test_document_set_version_must_match(cache: SemanticCache) -> None:
 
 
 def test_threshold_is_configurable() -> None:
-    # Two wordings of one question (start/stop, used here before, is now refused by the antonym guard).
+    # Two wordings of one question (start/stop, used here before, is refused by the guard; so is a one-word swap
+    # such as restart/reboot: a rewording that changes the wording, not one word, is what the threshold decides).
     embedder = default_embedder()
-    a, b = embedder.embed(["how do I restart the cluster", "how do I reboot the cluster"])
+    cached, asked = "how do I reboot the cluster", "how can the cluster be rebooted"
+    a, b = embedder.embed([asked, cached])
     similarity = float(a @ b)
     loose = SemanticCache(embedder, threshold=similarity - 0.01)
-    loose.put("how do I reboot the cluster", "Run reboot.sh.", scope="s", doc_version=1)
-    assert loose.get("how do I restart the cluster", scope="s", doc_version=1) is not None
+    loose.put(cached, "Run reboot.sh.", scope="s", doc_version=1)
+    assert loose.get(asked, scope="s", doc_version=1) is not None
     strict = SemanticCache(embedder, threshold=similarity + 0.01)
-    strict.put("how do I reboot the cluster", "Run reboot.sh.", scope="s", doc_version=1)
-    assert strict.get("how do I restart the cluster", scope="s", doc_version=1) is None
+    strict.put(cached, "Run reboot.sh.", scope="s", doc_version=1)
+    assert strict.get(asked, scope="s", doc_version=1) is None
     with pytest.raises(InputError):
         SemanticCache(embedder, threshold=1.5)
 
@@ -220,6 +222,17 @@ OPPOSITE_PAIRS = [
     ("Is the data stored in internal drives?", "Is the data stored in external drives?"),
     ("Did the transaction pass?", "Did the transaction fail?"),
 ]
+# Issue 38: opposite verbs no list named, served from the cache at cosine 0.98 (cause/prevent); each in both orders,
+# and a swapped entity or an added qualifier, which a one-word edit makes another question as well.
+OPPOSITE_VERB_PAIRS = [
+    ("Does aspirin cause stomach bleeding?", "Does aspirin prevent stomach bleeding?"),
+    ("Does vitamin D promote bone growth?", "Does vitamin D inhibit bone growth?"),
+    ("Does ibuprofen relieve joint pain?", "Does ibuprofen worsen joint pain?"),
+    ("Can this drug cure the infection?", "Can this drug cause the infection?"),
+    ("Is the head office in Paris?", "Is the head office in Lyon?"),
+    ("Is smoking allowed in the rooms?", "Is smoking allowed in the rooms at night?"),
+]
+OPPOSITE_PAIRS += OPPOSITE_VERB_PAIRS + [(asked, cached) for cached, asked in OPPOSITE_VERB_PAIRS]
 SAME_MEANING_PAIRS = [
     ("Is the product safe for children?", "is the product safe for children"),
     ("Is it legal to park here?", "Is it legal to park here"),
@@ -245,6 +258,7 @@ SAME_MEANING_PAIRS = [
     ("Do the members agree with the change?", "do the members agree with the change?"),
     ("Is the product safe for children?", "Is this product safe for children?"),
     ("Is the water drinkable?", "Is the water drinkable"),
+    ("Does aspirin cause stomach bleeding?", "Can stomach bleeding be caused by aspirin?"),
 ]
 _LOOSE = 0.6
 """Below the cosine of every pair in both tables (the lowest opposite pair is 0.66)."""

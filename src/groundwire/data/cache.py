@@ -3,8 +3,10 @@
 An entry is served only when all four hold: cosine similarity of the query embeddings >= the
 threshold (0.97 by default), the two questions agree on their meaning markers (figures, negation and
 contrastive words: "refund before 30 days" is not "refund after 30 days", "not allowed" is not "allowed",
-though both pairs embed at 0.97-0.99) and neither turns on the opposite of a word of the other (an antonymous
-prefix, "unsafe" for "safe", "illegal" for "legal", or a listed antonym), the document-set version matches, and the permission scope matches.
+though both pairs embed at 0.97-0.99), the two differ by more than one content word (a swapped word, "cause" for
+"prevent", "Paris" for "Lyon", or one added, is how another question looks, and sentence embeddings barely move
+for it) and neither turns on an antonymous-prefix form of a word of the other ("unsafe" for "safe", "illegal" for
+"legal"), the document-set version matches, and the permission scope matches.
 Scope is a hard partition (entries of one scope are never compared with another's queries), so a
 user's answer cannot reach another scope even on an identical question. Ingest invalidates the
 entries that depend on the changed documents. In memory, per process; thread-safe.
@@ -34,46 +36,16 @@ DEFAULT_THRESHOLD = 0.97
 CONTRASTIVE_WORDS = frozenset(
     "before after with without allowed forbidden prohibited permitted banned more less fewer most least above below "
     "over under higher lower maximum minimum max min earliest latest first last early late increase decrease "
-    "include exclude included excluded inside outside open closed enable enabled disable disabled except".split()
+    "include exclude included excluded inside outside open closed enable enabled disable disabled except "
+    "out off up down".split()
 )
-"""Words that flip or bound a question's meaning while barely moving its embedding."""
+"""Words that flip or bound a question's meaning while barely moving its embedding ("out", "off": check out, log
+off; stopwords, so the one-content-word rule of `opposed` does not see them)."""
 _NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "none", "nothing", "neither", "non"})
 ANTONYMOUS_PREFIXES = ("non", "dis", "un", "in", "im", "il", "ir")
 """A question with "unsafe" where the other has "safe" asks the opposite ("illegal"/"legal", "non-refundable")."""
 _MIN_STEM = 3
 """Shorter remainders ("in" + "to") are not words the prefix negates."""
-# Antonym pairs questions turn on: a hand-kept list (no antonym lexicon ships offline with the project).
-_ANTONYM_PAIRS = (
-    "safe/dangerous true/false accept/reject accepted/rejected approve/deny approved/denied approved/rejected "
-    "allow/deny allow/block grant/deny granted/denied buy/sell bought/sold win/lose won/lost add/remove "
-    "added/removed hot/cold cheap/expensive cheaper/dearer fast/slow faster/slower always/never all/none "
-    "required/optional mandatory/optional compulsory/optional free/paid public/private same/different full/empty "
-    "heavy/light old/new young/old big/small large/small long/short up/down on/off yes/no pass/fail "
-    "passed/failed succeed/fail success/failure arrive/depart arrival/departure import/export "
-    "inbound/outbound incoming/outgoing upload/download enter/exit entrance/exit input/output "
-    "positive/negative good/bad better/worse best/worst easy/hard easy/difficult simple/complex strong/weak "
-    "rich/poor wet/dry light/dark day/night north/south east/west left/right push/pull give/take "
-    "borrow/lend send/receive sent/received close/open raise/lower rise/fall gain/loss profit/loss "
-    "credit/debit deposit/withdraw deposit/withdrawal alive/dead present/absent visible/hidden "
-    "temporary/permanent male/female men/women man/woman internal/external domestic/international "
-    "upstairs/downstairs forward/backward ascending/descending online/offline attach/detach in/out "
-    "start/stop started/stopped start/end begin/end beginning/end open/shut win/loss increase/reduce "
-    "maximum/minimum highest/lowest cheapest/dearest"
-).split()
-
-
-def _antonym_table(pairs: list[str]) -> dict[str, frozenset[str]]:
-    table: dict[str, set[str]] = {}
-    for pair in pairs:
-        first, second = pair.split("/")
-        table.setdefault(first, set()).add(second)
-        table.setdefault(second, set()).add(first)
-    return {word: frozenset(others) for word, others in table.items()}
-
-
-_ANTONYMS = _antonym_table(_ANTONYM_PAIRS)
-
-
 def meaning_markers(query: str) -> frozenset[str]:
     """What two similar questions must share to get the same answer: figures, negation, contrastive words."""
     tokens = textutil.words(query)
@@ -83,18 +55,41 @@ def meaning_markers(query: str) -> frozenset[str]:
 
 
 def opposed(first: frozenset[str], second: frozenset[str]) -> bool:
-    """Whether two questions' word sets turn on opposite words: a word of one is an antonymous-prefix form of
-    a word of the other ("unsafe" and "safe", "non-refundable" and "refundable"), or its listed antonym.
-    Pairwise, since whether "un" + "safe" negates depends on "safe" being what the other question says."""
+    """Whether two questions' word sets differ as two different questions do, however close their embeddings:
+
+    - by one content word, swapped or added ("Does aspirin cause bleeding?" / "... prevent bleeding?", "Is the
+      tank full?" / "Is the tank empty?", "... in the rooms?" / "... in the rooms at night?"). No antonym list can
+      name every opposite (cause/prevent, promote/inhibit, relieve/worsen...), and a rewording that asks the same
+      question changes its wording or its function words, not one content word;
+    - or by an antonymous-prefix form of a word of the other ("unsafe" and "safe", "non-refundable" and
+      "refundable"), whatever else differs. Pairwise, since whether "un" + "safe" negates depends on "safe" being
+      what the other question says.
+    Word forms of one stem ("drive", "drives") are one word."""
+    only, only_other = _content_stems(first) - _content_stems(second), _content_stems(second) - _content_stems(first)
+    if len(only) <= 1 and len(only_other) <= 1 and (only or only_other):
+        swapped = only and only_other and _one_word(next(iter(only)), next(iter(only_other)))
+        if not swapped:
+            return True
     for words, other in ((first, second), (second, first)):
         for word in words - other:
-            if _ANTONYMS.get(word, frozenset()) & (other - words):
-                return True
             for prefix in ANTONYMOUS_PREFIXES:
                 stem = word[len(prefix) :].lstrip("-") if word.startswith(prefix) else ""
                 if len(stem) >= _MIN_STEM and stem in other:
                     return True
     return False
+
+
+def _content_stems(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(textutil.stem(word) for word in words if word not in textutil.STOPWORDS)
+
+
+def _one_word(stem: str, other: str) -> bool:
+    """Two stems of one word that the light stemmer left apart ("caus" of "caused", "cause")."""
+    short, long = sorted((stem, other), key=len)
+    return len(short) >= _MIN_SHARED_STEM and long.startswith(short) and len(long) - len(short) <= 2
+
+
+_MIN_SHARED_STEM = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +114,7 @@ class CacheStats:
     """Misses where a similar-enough entry existed but for another document-set version."""
     guarded_misses: int = 0
     """Misses where a similar-enough entry existed but its question differs in figures, negation, contrast or
-    an opposite word (an antonymous prefix or a listed antonym)."""
+    one content word, or by an antonymous-prefix form of a word (`opposed`)."""
 
     @property
     def lookups(self) -> int:

@@ -102,6 +102,11 @@ def test_claims_and_pairs_over_the_limit_are_a_413_before_scoring(settings, monk
         assert too_many_pairs.status_code == 413, too_many_pairs.text
         assert too_many_pairs.json()["error"]["details"]["limit"] == "max_pairs"
         assert scored == []  # neither request reached the scoring call
+        # Lines with no claim count too (issue 38): lines of "x" were accepted after seconds of splitting.
+        filler = client.post("/v1/verify", headers=ALPHA, json={"answer": "x\n" * 10_000, "chunks": [CHUNK]})
+        assert filler.status_code == 413, filler.text
+        assert filler.json()["error"]["details"]["limit"] == "max_claims" and "sentences" in filler.text
+        assert scored == []
         within = client.post("/v1/verify", headers=ALPHA, json=VERIFY)
         assert within.status_code == 200 and len(scored) >= 1
 

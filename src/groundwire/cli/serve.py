@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,7 +12,9 @@ import typer
 
 from groundwire.cli.common import require_extra
 from groundwire.core.errors import ErrorCode, InputError
-from groundwire.service.settings import ServiceSettings, parse_api_keys
+from groundwire.data.rows import read_text
+from groundwire.redact import register_secret
+from groundwire.service.settings import ServiceSettings, api_key_file_entries, parse_api_keys
 
 # One place for the limits' defaults: the settings' own fields (read, not built: building loads the settings).
 _DEFAULTS: dict[str, Any] = {item.name: item.default for item in dataclasses.fields(ServiceSettings)}
@@ -28,10 +32,15 @@ def serve(
     port: Annotated[int, typer.Option(min=0, max=65535)] = 8000,
     db: Annotated[str, typer.Option(
         help="SQLAlchemy URL, or an SQLite file path, for the request log and documents.")] = "groundwire.db",
+    api_key_file: Annotated[Path | None, typer.Option(
+        help="A file of API keys, one KEY:SCOPE (or KEY:SCOPE:ro, a read-only key: verify and read; no ingest, "
+             "feedback or eval runs) a line; blank lines and # comments are skipped. Keep it mode 600. Without "
+             "any key (here, --api-key or $GROUNDWIRE_API_KEYS), access is open in one 'default' scope.")] = None,
     api_key: Annotated[list[str] | None, typer.Option(
         "--api-key", envvar="GROUNDWIRE_API_KEYS",
-        help="KEY:SCOPE, or KEY:SCOPE:ro for a read-only key (verify and read; no ingest, feedback or eval runs); "
-             "repeat for several keys. Without any, access is open in one 'default' scope.")] = None,
+        help="KEY:SCOPE or KEY:SCOPE:ro, repeatable; from the environment, comma-separated. On the command line a "
+             "key is visible to every local user (ps, /proc/PID/cmdline): prefer --api-key-file or "
+             "$GROUNDWIRE_API_KEYS.")] = None,
     config: Annotated[Path | None, typer.Option(
         help="groundwire.toml (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")] = None,
     scorer: Annotated[str | None, typer.Option(
@@ -43,11 +52,14 @@ def serve(
     header_timeout: Annotated[float, typer.Option(
         min=0.01, help="Seconds a connection may take to send a request's headers; a client that never finishes "
                        "them gets 408 and is disconnected.")] = _DEFAULTS["header_timeout_s"],
+    max_header_bytes: Annotated[int, typer.Option(
+        min=1, help="Larger request lines and headers get 431 and are disconnected.")] = _DEFAULTS["max_header_bytes"],
     max_claims: Annotated[int, typer.Option(min=1, help="Answers with more claims get 413.")] = _DEFAULTS["max_claims"],
     max_pairs: Annotated[int, typer.Option(
         min=1, help="Requests whose claims x context windows exceed this get 413, before any scoring.")] = _DEFAULTS["max_pairs"],
     workers: Annotated[int | None, typer.Option(
-        min=1, help="Checks (verify, repair, generate) run at once; default: the usable cores, at least 2.")] = None,
+        min=1, help="Checks (verify, repair, generate, the eval loop's routes) run at once; default: the usable "
+                    "cores, at least 2.")] = None,
     max_waiting: Annotated[int, typer.Option(
         min=0, help="Checks that may wait for a worker; more get 503 busy at once.")] = _DEFAULTS["max_waiting"],
     review_threshold: Annotated[float, typer.Option(
@@ -72,17 +84,22 @@ def serve(
 
     from groundwire.config import load_config
     from groundwire.service import create_app
-    from groundwire.service.headertimeout import header_timeout_protocol
+    from groundwire.service.accesslog import access_log_config
+    from groundwire.service.headertimeout import header_limits_protocol
 
     loaded = load_config(config)
     if loaded.verify.decomposer == "llm" and not llm:
         raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml',
                          code=ErrorCode.LLM_NOT_CONFIGURED)
-    keys, read_only_keys = parse_api_keys(_split_env_list(api_key or []))
+    from_file = _key_file_entries(api_key_file) if api_key_file is not None else []
+    keys, read_only_keys = parse_api_keys([*from_file, *_split_env_list(api_key or [])])
+    for key in keys:  # so that a key is redacted wherever it would be written: error rows, the access log
+        register_secret(key)
     if not keys and host not in LOOPBACK:
         if not insecure_no_auth:
-            raise InputError(f"refusing to serve {host} without API keys: give --api-key KEY:SCOPE, bind 127.0.0.1, "
-                             "or pass --insecure-no-auth", code=ErrorCode.INVALID_OPTION)
+            raise InputError(f"refusing to serve {host} without API keys: give --api-key-file FILE (or "
+                             "GROUNDWIRE_API_KEYS), bind 127.0.0.1, or pass --insecure-no-auth",
+                             code=ErrorCode.INVALID_OPTION)
         typer.echo(f"warning: serving on {host} without API keys; anyone who can reach it can read the log", err=True)
     settings = ServiceSettings(
         db_url=db if "://" in db else f"sqlite:///{Path(db).resolve()}",
@@ -92,6 +109,7 @@ def serve(
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout,
         header_timeout_s=header_timeout,
+        max_header_bytes=max_header_bytes,
         workers=workers,
         max_waiting=max_waiting,
         max_claims=max_claims,
@@ -103,9 +121,22 @@ def serve(
         use_llm=llm,
         rate_limit=rate_limit if rate_limit is not None else loaded.serve.rate_limit,
     )
-    # uvicorn's own timeouts leave a connection whose headers never finish open: this protocol closes it.
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level,
-                http=header_timeout_protocol(settings.header_timeout_s))
+    # uvicorn's own limits leave a connection whose headers never finish open, and take a head of any size that
+    # arrives whole: this protocol bounds both. h11's own bound, on a head still arriving, is set to the same size.
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, log_config=access_log_config(),
+                http=header_limits_protocol(settings.header_timeout_s, settings.max_header_bytes),
+                h11_max_incomplete_event_size=settings.max_header_bytes)
+
+
+def _key_file_entries(path: Path) -> list[str]:
+    """The entries of an --api-key-file; one that holds none is refused, so that it cannot open the service."""
+    entries = api_key_file_entries(read_text(path))
+    if not entries:
+        raise InputError(f"{path}: no API keys (one KEY:SCOPE a line)", code=ErrorCode.INVALID_FILE)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if os.name == "posix" and mode & 0o077:
+        typer.echo(f"warning: {path} is open to other users (mode {mode:o}); chmod 600 it", err=True)
+    return entries
 
 
 def _split_env_list(values: list[str]) -> list[str]:

@@ -183,7 +183,19 @@ class ErrorCode(StrEnum):
         "The request asks for more work than allowed (chunks, characters, claims, pairs); "
         "details.limit names the limit.",
     )
+    UNSUPPORTED_CONTENT_ENCODING = (
+        "unsupported_content_encoding",
+        _BAD_INPUT,
+        415,
+        "The request has a Content-Encoding (gzip, ...) the service does not decode; send the body uncompressed.",
+    )
     RATE_LIMITED = ("rate_limited", _BAD_INPUT, 429, "Too many requests for this API key; retry after Retry-After.")
+    HEADERS_TOO_LARGE = (
+        "headers_too_large",
+        _BAD_INPUT,
+        431,
+        "The request line and headers are over the byte limit; the connection is closed.",
+    )
 
     # groundwire, the service or the LLM endpoint could not do it. ---------------------------------------------
     LLM_UNAVAILABLE = (

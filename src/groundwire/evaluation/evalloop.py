@@ -139,8 +139,9 @@ def items_from_frozen(
     )
     for row, checked in zip(rows, check_many(verifier, checks), strict=True):
         if checked.report is None:
-            raise InputError(f"frozen row {row.id!r} could not be checked: {checked.error}",
-                             code=checked.code or ErrorCode.INVALID_ROW)
+            cause = (checked.code or ErrorCode.INTERNAL_ERROR).value
+            raise InputError(f"frozen row {row.id!r} could not be checked ({cause}): {checked.error}",
+                             code=ErrorCode.INVALID_ROW)
         report = checked.report
         claims = tuple(LoggedClaim(r.claim.text, Verdict(r.verdict).value, float(r.score)) for r in report.claims)
         items.append(

@@ -18,16 +18,15 @@ from groundwire.service.auth import caller_scope, writer_scope
 from groundwire.service.docs import install_docs
 from groundwire.service.failures import FailureLog
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
-from groundwire.service.limits import BodySizeLimit, SecurityHeaders
+from groundwire.service.limits import BodySizeLimit, RefuseContentEncoding, SecurityHeaders
 from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
 from groundwire.service.workers import WorkerPool, default_workers
-from groundwire.evaluation.evalloop import render_html
 from groundwire.version import __version__
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": models.ErrorResponse} for status in (401, 403, 404, 408, 413, 422, 429, 500, 502, 503)
+    status: {"model": models.ErrorResponse} for status in (401, 403, 404, 408, 413, 415, 422, 429, 500, 502, 503)
 }
 
 
@@ -66,6 +65,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return error_response(ErrorCode.LLM_UNAVAILABLE, f"The LLM endpoint failed: {exc}")
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
+    app.add_middleware(RefuseContentEncoding)  # before the size limit: a gzip body is refused whatever its size
     app.add_middleware(FailureLog, runtime=runtime)  # outside the size limit, so its 413s are logged too
     app.add_middleware(SecurityHeaders)
     observability.install(app, runtime.metrics)
@@ -81,7 +81,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     def healthz() -> models.HealthResponse:
         return runtime.health()
 
-    # Checks run on the worker pool (service/workers.py): a bounded number at once, a bounded number waiting.
+    # Checks and the eval loop run on the worker pool (service/workers.py): a bounded number at once, a bounded
+    # number waiting, and 503 `busy` past that.
     pool = WorkerPool(settings.workers or default_workers(), settings.max_waiting)
     app.state.pool = pool
 
@@ -123,22 +124,23 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                      limit: int = Query(100, ge=1, le=1000)) -> models.ReviewQueue:
         return history.review_queue(runtime, scope=scope, limit=limit)
 
+    # The eval loop re-runs the verifier over up to `limit` logged requests: a check's work, on the same pool.
     @app.get("/v1/eval", response_model=models.EvalSummary, tags=["eval"])
-    def eval_dashboard(scope: str = Depends(caller_scope),
-                       limit: int = Query(500, ge=1, le=10_000)) -> models.EvalSummary:
+    async def eval_dashboard(scope: str = Depends(caller_scope),
+                             limit: int = Query(500, ge=1, le=10_000)) -> models.EvalSummary:
         """Eval-loop metrics over a rolling sample of your scope's request log (nothing is recorded)."""
-        return history.eval_summary(runtime, scope=scope, limit=limit)
+        return await pool.run(history.eval_summary, runtime, scope=scope, limit=limit)
 
     @app.post("/v1/eval/runs", response_model=models.EvalSummary, tags=["eval"])
-    def record_eval_run(scope: str = Depends(writer_scope),
-                        limit: int = Query(500, ge=1, le=10_000)) -> models.EvalSummary:
+    async def record_eval_run(scope: str = Depends(writer_scope),
+                              limit: int = Query(500, ge=1, le=10_000)) -> models.EvalSummary:
         """Run the eval loop and record the run in the history the dashboard plots."""
-        return history.eval_summary(runtime, scope=scope, limit=limit, save=True)
+        return await pool.run(history.eval_summary, runtime, scope=scope, limit=limit, save=True)
 
     @app.get("/v1/eval/report", tags=["eval"], response_class=HTMLResponse)
-    def eval_report(scope: str = Depends(caller_scope),
-                    limit: int = Query(500, ge=1, le=10_000)) -> HTMLResponse:
+    async def eval_report(scope: str = Depends(caller_scope),
+                          limit: int = Query(500, ge=1, le=10_000)) -> HTMLResponse:
         """The eval loop's self-contained HTML report (plots over time, tables per release and segment)."""
-        return HTMLResponse(render_html(history.eval_loop(runtime, scope=scope, sample_size=limit, save=False)))
+        return HTMLResponse(await pool.run(history.eval_report, runtime, scope=scope, limit=limit))
 
     return app

@@ -56,12 +56,12 @@ class Caller:
     read_only: bool
 
 
-def caller_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
+async def caller_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
     """FastAPI dependency: the permission scope of the calling key, for reading and checking."""
     return caller.scope
 
 
-def writer_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
+async def writer_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
     """FastAPI dependency: the permission scope of the calling key, for changing what the scope holds."""
     if caller.read_only:
         raise ServiceError(ErrorCode.READ_ONLY_KEY, "This API key is read-only: it may verify and read, "
@@ -69,10 +69,13 @@ def writer_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
     return caller.scope
 
 
-def _caller(request: Request,
-            bearer: HTTPAuthorizationCredentials | None = Security(BEARER),
-            header_key: str | None = Security(API_KEY_HEADER)) -> Caller:
-    """The calling key's scope and access, counted against the rate limit."""
+async def _caller(request: Request,
+                  bearer: HTTPAuthorizationCredentials | None = Security(BEARER),
+                  header_key: str | None = Security(API_KEY_HEADER)) -> Caller:
+    """The calling key's scope and access, counted against the rate limit.
+
+    Async, as are caller_scope and writer_scope: FastAPI runs a sync dependency on anyio's thread pool, so with
+    its threads taken (by sync routes) even a request the worker pool refuses at once would first wait for one."""
     settings: ServiceSettings = request.app.state.settings
     limiter: RateLimiter | None = request.app.state.rate_limiter
     key = presented_key(bearer, header_key)

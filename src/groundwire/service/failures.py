@@ -1,8 +1,9 @@
 """Failed requests (4xx and 5xx) in the request log: status, route and error, in the caller's scope.
 
 A row of kind "error" has no report; the eval loop leaves such rows out and the history shows the error.
-Not logged: a request whose key is missing or wrong (no scope may read it; uvicorn's access log has it), and
-429s, so that a flood of rate-limited requests costs no writes.
+Not logged: a request whose key is missing or wrong (no scope may read it; uvicorn's access log has it), and the
+refusals of a loaded service, 429 `rate_limited` and 503 `busy`: they must cost no writes (and no thread), so that
+a flood of them cannot add to the load that caused them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("groundwire.service")
 _KEPT_BODY_BYTES = 8_192
 """Enough for the JSON error shape; a longer body is cut (its message is then not read)."""
+_NOT_LOGGED = frozenset({ErrorCode.RATE_LIMITED.value, ErrorCode.BUSY.value})
 
 
 class FailureLog:
@@ -57,8 +59,10 @@ class FailureLog:
         except Exception:
             await self._log(scope, 500, {"code": ErrorCode.INTERNAL_ERROR.value, "message": "unhandled error"}, started)
             raise
-        if status >= 400 and status != 429:
-            await self._log(scope, status, _error(bytes(body)), started)
+        if status >= 400:
+            error = _error(bytes(body))
+            if error["code"] not in _NOT_LOGGED:
+                await self._log(scope, status, error, started)
 
     async def _log(self, scope: Scope, status: int, error: dict[str, Any], started: float) -> None:
         request = Request(scope)

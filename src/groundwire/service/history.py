@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from groundwire.data.store import ERROR_KIND
 from groundwire.service import models
 from groundwire.service.runtime import Runtime
-from groundwire.evaluation.evalloop import run_eval_loop
+from groundwire.evaluation.evalloop import render_html, run_eval_loop
 from groundwire.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -126,6 +126,11 @@ def eval_summary(runtime: Runtime, *, scope: str, limit: int, save: bool = False
         history=result.history,
         meta=result.meta,
     )
+
+
+def eval_report(runtime: Runtime, *, scope: str, limit: int) -> str:
+    """The eval loop's self-contained HTML report (nothing is recorded)."""
+    return render_html(eval_loop(runtime, scope=scope, sample_size=limit, save=False))
 
 
 def _flat(values: dict[str, Any]) -> dict[str, Any]:

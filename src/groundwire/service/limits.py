@@ -2,8 +2,9 @@
 
 A declared Content-Length over the limit is refused at once; a chunked body is counted
 as it streams and refused the moment it crosses the limit. Either way: 413 with the
-service's JSON error shape. `check_work` then bounds what a parsed request costs (chunks, answer and
-context characters), with a 413 that names the limit, before any model runs.
+service's JSON error shape. A body with a Content-Encoding (gzip, ...) is refused with 415: the service does not
+decode one. `check_work` then bounds what a parsed request costs (chunks, answer and context characters), with a
+413 that names the limit, before any model runs.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from groundwire.core.claims import SENTENCES_PER_CLAIM
 from groundwire.core.errors import ErrorCode
-from groundwire.service.errors import ServiceError, error_body
+from groundwire.service.errors import ServiceError, error_body, error_response
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.core.types import Chunk
@@ -90,6 +92,41 @@ class BodySizeLimit:
         await send({"type": "http.response.body", "body": body})
 
 
+class RefuseContentEncoding:
+    """415 `unsupported_content_encoding` for a request with a Content-Encoding other than identity.
+
+    Starlette reads a body as it arrives and does not decode it, so a body marked gzip was parsed as plain JSON:
+    one that is not gzip at all was accepted, one that is failed as malformed JSON. The service reads uncompressed
+    bodies only, and says so (RFC 7694: Accept-Encoding on the 415). The body is not read: the connection closes."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        codings = _content_codings(scope) if scope["type"] == "http" else []
+        if not codings:
+            await self.app(scope, receive, send)
+            return
+        response = error_response(
+            ErrorCode.UNSUPPORTED_CONTENT_ENCODING,
+            "The request body has a Content-Encoding the service does not decode; send it uncompressed, without "
+            "Content-Encoding.",
+            {"content_encoding": codings, "accepted": [_IDENTITY]},
+            headers={"Accept-Encoding": _IDENTITY, "Connection": "close"})
+        await response(scope, receive, send)
+
+
+_IDENTITY = "identity"
+
+
+def _content_codings(scope: Scope) -> list[str]:
+    """The codings a request's Content-Encoding headers name, less identity (which is no coding)."""
+    headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    values = (value.decode("latin-1") for name, value in headers if name == b"content-encoding")
+    codings = (coding.strip().lower() for value in values for coding in value.split(","))
+    return [coding for coding in codings if coding and coding != _IDENTITY]
+
+
 def _content_length(scope: Scope) -> int | None:
     headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
     for name, value in headers:
@@ -119,7 +156,8 @@ def check_plan(settings: ServiceSettings, plan: Plan) -> None:
     work = plan.workload
     if not plan.complete:
         raise ServiceError(ErrorCode.TOO_MUCH_WORK,
-                           f"The request has more than {settings.max_claims} claims ({work.claims} counted before "
+                           f"The request has more than {settings.max_claims} claims, or more than "
+                           f"{SENTENCES_PER_CLAIM} sentences per claim allowed ({work.claims} claims counted before "
                            f"splitting stopped); the limit (max_claims) is {settings.max_claims}.",
                            details={"limit": "max_claims", "max": settings.max_claims, "got": work.claims})
     _within_limits(settings, (

@@ -43,6 +43,9 @@ class ServiceSettings:
     header_timeout_s: float = 10.0
     """A request's headers must arrive within this many seconds of the connection opening (or of the previous
     response on it); else 408 and the connection closes (`groundwire serve`: service/headertimeout.py)."""
+    max_header_bytes: int = 16_384
+    """A request line and headers over this many bytes get 431 and the connection closes (`groundwire serve`:
+    service/headertimeout.py). h11, which uvicorn uses, bounds only headers that arrive in pieces, at 16 KiB."""
     max_chunks: int = 200
     max_text_chars: int = 100_000
     max_context_chars: int = 400_000
@@ -53,7 +56,8 @@ class ServiceSettings:
     pairs the largest accepted request took 6.4 s with the default scorer on 2 CPU cores (bench/request_cost.py);
     at the 4,000 first chosen it took 44-53 s."""
     workers: int | None = None
-    """Checks (verify, repair, generate) that run at once; None: the usable cores, at least 2 (service/workers.py)."""
+    """Checks (verify, repair, generate, and the eval loop's routes) that run at once; None: the usable cores, at
+    least 2 (service/workers.py)."""
     max_waiting: int = 32
     """Checks that may wait for a worker; one more is refused at once with 503 `busy` naming the limit."""
     review_threshold: float = 0.5
@@ -78,6 +82,8 @@ class ServiceSettings:
             raise InputError("body_timeout_s must be positive", code=ErrorCode.INVALID_SETTINGS)
         if self.header_timeout_s <= 0:
             raise InputError("header_timeout_s must be positive", code=ErrorCode.INVALID_SETTINGS)
+        if self.max_header_bytes <= 0:
+            raise InputError("max_header_bytes must be positive", code=ErrorCode.INVALID_SETTINGS)
         if (self.workers is not None and self.workers < 1) or self.max_waiting < 0:
             raise InputError("workers must be at least 1 and max_waiting at least 0", code=ErrorCode.INVALID_SETTINGS)
         for key, scope in self.api_keys.items():
@@ -120,6 +126,13 @@ def parse_api_keys(pairs: list[str] | tuple[str, ...]) -> tuple[dict[str, str], 
         if ACCESS[access]:
             read_only.add(key)
     return keys, frozenset(read_only)
+
+
+def api_key_file_entries(text: str) -> list[str]:
+    """The `KEY:SCOPE[:ro]` entries of an API key file (`serve --api-key-file`): one a line, as --api-key takes
+    them; blank lines and lines starting with # are skipped."""
+    lines = (line.strip() for line in text.removeprefix("\ufeff").splitlines())  # a BOM is not part of a key
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 def _check_pattern(pattern: str) -> None:

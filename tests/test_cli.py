@@ -200,7 +200,7 @@ def test_task_option_selects_the_calibration_and_is_reported(tmp_path):
     # The table's footer says which accept and reject levels routed the answer.
     accept_at, reject_at = json.loads(given.stdout)["extra"]["thresholds"].values()
     table = run("check", "--context", str(record), "--answer", "Pizza Mizza is in Santa Barbara.", "--task", "qa")
-    assert f"accept >= {accept_at:.3f}, reject <= {reject_at:.3f}" in " ".join(table.stdout.split())
+    assert f"accept >= {accept_at!r}, reject <= {reject_at!r}" in " ".join(table.stdout.split())
 
 
 def test_eval_target_rates_write_thresholds_that_meet_them(tmp_path):

@@ -14,6 +14,7 @@ from chromium import needs_chromium, start_chromium
 from typer.testing import CliRunner
 
 from groundwire import Verifier
+from groundwire.core.explain import format_threshold
 from groundwire.cli.main import app
 
 pytest.importorskip("matplotlib")
@@ -70,7 +71,7 @@ def test_html_report_has_curves_and_histograms_per_task(written: tuple[Path, Pat
     assert page.count("<svg") == 2 + 1 + 2 * 3
     assert page.count("aria-label='score histogram") == 3
     accept_at, reject_at = Verifier("lexical").thresholds_for("qa")
-    assert f"accept ≥ {accept_at:.2f}" in page and f"reject ≤ {reject_at:.2f}" in page
+    assert f"accept ≥ {format_threshold(accept_at)}" in page and f"reject ≤ {format_threshold(reject_at)}" in page
 
 
 @needs_chromium
@@ -132,7 +133,7 @@ def test_one_task_draws_each_chart_once(one_task: str) -> None:
 
 
 def test_reject_line_at_zero_stands_clear_of_the_y_axis(one_task: str) -> None:
-    assert "reject ≤ 0.00" in one_task and "reject 0.00" in one_task  # legend entry and the label beside the line
+    assert "reject ≤ 0.0<" in one_task and "reject 0.0<" in one_task  # legend entry and the label beside the line
     gap = _x(one_task, "hist-all:reject-line") - _x(one_task, "hist-all:y-axis")
     assert gap > 5, f"the reject line is drawn {gap:.1f} px from the y axis"
 

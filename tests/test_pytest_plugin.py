@@ -51,7 +51,7 @@ def test_grounded_answers_pass_and_the_others_fail_listing_their_claims(pytester
     # a fabricated figure: rejected, and the failure names the claim, its verdict, the check and the evidence
     outcome.stdout.fnmatch_lines([
         "*NotGroundedError: the answer is not grounded in its chunks",
-        "*decision REJECT by lexical-baseline, answer score 0.20 (accept >= 0.80, reject <= 0.20); "
+        "*decision REJECT by lexical-baseline, answer score 0.20 (accept >= 0.8, reject <= 0.2); "
         "1 of 2 claims not supported",
         '*- "Shipping to EU countries costs 25 euros.": CONTRADICTED, score 0.20',
         "*check figure_conflict: money '25' is not in the context*",

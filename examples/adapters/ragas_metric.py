@@ -1,8 +1,9 @@
 """groundwire as RAGAS metrics, offline: python examples/adapters/ragas_metric.py
 (pip install 'groundwire[ragas]'; RAGAS_DO_NOT_TRACK=true keeps RAGAS's analytics off).
 
-RAGAS 0.4's metrics interface, as ragas.metrics.collections.Faithfulness has it: `await metric.ascore(...)`.
-`ragas.evaluate(dataset, metrics=[GroundwireFaithfulness()])` works too, but RAGAS marks evaluate() deprecated.
+RAGAS 0.4's metrics interface, as ragas.metrics.collections.Faithfulness has it: `await metric.ascore(...)`, what an
+`@experiment` function calls (docs/adapters.md has one over a ragas Dataset). `ragas.evaluate(dataset,
+metrics=[GroundwireFaithfulness()])` works too, but RAGAS marks evaluate() deprecated.
 """
 
 import asyncio

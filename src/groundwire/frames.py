@@ -8,9 +8,11 @@ and DeepEval's, see groundwire.data.rows.COLUMN_ALIASES), or given by keyword. p
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
-from collections.abc import Hashable, Mapping
+import sys
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
@@ -51,14 +53,14 @@ class ToPandas(Protocol):
 def verify_many(data: pd.DataFrame | ToPandas, *, answer: str | None = ..., context: str | None = ...,
                 question: str | None = ..., task: str | None = ..., claims: Literal[False] = ...,
                 verifier: Verifier | None = ..., scorer: str | None = ...,
-                require_citations: bool = ...) -> pd.DataFrame: ...
+                require_citations: bool = ..., progress: bool | None = ...) -> pd.DataFrame: ...
 
 
 @overload
 def verify_many(data: pd.DataFrame | ToPandas, *, answer: str | None = ..., context: str | None = ...,
                 question: str | None = ..., task: str | None = ..., claims: Literal[True],
                 verifier: Verifier | None = ..., scorer: str | None = ...,
-                require_citations: bool = ...) -> tuple[pd.DataFrame, pd.DataFrame]: ...
+                require_citations: bool = ..., progress: bool | None = ...) -> tuple[pd.DataFrame, pd.DataFrame]: ...
 
 
 def verify_many(
@@ -72,12 +74,16 @@ def verify_many(
     verifier: Verifier | None = None,
     scorer: str | None = None,
     require_citations: bool = False,
+    progress: bool | None = None,
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Verify every row; the result has the input's index, so `df.join(verify_many(df))` lines up.
 
     `answer`, `context`, `question` and `task` name the columns (default: found by name). A context cell is a
     list of strings or of {id, text} objects, or one string. With `claims=True` a second frame lists every claim.
-    Raises InputError when no answer or no context column is found (naming the frame's columns and those expected).
+    `progress`: a progress bar of rows done out of the frame's rows, on stderr (rich); by default (None) shown only
+    when stderr is a terminal, `True` shows it anyway (its last state, where stderr is not a terminal), `False`
+    never. Raises InputError when no answer or no context column is found (naming the frame's columns and those
+    expected).
     """
     pd = _pandas()
     frame = data if isinstance(data, pd.DataFrame) else _to_pandas(data)
@@ -96,19 +102,21 @@ def verify_many(
     checked = check_many(checker, items)  # one report (or the reason there is none) per readable row, in order
     answers: list[dict[str, Any]] = []
     claim_rows: list[dict[str, Any]] = []
-    for label, row in zip(frame.index, parsed, strict=True):
-        # A row that could not be read or checked stays in the output, with the reason.
-        report: Report | None
-        code: ErrorCode | None
-        error: str | None
-        if isinstance(row, RowError):
-            report, code, error = None, ErrorCode.INVALID_ROW, row.error
-        else:
-            outcome = next(checked)
-            report, code, error = outcome.report, outcome.code, outcome.error
-        answers.append(_answer_row(report, code, error))
-        if report is not None and claims:
-            claim_rows.extend(_claim_rows(label, report))
+    with _progress_bar(len(parsed), progress) as advance:
+        for label, row in zip(frame.index, parsed, strict=True):
+            # A row that could not be read or checked stays in the output, with the reason.
+            report: Report | None
+            code: ErrorCode | None
+            error: str | None
+            if isinstance(row, RowError):
+                report, code, error = None, ErrorCode.INVALID_ROW, row.error
+            else:
+                outcome = next(checked)
+                report, code, error = outcome.report, outcome.code, outcome.error
+            answers.append(_answer_row(report, code, error))
+            if report is not None and claims:
+                claim_rows.extend(_claim_rows(label, report))
+            advance()
     results = pd.DataFrame(answers, index=frame.index, columns=list(RESULT_COLUMNS))
     if not claims:
         return results
@@ -126,13 +134,15 @@ async def averify_many(
     scorer: str | None = None,
     require_citations: bool = False,
     limiter: CapacityLimiter | None = None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """`verify_many` for async code: the rows are checked in a worker thread and the event loop keeps serving.
     The same frame comes back, one row per answer, a row that failed with its `error_code` and `error`."""
     import anyio.to_thread  # lazy: only async callers need it
 
     call = functools.partial(verify_many, data, answer=answer, context=context, question=question, task=task,
-                             verifier=verifier, scorer=scorer, require_citations=require_citations)
+                             verifier=verifier, scorer=scorer, require_citations=require_citations,
+                             progress=progress)
     return await anyio.to_thread.run_sync(call, limiter=limiter)
 
 
@@ -143,6 +153,31 @@ def _pandas() -> ModuleType:
     except ModuleNotFoundError:
         raise InputError("verify_many needs pandas: pip install 'groundwire[frames]'",
                          code=ErrorCode.MISSING_EXTRA) from None
+
+
+@contextlib.contextmanager
+def _progress_bar(total: int, progress: bool | None) -> Iterator[Callable[[], None]]:
+    """A function that counts one row done: on a rich progress bar on stderr ("12/250"), or nothing. `progress`
+    None shows the bar only when stderr is a terminal, so logs and captured output stay clean."""
+    if not (_stderr_is_terminal() if progress is None else progress):
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("verify_many"), BarColumn(), MofNCompleteColumn(), TextColumn("rows"), TimeElapsedColumn())
+    # No redirection of sys.stdout / sys.stderr: averify_many runs this in a worker thread of someone's server.
+    with Progress(*columns, console=Console(stderr=True), redirect_stdout=False, redirect_stderr=False) as bar:
+        rows = bar.add_task("rows", total=total)
+        yield functools.partial(bar.advance, rows)
+
+
+def _stderr_is_terminal() -> bool:
+    isatty = getattr(sys.stderr, "isatty", None)  # None where there is no stderr (pythonw)
+    try:
+        return bool(isatty is not None and isatty())
+    except ValueError:  # a closed stream
+        return False
 
 
 def _require_columns(found: pd.Index, given: Mapping[str, str]) -> None:

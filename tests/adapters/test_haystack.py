@@ -67,3 +67,15 @@ def test_run_async_in_a_pipeline(lexical, monkeypatch: pytest.MonkeyPatch) -> No
     assert direct["outcomes"] == ["fail", "review"] and direct["individual_scores"] == [0.5, 0.0]
     out = asyncio.run(_pipeline(evaluator).run_async(INPUTS))["faithfulness"]
     assert out["individual_scores"] == [0.5] and out["outcomes"] == ["fail"]
+
+
+def test_the_docstring_names_what_the_installed_haystack_has() -> None:
+    # Issue 37: it said `run_async` serves AsyncPipeline, which Haystack 3 folded into Pipeline.
+    import haystack
+
+    from groundwire.adapters import haystack as adapter
+
+    doc = " ".join((adapter.__doc__ or "").split())
+    assert "`run_async` serves `Pipeline.run_async`" in doc and callable(Pipeline.run_async)
+    if not hasattr(haystack, "AsyncPipeline"):  # Haystack 3: named only as what Haystack 2 had
+        assert doc.count("AsyncPipeline") == 2 and "on Haystack 2 it serves `AsyncPipeline`" in doc

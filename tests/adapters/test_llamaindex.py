@@ -74,3 +74,22 @@ def test_repair_cites_nothing_the_nodes_did_not_name(lexical) -> None:  # noqa: 
     kept = GroundedQueryEngine(FixedEngine(cited), verifier=lexical).query(QUESTION)
     assert kept.response == "Shipping takes 5 business days [1]."  # the writer's own marker, kept whole
     assert kept.metadata["groundwire"]["outcome"] == "fail"
+
+
+PLAN = "The plan costs $49 per month and includes email support."
+COMPOUND = "The plan costs $49 and includes priority phone support."  # the price supported, phone support not
+
+
+@pytest.mark.parametrize("scorer", ["lexical", None])  # None: the bundled model
+def test_ground_response_keeps_the_supported_part_of_a_compound_claim(scorer: str | None) -> None:
+    # Issue 37: the one claim was dropped whole, and the answer became NOT_IN_CONTEXT.
+    from groundwire.adapters.llamaindex import ground_response
+
+    response = FixedEngine(COMPOUND, context=PLAN).query(QUESTION)
+    grounded = ground_response(response, QUESTION, scorer=scorer)
+    assert grounded.response == "The plan costs $49."  # no [S1]: the nodes named no chunk
+    assert "phone support" not in grounded.response and grounded.metadata["groundwire"]["abstained"] is False
+    (action,) = grounded.metadata["groundwire"]["repaired"]["actions"]
+    assert [part["action"] for part in action["parts"]] == ["keep", "drop"]
+    engine = GroundedQueryEngine(FixedEngine(COMPOUND, context=PLAN), scorer=scorer).query(QUESTION)
+    assert "$49" in engine.response and "phone support" not in engine.response

@@ -76,13 +76,20 @@ def test_repair_edits_a_partly_wrong_claim_through_the_cli(
     assert result["answer"].startswith("Standard shipping to EU countries takes 3 to 5 business days and costs 15 euros")
     assert "25" not in result["answer"] and result["report"]["decision"] == "accept"
 
-    # An edit that adds anything is dropped, and so is the claim.
+    # An edit that adds anything is dropped; the claim is then split, and only its supported part survives (the
+    # edit of its other part, asked for next, adds DHL too and is dropped).
     edits["costs 25 euros"] = "Standard shipping to EU countries takes 3 to 5 business days and costs 15 euros by DHL."
     done = run(["repair", "-a", answer, "-c", str(files["dir"] / "shipping.md"), "-c", str(files["policy"]), "--json"],
                files["dir"], GROUNDWIRE_LLM_BASE_URL=scripted_llm.url)
     result = json.loads(done.stdout)
-    assert [a["action"] for a in result["actions"]] == ["drop", "keep"]
-    assert "adds content" in result["actions"][0]["reason"] and "dhl" in result["actions"][0]["reason"].lower()
+    assert [a["action"] for a in result["actions"]] == ["edit", "keep"]
+    split = result["actions"][0]
+    assert "adds content" in split["reason"] and "dhl" in split["reason"].lower()
+    assert [(part["claim"], part["action"]) for part in split["parts"]] == [
+        ("Standard shipping to EU countries takes 3 to 5 business days.", "keep"),
+        ("Standard shipping to EU countries costs 25 euros.", "drop")]
+    assert result["answer"] == ("Standard shipping to EU countries takes 3 to 5 business days [S1]. "
+                                "Refunds are issued within 14 days [S2].")
 
 
 def test_secrets_are_redacted_from_errors(scripted_llm: ScriptedLLMServer, files: dict[str, Path]) -> None:  # noqa: F811

@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
 from groundwire.pipeline import CheckItem, averify, check, given_or_shared
+from groundwire.core.explain import format_threshold
 from groundwire.core.types import Chunk, ClaimResult, Report, Route, Verdict
 from groundwire.core.verifier import as_chunks
 
@@ -125,11 +126,12 @@ def reason(report: Report, outcome: Outcome, thresholds: Thresholds) -> str:
     missing = unsupported(report)
     counted = (f"{len(missing)} of {len(report.claims)} claims are not supported by the context"
                if missing else f"every claim is supported by the context ({len(report.claims)} of {len(report.claims)})")
+    accept, reject = format_threshold(accept_at), format_threshold(reject_at)
     band = {
-        Outcome.PASS: f"answer score {report.score:.2f} >= accept_at {accept_at:.2f}",
-        Outcome.FAIL: f"answer score {report.score:.2f}, rejected (reject_at {reject_at:.2f})",
-        Outcome.REVIEW: f"answer score {report.score:.2f}, escalated (reject_at {reject_at:.2f}, "
-                        f"accept_at {accept_at:.2f}); groundwire's LLM judge or a person decides",
+        Outcome.PASS: f"answer score {report.score:.2f} >= accept_at {accept}",
+        Outcome.FAIL: f"answer score {report.score:.2f}, rejected (reject_at {reject}, accept_at {accept})",
+        Outcome.REVIEW: f"answer score {report.score:.2f}, escalated (reject_at {reject}, "
+                        f"accept_at {accept}); groundwire's LLM judge or a person decides",
     }[outcome]
     head = f"{'needs review' if outcome is Outcome.REVIEW else outcome.value}: {counted} ({band})"
     notes = [f"- {finding.check}: {finding.detail}" for finding in report.findings]

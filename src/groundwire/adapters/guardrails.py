@@ -10,8 +10,8 @@ It follows groundwire's routing:
   for a caller that escalates on its own: the PassResult's metadata says `decision: ESCALATE`, and a warning
   is logged (logger `groundwire.adapters.guardrails`).
 
-A failure carries a `fix_value`: groundwire's repair of the answer (unsupported claims dropped; with an LLM
-`client`, middle-band claims minimally edited and checked again), or the abstention `NOT_IN_CONTEXT` when too
+A failure carries a `fix_value`: groundwire's repair of the answer (unsupported claims dropped, the supported part
+of a compound claim kept; with an LLM `client`, middle-band claims minimally edited and checked again), or the abstention `NOT_IN_CONTEXT` when too
 little of it survives. So `on_fail="fix"` ships a grounded answer. The repair cites only chunk ids the caller
 named: with plain-string chunks it adds no `[S1]` markers.
 

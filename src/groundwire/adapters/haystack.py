@@ -3,7 +3,8 @@
 (per answer: statements, statement_scores, score, plus groundwire's outcome, passed and reason); `outcomes`
 lists each answer's "pass", "fail" or "review" (docs/adapters.md has the rule). No LLM is called.
 
-`run_async` serves AsyncPipeline; `to_dict` / `from_dict` keep every init parameter, so `Pipeline.dumps()` and
+`run_async` serves `Pipeline.run_async` (Haystack 3 folded AsyncPipeline into Pipeline; on Haystack 2 it serves
+`AsyncPipeline`); `to_dict` / `from_dict` keep every init parameter, so `Pipeline.dumps()` and
 `loads()` give back the same evaluator. A `verifier` object cannot be saved: give `scorer`, `accept_at` and
 `reject_at` instead for a pipeline you serialise.
 """

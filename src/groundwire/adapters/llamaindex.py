@@ -65,8 +65,8 @@ class GroundwireEvaluator(BaseEvaluator):
 
 class GroundedQueryEngine(BaseQueryEngine):
     """Answers from `query_engine`, checked against the response's own source nodes: an accepted answer
-    passes unchanged; any other is repaired (unsupported claims dropped; with an LLM `client`, middle-band
-    claims edited toward their evidence) or replaced by `abstain_message` when too little survives.
+    passes unchanged; any other is repaired (unsupported claims dropped, the supported part of a compound claim
+    kept; with an LLM `client`, middle-band claims edited toward their evidence) or replaced by `abstain_message` when too little survives.
     The report is in `response.metadata["groundwire"]`."""
 
     def __init__(self, query_engine: BaseQueryEngine, *, verifier: Verifier | None = None,

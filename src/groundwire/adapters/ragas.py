@@ -2,8 +2,9 @@
 
 - `GroundwireFaithfulness()`: the collections interface that `ragas.metrics.collections.Faithfulness` has
   (`await metric.ascore(user_input=..., response=..., retrieved_contexts=...)` -> MetricResult with a reason;
-  `score`, `abatch_score`, `batch_score`), and still a SingleTurnMetric, so `ragas.evaluate(dataset,
-  metrics=[GroundwireFaithfulness()])` keeps working (RAGAS itself marks `evaluate()` deprecated).
+  `score`, `abatch_score`, `batch_score`), the one RAGAS's `@experiment` functions call (docs/adapters.md shows
+  one); and still a SingleTurnMetric, so `ragas.evaluate(dataset, metrics=[GroundwireFaithfulness()])` keeps
+  working (RAGAS itself marks `evaluate()` deprecated).
 - `GroundwireOutcome()`: the pass / fail of the adapters' one rule as a discrete metric ("pass", "fail",
   "review"), the form RAGAS gives pass/fail metrics (collections interface only: `evaluate()` takes numbers).
 

@@ -27,6 +27,7 @@ from rich.console import Console
 from groundwire.cli.common import check_settings, read_chunks, require_extra, require_llm
 from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.errors import ErrorCode, InputError, Outcome
+from groundwire.core.explain import format_threshold
 from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows, read_text
 from groundwire.llm.errors import LLMError
 from groundwire.redact import redact
@@ -293,7 +294,8 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
     write_thresholds(path, new_accept, new_reject,
                      comment=f"groundwire eval {file.name}: targets false accept {target_far:g}, "
                              f"false reject {target_frr:g}, {len(labels)} answers")
-    console.print(literal(f"wrote accept_at={new_accept} reject_at={new_reject} to {path}"))
+    console.print(literal(f"wrote accept_at={format_threshold(new_accept)} reject_at={format_threshold(new_reject)} "
+                          f"to {path}"))
     verifier = build_verifier(check_settings(load_config(path), scorer))
     summary = evaluate(rows, verifier, file=str(file))
     _print_eval(f"{file.name} at the new thresholds", summary)

@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from groundwire.core.explain import format_threshold
 from groundwire.core.types import Chunk, Report, Route, Verdict
 
 console = Console()
@@ -73,7 +74,8 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
         console.print(styled(("warning", "yellow"), f": {warning}"))
     label = "abstained" if report.abstained else report.decision.value.upper()
     thresholds = report.extra.get("thresholds")
-    band = f"accept >= {thresholds['accept_at']:.3f}, reject <= {thresholds['reject_at']:.3f}; " if thresholds else ""
+    band = (f"accept >= {format_threshold(thresholds['accept_at'])}, "
+            f"reject <= {format_threshold(thresholds['reject_at'])}; ") if thresholds else ""
     console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.decision]),
                          f"  ({band}{len(report.claims)} claims, {len(chunks)} chunks, "
                          f"{report.timings.get('total', 0):.2f}s)"))

@@ -2,6 +2,8 @@
 that is not supported with its verdict, score, the checks that fired and the best evidence found for it.
 
 Used by the pytest plugin (`assert_grounded`) and the Guardrails validator; the text is plain (no markup).
+`format_threshold` is how every surface (these lines, the CLI, the adapters' reasons, the eval report) prints an
+accept_at or reject_at.
 """
 
 from __future__ import annotations
@@ -12,18 +14,26 @@ EVIDENCE_CHARS = 200
 """Longer evidence is cut here (with an ellipsis): the failure stays readable, and the report has it all."""
 
 
+def format_threshold(value: float) -> str:
+    """A threshold as it is stored (config.json, groundwire.toml): 0.7946 prints as 0.7946, 0.8 as 0.8, 0 as 0.0.
+
+    Never rounded to a display precision: at 0.79 or 0.795 a reader could not tell why a claim scoring 0.7941
+    was escalated, or set the same line elsewhere."""
+    return repr(float(value))
+
+
 def unsupported(report: Report) -> list[ClaimResult]:
     return [result for result in report.claims if result.verdict is not Verdict.SUPPORTED]
 
 
 def decision_line(report: Report, thresholds: tuple[float, float]) -> str:
-    """'decision REJECT by lexical-baseline, answer score 0.05 (accept >= 0.80, reject <= 0.20); 1 of 2 claims
+    """'decision REJECT by lexical-baseline, answer score 0.05 (accept >= 0.8, reject <= 0.2); 1 of 2 claims
     not supported'."""
     accept_at, reject_at = thresholds
     missing = unsupported(report)
     return (
         f"decision {report.decision.value.upper()} by {report.model_id}, answer score {report.score:.2f} "
-        f"(accept >= {accept_at:.2f}, reject <= {reject_at:.2f}); "
+        f"(accept >= {format_threshold(accept_at)}, reject <= {format_threshold(reject_at)}); "
         f"{len(missing)} of {len(report.claims)} claims not supported"
     )
 

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from groundwire.core.explain import format_threshold
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -99,11 +101,12 @@ def score_histogram(hallucinated: Sequence[float], faithful: Sequence[float], *,
                     reject_at: float, key: str, title: str) -> str:
     """Answer scores of both classes over the three routes: the escalation band (reject_at, accept_at) shaded,
     the reject and accept thresholds as labelled lines. The x axis is padded past 0 and 1, so a threshold
-    at 0.00 or 1.00 stands clear of the frame."""
+    at 0.0 or 1.0 stands clear of the frame. The thresholds print as stored (format_threshold)."""
     bins = [i / 20 for i in range(21)]
     with _figure(title, (4.2, 3.0)) as (axes, out):
+        band = f"escalate {format_threshold(reject_at)}–{format_threshold(accept_at)}"
         axes.axvspan(reject_at, accept_at, color=ROUTE_COLOURS["ESCALATE"], alpha=0.18, linewidth=0, zorder=0,
-                     label=f"escalate {reject_at:.2f}–{accept_at:.2f}", gid=element_id(key, "escalation-band"))
+                     label=band, gid=element_id(key, "escalation-band"))
         axes.hist(faithful, bins=bins, color=LABEL_COLOURS["faithful"], alpha=0.55,
                   label=f"faithful ({len(faithful)})")
         axes.hist(hallucinated, bins=bins, color=LABEL_COLOURS["hallucinated"], alpha=0.55,
@@ -111,9 +114,9 @@ def score_histogram(hallucinated: Sequence[float], faithful: Sequence[float], *,
         for route, at, style, text, side in (("REJECT", reject_at, "--", "reject ≤", "left"),
                                              ("ACCEPT", accept_at, "-", "accept ≥", "right")):
             axes.axvline(at, color=ROUTE_COLOURS[route], linestyle=style, linewidth=1.6, zorder=3,
-                         label=f"{text} {at:.2f}", gid=element_id(key, route.lower() + "-line"))
+                         label=f"{text} {format_threshold(at)}", gid=element_id(key, route.lower() + "-line"))
             # the value beside its line, inside the frame: reject's to the right, accept's to the left
-            axes.annotate(f"{text.split()[0]} {at:.2f}", (at, 1.0), xycoords=("data", "axes fraction"),
+            axes.annotate(f"{text.split()[0]} {format_threshold(at)}", (at, 1.0), xycoords=("data", "axes fraction"),
                           xytext=(3 if side == "left" else -3, -3), textcoords="offset points",
                           ha=side, va="top", fontsize=7, color=ROUTE_COLOURS[route])
         axes.spines["left"].set_gid(element_id(key, "y-axis"))

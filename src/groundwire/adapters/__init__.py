@@ -6,8 +6,12 @@
     llamaindex  pip install 'groundwire[llamaindex]'  GroundwireEvaluator, GroundedQueryEngine
     langchain   pip install 'groundwire[langchain]'   GroundwireRunnable (prompt | llm | GroundwireRunnable(context=docs))
     haystack    pip install 'groundwire[haystack]'    GroundwireFaithfulnessEvaluator (a @component)
+    trulens     pip install 'groundwire[trulens]'     GroundwireProvider (.groundedness, .passed: TruLens metrics)
+    mlflow      pip install 'groundwire[mlflow]'      GroundwireFaithfulness, GroundwireOutcome (mlflow.genai scorers)
+    phoenix     pip install 'groundwire[phoenix]'     log_evaluations (verify_many's results as span annotations)
+    langfuse    pip install 'groundwire[langfuse]'    check_and_score, log_scores (Langfuse scores)
 
-None calls an LLM: the check is groundwire's own, offline. All five follow one rule (common.py,
-docs/adapters.md): score = share of supported claims by default; pass / fail / review = groundwire's routing;
-the thresholds are accept_at / reject_at.
+None calls an LLM: the check is groundwire's own, offline. All follow one rule (common.py, docs/adapters.md;
+docs/observability.md for the last four): score = share of supported claims by default; pass / fail / review =
+groundwire's routing; the thresholds are accept_at / reject_at.
 """

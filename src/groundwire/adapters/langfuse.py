@@ -1,0 +1,86 @@
+"""groundwire's checks as Langfuse scores, through Langfuse's own SDK (langfuse >= 3, the OpenTelemetry-based one).
+
+    from langfuse import Langfuse
+    from groundwire.adapters.langfuse import check_and_score, log_scores
+
+    langfuse = Langfuse()
+    with langfuse.start_as_current_observation(name="rag") as span:
+        answer = ...
+        check_and_score(langfuse, answer, contexts, question)   # scores the current trace and observation
+
+    log_scores(langfuse, verify_many(frame))                     # frame indexed by trace id: one pair per row
+
+Each answer gets two scores, after the adapters' one rule (adapters/evaluations.py):
+- `groundwire_faithfulness` (NUMERIC): the share of supported claims ("min": the answer score); its comment
+  is the reason (the outcome first: pass / fail / needs review, then the unsupported claims), its metadata the
+  decision, outcome, `passed`, both scores and the claim count;
+- `groundwire_faithfulness_decision` (CATEGORICAL): accept, escalate or reject; "error" for a row verify_many
+  could not check (that row gets no numeric score).
+
+The SDK sends scores in the background (POST /api/public/scores): call `langfuse.flush()` before a short script
+ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from langfuse import Langfuse
+
+from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment
+from groundwire.adapters.evaluations import DEFAULT_NAME, ERROR_LABEL, Evaluation, from_assessment, from_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from groundwire.core.types import Chunk
+
+DECISION_SUFFIX = "_decision"
+
+
+def log_scores(langfuse: Langfuse, results: pd.DataFrame, *, claims: pd.DataFrame | None = None,
+               score: AnswerScore = DEFAULT_SCORE, name: str = DEFAULT_NAME, trace_ids: Sequence[str] | None = None,
+               observation_ids: Sequence[str | None] | None = None) -> list[Evaluation]:
+    """Score each row of `verify_many(df)`'s result on its trace: the row's index label, or the matching item of
+    `trace_ids`; `observation_ids` (one per row, None for the trace itself) scores an observation of it."""
+    evaluations = from_frame(results, claims=claims, score=score, name=name, targets=trace_ids)
+    observations = list(observation_ids) if observation_ids is not None else [None] * len(evaluations)
+    if len(observations) != len(evaluations):
+        raise ValueError(f"{len(observations)} observation ids for {len(evaluations)} results")
+    for evaluation, observation in zip(evaluations, observations, strict=True):
+        _send(langfuse, evaluation, evaluation.target, observation)
+    return evaluations
+
+
+def score_assessment(langfuse: Langfuse, assessment: Assessment, *, trace_id: str | None = None,
+                     observation_id: str | None = None, name: str = DEFAULT_NAME) -> Evaluation:
+    """Score one adapter check on a trace (default: the current one) and, where given or current, an observation."""
+    if trace_id is None:
+        trace_id = langfuse.get_current_trace_id()
+        observation_id = observation_id or langfuse.get_current_observation_id()
+    if not trace_id:
+        raise ValueError("no trace to score: pass trace_id=, or call this inside a Langfuse observation")
+    evaluation = from_assessment(assessment, trace_id, name=name)
+    _send(langfuse, evaluation, trace_id, observation_id)
+    return evaluation
+
+
+def check_and_score(langfuse: Langfuse, answer: str, contexts: Sequence[Chunk | str], question: str | None = None,
+                    *, check: AdapterCheck | None = None, trace_id: str | None = None,
+                    observation_id: str | None = None, name: str = DEFAULT_NAME) -> Assessment:
+    """Check an answer (AdapterCheck: the one rule) and score it on the trace; the Assessment comes back."""
+    assessment = (check or AdapterCheck()).run(answer, contexts, question)
+    score_assessment(langfuse, assessment, trace_id=trace_id, observation_id=observation_id, name=name)
+    return assessment
+
+
+def _send(langfuse: Langfuse, evaluation: Evaluation, trace_id: str, observation_id: str | None) -> None:
+    if evaluation.score is not None:
+        langfuse.create_score(name=evaluation.name, value=evaluation.score, data_type="NUMERIC", trace_id=trace_id,
+                              observation_id=observation_id, comment=evaluation.explanation,
+                              metadata=evaluation.metadata)
+    comment = evaluation.explanation if evaluation.label == ERROR_LABEL else evaluation.explanation.splitlines()[0]
+    langfuse.create_score(name=evaluation.name + DECISION_SUFFIX, value=evaluation.label, data_type="CATEGORICAL",
+                          trace_id=trace_id, observation_id=observation_id, comment=comment,
+                          metadata=evaluation.metadata)

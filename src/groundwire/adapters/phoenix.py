@@ -1,0 +1,73 @@
+"""groundwire's checks as Phoenix span annotations, through Phoenix's own client (arize-phoenix-client).
+
+    from phoenix.client import Client
+    from groundwire import verify_many
+    from groundwire.adapters.phoenix import log_evaluations
+
+    frame = ...                          # answer / context (/ question) per span, indexed by span id
+    results, claims = verify_many(frame, claims=True)
+    log_evaluations(Client(), results, claims=claims)   # one "groundwire_faithfulness" annotation per span
+
+Each annotation follows the adapters' one rule (adapters/evaluations.py): score = the share of supported claims
+("min": the answer score), label = the decision (accept / escalate / reject), explanation = the outcome first
+(pass / fail / needs review) and, given the claims frame, the unsupported claims; metadata holds the outcome,
+`passed`, both scores and the claim count. Annotator kind CODE: groundwire's check calls no LLM. A row that
+verify_many could not check is annotated with the label "error" and the reason.
+
+groundwire's own `groundwire.verify` spans carry the same evaluation as OpenInference attributes
+(`evaluations.0.evaluation.*`, core/tracing.py); Phoenix 20 shows those as span attributes, and this module is
+how a result becomes an annotation on the span you choose (your RAG chain's, usually).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from phoenix.client import Client
+
+from groundwire.adapters.common import DEFAULT_SCORE, AnswerScore
+from groundwire.adapters.evaluations import DEFAULT_NAME, Evaluation, from_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from phoenix.client.__generated__.v1 import AnnotationResult, SpanAnnotationData
+
+AnnotatorKind = Literal["LLM", "CODE", "HUMAN"]
+
+
+def span_annotations(results: pd.DataFrame, *, claims: pd.DataFrame | None = None,
+                     score: AnswerScore = DEFAULT_SCORE, name: str = DEFAULT_NAME,
+                     span_ids: Sequence[str] | None = None, annotator_kind: AnnotatorKind = "CODE",
+                     identifier: str | None = None) -> list[SpanAnnotationData]:
+    """verify_many's results as Phoenix span annotations (SpanAnnotationData), one per row: the span is the row's
+    index label, or the matching item of `span_ids`. `identifier` lets a later run replace these annotations
+    (Phoenix keeps one annotation per span, name and identifier)."""
+    return [_annotation(evaluation, annotator_kind, identifier)
+            for evaluation in from_frame(results, claims=claims, score=score, name=name, targets=span_ids)]
+
+
+def log_evaluations(client: Client, results: pd.DataFrame, *, claims: pd.DataFrame | None = None,
+                    score: AnswerScore = DEFAULT_SCORE, name: str = DEFAULT_NAME,
+                    span_ids: Sequence[str] | None = None, annotator_kind: AnnotatorKind = "CODE",
+                    identifier: str | None = None, sync: bool = True) -> list[str]:
+    """Log verify_many's results on their spans with `client.spans.log_span_annotations`; returns the ids Phoenix
+    gave the annotations (with `sync=False` Phoenix inserts them later and returns none)."""
+    annotations = span_annotations(results, claims=claims, score=score, name=name, span_ids=span_ids,
+                                   annotator_kind=annotator_kind, identifier=identifier)
+    if not annotations:
+        return []
+    inserted = client.spans.log_span_annotations(span_annotations=annotations, sync=sync)
+    return [item["id"] for item in inserted or []]
+
+
+def _annotation(evaluation: Evaluation, annotator_kind: AnnotatorKind, identifier: str | None) -> SpanAnnotationData:
+    result: AnnotationResult = {"label": evaluation.label, "explanation": evaluation.explanation}
+    if evaluation.score is not None:
+        result["score"] = evaluation.score
+    annotation: SpanAnnotationData = {"name": evaluation.name, "annotator_kind": annotator_kind,
+                                      "span_id": evaluation.target, "result": result,
+                                      "metadata": evaluation.metadata}
+    if identifier is not None:
+        annotation["identifier"] = identifier
+    return annotation

@@ -1,0 +1,191 @@
+"""groundwire scores through Langfuse's real SDK, sent to a recorder on 127.0.0.1.
+
+Langfuse's server needs PostgreSQL and ClickHouse (and Redis, S3), which this machine does not run, so the test
+stands a small HTTP server where the SDK's base_url points and records what the SDK sends: the OTLP trace export
+(/api/public/otel/v1/traces) and the score batches (POST /api/public/scores), answered as Langfuse answers them
+(202 {"message": "Accepted"}). The assertions read those payloads."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from conftest import BAD, GOOD, QUESTION, REFUND
+from test_one_rule import CASES
+
+from groundwire.adapters.common import AdapterCheck, Outcome
+
+pytest.importorskip("langfuse")
+pd = pytest.importorskip("pandas")
+from langfuse import Langfuse  # noqa: E402
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+
+from groundwire import verify_many  # noqa: E402
+from groundwire.adapters.langfuse import check_and_score, log_scores  # noqa: E402
+
+PUBLIC, SECRET = "pk-lf-groundwire-test", "sk-lf-groundwire-test"
+OPENING = {Outcome.PASS: "pass:", Outcome.FAIL: "fail:", Outcome.REVIEW: "needs review:"}
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class Recorder(ThreadingHTTPServer):
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), RecordingHandler)
+        self.requests: list[Request] = []
+        self.lock = threading.Lock()
+
+    def scores(self) -> list[dict]:
+        with self.lock:
+            return [score for r in self.requests if r.method == "POST" and r.path == "/api/public/scores"
+                    for score in json.loads(r.body)]
+
+    def spans(self) -> list:
+        with self.lock:
+            exports = [r for r in self.requests if r.path == "/api/public/otel/v1/traces"]
+        found = []
+        for export in exports:
+            message = ExportTraceServiceRequest()
+            message.ParseFromString(export.body)
+            found += [span for resource in message.resource_spans for scope in resource.scope_spans
+                      for span in scope.spans]
+        return found
+
+    def clear(self) -> None:
+        with self.lock:
+            self.requests.clear()
+
+
+class RecordingHandler(BaseHTTPRequestHandler):
+    server: Recorder
+
+    def _record(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        with self.server.lock:
+            self.server.requests.append(Request(self.command, self.path.split("?")[0], dict(self.headers), body))
+        if self.path.startswith("/api/public/otel/"):
+            self._answer(200, b"", "application/x-protobuf")
+        elif self.path.startswith("/api/public/scores"):
+            self._answer(202, b'{"message": "Accepted"}', "application/json")
+        else:
+            self._answer(200, b"{}", "application/json")
+
+    def _answer(self, status: int, body: bytes, kind: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_PATCH = _record
+
+    def log_message(self, *args: object) -> None:  # quiet
+        pass
+
+
+@pytest.fixture(scope="module")
+def recorder() -> Iterator[Recorder]:
+    server = Recorder()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def langfuse(recorder: Recorder) -> Iterator[Langfuse]:
+    # A TracerProvider of its own: Langfuse would otherwise install one as the process's global provider.
+    client = Langfuse(public_key=PUBLIC, secret_key=SECRET, base_url=f"http://127.0.0.1:{recorder.server_port}",
+                      tracer_provider=TracerProvider(), environment="test")
+    yield client
+    client.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def fresh(recorder: Recorder) -> None:
+    recorder.clear()
+
+
+def test_check_and_score_scores_the_current_trace_and_observation(langfuse, recorder, lexical) -> None:  # noqa: ANN001
+    with langfuse.start_as_current_observation(name="rag") as span:
+        assessment = check_and_score(langfuse, BAD, [REFUND], QUESTION, check=AdapterCheck(verifier=lexical))
+        trace_id, observation_id = span.trace_id, span.id
+    langfuse.flush()
+    assert assessment.outcome is Outcome.FAIL
+    numeric, decision = sorted(recorder.scores(), key=lambda s: s["name"])
+    assert numeric["name"] == "groundwire_faithfulness" and numeric["dataType"] == "NUMERIC"
+    assert numeric["value"] == 0.5 == assessment.score  # 1 of 2 claims supported
+    assert (numeric["traceId"], numeric["observationId"]) == (trace_id, observation_id)
+    assert numeric["comment"] == assessment.reason and numeric["comment"].startswith("fail: 1 of 2 claims")
+    assert '"Refunds are accepted within 90 days of purchase.": CONTRADICTED' in numeric["comment"]
+    meta = numeric["metadata"]
+    assert (meta["decision"], meta["outcome"], meta["passed"], meta["supported_share"]) == ("reject", "fail", False, 0.5)
+    assert numeric["environment"] == "test"
+    assert decision["name"] == "groundwire_faithfulness_decision" and decision["dataType"] == "CATEGORICAL"
+    assert decision["value"] == "reject" and decision["traceId"] == trace_id
+    assert decision["comment"] == assessment.reason.splitlines()[0]
+    # The observation went out as an OTLP span of the same trace, and both went with the project's keys.
+    (rag,) = [s for s in recorder.spans() if s.name == "rag"]
+    assert rag.trace_id.hex() == trace_id and rag.span_id.hex() == observation_id
+    auth = "Basic " + base64.b64encode(f"{PUBLIC}:{SECRET}".encode()).decode()
+    score_posts = [r for r in recorder.requests if r.path == "/api/public/scores"]
+    assert score_posts and all(r.headers.get("Authorization") == auth for r in score_posts)
+
+
+def test_outside_a_trace_a_trace_id_is_required(langfuse, lexical) -> None:  # noqa: ANN001
+    with pytest.raises(ValueError, match="no trace to score"):
+        check_and_score(langfuse, GOOD, [REFUND], check=AdapterCheck(verifier=lexical))
+
+
+def test_log_scores_sends_the_three_answers_of_the_one_rule(langfuse, recorder, lexical) -> None:  # noqa: ANN001
+    trace_ids = [Langfuse.create_trace_id(seed=answer) for answer, *_ in CASES]
+    frame = pd.DataFrame({"answer": [a for a, *_ in CASES], "context": [[c] for _, c, _, _ in CASES],
+                          "question": [q for *_, q, _ in CASES]}, index=trace_ids)
+    evaluations = log_scores(langfuse, verify_many(frame, verifier=lexical))
+    langfuse.flush()
+    sent = {(s["traceId"], s["name"]): s for s in recorder.scores()}
+    assert len(sent) == 6 and len(evaluations) == 3
+    for trace_id, (answer, context, question, expected) in zip(trace_ids, CASES):
+        report = lexical.verify(answer, [context], question=question)
+        numeric = sent[trace_id, "groundwire_faithfulness"]
+        decision = sent[trace_id, "groundwire_faithfulness_decision"]
+        assert numeric["value"] == report.supported_share  # the one rule's score
+        assert numeric["metadata"]["outcome"] == expected.value and numeric["metadata"]["passed"] is (
+            expected is Outcome.PASS)
+        assert decision["value"] == report.decision.value
+        assert numeric["comment"].startswith(OPENING[expected]) and "observationId" not in numeric
+
+
+def test_log_scores_with_claims_and_an_unchecked_row(langfuse, recorder, lexical) -> None:  # noqa: ANN001
+    trace_ids = [Langfuse.create_trace_id(seed=s) for s in ("bad", "broken")]
+    frame = pd.DataFrame({"answer": [BAD, GOOD], "context": [[REFUND], []], "question": [QUESTION, QUESTION]},
+                         index=trace_ids)
+    results, claims = verify_many(frame, verifier=lexical, claims=True)
+    log_scores(langfuse, results, claims=claims, score="min", observation_ids=["00000000000000a1", None])
+    langfuse.flush()
+    sent = {(s["traceId"], s["name"]): s for s in recorder.scores()}
+    bad = sent[trace_ids[0], "groundwire_faithfulness"]
+    assert bad["value"] == lexical.verify(BAD, [REFUND], question=QUESTION).score  # score="min"
+    assert bad["observationId"] == "00000000000000a1"
+    assert bad["comment"].splitlines()[1].startswith('- "Refunds are accepted within 90 days of purchase."')
+    # the row verify_many could not check: a categorical "error" with its reason, and no number
+    assert (trace_ids[1], "groundwire_faithfulness") not in sent
+    broken = sent[trace_ids[1], "groundwire_faithfulness_decision"]
+    assert broken["value"] == "error" and broken["comment"].startswith("error: ")
+    assert broken["metadata"]["error_code"] == results.loc[trace_ids[1], "error_code"]

@@ -1,0 +1,119 @@
+"""The [otel] spans' evaluation, in the names OpenInference and OpenTelemetry's GenAI conventions define: each
+name groundwire writes is the installed package's constant, and a verify span carries the score, the label, the
+explanation and one event per claim, with no answer or context text."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
+
+pytest.importorskip("opentelemetry.sdk")
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+
+from groundwire.core import tracing  # noqa: E402
+from groundwire.core.types import Verdict  # noqa: E402
+
+CASES = [(GOOD, REFUND, QUESTION, "accept", "pass:"), (BAD, REFUND, QUESTION, "reject", "fail:"),
+         (PLAUSIBLE, HOURS, HOURS_QUESTION, "escalate", "needs review:")]
+
+
+@pytest.fixture
+def spans(monkeypatch: pytest.MonkeyPatch) -> InMemorySpanExporter:
+    """groundwire's tracer on a provider of this test's own (the process-wide one may belong to another test)."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(tracing, "_get_tracer", lambda: provider.get_tracer("groundwire"))
+    return exporter
+
+
+def test_openinference_names_are_the_packages_constants() -> None:
+    semconv = pytest.importorskip("openinference.semconv.trace")
+    assert tracing.OPENINFERENCE_SPAN_KIND == semconv.SpanAttributes.OPENINFERENCE_SPAN_KIND
+    assert tracing.EVALUATIONS == semconv.SpanAttributes.EVALUATIONS
+    names = semconv.EvaluationAttributes
+    assert (tracing.EVALUATION_NAME, tracing.EVALUATION_SCORE, tracing.EVALUATION_LABEL, tracing.EVALUATION_EXPLANATION,
+            tracing.EVALUATION_ANNOTATOR_KIND, tracing.EVALUATION_METADATA) == (
+        names.EVALUATION_NAME, names.EVALUATION_SCORE, names.EVALUATION_LABEL, names.EVALUATION_EXPLANATION,
+        names.EVALUATION_ANNOTATOR_KIND, names.EVALUATION_METADATA)
+    kinds = {kind.value for kind in semconv.OpenInferenceSpanKindValues}
+    assert set(tracing.SPAN_KINDS.values()) <= kinds
+    assert {"CODE", "LLM"} <= {kind.value for kind in semconv.OpenInferenceAnnotatorKindValues}
+
+
+def test_gen_ai_names_are_the_packages_constants() -> None:
+    gen_ai = pytest.importorskip("opentelemetry.semconv._incubating.attributes.gen_ai_attributes")
+    assert (tracing.GEN_AI_EVALUATION_NAME, tracing.GEN_AI_EVALUATION_SCORE_VALUE,
+            tracing.GEN_AI_EVALUATION_SCORE_LABEL, tracing.GEN_AI_EVALUATION_EXPLANATION) == (
+        gen_ai.GEN_AI_EVALUATION_NAME, gen_ai.GEN_AI_EVALUATION_SCORE_VALUE, gen_ai.GEN_AI_EVALUATION_SCORE_LABEL,
+        gen_ai.GEN_AI_EVALUATION_EXPLANATION)
+    # The event's name, gen_ai.evaluation.result, has no Python constant in this package (the GenAI events model;
+    # EVENT_GEN_AI_EVALUATION_RESULT in the JavaScript one): the verify-span test pins it.
+
+
+@pytest.mark.parametrize(("answer", "context", "question", "label", "opening"), CASES,
+                         ids=["faithful", "fabricated", "plausible"])
+def test_verify_span_carries_the_evaluation(spans, lexical, answer: str, context: str, question: str,  # noqa: ANN001
+                                            label: str, opening: str) -> None:
+    report = lexical.verify(answer, [context], question=question)
+    (span,) = [s for s in spans.get_finished_spans() if s.name == "groundwire.verify"]
+    attributes = dict(span.attributes)
+    assert attributes["openinference.span.kind"] == "EVALUATOR"
+    assert attributes["evaluations.0.evaluation.name"] == "groundwire.grounding"
+    assert attributes["evaluations.0.evaluation.label"] == label == report.decision.value
+    assert attributes["evaluations.0.evaluation.score"] == report.score == attributes["groundwire.score"]
+    assert attributes["evaluations.0.evaluation.annotator_kind"] == "CODE"
+    explanation = attributes["evaluations.0.evaluation.explanation"]
+    assert explanation.startswith(opening) and f"answer score {report.score:.2f}" in explanation
+    metadata = json.loads(attributes["evaluations.0.evaluation.metadata"])
+    assert metadata["supported_share"] == report.supported_share and metadata["claims"] == len(report.claims)
+
+    answer_event, *claim_events = span.events
+    assert {event.name for event in span.events} == {"gen_ai.evaluation.result"} == {tracing.GEN_AI_EVALUATION_RESULT}
+    assert dict(answer_event.attributes) == {
+        "gen_ai.evaluation.name": "groundwire.grounding", "gen_ai.evaluation.score.value": report.score,
+        "gen_ai.evaluation.score.label": label, "gen_ai.evaluation.explanation": explanation}
+    assert [(e.attributes["groundwire.claim.index"], e.attributes["gen_ai.evaluation.score.label"],
+             e.attributes["gen_ai.evaluation.score.value"]) for e in claim_events] == [
+        (index, result.verdict.value, result.score) for index, result in enumerate(report.claims)]
+    assert all(e.attributes["gen_ai.evaluation.name"] == "groundwire.claim" for e in claim_events)
+
+    text = str(attributes) + str([dict(event.attributes) for event in span.events])
+    assert not [claim.claim.text for claim in report.claims if claim.claim.text in text]  # no user text
+    assert answer not in text and context not in text
+
+
+def test_fabricated_answer_counts_its_unsupported_claims(spans, lexical) -> None:  # noqa: ANN001
+    lexical.verify(BAD, [REFUND], question=QUESTION)
+    (span,) = spans.get_finished_spans()
+    assert span.attributes["evaluations.0.evaluation.explanation"].startswith(
+        "fail: 1 of 2 claims are not supported by the context (1 contradicted)")
+    verdicts = json.loads(span.attributes["evaluations.0.evaluation.metadata"])["verdicts"]
+    assert verdicts == {"SUPPORTED": 1, "CONTRADICTED": 1}
+
+
+def test_a_claim_the_judge_decided_makes_the_annotator_an_llm(lexical) -> None:  # noqa: ANN001
+    report = lexical.verify(PLAUSIBLE, [HOURS], question=HOURS_QUESTION)
+    judged = dataclasses.replace(report, claims=tuple(dataclasses.replace(c, decided_by="judge") for c in report.claims))
+    assert tracing.evaluation_of(report)["openinference"]["evaluation.annotator_kind"] == "CODE"
+    assert tracing.evaluation_of(judged)["openinference"]["evaluation.annotator_kind"] == "LLM"
+    assert tracing.evaluation_of("not a report") is None
+
+
+def test_explanations_without_claims() -> None:
+    assert tracing.explain("accept", [], 1.0, abstained=True).startswith("pass: the answer abstains")
+    assert tracing.explain("accept", [], 1.0) == "pass: the answer makes no checkable claim; answer score 1.00"
+    assert tracing.explain("escalate", [Verdict.UNRESOLVED, Verdict.NOT_FOUND], 0.4) == (
+        "needs review: 2 of 2 claims are not supported by the context (1 not found, 1 unresolved); answer score 0.40")
+
+
+def test_no_span_without_a_recording_tracer(monkeypatch: pytest.MonkeyPatch, lexical) -> None:  # noqa: ANN001
+    from opentelemetry.trace import NoOpTracer
+
+    monkeypatch.setattr(tracing, "_get_tracer", NoOpTracer)
+    assert lexical.verify(BAD, [REFUND]).decision.value == "reject"  # nothing recorded, nothing raised

@@ -239,7 +239,8 @@ def test_the_eval_loop_s_routes_run_on_the_worker_pool(settings, monkeypatch) ->
 
 
 def test_a_busy_refusal_writes_no_log_row(settings, monkeypatch) -> None:  # noqa: ANN001
-    with serving(settings, workers=1, max_waiting=0) as client:
+    # No reserved worker: VERIFY is small, and could run there (test_service_lanes.py tests the reserved lane).
+    with serving(settings, workers=1, max_waiting=0, reserved_workers=0) as client:
         with pool_held(client, monkeypatch) as statuses:
             for path in ("/v1/verify", "/v1/repair"):
                 _assert_busy(client.post(path, headers=ALPHA, json=VERIFY))
@@ -251,7 +252,7 @@ def test_a_busy_refusal_writes_no_log_row(settings, monkeypatch) -> None:  # noq
 def test_a_busy_refusal_needs_no_thread(settings, monkeypatch) -> None:  # noqa: ANN001
     """With every thread of anyio's pool taken (by sync routes, say), a request the worker pool refuses is still
     answered: nothing on its way to the refusal waits for a thread."""
-    with serving(settings, workers=1, max_waiting=0) as client, pool_held(client, monkeypatch):
+    with serving(settings, workers=1, max_waiting=0, reserved_workers=0) as client, pool_held(client, monkeypatch):
         limiter = client.portal.call(anyio.to_thread.current_default_thread_limiter)
         borrowers = [object() for _ in range(int(limiter.available_tokens))]
         client.portal.call(_borrow, limiter, borrowers)

@@ -62,6 +62,13 @@ def serve(
                     "cores, at least 2.")] = None,
     max_waiting: Annotated[int, typer.Option(
         min=0, help="Checks that may wait for a worker; more get 503 busy at once.")] = _DEFAULTS["max_waiting"],
+    reserved_workers: Annotated[int, typer.Option(
+        min=0, help="Workers beside --workers that only small checks may use while the others are busy, one "
+                    "with a large check, so a small one is not stuck behind it; 0: none.",
+    )] = _DEFAULTS["reserved_workers"],
+    small_pairs: Annotated[int, typer.Option(
+        min=0, help="A verify or repair that scores at most this many (claim, window) pairs and calls no LLM is "
+                    "small: it may use a reserved worker.")] = _DEFAULTS["small_pairs"],
     review_threshold: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = 0.5,
     high_risk: Annotated[list[str] | None, typer.Option(
@@ -112,6 +119,8 @@ def serve(
         max_header_bytes=max_header_bytes,
         workers=workers,
         max_waiting=max_waiting,
+        reserved_workers=reserved_workers,
+        small_pairs=small_pairs,
         max_claims=max_claims,
         max_pairs=max_pairs,
         review_threshold=review_threshold,

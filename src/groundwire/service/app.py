@@ -22,7 +22,7 @@ from groundwire.service.limits import BodySizeLimit, RefuseContentEncoding, Secu
 from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
-from groundwire.service.workers import WorkerPool, default_workers
+from groundwire.service.workers import RefuseWhenFull, WorkerPool, default_workers
 from groundwire.version import __version__
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -35,10 +35,15 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     settings = settings if settings is not None else ServiceSettings()
     runtime = Runtime(settings)
 
+    # Checks and the eval loop run on the worker pool (service/workers.py): a bounded number at once, a bounded
+    # number waiting, and 503 `busy` past that; small checks may also use the reserved workers.
+    pool = WorkerPool(settings.workers or default_workers(), settings.max_waiting, reserved=settings.reserved_workers)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         runtime.start()
         yield
+        pool.close()
         runtime.close()
 
     app = FastAPI(
@@ -64,6 +69,10 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         # The configured LLM endpoint failed (after its retries): a bad gateway, not our bug.
         return error_response(ErrorCode.LLM_UNAVAILABLE, f"The LLM endpoint failed: {exc}")
 
+    # Innermost: a check the pool cannot take is refused before its body is parsed (service/workers.py).
+    app.add_middleware(RefuseWhenFull, pool=pool, settings=settings, routes={
+        ("POST", "/v1/verify"): True, ("POST", "/v1/repair"): not settings.use_llm, ("POST", "/v1/generate"): False,
+        ("GET", "/v1/eval"): False, ("POST", "/v1/eval/runs"): False, ("GET", "/v1/eval/report"): False})
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
     app.add_middleware(RefuseContentEncoding)  # before the size limit: a gzip body is refused whatever its size
     app.add_middleware(FailureLog, runtime=runtime)  # outside the size limit, so its 413s are logged too
@@ -81,18 +90,17 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     def healthz() -> models.HealthResponse:
         return runtime.health()
 
-    # Checks and the eval loop run on the worker pool (service/workers.py): a bounded number at once, a bounded
-    # number waiting, and 503 `busy` past that.
-    pool = WorkerPool(settings.workers or default_workers(), settings.max_waiting)
     app.state.pool = pool
 
     @app.post("/v1/verify", response_model=models.VerifyResponse, tags=["verify"])
     async def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> models.VerifyResponse:
-        return await pool.run(actions.verify, runtime, body, scope=scope)
+        small = runtime.looks_small(body)
+        return await pool.run_sized(small, actions.verify, runtime, body, scope=scope)
 
     @app.post("/v1/repair", response_model=models.RepairResponse, tags=["verify"])
     async def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> models.RepairResponse:
-        return await pool.run(actions.repair, runtime, body, scope=scope)
+        small = runtime.looks_small(body, calls_llm=runtime.llm is not None)  # --llm: repair edits with the LLM
+        return await pool.run_sized(small, actions.repair, runtime, body, scope=scope)
 
     @app.post("/v1/generate", response_model=models.GenerateResponse, tags=["generate"])
     async def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> models.GenerateResponse:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -21,7 +21,6 @@ from groundwire.core.errors import ErrorCode
 from groundwire.service.errors import ServiceError, error_body, error_response
 
 if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.core.types import Chunk
     from groundwire.core.verifier import Plan
     from groundwire.service.settings import ServiceSettings
 
@@ -136,16 +135,26 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def check_work(settings: ServiceSettings, chunks: Sequence[Chunk], answer: str | None) -> None:
+class _Text(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+def check_work(settings: ServiceSettings, chunks: Sequence[_Text], answer: str | None) -> None:
     """413 naming the limit when a request asks for more work than the service allows per request.
 
     The cost of a check grows with claims x windows: the answer's length bounds the claims, the context's
-    length bounds the windows. `check_plan` then counts both exactly."""
+    length bounds the windows. `check_plan` then counts both exactly. Cheap (lengths only): the service runs it
+    on a request's own chunks before queueing it for a worker, so that such a 413 comes at once."""
     _within_limits(settings, (
         ("max_chunks", len(chunks), "chunks"),
         ("max_text_chars", len(answer or ""), "characters of answer"),
-        ("max_context_chars", sum(len(chunk.text) for chunk in chunks), "characters of context"),
+        ("max_context_chars", text_chars(chunks), "characters of context"),
     ))
+
+
+def text_chars(chunks: Sequence[_Text]) -> int:
+    return sum(len(chunk.text) for chunk in chunks)
 
 
 def check_plan(settings: ServiceSettings, plan: Plan) -> None:

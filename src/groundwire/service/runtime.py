@@ -27,10 +27,11 @@ from groundwire.pipeline import build_verifier
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
-from groundwire.service.limits import check_plan, check_work
+from groundwire.service.limits import check_plan, check_work, text_chars
 from groundwire.service.observability import ServiceMetrics
 from groundwire.service.review import review_reasons
 from groundwire.service.settings import ServiceSettings
+from groundwire.service.workers import require_small
 
 ContextBody = models.VerifyRequest | models.GenerateRequest
 T = TypeVar("T")
@@ -110,11 +111,26 @@ class Runtime:
 
     # shared by the endpoints ------------------------------------------------------------------------------
 
+    def looks_small(self, body: models.VerifyRequest, *, calls_llm: bool = False) -> bool:
+        """Run on the event loop before a verify or repair is queued: 413 at once when the request's own chunks
+        are more work than allowed (no worker is needed to refuse it), and whether the check may be small enough
+        for a reserved worker (service/workers.py): it calls no LLM (the judge, `calls_llm`: repair's edits) and its
+        answer and chunks hold at most small_chars characters. Ingested documents (doc_ids) are read on the worker,
+        and `context` checks their length there; `plan` then checks the pairs."""
+        chars = len(body.answer)
+        if body.chunks is not None:
+            check_work(self.settings, body.chunks, body.answer)
+            chars += text_chars(body.chunks)
+        return not (body.judge or calls_llm) and chars <= self.settings.small_chars
+
     def context(self, body: ContextBody, *, scope: str) -> tuple[list[Chunk], str]:
-        """The chunks to check against, and the context as it is logged; 413 when they are more work than allowed."""
+        """The chunks to check against, and the context as it is logged; 413 when they are more work than allowed.
+        On a reserved worker, a context longer than small_chars ends the check there (`require_small`)."""
+        answer = getattr(body, "answer", None)
         if body.chunks is not None:
             chunks = [Chunk(id=c.id, text=c.text, doc_id=c.doc_id, page=c.page, type=c.type) for c in body.chunks]
-            check_work(self.settings, chunks, getattr(body, "answer", None))
+            check_work(self.settings, chunks, answer)
+            require_small(len(answer or "") + text_chars(chunks) <= self.settings.small_chars)
             # Logged exactly as the caller sent it.
             sent = [c.model_dump(exclude_unset=True) for c in body.chunks]
             return chunks, json.dumps(sent, ensure_ascii=False)
@@ -126,20 +142,26 @@ class Runtime:
             raise ServiceError(ErrorCode.DOCUMENT_NOT_FOUND, "No ingested document with these ids in your scope.",
                                details={"doc_ids": missing})
         chunks = [p.as_chunk() for p in found]
-        check_work(self.settings, chunks, getattr(body, "answer", None))
+        check_work(self.settings, chunks, answer)
+        require_small(len(answer or "") + text_chars(chunks) <= self.settings.small_chars)
         return chunks, render_context(found)
 
     def plan(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> Plan:
         """The answer's plan (claims, windows, pairs), split once; 413 naming max_claims or max_pairs when checking
-        it would score more than allowed, before anything is scored."""
+        it would score more than allowed, before anything is scored. On a reserved worker, a plan of more than
+        small_pairs pairs ends the check there (`require_small`), before anything is scored."""
         plan = self.verifier.plan(answer, chunks, question=question, max_claims=self.settings.max_claims)
         check_plan(self.settings, plan)
+        pairs = plan.workload.pairs
         # A cascade's later stage scores the same claims against windows of its own model's size: an escalated
         # answer must fit the limits there too, so it is planned (not scored) here as well.
         stage = self.verifier.escalate_to
         while stage is not None:
-            check_plan(self.settings, stage.plan(answer, chunks, question=question, claims=plan.claims))
+            later = stage.plan(answer, chunks, question=question, claims=plan.claims)
+            check_plan(self.settings, later)
+            pairs += later.workload.pairs
             stage = stage.escalate_to
+        require_small(pairs <= self.settings.small_pairs)
         return plan
 
     def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> models.Review:

@@ -60,6 +60,17 @@ class ServiceSettings:
     least 2 (service/workers.py)."""
     max_waiting: int = 32
     """Checks that may wait for a worker; one more is refused at once with 503 `busy` naming the limit."""
+    reserved_workers: int = 1
+    """Workers beside `workers` that only small checks may use, when every other worker is busy and one of them with
+    a check that is not small, so that a small check is not stuck behind large ones (service/workers.py); 0: none."""
+    small_pairs: int = 50
+    """A verify or repair is small when its plan scores at most this many (claim, window) pairs (with a cascade, in
+    all its stages together), it calls no LLM, and its answer and context hold at most `small_chars` characters.
+    50 pairs (5 claims x 10 windows) took 0.28-0.38 s with the default scorer on 2 shared CPU cores, one pair
+    0.015 s (bench/hostile.py's tiny request)."""
+    small_chars: int = 20_000
+    """The estimate made before a worker is taken: only a request whose answer and context are at most this long
+    may be planned on a reserved worker (20,000 characters plan in about 35 ms with the default scorer)."""
     review_threshold: float = 0.5
     """Requests whose answer score falls below this go to the review queue."""
     high_risk_patterns: tuple[str, ...] = ()
@@ -86,6 +97,9 @@ class ServiceSettings:
             raise InputError("max_header_bytes must be positive", code=ErrorCode.INVALID_SETTINGS)
         if (self.workers is not None and self.workers < 1) or self.max_waiting < 0:
             raise InputError("workers must be at least 1 and max_waiting at least 0", code=ErrorCode.INVALID_SETTINGS)
+        if min(self.reserved_workers, self.small_pairs, self.small_chars) < 0:
+            raise InputError("reserved_workers, small_pairs and small_chars must be at least 0",
+                             code=ErrorCode.INVALID_SETTINGS)
         for key, scope in self.api_keys.items():
             if not key or not scope:
                 raise InputError("API keys and scopes must be non-empty strings", code=ErrorCode.INVALID_SETTINGS)

@@ -1,31 +1,66 @@
-"""The worker pool for checks: how many verify, repair and generate requests run at once, and how many may wait.
+"""The worker pool for checks: how many verify, repair and generate requests run at once, how many may wait, and
+a reserved lane so that a small check is never stuck behind large ones.
 
 A check is CPU work (splitting, the scoring call, aggregation). FastAPI would run every sync endpoint on anyio's
 shared pool of 40 threads, so 40 large checks would share two cores, each 20 times slower, and nothing would tell
-a caller that the service is full. Instead, checks run on `workers` threads; a request that finds them all busy
-waits for one, and once `max_waiting` requests are already waiting it is refused at once with 503 `busy` naming
-the limit (and Retry-After), instead of hanging.
+a caller that the service is full. Instead, checks run on the pool's own `workers` threads; a request that finds
+them all busy waits for one, and once `max_waiting` requests are already waiting it is refused at once with 503
+`busy` naming the limit (and Retry-After), instead of hanging. A waiting request holds no thread, and a refusal
+needs none.
 
-Sizing: one worker per usable core, and at least two, so that a small request can run beside a large one rather
-than behind it. The threads share one verifier: its sentence splitter is per thread, and onnxruntime's
-`InferenceSession.run` is thread-safe. More workers than cores would only slice the same cores thinner.
+Sizing: one worker per usable core, and at least two. The threads share one verifier: its sentence splitter is per
+thread, and onnxruntime's `InferenceSession.run` is thread-safe. More workers than cores would only slice the same
+cores thinner.
+
+The reserved lane: `reserved` more threads that only small checks may use, when every main worker is busy and at
+least one of them with a check that is not small. Two of the largest checks the limits accept take both main workers
+of a two-core machine for seconds; a tiny verify beside them still runs at once on a reserved worker, and finishes
+in tens of milliseconds (onnxruntime releases the GIL while it scores, and Python hands the GIL over every 5 ms),
+instead of waiting for a whole large check. A check that is not small never runs on a reserved worker; and behind
+small checks only, a small one waits its (short) turn, so a load of small checks runs `workers` at once, one per
+core, not more. The caller says which checks may be small before they are queued (for
+verify and repair: a short body that calls no LLM, `Runtime.looks_small`), and the check confirms it on the worker
+where it learns its size, once its context is read and once it is planned (`require_small`): one that turns out not
+to be small gives the reserved worker back and is queued again, first in line, for a main worker (or, with
+max_waiting requests already waiting, is refused with 503 `busy` as it would have been on arrival), where the little
+it did (reading its context, planning a short answer) is done again. Nothing it did shows: no score, no log row.
+
+Hand-off: a worker that finishes a check takes the next waiting one itself; the event loop only queues requests and
+delivers results. When every hand-off went through the event loop (anyio's to_thread), a loop kept busy (answering
+clients that retry a refused request at once, each of its system calls waiting for the GIL the checks hold) left
+the workers idle between checks, and goodput at 64 clients fell to 0.58 of goodput at 16 (bench/service_load.py).
+A full pool's refusals are answered before the route parses the body (`RefuseWhenFull`), so that one costs the
+loop the same small amount whatever the body.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import os
-from collections.abc import Callable
+import queue
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar, cast
 
-import anyio
-import anyio.to_thread
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from groundwire.core.errors import ErrorCode
-from groundwire.service.errors import ServiceError
+from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
+from groundwire.service.errors import ServiceError, error_response
+
+if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.service.settings import ServiceSettings
 
 P = ParamSpec("P")
 T = TypeVar("T")
+Lane = Literal["main", "reserved"]
+LANES: tuple[Lane, ...] = ("main", "reserved")
 
 
 def default_workers() -> int:
@@ -37,34 +72,274 @@ def default_workers() -> int:
     return max(2, cores)
 
 
+class NotSmall(Exception):  # noqa: N818 (a signal to the pool, not an error anyone sees)
+    """Raised by `require_small` on a reserved worker: the check is not small, and goes to a main worker (or, with
+    max_waiting already waiting, gets 503 `busy`)."""
+
+
+_here = threading.local()
+
+
+def require_small(small: bool) -> None:
+    """Where a check learns its size: on a reserved worker, a check that is not `small` stops here, before it has
+    done anything that shows (no score, no log row), and the pool runs it again on a main worker (or refuses it,
+    `busy`, when max_waiting already wait). On a main worker it goes on, and from then on counts as a large check
+    (small ones may now use the reserved workers beside it). Outside the pool it does nothing."""
+    if small:
+        return
+    lane = getattr(_here, "lane", None)
+    if lane == "reserved":
+        raise NotSmall
+    if lane == "main":
+        _here.pool.mark_large(_here.job)
+
+
+@dataclass(eq=False, slots=True)
+class _Job:
+    call: Callable[[], object]
+    small: bool
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[object]
+    counted_large: bool = False
+    """Counted in the pool's large checks running on main workers."""
+
+
+_Ready = queue.SimpleQueue[_Job | None]
+
+
 class WorkerPool:
-    def __init__(self, workers: int, max_waiting: int) -> None:
-        if workers < 1 or max_waiting < 0:
-            raise ValueError("workers must be at least 1 and max_waiting at least 0")
+    def __init__(self, workers: int, max_waiting: int, *, reserved: int = 0) -> None:
+        if workers < 1 or max_waiting < 0 or reserved < 0:
+            raise ValueError("workers must be at least 1, and max_waiting and reserved at least 0")
         self.workers = workers
         self.max_waiting = max_waiting
-        self.waiting = 0
-        self._limiter: anyio.CapacityLimiter | None = None
+        self.reserved = reserved
+        self._lock = threading.Lock()
+        self._free: dict[Lane, int] = {"main": workers, "reserved": reserved}
+        self._large = 0
+        """Main workers running a check that is not small (or not known to be): only beside one of them may a
+        small check use a reserved worker. With small checks only, the pool runs `workers` at once."""
+        self._waiting: deque[_Job] = deque()
+        self._ready: dict[Lane, _Ready] = {lane: queue.SimpleQueue() for lane in LANES}
+        self._threads: list[tuple[Lane, threading.Thread]] = []
+
+    @property
+    def waiting(self) -> int:
+        """Checks queued for a worker."""
+        return len(self._waiting)
+
+    def busy(self, lane: Lane = "main") -> int:
+        """Workers of `lane` that are running (or about to run) a check."""
+        total = self.workers if lane == "main" else self.reserved
+        return total - self._free[lane]
+
+    def full(self, *, small: bool) -> bool:
+        """Whether a check (`small`: one that may use a reserved worker) would be refused now."""
+        with self._lock:
+            return self._lane_for_size(small) is None and len(self._waiting) >= self.max_waiting
 
     async def run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run `function` on a worker thread; 503 `busy` when max_waiting requests already wait for one."""
-        if self._limiter is None:  # made on first use, inside the event loop that serves the requests
-            self._limiter = anyio.CapacityLimiter(self.workers)
+        """Run `function` on a main worker; 503 `busy` when max_waiting requests already wait for one."""
+        return await self._submit(partial(function, *args, **kwargs), small=False)
+
+    async def run_sized(self, small: bool, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`run`, for a check that may be `small`: with every main worker busy it may run on a reserved one (and
+        calls `require_small` where it learns whether it really is)."""
+        return await self._submit(partial(function, *args, **kwargs), small=small)
+
+    async def _submit(self, call: Callable[[], T], *, small: bool) -> T:
+        loop = asyncio.get_running_loop()
+        # The check runs in a copy of the request's context (its tracing span), as anyio's to_thread would.
+        job = _Job(partial(contextvars.copy_context().run, call), small, loop, loop.create_future())
+        with self._lock:
+            self._start()
+            lane = self._lane_for_size(small)
+            if lane is not None:
+                self._assign(job, lane)
+            elif len(self._waiting) >= self.max_waiting:
+                raise self.refusal(small=small)
+            else:
+                self._waiting.append(job)
         try:
-            self._limiter.acquire_nowait()
-        except anyio.WouldBlock:
-            if self.waiting >= self.max_waiting:
-                raise ServiceError(ErrorCode.BUSY,
-                                   f"All {self.workers} workers are busy and {self.waiting} requests are waiting; "
-                                   f"the limit (max_waiting) is {self.max_waiting}. Retry in a moment.",
-                                   details={"limit": "max_waiting", "max": self.max_waiting, "got": self.waiting + 1},
-                                   headers={"Retry-After": "1"}) from None
-            self.waiting += 1
-            try:
-                await self._limiter.acquire()
-            finally:
-                self.waiting -= 1
+            return cast(T, await job.future)
+        except asyncio.CancelledError:
+            with self._lock:  # not started yet: it never will be; running: it finishes, and its result is dropped
+                if job in self._waiting:
+                    self._waiting.remove(job)
+            raise
+
+    def close(self) -> None:
+        """Stop the threads once their checks are done; checks still waiting get 503 `not_ready`."""
+        with self._lock:
+            waiting, self._waiting = list(self._waiting), deque()
+            for lane, _ in self._threads:
+                self._ready[lane].put(None)
+            self._threads = []
+            self._ready = {lane: queue.SimpleQueue() for lane in LANES}  # a later run starts new threads
+        for job in waiting:
+            _settle(job, None, ServiceError(ErrorCode.NOT_READY, "The service is shutting down; retry in a moment."))
+
+    # --- under the lock ---------------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        if self._threads:
+            return
+        sizes: tuple[tuple[Lane, int], ...] = (("main", self.workers), ("reserved", self.reserved))
+        for lane, count in sizes:
+            for number in range(count):
+                thread = threading.Thread(target=self._work, args=(lane, self._ready[lane]), daemon=True,
+                                          name=f"groundwire-{lane}-{number}")
+                thread.start()
+                self._threads.append((lane, thread))
+
+    def _lane_for_size(self, small: bool) -> Lane | None:
+        if self._free["main"]:
+            return "main"
+        if small and self._free["reserved"] and self._large:
+            return "reserved"
+        return None
+
+    def _assign(self, job: _Job, lane: Lane) -> None:
+        self._free[lane] -= 1
+        if lane == "main" and not job.small:
+            job.counted_large = True
+            self._large += 1
+        self._ready[lane].put(job)
+
+    def _finish(self, job: _Job, lane: Lane) -> None:
+        self._free[lane] += 1
+        if job.counted_large:
+            job.counted_large = False
+            self._large -= 1
+
+    def _dispatch(self) -> None:
+        """Hand free workers to the waiting checks, in arrival order: a free main worker to the first waiting, a
+        free reserved one to the first small one."""
+        for job in list(self._waiting):
+            if not (self._free["main"] or self._free["reserved"]):
+                return
+            lane = self._lane_for_size(job.small)
+            if lane is not None:
+                self._waiting.remove(job)
+                self._assign(job, lane)
+
+    def refusal(self, *, small: bool) -> ServiceError:
+        """503 `busy`, naming max_waiting, with Retry-After."""
+        lanes = f"All {self.workers} workers"
+        if small and self.reserved:
+            lanes += f" and the {self.reserved} reserved for small checks"
+        return ServiceError(ErrorCode.BUSY,
+                            f"{lanes} are busy and {len(self._waiting)} requests are waiting; the limit "
+                            f"(max_waiting) is {self.max_waiting}. Retry in a moment.",
+                            details={"limit": "max_waiting", "max": self.max_waiting, "got": len(self._waiting) + 1},
+                            headers={"Retry-After": "1"})
+
+    # --- on a worker thread -----------------------------------------------------------------------------------
+
+    def mark_large(self, job: _Job) -> None:
+        """`job`, running on a main worker, turned out not to be small: small checks may now run beside it."""
+        with self._lock:
+            if not job.counted_large:
+                job.counted_large = True
+                self._large += 1
+                self._dispatch()
+
+    def _work(self, lane: Lane, ready: _Ready) -> None:
+        _here.lane, _here.pool = lane, self
+        while (job := ready.get()) is not None:
+            _here.job = job
+            self._execute(job, lane)
+            _here.job = None
+
+    def _execute(self, job: _Job, lane: Lane) -> None:
+        result: object = None
+        error: BaseException | None = None
         try:
-            return await anyio.to_thread.run_sync(partial(function, *args, **kwargs))
-        finally:
-            self._limiter.release()
+            result = job.call()
+        except NotSmall as failure:
+            if lane == "main":  # cannot happen (require_small does not raise there); never queue it again
+                error = failure
+            else:
+                with self._lock:
+                    self._finish(job, lane)
+                    job.small = False
+                    lane_now = self._lane_for_size(False)
+                    if lane_now is not None:
+                        self._assign(job, lane_now)
+                    elif len(self._waiting) < self.max_waiting:
+                        # First in line: it was let in before those waiting now.
+                        self._waiting.appendleft(job)
+                    else:
+                        error = self.refusal(small=False)
+                    self._dispatch()
+                if error is None:
+                    return
+                _settle(job, None, error)
+                return
+        except BaseException as failure:  # noqa: BLE001 (delivered to the request, which raises it)
+            error = failure
+        # The worker is free before the caller hears back: its next request finds it free.
+        with self._lock:
+            self._finish(job, lane)
+            self._dispatch()
+        _settle(job, result, error)
+
+
+def _settle(job: _Job, result: object, error: BaseException | None) -> None:
+    def resolve() -> None:
+        if job.future.done():  # the request was cancelled meanwhile
+            return
+        if error is not None:
+            job.future.set_exception(error)
+        else:
+            job.future.set_result(result)
+
+    with contextlib.suppress(RuntimeError):  # the loop is closed: no one is waiting
+        job.loop.call_soon_threadsafe(resolve)
+
+
+class RefuseWhenFull:
+    """503 `busy` at once for a check the pool cannot take, before the route parses and validates its body.
+
+    Under overload, clients that send a refused request again at once keep the event loop busy with refusals, and
+    the loop shares the GIL with the checks. On the route's way to a refusal (routing, dependencies, the JSON body
+    parsed and validated) a refusal cost the loop 0.4 ms of CPU with a 3 KB body and about 1 ms with a 400 KB one;
+    this middleware, innermost but for the app's own, decides from the pool alone and costs 0.2-0.3 ms whatever
+    the body (bench figures in docs/service.md). It reads the body (guarded by BodySizeLimit, outside it) so that
+    the connection stays usable, and sends the pool's own 503. So with the pool full, a body that is malformed or
+    over a work limit is answered `busy` too: the retry gets the 4xx. A request with a missing or wrong key is left
+    to the route, which answers 401 (and counts it against the rate limit); a busy refusal here is not counted
+    against the caller's rate limit. Metrics, tracing and the security headers, all outside, see it as they see any
+    response; like every busy refusal, it writes no log row (failures.py).
+    `routes`: (method, path) of each route that runs on the pool, and whether its checks may be small."""
+
+    def __init__(self, app: ASGIApp, *, pool: WorkerPool, routes: Mapping[tuple[str, str], bool],
+                 settings: ServiceSettings) -> None:
+        self.app = app
+        self.pool = pool
+        self.routes = routes
+        self.settings = settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        small = self.routes.get((scope.get("method", ""), scope.get("path", ""))) if scope["type"] == "http" else None
+        if small is None or not self.pool.full(small=small) or not await self._known_caller(scope):
+            await self.app(scope, receive, send)
+            return
+        try:
+            more = True
+            while more:
+                message = await receive()
+                more = message["type"] == "http.request" and bool(message.get("more_body", False))
+            refused = self.pool.refusal(small=small)
+        except ServiceError as error:  # the body was too large, or too slow (BodySizeLimit)
+            refused = error
+        await error_response(refused.code, refused.message, refused.details, headers=refused.headers)(
+            scope, receive, send)
+
+    async def _known_caller(self, scope: Scope) -> bool:
+        request = Request(scope)
+        try:
+            scope_for_key(self.settings, presented_key(await BEARER(request), await API_KEY_HEADER(request)))
+        except ServiceError:
+            return False
+        return True

@@ -59,7 +59,7 @@ def corpus_items(path: Path, limit: int | None = None) -> Iterator[tuple[str, st
 
 
 def run_file(path: Path, limit: int | None) -> tuple[str, Tally]:
-    from groundwire.core.checks import extract_figures
+    from groundwire.core.figures import extract_figures
     from groundwire.core.errors import InputError
     from groundwire.core.figures import canonical_text
     from groundwire.pipeline import CheckItem, CheckSettings, build_verifier, check

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from groundwire import verify
-from groundwire.core.attributes import attribute_mismatches, record_attributes
+from groundwire.core.checks.attributes import attribute_mismatches, record_attributes
 
 RECORD = json.dumps({"name": "Hollister Brewing", "attributes": {
     "OutdoorSeating": True, "WiFi": "u'free'", "Caters": False, "RestaurantsReservations": False, "Music": None,

@@ -1,10 +1,10 @@
-"""The certainty check (core.certainty): a hedged context does not support a claim stated as certain."""
+"""The certainty check (core.checks.certainty): a hedged context does not support a claim stated as certain."""
 
 from __future__ import annotations
 
 import pytest
 
-from groundwire.core.certainty import certainty_findings
+from groundwire.core.checks.certainty import certainty_findings
 from groundwire.core.checks import CLAIM_CHECKS, CheckEffect
 from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier

@@ -1,6 +1,10 @@
 import pytest
 
-from groundwire.core.checks import ContextIndex, claim_figures, figure_findings, negation_finding, validate_output
+from groundwire.core.checks.citations import validate_output
+from groundwire.core.checks.context import ContextIndex
+from groundwire.core.checks.figures import figure_findings
+from groundwire.core.checks.negation import negation_finding
+from groundwire.core.figures import claim_figures
 from groundwire.core.types import Chunk, Verdict
 
 CONTEXT = [
@@ -147,7 +151,7 @@ def test_validators():
 
 def test_a_long_run_of_integers_gives_each_figure_once_in_order():
     # Issue 20, item 2: overlap resolution is a bisect, not a scan of every figure taken (timings: bench).
-    from groundwire.core.checks import extract_figures
+    from groundwire.core.figures import extract_figures
 
     numbers = [str(i) for i in range(18_000)]
     text = " ".join(numbers)
@@ -161,7 +165,7 @@ def test_a_long_run_of_integers_gives_each_figure_once_in_order():
 
 
 def test_overlapping_figures_still_resolve_to_the_most_specific():
-    from groundwire.core.checks import extract_figures
+    from groundwire.core.figures import extract_figures
 
     figures = extract_figures("On 2024-03-05 at 9:30 am it cost $1.5 million, up 12% from March 4, 2023.")
     assert [(f.kind, f.key) for f in figures] == [

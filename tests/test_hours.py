@@ -2,8 +2,9 @@ import json
 
 import pytest
 
-from groundwire.core.checks import ContextIndex, figure_findings
-from groundwire.core.hours import context_schedule, hours_mismatches
+from groundwire.core.checks.context import ContextIndex
+from groundwire.core.checks.figures import figure_findings
+from groundwire.core.checks.hours import context_schedule, hours_mismatches
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.types import Chunk
 

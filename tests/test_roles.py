@@ -1,11 +1,11 @@
-"""The role-swap check (core.roles): an explicit relation given to the wrong named entity is CONTRADICTED."""
+"""The role-swap check (core.checks.roles): an explicit relation given to the wrong named entity is CONTRADICTED."""
 
 from __future__ import annotations
 
 import pytest
 
 from groundwire.core.checks import CLAIM_CHECKS, CheckEffect
-from groundwire.core.roles import Relation, relations, role_findings
+from groundwire.core.checks.roles import Relation, relations, role_findings
 from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
 

@@ -1,7 +1,7 @@
 import json
 
 from groundwire import Verdict, verify
-from groundwire.core.checks import negation_finding
+from groundwire.core.checks.negation import negation_finding
 from groundwire.core.structured import humanize, render_structured
 
 RECORD = json.dumps({

@@ -3,7 +3,7 @@ but never add a fact, so each rewrite is held against the texts it was made from
 
 from __future__ import annotations
 
-from groundwire.core.checks import extract_figures
+from groundwire.core.figures import extract_figures
 from groundwire.core.textutil import content_words
 
 

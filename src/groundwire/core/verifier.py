@@ -14,21 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from groundwire.core import certainty as _certainty  # noqa: F401  (importing it registers the check)
-from groundwire.core import roles as _roles  # noqa: F401  (importing it registers the role-swap check)
-from groundwire.core.checks import (
-    CLAIM_CHECKS,
-    CheckEffect,
-    ClaimCheckInput,
-    ContextIndex,
-    claim_figures,
-    resolve_cited_id,
-    unreadable_figures,
-    validate_output,
-)
+from groundwire.core.checks import CLAIM_CHECKS, CheckEffect, ClaimCheckInput
+from groundwire.core.checks.citations import resolve_cited_id, validate_output
+from groundwire.core.checks.context import ContextIndex
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.figures import canonical_text
+from groundwire.core.figures import canonical_text, claim_figures, unreadable_figures
 from groundwire.core.pruning import Pruner
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
@@ -377,7 +368,9 @@ class Verifier:
 
     def _run_stage(self, plan: Plan, *, require_citations: bool | None, task: str | None) -> Report:
         if not plan.complete:
-            raise ValueError("this plan stopped at its claim limit (claims, or sentences per claim allowed): it cannot be run")
+            raise ValueError(
+                "this plan stopped at its claim limit (claims, or sentences per claim allowed): it cannot be run"
+            )
         started = time.perf_counter() - sum(plan.timings.values())
         answer, question, context = plan.answer, plan.question, list(plan.context)
         citations = self.require_citations if require_citations is None else require_citations

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from groundwire.core import roles
+from groundwire.core.checks import roles
 
 ENTAILMENT = "entailment"
 NEUTRAL = "neutral"
@@ -279,7 +279,7 @@ def entity_swap(sentence: str, doc: Doc, rng: random.Random) -> str | None:
 def role_swap(sentence: str, doc: Doc, rng: random.Random) -> str | None:
     """Give one named entity's role to another the sentence names: "written by A and reviewed by B" ->
     "written by B and reviewed by A"; "A acquired B" -> "B acquired A". The relations are the ones the
-    role-swap check reads (core.roles), so training and checking agree on what a role is."""
+    role-swap check reads (core.checks.roles), so training and checking agree on what a role is."""
     stated = [r for r in roles.relations(sentence) if not r.negated]
     swaps = [
         (one.agent_span, other.agent_span)

@@ -2,7 +2,7 @@
 
 The role-swap perturbation (train/perturb.py) needs a context sentence that states two roles, and the
 training contexts hold few: 117 in 60,371 pairs of the v2 mix. This module writes such sentences itself
-(seeded, fictional names), from the relations the role-swap check reads (core.roles): who wrote, reviewed,
+(seeded, fictional names), from the relations the role-swap check reads (core.checks.roles): who wrote, reviewed,
 founded, led, acquired, sued, beat, replaced, interviewed or directed whom. Each event is a short passage
 (the role sentence among unrelated ones), and its claims teach:
 

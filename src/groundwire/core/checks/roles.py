@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from groundwire.core.checks import CheckEffect, ClaimCheck, ClaimCheckInput, register_claim_check
+from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 from groundwire.core.types import Finding, Verdict
 
 # verb -> (past-participle forms for "by" phrases, past/present forms for the active voice); synonyms share a verb.
@@ -198,4 +198,4 @@ def _role_check(item: ClaimCheckInput) -> list[Finding]:
     return role_findings(item.claim.text, item.evidence, item.context.texts)
 
 
-register_claim_check(ClaimCheck("roles", _role_check, CheckEffect.VERDICT, needs_evidence=True))
+CHECK = ClaimCheck("roles", _role_check, CheckEffect.VERDICT, needs_evidence=True)

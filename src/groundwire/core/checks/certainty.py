@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from groundwire.core.checks import CheckEffect, ClaimCheck, ClaimCheckInput, register_claim_check
+from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 from groundwire.core.textutil import content_words, word_share
 from groundwire.core.types import Finding, Verdict
 
@@ -59,4 +59,4 @@ def _certainty_check(item: ClaimCheckInput) -> list[Finding]:
     return certainty_findings(item.claim.text, item.evidence)
 
 
-register_claim_check(ClaimCheck("certainty", _certainty_check, CheckEffect.VERDICT, needs_evidence=True))
+CHECK = ClaimCheck("certainty", _certainty_check, CheckEffect.VERDICT, needs_evidence=True)

@@ -10,12 +10,13 @@ read from the record itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from groundwire.core.structured import humanize, parse_json
 from groundwire.core.textutil import NEGATION_WORDS, stem
+from groundwire.core.types import Finding, Verdict
 
 # Words of a key that name the record's kind, not the attribute ("RestaurantsTakeOut" is "take out").
 _GENERIC_KEY_WORDS = frozenset({"restaurants", "restaurant", "business"})
@@ -169,3 +170,23 @@ def _negated(tokens: list[str], position: int) -> bool:
         if token in NEGATION_WORDS or token.endswith("n't") or token == "lacks":
             return True
     return False
+
+
+def attribute_findings(claim: str, attributes: Sequence[RecordAttribute]) -> list[Finding]:
+    findings = []
+    for mismatch in attribute_mismatches(claim, attributes):
+        attribute = mismatch.attribute
+        name = f"{attribute.group} {attribute.name}" if attribute.group else attribute.name
+        if attribute.value is None:
+            findings.append(
+                Finding("attribute_not_given", f"the record does not say whether {name!r}", Verdict.NOT_FOUND)
+            )
+        else:
+            findings.append(
+                Finding(
+                    "attribute_conflict",
+                    f"the record says {name!r} is {'yes' if attribute.value else 'no'}",
+                    Verdict.CONTRADICTED,
+                )
+            )
+    return findings

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from groundwire.core.types import Finding, Verdict
+
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY = (
     r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|"
@@ -170,3 +172,32 @@ def _clock(text: str) -> int:
 
 def _span(listed: tuple[int, int]) -> str:
     return "-".join(f"{t // 60 % 24:02d}:{t % 60:02d}" for t in listed)
+
+
+def hours_findings(claim: str, schedule: Mapping[str, tuple[int, int]]) -> list[Finding]:
+    """One finding per claimed time range whose days the context's schedule contradicts or does not list:
+    each of its times can appear in the record while the days they are claimed for are wrong."""
+    by_range: dict[str, list[HoursMismatch]] = {}
+    for mismatch in hours_mismatches(claim, schedule):
+        by_range.setdefault(mismatch.claimed, []).append(mismatch)
+    findings = []
+    for claimed, mismatches in by_range.items():
+        listed = [f"{m.day.capitalize()} {m.listed}" for m in mismatches if m.listed]
+        unlisted = [m.day.capitalize() for m in mismatches if not m.listed]
+        if listed:
+            findings.append(
+                Finding(
+                    "figure_conflict",
+                    f"hours {claimed!r} are not what the context lists for those days: {', '.join(listed)}",
+                    Verdict.CONTRADICTED,
+                )
+            )
+        else:
+            findings.append(
+                Finding(
+                    "figure_not_in_context",
+                    f"hours {claimed!r}: the context lists no hours for {', '.join(unlisted)}",
+                    Verdict.NOT_FOUND,
+                )
+            )
+    return findings

@@ -1,0 +1,97 @@
+"""Reports before and after a refactor: every dev answer checked, each report's digest, and the rows that differ.
+
+    .venv/bin/python bench/identity.py --out /tmp/before.jsonl                      # this tree, lexical + bundled
+    PYTHONPATH=/tmp/other/src .venv/bin/python bench/identity.py --out /tmp/other.jsonl
+    .venv/bin/python bench/identity.py --compare /tmp/before.jsonl /tmp/after.jsonl  # exit 1 when any differs
+
+The first --limit rows of every ../shared/data/dev file go through `pipeline.check` (the one path a check takes)
+with each scorer named in --scorers ("default": the bundled model). A report is compared as JSON with its
+`timings` removed (the only field that depends on the clock); its SHA-256 is written, with the row's id, file and
+scorer, one line a report. --compare prints, per file and scorer, how many reports are identical and the first
+few that are not. A refactor that says "behaviour unchanged" shows 0 differences here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
+
+
+def report_digest(report: dict[str, object]) -> str:
+    stable = {key: value for key, value in report.items() if key != "timings"}
+    return hashlib.sha256(json.dumps(stable, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def snapshot(out: Path, scorers: list[str], limit: int) -> None:
+    from groundwire.config import CheckSettings
+    from groundwire.core.types import Chunk
+    from groundwire.pipeline import CheckItem, build_verifier, check
+
+    with out.open("w", encoding="utf-8") as sink:
+        for scorer in scorers:
+            verifier = build_verifier(CheckSettings() if scorer == "default" else CheckSettings(scorer=scorer))
+            for path in sorted(DEV.glob("*.jsonl")):
+                with path.open(encoding="utf-8") as rows:
+                    for number, line in enumerate(rows):
+                        if number >= limit:
+                            break
+                        row = json.loads(line)
+                        chunks = [Chunk(f"S{i}", text) for i, text in enumerate(row["context"], start=1)]
+                        item = CheckItem(row["answer"], chunks, question=row.get("question"), task=row.get("task"))
+                        try:
+                            digest = report_digest(check(verifier, item).to_dict())
+                        except Exception as error:  # noqa: BLE001 - an error is an outcome to compare too
+                            digest = f"error: {type(error).__name__}: {error}"
+                        record = {"file": path.name, "scorer": scorer, "id": row["id"], "digest": digest}
+                        sink.write(json.dumps(record) + "\n")
+            print(f"{scorer}: done", flush=True)
+
+
+def compare(before: Path, after: Path) -> int:
+    def load(path: Path) -> dict[tuple[str, str, str], str]:
+        records = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
+        return {(r["scorer"], r["file"], r["id"]): r["digest"] for r in records}
+
+    old, new = load(before), load(after)
+    same: Counter[tuple[str, str]] = Counter()
+    differ: Counter[tuple[str, str]] = Counter()
+    examples: list[str] = []
+    for key in sorted(old.keys() | new.keys()):
+        group = (key[0], key[1])
+        if old.get(key) == new.get(key):
+            same[group] += 1
+        else:
+            differ[group] += 1
+            if len(examples) < 10:
+                examples.append(f"  {key}: {old.get(key, 'missing')[:20]} -> {new.get(key, 'missing')[:20]}")
+    print(f"{'scorer':10} {'file':34} {'identical':>9} {'differ':>7}")
+    for group in sorted(same.keys() | differ.keys()):
+        print(f"{group[0]:10} {group[1]:34} {same[group]:9d} {differ[group]:7d}")
+    print(f"{'all':45} {sum(same.values()):9d} {sum(differ.values()):7d}")
+    print("\n".join(examples))
+    return 1 if differ else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, help="write this tree's digests here")
+    parser.add_argument("--scorers", default="lexical,default")
+    parser.add_argument("--limit", type=int, default=100, help="rows of each dev file")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    args = parser.parse_args()
+    if args.compare:
+        return compare(*args.compare)
+    if args.out is None:
+        parser.error("give --out FILE or --compare BEFORE AFTER")
+    snapshot(args.out, args.scorers.split(","), args.limit)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -18,7 +18,7 @@ import groundwire
 from groundwire.adapters.common import AdapterCheck
 from groundwire.config import CheckSettings
 from groundwire.core.errors import InputError
-from groundwire.core.verifier import as_chunks
+from groundwire.core.plan import as_chunks
 from groundwire.pipeline import (
     CheckItem,
     Checker,

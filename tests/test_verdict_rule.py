@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groundwire import Route, Verdict, Verifier
-from groundwire.core.verifier import CONTRADICTION_AT, claim_verdict
+from groundwire.core.verdicts import CONTRADICTION_AT, claim_verdict
 from groundwire.scoring.base import PairScores
 from groundwire.scoring.lexical import LexicalScorer
 

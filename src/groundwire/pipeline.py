@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Literal
 from groundwire.config import CheckSettings
 from groundwire.core.claims import Decomposer
 from groundwire.core.errors import ErrorCode, InputError
+from groundwire.core.plan import Plan, as_chunks
 from groundwire.core.pruning import Pruner, get_pruner
 from groundwire.core.types import Chunk, Claim, Report
-from groundwire.core.verifier import Plan, Verifier, as_chunks
+from groundwire.core.verifier import Verifier
 from groundwire.data.embed import embed_texts
 from groundwire.llm.errors import LLMError
 from groundwire.scoring import Scorer, get_scorer

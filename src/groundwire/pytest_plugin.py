@@ -52,7 +52,7 @@ def assert_grounded(
     AssertionError) with the claims that are not supported otherwise. `verifier` or `scorer` (not both) picks
     the check; neither means the shared verifier of the bundled model."""
     __tracebackhide__ = True  # the failure points at the test's line, not at this function
-    from groundwire.core.verifier import as_chunks
+    from groundwire.core.plan import as_chunks
     from groundwire.pipeline import CheckItem, check, given_or_shared
 
     checker = given_or_shared(verifier, scorer)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from groundwire.pipeline import CheckItem, averify, check, given_or_shared
 from groundwire.core.explain import format_threshold
 from groundwire.core.types import Chunk, ClaimResult, Report, Route, Verdict
-from groundwire.core.verifier import as_chunks
+from groundwire.core.plan import as_chunks
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Thresholds, Verifier

@@ -33,7 +33,7 @@ from groundwire.core.claims import CITATION_RE, cited_ids
 from groundwire.core.explain import explain, unsupported
 from groundwire.core.types import Chunk, Report, Route
 from groundwire.llm.repair import repair
-from groundwire.core.verifier import as_chunks
+from groundwire.core.plan import as_chunks
 from groundwire.pipeline import CheckItem, check, given_or_shared
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from groundwire.adapters.common import (
     refuse_threshold,
 )
 from groundwire.core.types import REFUSAL_TOKEN, Report
-from groundwire.core.verifier import as_chunks
+from groundwire.core.plan import as_chunks
 from groundwire.llm.repair import repair
 from groundwire.pipeline import CheckItem, check
 

@@ -9,42 +9,39 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from groundwire.core.checks import CLAIM_CHECKS, CheckEffect, ClaimCheckInput
-from groundwire.core.checks.citations import resolve_cited_id, validate_output
+from groundwire.core.checks.citations import validate_output
 from groundwire.core.checks.context import ContextIndex
+from groundwire.core.claim_state import (
+    ClaimState,
+    Matrix,
+    Scoring,
+    claim_evidence,
+    claim_features,
+    claim_note,
+)
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.figures import canonical_text, claim_figures, unreadable_figures
+from groundwire.core.figures import canonical_text, claim_figures
+from groundwire.core.plan import Plan, Workload, as_chunks
 from groundwire.core.pruning import Pruner
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
-from groundwire.core.textutil import WORD_RE, content_words, looks_english, sentence_spans
+from groundwire.core.textutil import content_words, looks_english
 from groundwire.core.tracing import traced
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Report, Route, Verdict
+from groundwire.core.verdicts import cap_for_findings, checked_score, claim_verdict
 from groundwire.core.windows import Window, make_windows, premise_budget
 from groundwire.scoring import Scorer, get_scorer
 from groundwire.scoring.base import Combiner, StagedScorer, Thresholds, calibration_of
 from groundwire.scoring.combiner import calibration_key, threshold_keys
 from groundwire.scoring.lexical import LexicalScorer
 
-__all__ = [
-    "CONTRADICTION_AT",
-    "NEGATED_CONTRADICTION_AT",
-    "Combiner",
-    "Plan",
-    "Pruner",
-    "Thresholds",
-    "Verifier",
-    "as_chunks",
-    "checked_score",
-    "claim_features",
-    "claim_verdict",
-]
+__all__ = ["Combiner", "Pruner", "Thresholds", "Verifier"]
 
 DEFAULT_ACCEPT_AT = 0.8
 DEFAULT_REJECT_AT = 0.2
@@ -52,124 +49,8 @@ _STANDARD_CLAIM_TOKENS = 96
 """Premise windows are sized for claims up to this many tokens; longer claims get windows of their own."""
 NO_CLAIMS_SCORE = 1.0
 """An answer with no checkable claims asserts nothing unsupported: it scores 1.0 and is accepted, with a warning."""
-CONTRADICTION_AT = 0.5
-"""The scorer's contradiction probability at or above which a claim without findings may be CONTRADICTED."""
-NEGATED_CONTRADICTION_AT = 0.9
-"""A negation flip with the scorer's contradiction at or above this is rejected, not escalated: the claim negates
-its evidence and the model reads it so. On 2,993 dev answers this fires on 7, all hallucinated, in 5 families
-(at 0.8 it would take a faithful one); the judge has nothing to add there, and a weak one overturned such claims."""
 STRUCTURED_TASK = "data2text"
 """The task a verify() call is taken to be when a chunk is a JSON record and no task is given."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Matrix:
-    support: np.ndarray  # (claims, windows)
-    contradiction: np.ndarray | None
-    truncated: np.ndarray  # (claims,) bool: some pair of the claim was cut by the backend
-    pairs_scored: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Scoring:
-    """What every claim of one answer is scored against: the pair matrix and the context it was built from."""
-
-    matrix: _Matrix
-    windows: list[Window]
-    context: list[Chunk]
-    context_words: frozenset[str]
-    chunk_ids: list[str]
-    thresholds: Thresholds
-    compared_claims: list[str]
-    compared_windows: list[str]
-    """The claims and windows as the model and the lexical features read them (`Verifier.compared`)."""
-    compared_context_words: frozenset[str]
-
-
-@dataclass(frozen=True, slots=True)
-class _Evidence:
-    """A claim's citation: the chunk of its best window, and that window's sentence closest to the claim."""
-
-    chunk: Chunk
-    span: tuple[int, int]
-    text: str
-
-
-@dataclass(slots=True)
-class _ClaimState:
-    """Everything verify() learns about one claim, filled in stage by stage (checks, scoring, combiner)."""
-
-    position: int
-    claim: Claim
-    findings: list[tuple[CheckEffect, Finding]] = field(default_factory=list)
-    scorable: bool = True
-    """False when the claim alone is longer than half the model's window."""
-    evidence: _Evidence | None = None
-    features: dict[str, float] = field(default_factory=dict)
-    calibrated: float | None = None
-    """The combiner's score, when the scorer has a combiner."""
-    figures_match: bool = False
-    """The claim states figures and the context contains every one (3,600 == 3600, five == 5)."""
-
-    def run_checks(self, index: ContextIndex, chunk_ids: list[str], *, with_evidence: bool) -> None:
-        evidence = self.evidence.text if self.evidence is not None else None
-        item = ClaimCheckInput(self.claim, index, chunk_ids, evidence)
-        for check in CLAIM_CHECKS:
-            if check.needs_evidence == with_evidence:
-                self.findings.extend((check.effect, finding) for finding in check.run(item))
-
-    def deciding(self) -> list[Finding]:
-        """Findings of the verdict-deciding checks (figures, dates, hours, record attributes)."""
-        return [finding for effect, finding in self.findings if effect is CheckEffect.VERDICT]
-
-    @property
-    def hard_verdicts(self) -> list[Verdict]:
-        return [finding.verdict for finding in self.deciding() if finding.verdict is not None]
-
-    @property
-    def signalled(self) -> bool:
-        return any(effect is CheckEffect.SIGNAL for effect, _ in self.findings)
-
-
-@dataclass(frozen=True, slots=True)
-class Workload:
-    """What `Verifier.verify` would score for one answer, counted before any model runs."""
-
-    claims: int
-    windows: int
-    pairs: int
-    """(claim, window) pairs the one batched scoring call would score (before a pruner drops any)."""
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Plan:
-    """One answer's check, worked out before any model runs: its claims, the windows they are scored against and
-    which (claim, window) pairs belong together. `Verifier.plan` makes it, a caller may refuse it by its
-    `workload`, and `Verifier.run` executes it, so the answer is split once (one LLM call with an LLM decomposer).
-    """
-
-    answer: str
-    question: str | None
-    context: tuple[Chunk, ...]
-    """The chunks as given (after `as_chunks`)."""
-    scoring_context: tuple[Chunk, ...]
-    """What is scored: the same chunks, JSON records rendered to one statement per line."""
-    claims: tuple[Claim, ...]
-    windows: tuple[Window, ...]
-    allowed: np.ndarray
-    """(claims, windows) bool: the pairs the scoring call scores."""
-    complete: bool
-    """False when the answer has more claims than the caller's `max_claims` (or, split by rules, more than
-    SENTENCES_PER_CLAIM x (max_claims + 1) sentences): the plan cannot run, and `claims` holds the first max_claims + 1
-    or those found before splitting stopped (a decomposer that stops early), or all of them (one that cannot, such
-    as the LLM's)."""
-    timings: Mapping[str, float]
-    abstained: bool = False
-    """The answer is the refusal token: nothing to split or score."""
-
-    @property
-    def workload(self) -> Workload:
-        return Workload(len(self.claims), len(self.windows), int(self.allowed.sum()))
 
 
 class Verifier:
@@ -414,7 +295,7 @@ class Verifier:
         ]
         if not claims:
             warnings += ("no checkable claims in the answer: score 1.0 by definition (nothing is asserted)",)
-            return finished(NO_CLAIMS_SCORE, _cap_for_findings(Route.ACCEPT, findings), extra={"skipped": skipped})
+            return finished(NO_CLAIMS_SCORE, cap_for_findings(Route.ACCEPT, findings), extra={"skipped": skipped})
         # JSON records are checked as one statement per line; evidence spans then index the rendered text.
         scoring_context = list(plan.scoring_context)
         rendered = {new.id: new.text for old, new in zip(context, scoring_context, strict=True) if new is not old}
@@ -448,7 +329,7 @@ class Verifier:
             )
         if decision is Route.ACCEPT and any(not r.scored or r.route is not Route.ACCEPT for r in results):
             decision = Route.ESCALATE
-        return finished(score, _cap_for_findings(decision, findings), results, extra={"skipped": skipped, **stats})
+        return finished(score, cap_for_findings(decision, findings), results, extra={"skipped": skipped, **stats})
 
     def _verify_claims(
         self,
@@ -462,7 +343,7 @@ class Verifier:
         """The plan's `scoring_context` is what is scored (JSON records rendered to statements); its `context` the
         chunks as given."""
         claims, context, retrieved = list(plan.claims), list(plan.scoring_context), list(plan.context)
-        states = [_ClaimState(position, claim) for position, claim in enumerate(claims)]
+        states = [ClaimState(position, claim) for position, claim in enumerate(claims)]
         chunk_ids = [chunk.id for chunk in context]
         mark = time.perf_counter()
         index = ContextIndex.build(context, sources=retrieved)
@@ -482,7 +363,7 @@ class Verifier:
 
         mark = time.perf_counter()
         context_words = frozenset(w for chunk in context for w in content_words(chunk.text))
-        scoring = _Scoring(
+        scoring = Scoring(
             matrix=matrix,
             windows=windows,
             context=context,
@@ -499,7 +380,7 @@ class Verifier:
         scorable_rows = [bool(allowed[position].any()) for position in range(len(claims))]
         for state, scorable in zip(states, scorable_rows, strict=True):
             state.scorable = scorable
-            state.evidence = _evidence(state.claim.text, matrix.support[state.position], windows, context)
+            state.evidence = claim_evidence(state.claim.text, matrix.support[state.position], windows, context)
             state.run_checks(index, chunk_ids, with_evidence=True)
             state.features = claim_features(state, scoring, n_claims=len(claims)) | {
                 "lexical_support": float(lexical[state.position]),
@@ -555,7 +436,7 @@ class Verifier:
         return canonical_text(text) if self.canonical_figures else text
 
     def _lexical_support(
-        self, claims: list[str], windows: list[str], allowed: np.ndarray, matrix: _Matrix
+        self, claims: list[str], windows: list[str], allowed: np.ndarray, matrix: Matrix
     ) -> np.ndarray:
         """Per claim, the lexical baseline's best score over the claim's own windows: a combiner feature that
         catches novel names and figures a small model reads past. Cheap next to a model call."""
@@ -570,7 +451,7 @@ class Verifier:
             np.maximum.at(best, rows, scores.support)
         return best
 
-    def _score_matrix(self, claims: list[str], premises: list[str], allowed: np.ndarray) -> _Matrix:
+    def _score_matrix(self, claims: list[str], premises: list[str], allowed: np.ndarray) -> Matrix:
         """Claims and window texts as compared (`compared`)."""
         keep = allowed.copy()
         if self.pruner is not None:
@@ -587,9 +468,9 @@ class Verifier:
         truncated = np.zeros(len(claims), dtype=bool)
         if scores.truncated is not None:
             np.logical_or.at(truncated, rows, scores.truncated)
-        return _Matrix(support, contradiction, truncated, len(pairs))
+        return Matrix(support, contradiction, truncated, len(pairs))
 
-    def _claim_result(self, state: _ClaimState, scoring: _Scoring) -> ClaimResult:
+    def _claim_result(self, state: ClaimState, scoring: Scoring) -> ClaimResult:
         matrix, thresholds, position = scoring.matrix, scoring.thresholds, state.position
         support = float(matrix.support[position].max()) if state.scorable else None
         contradiction = None
@@ -599,7 +480,7 @@ class Verifier:
             contradiction = float(matrix.contradiction[position].max())
         score = state.calibrated if state.calibrated is not None else (support or 0.0)
         fully_scored = state.scorable and not bool(matrix.truncated[position])
-        note = _claim_note(state.claim.text, fully_scored=fully_scored, scorable=state.scorable)
+        note = claim_note(state.claim.text, fully_scored=fully_scored, scorable=state.scorable)
 
         hard = state.hard_verdicts
         score = checked_score(
@@ -642,146 +523,6 @@ def _stage(report: Report, calibrated_after: str | None = None) -> dict[str, Any
         "seconds": report.timings.get("total", 0.0),
     }
     return stage if calibrated_after is None else {**stage, "calibrated_after": calibrated_after}
-
-
-def checked_score(
-    score: float, thresholds: Thresholds, *, hard: bool, negation: bool, contradiction: float = 0.0
-) -> float:
-    """A claim score after the deterministic checks: a figure the context lacks caps it at the reject
-    threshold; a negation flip is a signal, not proof, so it caps the score mid-band (never accepted
-    outright, the judge looks), unless the scorer's `contradiction` reaches NEGATED_CONTRADICTION_AT too: then
-    it is capped at the reject threshold. The calibration code applies the same caps to its cross-validated
-    scores."""
-    accept_at, reject_at = thresholds
-    if hard or (negation and contradiction >= NEGATED_CONTRADICTION_AT):
-        return min(score, reject_at)
-    if negation:
-        return min(score, (accept_at + reject_at) / 2)
-    return score
-
-
-def claim_verdict(
-    route: Route,
-    support: float,
-    contradiction: float | None,
-    *,
-    findings: Sequence[Verdict],
-    figures_match: bool,
-) -> Verdict:
-    """The one rule from a claim's evidence to its verdict (README "How a verdict is chosen").
-
-    1. A deciding check's finding decides: CONTRADICTED if any finding is, else NOT_FOUND.
-    2. Otherwise a claim routed ACCEPT (its score at or above the accept threshold) is SUPPORTED.
-    3. Otherwise it is CONTRADICTED only when the scorer's contradiction probability is at least
-       CONTRADICTION_AT and above its support, and the claim's figures do not all match the context: the
-       model reads "3600" against "3,600" as different tokens, so it alone never contradicts figures the
-       figure check has matched (the caller counts a claim the negation check flags as not matching).
-    4. Anything else routed ESCALATE (between the thresholds, or not scored) is UNRESOLVED: the evidence
-       shown is some support, not enough to accept. An LLM judge, when configured, resolves it.
-    5. Anything else (routed REJECT) is NOT_FOUND.
-    """
-    if findings:
-        return Verdict.CONTRADICTED if Verdict.CONTRADICTED in findings else Verdict.NOT_FOUND
-    if route is Route.ACCEPT:
-        return Verdict.SUPPORTED
-    contradicts = contradiction is not None and contradiction >= CONTRADICTION_AT and contradiction > support
-    if contradicts and not figures_match:
-        return Verdict.CONTRADICTED
-    return Verdict.UNRESOLVED if route is Route.ESCALATE else Verdict.NOT_FOUND
-
-
-def _claim_note(claim: str, *, fully_scored: bool, scorable: bool) -> str | None:
-    """What a reader of the claim's verdict should know: what could not be scored, or read as a figure."""
-    notes = [] if fully_scored else [_unscored_note(scorable)]
-    notes += [f"{written!r} is no date or time that can be real: read as text" for written in unreadable_figures(claim)]
-    return "; ".join(notes) or None
-
-
-def _unscored_note(scorable: bool) -> str:
-    if not scorable:
-        return "not scored: the claim alone is longer than half the model's window; split it or use a longer model"
-    return "not fully scored: the backend had to truncate some pairs"
-
-
-def claim_features(state: _ClaimState, scoring: _Scoring, *, n_claims: int) -> dict[str, float]:
-    """The claim-level features the hybrid combiner learns from. Names are stable: the combiner stores them."""
-    claim, position, matrix, windows = state.claim, state.position, scoring.matrix, scoring.compared_windows
-    row = matrix.support[position]
-    best = int(np.argmax(row)) if len(row) else 0
-    # Words as the model compared them (canonical figures, when on), so the lexical features agree with it.
-    words = content_words(scoring.compared_claims[position])
-    best_words = frozenset(content_words(windows[best])) if windows else frozenset()
-    context_words = scoring.compared_context_words
-    novel = [w for w in words if w not in context_words]
-    names = [w.lower() for w in WORD_RE.findall(claim.text)[1:] if w[:1].isupper()]
-    novel_names = [w for w in names if not any(part in context_words for part in content_words(w))]
-    sorted_row = np.sort(row)[::-1]
-    contradiction = matrix.contradiction if len(row) else None  # no windows: no contradiction to read
-    deciding = state.deciding()
-    return {
-        "support": float(row[best]) if len(row) else 0.0,
-        "support_second": float(sorted_row[1]) if len(sorted_row) > 1 else 0.0,
-        "contradiction": float(contradiction[position].max()) if contradiction is not None else 0.0,
-        "contradiction_at_best": float(contradiction[position, best]) if contradiction is not None else 0.0,
-        "best_window_recall": sum(w in best_words for w in words) / len(words) if words else 1.0,
-        "novel_word_share": len(novel) / len(words) if words else 0.0,
-        "novel_names": float(len(novel_names)),
-        # Named for figures, these count every verdict-deciding finding: figures, hours, record attributes.
-        "figures_not_in_context": float(sum(f.verdict is Verdict.NOT_FOUND for f in deciding)),
-        "figure_conflicts": float(sum(f.verdict is Verdict.CONTRADICTED for f in deciding)),
-        "fabricated_citation": float(any(resolve_cited_id(i, scoring.chunk_ids) is None for i in claim.cited_ids)),
-        "claim_words": float(len(words)),
-        "position": position / max(n_claims - 1, 1),
-        "n_claims": float(n_claims),
-    }
-
-
-def _evidence(claim: str, row: np.ndarray, windows: list[Window], context: list[Chunk]) -> _Evidence | None:
-    """The claim's citation: the chunk of its best window, and that window's sentence closest to the claim.
-    None when there is no window at all (every claim of the answer is too long for the model's window)."""
-    if not windows:
-        return None
-    window = windows[int(np.argmax(row))]  # the row has one score per window, and there is at least one
-    chunk = context[window.chunk_index]
-    span = best_sentence(claim, chunk.text, window.start, window.end)
-    return _Evidence(chunk=chunk, span=span, text=chunk.text[span[0] : span[1]])
-
-
-def best_sentence(claim: str, text: str, start: int, end: int) -> tuple[int, int]:
-    """The sentence inside text[start:end] that shares the most content words with the claim."""
-    claim_words = frozenset(content_words(claim))
-    best, best_overlap = (start, end), -1
-    for s, e in sentence_spans(text[start:end]):
-        overlap = len(claim_words & frozenset(content_words(text[start + s : start + e])))
-        if overlap > best_overlap:
-            best, best_overlap = (start + s, start + e), overlap
-    return best
-
-
-def as_chunks(chunks: Sequence[Chunk | str]) -> list[Chunk]:
-    """Accept plain strings (ids S1..Sn) or Chunks; refuse an empty context with a clear message."""
-    if isinstance(chunks, (str, bytes)):
-        raise InputError(
-            "chunks must be a list of passages, not a single string: wrap it as [text]", code=ErrorCode.INVALID_CHUNKS
-        )
-    result = [c if isinstance(c, Chunk) else Chunk(id=f"S{i}", text=str(c)) for i, c in enumerate(chunks, start=1)]
-    result = [c for c in result if c.text.strip()]
-    if not result:
-        raise InputError("the context is empty: pass at least one non-empty retrieved chunk", code=ErrorCode.NO_CONTEXT)
-    ids = [c.id for c in result]
-    if len(set(ids)) != len(ids):
-        raise InputError(
-            f"chunk ids must be unique; duplicated: {sorted({i for i in ids if ids.count(i) > 1})}",
-            code=ErrorCode.INVALID_CHUNKS,
-        )
-    return result
-
-
-def _cap_for_findings(decision: Route, findings: Sequence[Finding]) -> Route:
-    """An answer that cites a passage nobody retrieved, or misuses the refusal token, is never accepted outright."""
-    if decision is Route.ACCEPT and findings:
-        return Route.ESCALATE
-    return decision
 
 
 def _language_warnings(answer: str, context: list[Chunk]) -> tuple[str, ...]:

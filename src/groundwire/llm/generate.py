@@ -38,7 +38,7 @@ from groundwire.core.explain import format_threshold
 from groundwire.core.textutil import sentence_spans
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Report, Route, Verdict
 from groundwire.config import load_config
-from groundwire.core.verifier import as_chunks
+from groundwire.core.plan import as_chunks
 from groundwire.core.tracing import traced
 
 log = logging.getLogger("groundwire.llm.generate")

@@ -20,7 +20,7 @@ from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, LLMOutputError, parse_json_reply
 from groundwire.llm.errors import LLMError
 from groundwire.core.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
-from groundwire.core.verifier import as_chunks
+from groundwire.core.plan import as_chunks
 from groundwire.core.textutil import content_words
 from groundwire.core.tracing import traced
 

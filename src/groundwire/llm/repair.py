@@ -35,7 +35,7 @@ from groundwire.core.claims import CITATION_RE, strip_citations
 from groundwire.llm.client import LLMClient, LLMOutputError
 from groundwire.core.textutil import STOPWORDS, WORD_RE, normalize
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, ClaimResult, Report, Route, Verdict
-from groundwire.core.verifier import as_chunks
+from groundwire.core.plan import as_chunks
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier

@@ -21,7 +21,7 @@ from groundwire.core.errors import ErrorCode
 from groundwire.service.errors import ServiceError, error_body, error_response
 
 if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.core.verifier import Plan
+    from groundwire.core.plan import Plan
     from groundwire.service.settings import ServiceSettings
 
 

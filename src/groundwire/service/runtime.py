@@ -18,7 +18,8 @@ from groundwire.config import Config
 from groundwire.core.claims import RuleDecomposer, sentences
 from groundwire.core.errors import ErrorCode
 from groundwire.core.types import Chunk, Report
-from groundwire.core.verifier import Plan, Verifier
+from groundwire.core.plan import Plan
+from groundwire.core.verifier import Verifier
 from groundwire.data.cache import SemanticCache
 from groundwire.data.provenance import render_context
 from groundwire.data.store import RequestRecord, Store

@@ -1,0 +1,69 @@
+"""The verdict rule: from a claim's checks, score and the scorer's contradiction to its verdict, and the caps the
+checks put on a score (README "How a verdict is chosen"). The verifier and the calibration replay both apply it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from groundwire.core.types import Finding, Route, Verdict
+from groundwire.scoring.base import Thresholds
+
+CONTRADICTION_AT = 0.5
+"""The scorer's contradiction probability at or above which a claim without findings may be CONTRADICTED."""
+NEGATED_CONTRADICTION_AT = 0.9
+"""A negation flip with the scorer's contradiction at or above this is rejected, not escalated: the claim negates
+its evidence and the model reads it so. On 2,993 dev answers this fires on 7, all hallucinated, in 5 families
+(at 0.8 it would take a faithful one); the judge has nothing to add there, and a weak one overturned such claims."""
+
+
+def checked_score(
+    score: float, thresholds: Thresholds, *, hard: bool, negation: bool, contradiction: float = 0.0
+) -> float:
+    """A claim score after the deterministic checks: a figure the context lacks caps it at the reject
+    threshold; a negation flip is a signal, not proof, so it caps the score mid-band (never accepted
+    outright, the judge looks), unless the scorer's `contradiction` reaches NEGATED_CONTRADICTION_AT too: then
+    it is capped at the reject threshold. The calibration code applies the same caps to its cross-validated
+    scores."""
+    accept_at, reject_at = thresholds
+    if hard or (negation and contradiction >= NEGATED_CONTRADICTION_AT):
+        return min(score, reject_at)
+    if negation:
+        return min(score, (accept_at + reject_at) / 2)
+    return score
+
+
+def claim_verdict(
+    route: Route,
+    support: float,
+    contradiction: float | None,
+    *,
+    findings: Sequence[Verdict],
+    figures_match: bool,
+) -> Verdict:
+    """The one rule from a claim's evidence to its verdict (README "How a verdict is chosen").
+
+    1. A deciding check's finding decides: CONTRADICTED if any finding is, else NOT_FOUND.
+    2. Otherwise a claim routed ACCEPT (its score at or above the accept threshold) is SUPPORTED.
+    3. Otherwise it is CONTRADICTED only when the scorer's contradiction probability is at least
+       CONTRADICTION_AT and above its support, and the claim's figures do not all match the context: the
+       model reads "3600" against "3,600" as different tokens, so it alone never contradicts figures the
+       figure check has matched (the caller counts a claim the negation check flags as not matching).
+    4. Anything else routed ESCALATE (between the thresholds, or not scored) is UNRESOLVED: the evidence
+       shown is some support, not enough to accept. An LLM judge, when configured, resolves it.
+    5. Anything else (routed REJECT) is NOT_FOUND.
+    """
+    if findings:
+        return Verdict.CONTRADICTED if Verdict.CONTRADICTED in findings else Verdict.NOT_FOUND
+    if route is Route.ACCEPT:
+        return Verdict.SUPPORTED
+    contradicts = contradiction is not None and contradiction >= CONTRADICTION_AT and contradiction > support
+    if contradicts and not figures_match:
+        return Verdict.CONTRADICTED
+    return Verdict.UNRESOLVED if route is Route.ESCALATE else Verdict.NOT_FOUND
+
+
+def cap_for_findings(decision: Route, findings: Sequence[Finding]) -> Route:
+    """An answer that cites a passage nobody retrieved, or misuses the refusal token, is never accepted outright."""
+    if decision is Route.ACCEPT and findings:
+        return Route.ESCALATE
+    return decision

@@ -45,6 +45,8 @@ LAZY_GROUNDWIRE: dict[str, str] = {
     "groundwire.service.settings": "`groundwire serve --help` reads these defaults at start-up: the settings model "
                                    "(pydantic) and the rate limiter load when a ServiceSettings is built",
     "groundwire.batch.engines": "ray_source subclasses Ray's Datasource, so it needs the ray extra to import",
+    "groundwire.data.store": "the records (what the service and the eval loop name) load without SQLAlchemy; Store "
+                             "and the schema load it on first use",
 }
 """The only modules that import groundwire inside a function, each with its reason."""
 LAZY_THIRD_PARTY: dict[str, tuple[str, ...]] = {
@@ -290,3 +292,27 @@ def test_the_version_has_one_source() -> None:
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
     assert "version" not in project and "version" in project["dynamic"]
     assert importlib.metadata.version("groundwire") == groundwire.__version__
+
+
+MAX_LINES = 600
+"""Issue 36: a module of core/ or data/ that grows past this does more than one job; split it by data path."""
+
+
+def test_no_module_of_core_or_data_is_over_600_lines() -> None:
+    long = {str(path.relative_to(PACKAGE)): n for folder in ("core", "data") for path in (PACKAGE / folder).rglob("*.py")
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_the_claim_checks_are_one_explicit_list_and_nothing_registers_on_import() -> None:
+    from groundwire.core import checks
+
+    # Each check is a module of core/checks/ with a CHECK, and CLAIM_CHECKS lists every one of them, in order.
+    package = Path(checks.__file__).parent
+    modules = [importlib.import_module(f"groundwire.core.checks.{path.stem}") for path in sorted(package.glob("*.py"))]
+    defined = {module.CHECK for module in modules if hasattr(module, "CHECK")}
+    assert isinstance(checks.CLAIM_CHECKS, tuple) and set(checks.CLAIM_CHECKS) == defined
+    assert [check.name for check in checks.CLAIM_CHECKS] == ["figures", "negation", "citations", "certainty", "roles"]
+    # No registry to add to at import time.
+    sources = [path.read_text(encoding="utf-8") for path in PACKAGE.rglob("*.py")]
+    assert not any("register_claim_check" in source or "registers the check" in source for source in sources)

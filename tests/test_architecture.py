@@ -316,3 +316,28 @@ def test_the_claim_checks_are_one_explicit_list_and_nothing_registers_on_import(
     # No registry to add to at import time.
     sources = [path.read_text(encoding="utf-8") for path in PACKAGE.rglob("*.py")]
     assert not any("register_claim_check" in source or "registers the check" in source for source in sources)
+
+
+def test_a_check_splits_its_answer_into_sentences_once(monkeypatch) -> None:  # noqa: ANN001
+    """Issue 36: the plan splits the answer once and carries the sentences forward (the report's skipped
+    sentences, the citation validator, a bare answer read them); no global cache hides a second split."""
+    from groundwire.config import CheckSettings
+    from groundwire.core import claims
+    from groundwire.core.types import Chunk
+    from groundwire.pipeline import CheckItem, build_verifier, check
+
+    split: list[str] = []
+    iter_sentences = claims._iter_sentences
+
+    def counted(text: str):  # noqa: ANN202
+        split.append(text)
+        return iter_sentences(text)
+
+    monkeypatch.setattr(claims, "_iter_sentences", counted)
+    answer = "Hi there! The plan costs $19 [S1]. Refunds take 14 days [S1]. Thanks!"
+    chunks = [Chunk("S1", "The plan costs $19. Refunds take 14 days.")]
+    for settings in (CheckSettings(scorer="lexical"), CheckSettings(scorer="lexical", require_citations=True)):
+        split.clear()
+        report = check(build_verifier(settings), CheckItem(answer, chunks, question="What does it cost?"))
+        assert len(report.claims) == 2 and report.extra["skipped"]
+        assert split == [answer]

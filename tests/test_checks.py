@@ -1,6 +1,7 @@
 import pytest
 
 from groundwire.core.checks.citations import validate_output
+from groundwire.core.claims import sentences
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.checks.figures import figure_findings
 from groundwire.core.checks.negation import negation_finding
@@ -139,12 +140,12 @@ def test_negation_mismatch_is_a_signal_without_verdict():
 
 def test_validators():
     chunks = [Chunk("S1", "a"), Chunk("c_8f21ab", "b")]
-    assert [f.check for f in validate_output("   ", chunks)] == ["empty_answer"]
-    assert [f.check for f in validate_output("NOT_IN_CONTEXT", chunks)] == []
-    assert [f.check for f in validate_output("Maybe. NOT_IN_CONTEXT", chunks)] == ["refusal_token_not_alone"]
-    found = validate_output("It costs $5 [S1]. It ships fast [S7]. It is blue [c_8f21ab].", chunks)
+    assert [f.check for f in validate_output("   ", chunks, sentences("   "))] == ["empty_answer"]
+    assert [f.check for f in validate_output("NOT_IN_CONTEXT", chunks, sentences("NOT_IN_CONTEXT"))] == []
+    assert [f.check for f in validate_output("Maybe. NOT_IN_CONTEXT", chunks, sentences("Maybe. NOT_IN_CONTEXT"))] == ["refusal_token_not_alone"]
+    found = validate_output("It costs $5 [S1]. It ships fast [S7]. It is blue [c_8f21ab].", chunks, sentences("It costs $5 [S1]. It ships fast [S7]. It is blue [c_8f21ab]."))
     assert [(f.check, f.detail) for f in found] == [("fabricated_citation", "cites [S7], which is not among the retrieved chunks")]
-    uncited = validate_output("It costs $5 [S1]. It ships within two days.", chunks, require_citations=True)
+    uncited = validate_output("It costs $5 [S1]. It ships within two days.", chunks, sentences("It costs $5 [S1]. It ships within two days."), require_citations=True)
     assert [f.check for f in uncited] == ["uncited_sentence"]
     assert "ships within two days" in uncited[0].detail
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundwire.core.claims import RuleDecomposer, Split, StoppingDecomposer, sentences
+from groundwire.core.claims import RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.verifier import Verifier
 from groundwire.pipeline import CheckItem, check
 
@@ -60,9 +60,9 @@ def test_a_plan_stops_splitting_past_max_claims_and_cannot_run(counting_decompos
 
 
 @pytest.mark.parametrize("limit", [0, 1, 3, 7])
-def test_claims_upto_is_a_prefix_of_decompose(limit: int) -> None:
+def test_a_split_with_a_limit_is_a_prefix_of_decompose(limit: int) -> None:
     answer = "Hi! The plan costs $19. Refunds take 14 days; shipping is free.\n- Express ships in 2 days.\nThanks!"
-    split = RuleDecomposer().claims_upto(answer, limit=limit)
+    split = RuleDecomposer().split(answer, limit=limit)
     everything = RuleDecomposer().decompose(answer)
     assert split.claims == everything[: limit + 1] and split.complete == (len(everything) <= limit)
 
@@ -70,7 +70,7 @@ def test_claims_upto_is_a_prefix_of_decompose(limit: int) -> None:
 def test_sentences_with_no_claim_count_against_the_limit_too() -> None:
     # Issue 38: 50,000 lines of "x" have no claim, so a limit on claims alone never stopped their splitting.
     answer = "x\n" * 50_000
-    split = RuleDecomposer().claims_upto(answer, limit=10)
+    split = RuleDecomposer().split(answer, limit=10)
     assert not split.complete and split.claims == []
     plan = Verifier("lexical").plan(answer, CHUNKS, max_claims=10)
     assert not plan.complete
@@ -78,7 +78,8 @@ def test_sentences_with_no_claim_count_against_the_limit_too() -> None:
         Verifier("lexical").run(plan)
     # Filler within the bound is read whole: a greeting or two does not make a plan incomplete.
     polite = "Hi!\nThanks for asking.\nThe plan costs $19.\nHope this helps!"
-    assert RuleDecomposer().claims_upto(polite, limit=1) == Split(RuleDecomposer().decompose(polite), complete=True)
+    split = RuleDecomposer().split(polite, limit=1)
+    assert split.complete and split.claims == RuleDecomposer().decompose(polite) and split.sentences == sentences(polite)
 
 
 def test_a_sentence_longer_than_the_window_is_cut_at_spaces_and_covers_the_line() -> None:

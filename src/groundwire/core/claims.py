@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -118,31 +117,12 @@ def cited_ids(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ids))
 
 
-_SENTENCE_CACHE_SIZE = 1024
-_sentence_cache: OrderedDict[str, tuple[Sentence, ...]] = OrderedDict()
-_sentence_cache_lock = threading.Lock()
-
-
 def sentences(answer: str) -> tuple[Sentence, ...]:
     """Split the answer into sentences (lines first, so bullet lists split) and classify each.
 
-    Cached: one verify() asks for the same answer's sentences from the decomposer, the validators and the
-    report, and pysbd is the slowest step of claim splitting.
-    """
-    with _sentence_cache_lock:
-        cached = _sentence_cache.get(answer)
-        if cached is not None:
-            _sentence_cache.move_to_end(answer)
-            return cached
-    return _remember(answer, tuple(_iter_sentences(answer)))
-
-
-def _remember(answer: str, found: tuple[Sentence, ...]) -> tuple[Sentence, ...]:
-    with _sentence_cache_lock:
-        _sentence_cache[answer] = found
-        if len(_sentence_cache) > _SENTENCE_CACHE_SIZE:
-            _sentence_cache.popitem(last=False)
-    return found
+    Not cached: a check splits its answer once, in its plan (`Split.sentences`, `Plan.sentences`), and everything
+    after it (the skipped sentences of the report, the citation validator, a bare answer) reads the plan."""
+    return tuple(_iter_sentences(answer))
 
 
 def _iter_sentences(answer: str) -> Iterator[Sentence]:
@@ -161,21 +141,25 @@ no statement) cost splitting too, and 50,000 lines of "x" were never counted by 
 
 @dataclass(frozen=True, slots=True)
 class Split:
-    """What `claims_upto` read of an answer: its claims, and whether it read all of it within the limits."""
+    """What a rule split read of an answer: its sentences, its claims, and whether it read all of it."""
 
     claims: list[Claim]
     complete: bool
     """False: the answer has more than `limit` claims (`claims` holds the first limit + 1), or more than
     (limit + 1) x SENTENCES_PER_CLAIM sentences; the rest was never split."""
+    sentences: tuple[Sentence, ...] = ()
+    """The sentences read (all of the answer's when complete), each classified: what the plan carries forward."""
 
 
 @runtime_checkable
 class StoppingDecomposer(Decomposer, Protocol):
-    """A decomposer that can stop splitting once an answer has more claims (or sentences) than a limit: refusing an
-    oversized answer then costs the first `limit` claims' worth of splitting, not the whole answer's."""
+    """A decomposer that splits the answer into sentences once and hands them on with its claims, and can stop
+    splitting once an answer has more claims (or sentences) than a limit: refusing an oversized answer then
+    costs the first `limit` claims' worth of splitting, not the whole answer's."""
 
-    def claims_upto(self, answer: str, *, limit: int, question: str | None = None) -> Split:
-        """The answer's claims, or its first `limit + 1` when it has more than `limit` (then incomplete)."""
+    def split(self, answer: str, *, question: str | None = None, limit: int | None = None) -> Split:
+        """The answer's sentences and claims; with a limit, its first `limit + 1` claims when it has more (then
+        incomplete)."""
         ...
 
 
@@ -183,28 +167,26 @@ class RuleDecomposer:
     """Deterministic claim splitter: no model, no network."""
 
     def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]:
-        claims = [claim for sentence in sentences(answer) for claim in _sentence_claims(answer, sentence)]
-        return _or_bare_answer(answer, claims, question)
+        return self.split(answer, question=question).claims
 
-    def claims_upto(self, answer: str, *, limit: int, question: str | None = None) -> Split:
+    def split(self, answer: str, *, question: str | None = None, limit: int | None = None) -> Split:
         claims: list[Claim] = []
         found: list[Sentence] = []
         for sentence in _iter_sentences(answer):
             found.append(sentence)
             claims.extend(_sentence_claims(answer, sentence))
             # The rest of the answer is never split.
-            if len(claims) > limit:
-                return Split(claims[: limit + 1], complete=False)
-            if len(found) > (limit + 1) * SENTENCES_PER_CLAIM:
-                return Split(claims, complete=False)
-        _remember(answer, tuple(found))  # split whole: the validators and the report reuse it
-        return Split(_or_bare_answer(answer, claims, question), complete=True)
+            if limit is not None and len(claims) > limit:
+                return Split(claims[: limit + 1], complete=False, sentences=tuple(found))
+            if limit is not None and len(found) > (limit + 1) * SENTENCES_PER_CLAIM:
+                return Split(claims, complete=False, sentences=tuple(found))
+        return Split(_or_bare_answer(answer, claims, question, found), complete=True, sentences=tuple(found))
 
 
-def _or_bare_answer(answer: str, claims: list[Claim], question: str | None) -> list[Claim]:
+def _or_bare_answer(answer: str, claims: list[Claim], question: str | None, found: Sequence[Sentence]) -> list[Claim]:
     """The claims, or where the answer has none and answers a question, its bare answer ("1959") as one."""
     if not claims and question:
-        bare = bare_answer(answer)
+        bare = bare_answer(answer, found)
         if bare is not None:
             claims.append(bare)
     return claims
@@ -214,15 +196,15 @@ def _sentence_claims(answer: str, sentence: Sentence) -> Iterator[Claim]:
     return _atomic_claims(answer, sentence) if sentence.skip_reason is None else iter(())
 
 
-def bare_answer(answer: str) -> Claim | None:
-    """A short fragment that answers a question ("1959", "ESPN", "Yes, in Paris") as one claim.
+def bare_answer(answer: str, found: Sequence[Sentence]) -> Claim | None:
+    """A short fragment that answers a question ("1959", "ESPN", "Yes, in Paris") as one claim (`found`: the
+    answer's sentences).
 
     Alone, "1959" asserts nothing; as the answer to "When was the magazine founded?" it is the whole claim,
     and leaving it unchecked would accept any number. The fragment is scored as it stands, the way QA
     answers are (the question stays on the report). A lone "yes"/"no", a first-person remark ("I am not
     sure"), a reaction ("Great!") or a fragment of more than eight words is not taken as one.
     """
-    found = sentences(answer)
     if len(found) != 1 or found[0].skip_reason != "greeting_or_too_short":
         return None
     sentence = found[0]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from groundwire.core.claims import Sentence
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import Chunk, Claim
 from groundwire.core.windows import Window
@@ -48,6 +49,9 @@ class Plan:
     timings: Mapping[str, float]
     abstained: bool = False
     """The answer is the refusal token: nothing to split or score."""
+    sentences: tuple[Sentence, ...] = ()
+    """The answer's sentences, split once (those read before splitting stopped, when incomplete): the report's
+    skipped sentences and the citation validator read them."""
 
     @property
     def workload(self) -> Workload:

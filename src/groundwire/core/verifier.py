@@ -174,14 +174,14 @@ class Verifier:
                 timings=timings,
                 abstained=True,
             )
+        # The answer is split into sentences once, here: everything after reads plan.sentences.
         within = True  # no split limit was passed
-        if claims is not None:
-            claims = list(claims)
-        elif max_claims is not None and isinstance(self.decomposer, StoppingDecomposer):
-            split = self.decomposer.claims_upto(answer, limit=max_claims, question=question)
-            claims, within = split.claims, split.complete
+        if claims is None and isinstance(self.decomposer, StoppingDecomposer):
+            split = self.decomposer.split(answer, question=question, limit=max_claims)
+            claims, within, found = split.claims, split.complete, split.sentences
         else:
-            claims = self.decomposer.decompose(answer, question=question)
+            claims = list(claims) if claims is not None else self.decomposer.decompose(answer, question=question)
+            found = sentences(answer)
         timings["decompose"] = time.perf_counter() - started
         over = not within or (max_claims is not None and len(claims) > max_claims)
         if not claims or over:  # nothing to window: no claims, or a plan the caller will refuse
@@ -195,6 +195,7 @@ class Verifier:
                 np.zeros((len(claims), 0), dtype=bool),
                 complete=not over,
                 timings=timings,
+                sentences=found,
             )
         mark = time.perf_counter()
         scoring_context = tuple(rendered_chunk(chunk) for chunk in context)
@@ -210,6 +211,7 @@ class Verifier:
             allowed,
             complete=True,
             timings=timings,
+            sentences=found,
         )
 
     def verify(
@@ -255,7 +257,7 @@ class Verifier:
         started = time.perf_counter() - sum(plan.timings.values())
         answer, question, context = plan.answer, plan.question, list(plan.context)
         citations = self.require_citations if require_citations is None else require_citations
-        findings = tuple(validate_output(answer, context, require_citations=citations))
+        findings = tuple(validate_output(answer, context, plan.sentences, require_citations=citations))
         warnings = _language_warnings(answer, context)
         if self.calibration_warning is not None:
             warnings += (self.calibration_warning,)
@@ -290,7 +292,7 @@ class Verifier:
         # A bare answer ("1959") is a claim although its sentence alone would be skipped.
         skipped = [
             {"text": s.text, "reason": s.skip_reason}
-            for s in sentences(answer)
+            for s in plan.sentences
             if s.skip_reason and not any(c.span[0] < s.span[1] and s.span[0] < c.span[1] for c in claims)
         ]
         if not claims:

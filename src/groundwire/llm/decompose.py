@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from groundwire.llm import prompts
-from groundwire.core.claims import Decomposer, RuleDecomposer, Sentence, cited_ids, sentences, strip_citations
+from groundwire.core.claims import RuleDecomposer, Sentence, Split, cited_ids, strip_citations
 from groundwire.llm.client import LLMClient
 from groundwire.llm.errors import LLMError
 from groundwire.core.novelty import added_content
@@ -39,16 +39,32 @@ class ClaimList(BaseModel):
 @dataclass
 class LLMDecomposer:
     client: LLMClient
-    fallback: Decomposer = field(default_factory=RuleDecomposer)
+    rules: RuleDecomposer = field(default_factory=RuleDecomposer)
+    """What splits the answer into sentences (once), splits the sentences the model's claims do not stand for, and
+    takes over when the model fails."""
 
     def decompose(self, answer: str, *, question: str | None = None) -> list[Claim]:
+        return self.split(answer, question=question).claims
+
+    def split(self, answer: str, *, question: str | None = None, limit: int | None = None) -> Split:
+        """The model's claims where they may stand for their sentence, the rules' elsewhere. An answer the rules
+        find over the limit is refused without a model call."""
+        ruled = self.rules.split(answer, question=question, limit=limit)
+        if not ruled.complete:
+            return ruled
+        claims = self._claims(answer, question, ruled)
+        if limit is not None and len(claims) > limit:
+            return Split(claims[: limit + 1], complete=False, sentences=ruled.sentences)
+        return Split(claims, complete=True, sentences=ruled.sentences)
+
+    def _claims(self, answer: str, question: str | None, ruled: Split) -> list[Claim]:
         messages = prompts.decompose_messages(answer, question=question)
         try:
             parsed, _ = self.client.chat_json(messages, ClaimList, purpose="decompose")
         except LLMError as exc:
             log.warning("LLM decomposition failed, using the rules: %s", exc)
-            return self.fallback.decompose(answer, question=question)
-        candidates = [sentence for sentence in sentences(answer) if sentence.skip_reason is None]
+            return ruled.claims
+        candidates = [sentence for sentence in ruled.sentences if sentence.skip_reason is None]
         mapped = [claim for text in parsed.claims if (claim := map_claim(text, answer, candidates)) is not None]
         by_sentence: dict[str, list[Claim]] = defaultdict(list)
         for claim in mapped:
@@ -57,9 +73,9 @@ class LLMDecomposer:
                   for claim in members]  # fmt: skip
         if not claims:
             log.warning("LLM decomposition gave no claim found in the answer, using the rules")
-            return self.fallback.decompose(answer, question=question)
+            return ruled.claims
         kept = {claim.sentence for claim in claims}
-        by_rules = [claim for claim in self.fallback.decompose(answer, question=question) if claim.sentence not in kept]
+        by_rules = [claim for claim in ruled.claims if claim.sentence not in kept]
         if by_rules:
             log.warning("LLM decomposition added to or left out of %d answer sentence(s); the rules split them",
                         len({claim.sentence for claim in by_rules}))  # fmt: skip

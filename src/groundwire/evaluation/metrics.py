@@ -1,7 +1,7 @@
 """Detection metrics over answer-level labels (positive class = hallucinated).
 
 Plain numpy, so that `pip install groundwire` needs no scikit-learn or scipy (about 195 MB) for `eval`.
-tests/test_metrics.py checks every figure against hand-computed values and, where it is installed, scikit-learn.
+tests/evaluation/test_metrics.py checks every figure against hand-computed values and, where it is installed, scikit-learn.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from groundwire.core.explain import format_threshold
 from groundwire.cli.main import app
 
 pytest.importorskip("matplotlib")
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts" / "eval"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "eval"
 
 POLICY = ["Refunds are accepted within 30 days of purchase. Shipping to EU countries takes 3 to 5 business days "
           "and costs 15 euros. Support answers email on weekdays between 9 am and 5 pm."]

@@ -14,7 +14,7 @@ from groundwire.core.verifier import Verifier
 from groundwire.evaluation.claim_cases import ClaimCase, decided, kinds, load_cases, pass_rates, run_case
 from groundwire.scoring.onnx import bundled_path
 
-CASES = load_cases(Path(__file__).parent / "fixtures" / "claim_cases.jsonl")
+CASES = load_cases(Path(__file__).parents[1] / "fixtures" / "claim_cases.jsonl")
 FINDING_OF_CHECK = {"figures": "figure_conflict", "roles": "role_conflict", "certainty": "certainty_added"}
 FORMATS = ("number_format", "unit_format", "date_format")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 EXTRA_MODULES = ("fastapi", "uvicorn", "starlette", "sqlalchemy", "limits", "ray", "pyarrow", "torch", "transformers",

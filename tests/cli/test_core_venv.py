@@ -25,7 +25,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 EXTRAS = ("fastapi", "uvicorn", "sqlalchemy", "ray", "torch", "transformers", "sklearn", "pandas", "matplotlib",
           "deepeval", "ragas", "llama_index", "langchain_core", "haystack", "opentelemetry")

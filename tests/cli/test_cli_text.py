@@ -88,7 +88,7 @@ def test_example_toml_keeps_the_refusal_token() -> None:
     from groundwire.config import load_config
     from groundwire.core.types import REFUSAL_TOKEN
 
-    config = load_config(Path(__file__).parents[1] / "examples" / "groundwire.example.toml", env={})
+    config = load_config(Path(__file__).parents[2] / "examples" / "groundwire.example.toml", env={})
     assert config.repair.abstain_message == REFUSAL_TOKEN
 
 

@@ -341,3 +341,16 @@ def test_a_check_splits_its_answer_into_sentences_once(monkeypatch) -> None:  # 
         report = check(build_verifier(settings), CheckItem(answer, chunks, question="What does it cost?"))
         assert len(report.claims) == 2 and report.extra["skipped"]
         assert split == [answer]
+
+
+def test_no_check_bypasses_pipeline_check() -> None:
+    """Issue 36: repair's re-verification, provenance, the combiner's feature run and the service's warm-up called
+    Verifier.verify directly; every check now goes through pipeline.check (or a pipeline.Checker handed down)."""
+    calls = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "pipeline.py" and path.parent == PACKAGE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "verify":
+                calls.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert calls == []

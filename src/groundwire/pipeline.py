@@ -195,8 +195,8 @@ def failure_of(error: Exception) -> tuple[ErrorCode, str]:
 @dataclass(frozen=True, slots=True)
 class Checker:
     """A verifier (and judge) bound to `check`: what a component below this module is handed when it checks
-    answers of its own (the generator's attempts and consistency samples), so that it checks through the one
-    path without importing pipeline."""
+    answers of its own (the generator's attempts and consistency samples, repair's edits, the citations
+    provenance adds), so that it checks through the one path without importing pipeline (core.types.AnswerCheck)."""
 
     verifier: Verifier
     judge: Judge | None = None
@@ -205,6 +205,10 @@ class Checker:
     def model_id(self) -> str:
         return self.verifier.model_id
 
+    @property
+    def accept_at(self) -> float:
+        return self.verifier.accept_at
+
     def __call__(
         self,
         answer: str,
@@ -212,8 +216,9 @@ class Checker:
         *,
         question: str | None = None,
         claims: Sequence[Claim] | None = None,
+        task: str | None = None,
     ) -> Report:
-        item = CheckItem(answer, chunks, question=question, claims=None if claims is None else tuple(claims))
+        item = CheckItem(answer, chunks, question=question, task=task, claims=None if claims is None else tuple(claims))
         return check(self.verifier, item, judge=self.judge)
 
 

@@ -26,6 +26,7 @@ from groundwire.data.provenance import (
     split_text,
 )
 from groundwire.core.types import Verdict
+from groundwire.pipeline import Checker
 
 
 def test_cite_id_is_stable_and_ignores_whitespace_only_changes() -> None:
@@ -143,7 +144,7 @@ def library() -> list[Passage]:
 def test_add_citations_uses_the_verifiers_argmax(library: list[Passage]) -> None:
     verifier = Verifier("lexical")
     answer = "Hello! The Pro plan costs $10 per month. Run start.sh to start the cluster. The cluster runs on Mars."
-    cited = add_citations(answer, library, verifier=verifier)
+    cited = add_citations(answer, library, check=Checker(verifier))
     manual, pricing = library[0].cite_id, library[1].cite_id
     by_text = {s.sentence: s for s in cited.sentences}
     assert by_text["Hello!"].method == "skipped"
@@ -164,7 +165,7 @@ def test_add_citations_falls_back_to_embeddings_but_never_cites_a_contradiction(
     paraphrase = "Launching the cluster is done with the start.sh script."
     report = verifier.verify(paraphrase, [p.as_chunk() for p in library])
     assert min(r.score for r in report.claims) < verifier.accept_at  # the lexical model alone cannot cite it
-    cited = add_citations(paraphrase, library, verifier=verifier)
+    cited = add_citations(paraphrase, library, check=Checker(verifier))
     assert cited.sentences[0].method == "embedding"
     assert cited.sentences[0].cite_ids == (library[0].cite_id,)
 
@@ -172,18 +173,18 @@ def test_add_citations_falls_back_to_embeddings_but_never_cites_a_contradiction(
     assert any(
         r.verdict is Verdict.CONTRADICTED for r in verifier.verify(wrong, [p.as_chunk() for p in library]).claims
     )
-    cited = add_citations(wrong, library, verifier=verifier)
+    cited = add_citations(wrong, library, check=Checker(verifier))
     assert cited.text == f"{wrong} {UNVERIFIED}"
 
 
 def test_add_citations_replaces_existing_markers_and_rejects_bad_input(library: list[Passage]) -> None:
     verifier = Verifier("lexical")
-    cited = add_citations("The Pro plan costs $10 per month [S9].", library, verifier=verifier)
+    cited = add_citations("The Pro plan costs $10 per month [S9].", library, check=Checker(verifier))
     assert "[S9]" not in cited.text and library[1].cite_id in cited.text
     with pytest.raises(InputError):
-        add_citations("  ", library, verifier=verifier)
+        add_citations("  ", library, check=Checker(verifier))
     with pytest.raises(InputError):
-        add_citations("Some answer.", [], verifier=verifier)
+        add_citations("Some answer.", [], check=Checker(verifier))
 
 
 @settings(max_examples=60, deadline=None)

@@ -5,6 +5,7 @@ import json
 import pytest
 from scripted_llm import ScriptedLLMServer
 
+from groundwire.pipeline import Checker
 from groundwire.llm.client import LLMClient
 from groundwire.core.novelty import added_content
 from groundwire.llm.repair import repair
@@ -36,7 +37,7 @@ def test_fixture_answers_land_where_the_tests_assume(verifier: Verifier) -> None
 
 def test_without_llm_unsupported_sentences_are_dropped(verifier: Verifier) -> None:
     report = verifier.verify(f"{SUPPORTED} {BAND} {MISCITED} {UNSUPPORTED}", CHUNKS)
-    repaired = repair(report, CHUNKS, verifier=verifier)
+    repaired = repair(report, CHUNKS, check=Checker(verifier))
     assert [a.action for a in repaired.actions] == ["keep", "drop", "keep", "drop"]
     # The kept sentence keeps its words; the miscited one is re-cited to the chunk that supports it.
     assert repaired.answer == "Refunds are issued within 14 days [S1]. Shipping is free on orders over $50 [S1]."
@@ -50,20 +51,20 @@ def test_without_citing_no_marker_is_added(verifier: Verifier) -> None:
     # written out without a marker rather than re-cited, and the kept sentence keeps the writer's own.
     uncited = "Shipping is free on orders over $50."
     report = verifier.verify(f"{SUPPORTED} {UNSUPPORTED} {MISCITED} {uncited}", CHUNKS)
-    repaired = repair(report, CHUNKS, verifier=verifier, cite=False)
+    repaired = repair(report, CHUNKS, check=Checker(verifier), cite=False)
     assert repaired.answer == f"{SUPPORTED} {MISCITED} {uncited}"
-    recited = repair(report, CHUNKS, verifier=verifier).answer
+    recited = repair(report, CHUNKS, check=Checker(verifier)).answer
     assert recited == f"{SUPPORTED} Shipping is free on orders over $50 [S1]. Shipping is free on orders over $50 [S1]."
 
 
 def test_abstains_below_the_minimum_share(verifier: Verifier) -> None:
     report = verifier.verify(f"{SUPPORTED} {BAND} {UNSUPPORTED}", CHUNKS)
-    default = repair(report, CHUNKS, verifier=verifier, min_surviving_share=0.5)
+    default = repair(report, CHUNKS, check=Checker(verifier), min_surviving_share=0.5)
     assert default.abstained and default.answer == REFUSAL_TOKEN and default.report.abstained
     message = "The sources don't support a complete answer."
-    configured = repair(report, CHUNKS, verifier=verifier, min_surviving_share=0.5, abstain_message=message)
+    configured = repair(report, CHUNKS, check=Checker(verifier), min_surviving_share=0.5, abstain_message=message)
     assert configured.answer == message
-    lenient = repair(report, CHUNKS, verifier=verifier, min_surviving_share=0.3)
+    lenient = repair(report, CHUNKS, check=Checker(verifier), min_surviving_share=0.3)
     assert not lenient.abstained and lenient.answer == SUPPORTED
 
 
@@ -72,7 +73,7 @@ def test_middle_band_claim_is_edited_and_reverified(
 ) -> None:
     scripted_llm.script(json.dumps({"edited": "The store is open Monday to Friday."}))
     report = verifier.verify(f"{SUPPORTED} {BAND}", CHUNKS)
-    repaired = repair(report, CHUNKS, verifier=verifier, client=client)
+    repaired = repair(report, CHUNKS, check=Checker(verifier), client=client)
     assert [a.action for a in repaired.actions] == ["keep", "edit"]
     assert repaired.answer == "Refunds are issued within 14 days [S1]. The store is open Monday to Friday [S2]."
     assert repaired.report.decision is Route.ACCEPT
@@ -85,7 +86,7 @@ def test_edit_that_adds_a_fact_is_dropped(
 ) -> None:
     scripted_llm.script(json.dumps({"edited": "The store is open Monday to Friday, and on Sundays until 8pm."}))
     report = verifier.verify(f"{SUPPORTED} {BAND}", CHUNKS)
-    repaired = repair(report, CHUNKS, verifier=verifier, client=client, min_surviving_share=0.5)
+    repaired = repair(report, CHUNKS, check=Checker(verifier), client=client, min_surviving_share=0.5)
     edit = repaired.actions[1]
     assert edit.action == "drop" and "8pm" in edit.reason
     assert repaired.answer == SUPPORTED
@@ -97,7 +98,7 @@ def test_edit_that_does_not_verify_is_dropped(
     # Every word is from the claim or the context, but the scorer does not accept the result.
     scripted_llm.script(json.dumps({"edited": "Refunds are open on Sundays."}))
     report = verifier.verify(f"{SUPPORTED} {BAND}", CHUNKS)
-    repaired = repair(report, CHUNKS, verifier=verifier, client=client)
+    repaired = repair(report, CHUNKS, check=Checker(verifier), client=client)
     assert repaired.actions[1].action == "drop" and "did not verify" in repaired.actions[1].reason
 
 
@@ -111,7 +112,7 @@ def test_edit_is_reverified_under_the_answers_task(scripted_llm: ScriptedLLMServ
         scripted_llm.script(json.dumps({"edited": edit}))
         report = verifier.verify(claim, CHUNKS, task=task)
         assert [c.route for c in report.claims] == [Route.ESCALATE]
-        repaired = repair(report, CHUNKS, verifier=verifier, client=client, min_surviving_share=0.0)
+        repaired = repair(report, CHUNKS, check=Checker(verifier), client=client, min_surviving_share=0.0)
         assert repaired.actions[0].action == action, (task, repaired.actions[0])
 
 
@@ -121,7 +122,7 @@ def test_unusable_edit_is_dropped(
 ) -> None:
     scripted_llm.script(reply)
     report = verifier.verify(f"{SUPPORTED} {BAND}", CHUNKS)
-    repaired = repair(report, CHUNKS, verifier=verifier, client=client)
+    repaired = repair(report, CHUNKS, check=Checker(verifier), client=client)
     assert repaired.actions[1].action == "drop"
     assert repaired.answer == SUPPORTED
 
@@ -135,12 +136,12 @@ def test_added_content_sees_new_words_and_figures() -> None:
 
 def test_abstained_or_claimless_reports_pass_through(verifier: Verifier) -> None:
     report = verifier.verify(REFUSAL_TOKEN, CHUNKS)
-    repaired = repair(report, CHUNKS, verifier=verifier)
+    repaired = repair(report, CHUNKS, check=Checker(verifier))
     assert repaired.answer == REFUSAL_TOKEN and repaired.abstained and repaired.actions == ()
 
 
 def test_lists_stay_lists(verifier: Verifier) -> None:
     answer = f"- {SUPPORTED}\n- {UNSUPPORTED}\n- Shipping is free on orders over $50 [S1]."
-    repaired = repair(verifier.verify(answer, CHUNKS), CHUNKS, verifier=verifier, min_surviving_share=0.5)
+    repaired = repair(verifier.verify(answer, CHUNKS), CHUNKS, check=Checker(verifier), min_surviving_share=0.5)
     assert [a.action for a in repaired.actions] == ["keep", "drop", "keep"]
     assert repaired.answer == f"- {SUPPORTED}\n- Shipping is free on orders over $50 [S1]."

@@ -141,7 +141,7 @@ def test_repair_never_adds_what_the_context_lacks(real_client: LLMClient) -> Non
     verifier = Verifier("lexical")
     answer = "The Eiffel Tower is in Paris. It was completed in 1925 by 300 workers."
     report = verifier.verify(answer, CHUNKS)
-    repaired = repair(report, CHUNKS, verifier=verifier, client=real_client, cite=False)
+    repaired = repair(report, CHUNKS, check=Checker(verifier), client=real_client, cite=False)
     assert {action.action for action in repaired.actions} <= {"keep", "edit", "drop"}
     assert len(repaired.actions) == len(report.claims)
     # Whatever the model wrote, no figure outside the answer and context reaches the repaired answer.

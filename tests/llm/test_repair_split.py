@@ -13,6 +13,7 @@ import json
 import pytest
 from scripted_llm import ScriptedLLMServer
 
+from groundwire.pipeline import Checker
 from groundwire.cli.main import run_cli
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.core.verifier import Verifier
@@ -60,7 +61,7 @@ def test_what_the_rules_cannot_read_stays_whole(claim: str) -> None:
 def test_offline_the_supported_part_is_kept_and_the_other_dropped(verifier: Verifier) -> None:
     report = verifier.verify(COMPOUND, CHUNKS)
     assert len(report.claims) == 1 and report.decision is not Route.ACCEPT  # one claim, and not accepted whole
-    repaired = repair(report, CHUNKS, verifier=verifier)
+    repaired = repair(report, CHUNKS, check=Checker(verifier))
     assert not repaired.abstained and repaired.answer == "The plan costs $49 [S1]."
     assert repaired.report.decision is Route.ACCEPT and repaired.surviving_share == 1.0
     (action,) = repaired.actions
@@ -68,7 +69,7 @@ def test_offline_the_supported_part_is_kept_and_the_other_dropped(verifier: Veri
     assert [(part.claim, part.action) for part in action.parts] == [
         ("The plan costs $49.", "keep"), ("The plan includes priority phone support.", "drop")]
     assert "split at its coordination" in action.reason and "no LLM configured" in action.reason
-    uncited = repair(report, CHUNKS, verifier=verifier, cite=False).answer
+    uncited = repair(report, CHUNKS, check=Checker(verifier), cite=False).answer
     assert uncited == "The plan costs $49."
     json.dumps(repaired.to_dict())  # the parts travel in the JSON the CLI and the service send
 
@@ -76,13 +77,13 @@ def test_offline_the_supported_part_is_kept_and_the_other_dropped(verifier: Veri
 def test_the_rest_of_the_answer_is_kept_as_before(verifier: Verifier) -> None:
     answer = f"Refunds are not offered. {COMPOUND}"
     chunks = [Chunk("S1", CONTEXT), Chunk("S2", "Refunds are accepted within 30 days of purchase.")]
-    repaired = repair(verifier.verify(answer, chunks), chunks, verifier=verifier, min_surviving_share=0.5)
+    repaired = repair(verifier.verify(answer, chunks), chunks, check=Checker(verifier), min_surviving_share=0.5)
     assert "$49" in repaired.answer and "phone" not in repaired.answer and "not offered" not in repaired.answer
 
 
 def test_no_supported_part_drops_the_claim_whole(verifier: Verifier) -> None:
     report = verifier.verify("The plan costs $99 and includes priority phone support.", CHUNKS)
-    repaired = repair(report, CHUNKS, verifier=verifier)
+    repaired = repair(report, CHUNKS, check=Checker(verifier))
     assert repaired.abstained and repaired.answer == REFUSAL_TOKEN
     assert repaired.actions[0].action == "drop" and repaired.actions[0].parts == ()
 
@@ -96,7 +97,7 @@ def test_with_an_llm_the_whole_edit_comes_first_and_the_split_catches_its_failur
     # the phone-support part alone, which comes back as the context has it.
     scripted_llm.script(json.dumps({"edited": "The plan costs $49 and includes email support 24/7."}),
                         json.dumps({"edited": "The plan includes email support."}))
-    repaired = repair(report, CHUNKS, verifier=lexical, client=client)
+    repaired = repair(report, CHUNKS, check=Checker(lexical), client=client)
     assert repaired.answer == "The plan costs $49 [S1]. The plan includes email support [S1]."
     assert "phone" not in repaired.answer and repaired.report.decision is Route.ACCEPT
     (action,) = repaired.actions

@@ -34,7 +34,7 @@ from groundwire.core.explain import explain, unsupported
 from groundwire.core.types import Chunk, Report, Route
 from groundwire.llm.repair import repair
 from groundwire.core.plan import as_chunks
-from groundwire.pipeline import CheckItem, check, given_or_shared
+from groundwire.pipeline import Checker, CheckItem, check, given_or_shared
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -104,7 +104,7 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         return list(given)
 
     def _repaired(self, report: Report, chunks: Sequence[Chunk | str], verifier: Verifier) -> str:
-        repaired = repair(report, chunks, verifier=verifier, client=self.client,
+        repaired = repair(report, chunks, check=Checker(verifier), client=self.client,
                           min_surviving_share=self.min_surviving_share)
         if any(isinstance(chunk, Chunk) for chunk in chunks):
             return repaired.answer  # the caller named its chunks: citing them is citing what it named

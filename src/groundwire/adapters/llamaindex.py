@@ -26,7 +26,7 @@ from groundwire.adapters.common import (
 from groundwire.core.types import REFUSAL_TOKEN, Report
 from groundwire.core.plan import as_chunks
 from groundwire.llm.repair import repair
-from groundwire.pipeline import CheckItem, check
+from groundwire.pipeline import Checker, CheckItem, check
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -113,7 +113,7 @@ def ground_response(response: Any, question: str | None = None, *, verifier: Ver
     report = check(checker, CheckItem(text, as_chunks(contexts), question=question))
     if report.grounded:
         return _with_report(response, text, nodes, report, None)
-    repaired = repair(report, contexts, verifier=checker, client=client, min_surviving_share=min_surviving_share,
+    repaired = repair(report, contexts, check=Checker(checker), client=client, min_surviving_share=min_surviving_share,
                       abstain_message=abstain_message, cite=False)
     return _with_report(response, repaired.answer, nodes, report, repaired)
 

@@ -86,7 +86,7 @@ def repair_command(
     from groundwire.data.rows import read_text
     from groundwire.llm.client import client_from_config
     from groundwire.llm.repair import repair
-    from groundwire.pipeline import CheckItem, Judge, build_verifier, check
+    from groundwire.pipeline import Checker, CheckItem, Judge, build_verifier, check
 
     config = _config(config_file)
     chunks = read_chunks(context)
@@ -101,13 +101,13 @@ def repair_command(
             # The judge first: a middle-band claim it finds supported needs no edit; one it rejects goes to the
             # editor when it is contradicted or partly supported. An endpoint failure ends the command (exit 3).
             report = check(verifier, item, judge=Judge(client, required=True))
-            repaired = repair(report, chunks, verifier=verifier, client=client,
+            repaired = repair(report, chunks, check=Checker(verifier), client=client,
                               min_surviving_share=config.repair.min_surviving_share,
                               abstain_message=config.repair.abstain_message)
     else:
         verifier = build_verifier(settings)
         report = check(verifier, item)
-        repaired = repair(report, chunks, verifier=verifier, min_surviving_share=config.repair.min_surviving_share,
+        repaired = repair(report, chunks, check=Checker(verifier), min_surviving_share=config.repair.min_surviving_share,
                           abstain_message=config.repair.abstain_message)
     if as_json:
         print_json(repaired.to_dict())

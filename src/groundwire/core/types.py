@@ -5,9 +5,10 @@ Nothing here imports a model, a network client or a heavy dependency.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 REFUSAL_TOKEN = "NOT_IN_CONTEXT"
 NO_CLAIMS_SHARE = 1.0
@@ -144,3 +145,27 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, StrEnum):
         return value.value
     return value
+
+
+class AnswerCheck(Protocol):
+    """How a component below `groundwire.pipeline` checks an answer of its own (the generator's attempts, repair's
+    edits, the citations it adds): `pipeline.Checker`, a verifier bound to `pipeline.check`, the one path a check
+    takes. The command, the service or the adapter that builds the verifier hands it in."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def accept_at(self) -> float:
+        """The accept threshold of the verifier's default calibration."""
+        ...
+
+    def __call__(
+        self,
+        answer: str,
+        chunks: Sequence[Chunk],
+        *,
+        question: str | None = None,
+        claims: Sequence[Claim] | None = None,
+        task: str | None = None,
+    ) -> Report: ...

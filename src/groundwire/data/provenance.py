@@ -13,12 +13,11 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from groundwire.core.claims import CITATION_RE, sentences
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.textutil import split_text
-from groundwire.core.types import Chunk, ChunkType, Report, Verdict
+from groundwire.core.types import AnswerCheck, Chunk, ChunkType, Verdict
 from groundwire.data.embed import Embedder, best_similarity, default_embedder, index_texts
 
 CITE_ID_HEX = 20
@@ -211,10 +210,6 @@ def resolve_citations(answer: str, retrieved: Sequence[Passage]) -> CitationReso
 # --- post-hoc attribution ---------------------------------------------------------------------------------
 
 
-class SupportsVerify(Protocol):
-    def verify(self, answer: str, chunks: Sequence[Chunk], *, question: str | None = None) -> Report: ...
-
-
 @dataclass(frozen=True, slots=True)
 class SentenceCitation:
     sentence: str
@@ -236,7 +231,7 @@ def add_citations(
     answer: str,
     chunks: Sequence[Chunk | Passage],
     *,
-    verifier: SupportsVerify,
+    check: AnswerCheck,
     embedder: Embedder | None = None,
     threshold: float | None = None,
     similarity_threshold: float = 0.7,
@@ -255,8 +250,9 @@ def add_citations(
     of 335 clean sentences and 3 of 87 hallucinated ones; at 0.6, 95 and 13. `SentenceCitation.method`
     says which tags a model confirmed.
 
-    `verifier`: one built by `groundwire.pipeline` (`build_verifier`, or `shared_verifier()` for the bundled
-    model); the data layer does not choose a model of its own.
+    `check`: `pipeline.Checker(verifier)`, a verifier built by `groundwire.pipeline` (`build_verifier`, or
+    `shared_verifier()` for the bundled model) bound to `pipeline.check`; the data layer does not choose a model of
+    its own.
     """
 
     if not answer.strip():
@@ -266,9 +262,9 @@ def add_citations(
         raise InputError("no chunks given; add_citations needs the retrieved chunks the answer drew on",
                          code=ErrorCode.NO_CONTEXT)
     if threshold is None:
-        threshold = float(getattr(verifier, "accept_at", 0.8))
+        threshold = check.accept_at
     clean = CITATION_RE.sub("", answer).strip()
-    report = verifier.verify(clean, as_chunks, question=question)
+    report = check(clean, as_chunks, question=question)
     results = report.claims
     split = sentences(clean)
     need_embedding: list[int] = []

@@ -36,7 +36,7 @@ from groundwire.llm.prompts import Strength
 from groundwire.llm.selfrag import IS_SUP_SCORE, Reflection, parse_reflection
 from groundwire.core.explain import format_threshold
 from groundwire.core.textutil import sentence_spans
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, Finding, Report, Route, Verdict
+from groundwire.core.types import REFUSAL_TOKEN, AnswerCheck, Chunk, Finding, Report, Route, Verdict
 from groundwire.config import load_config
 from groundwire.core.plan import as_chunks
 from groundwire.core.tracing import traced
@@ -47,23 +47,6 @@ BLOCKING_CHECKS = frozenset(
     {"empty_answer", "refusal_token_not_alone", "fabricated_citation", "false_sufficiency", "no_answer"}
 )
 """Answer-level findings that fail an attempt whatever the score."""
-
-
-class AnswerCheck(Protocol):
-    """How the generator checks an answer: `groundwire.pipeline.Checker`, a verifier bound to pipeline.check (this
-    module sits below pipeline, so the command or the service that builds the verifier hands it in)."""
-
-    @property
-    def model_id(self) -> str: ...
-
-    def __call__(
-        self,
-        answer: str,
-        chunks: Sequence[Chunk],
-        *,
-        question: str | None = None,
-        claims: Sequence[Claim] | None = None,
-    ) -> Report: ...
 
 
 @runtime_checkable

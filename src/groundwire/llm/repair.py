@@ -25,7 +25,7 @@ import re
 from itertools import groupby
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -34,11 +34,8 @@ from groundwire.core.novelty import added_content
 from groundwire.core.claims import CITATION_RE, strip_citations
 from groundwire.llm.client import LLMClient, LLMOutputError
 from groundwire.core.textutil import STOPWORDS, WORD_RE, normalize
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, ClaimResult, Report, Route, Verdict
+from groundwire.core.types import REFUSAL_TOKEN, AnswerCheck, Chunk, ClaimResult, Report, Route, Verdict
 from groundwire.core.plan import as_chunks
-
-if TYPE_CHECKING:
-    from groundwire.core.verifier import Verifier
 
 Action = Literal["keep", "edit", "drop"]
 
@@ -84,7 +81,7 @@ def repair(
     report: Report,
     chunks: Sequence[Chunk | str],
     *,
-    verifier: Verifier,
+    check: AnswerCheck,
     client: LLMClient | None = None,
     min_surviving_share: float = 0.5,
     abstain_message: str = REFUSAL_TOKEN,
@@ -97,20 +94,20 @@ def repair(
         return Repaired(report.answer, report.abstained, 1.0, (), report, report)
     by_id = {chunk.id: chunk for chunk in chunks}
     decisions = [
-        _decide(result, chunks, by_id, report=report, verifier=verifier, client=client) for result in report.claims
+        _decide(result, chunks, by_id, report=report, check=check, client=client) for result in report.claims
     ]
     surviving = sum(action.action != "drop" for action in decisions)
     share = surviving / len(decisions)
     if surviving == 0 or share < min_surviving_share:
         return Repaired(abstain_message, True, share, tuple(decisions), _abstained(report, abstain_message), report)
     answer = reassemble(report, decisions, cite=cite)
-    return Repaired(answer, False, share, tuple(decisions), _verify_as(report, answer, chunks, verifier), report)
+    return Repaired(answer, False, share, tuple(decisions), _verify_as(report, answer, chunks, check), report)
 
 
-def _verify_as(report: Report, text: str, chunks: Sequence[Chunk], verifier: Verifier) -> Report:
+def _verify_as(report: Report, text: str, chunks: Sequence[Chunk], check: AnswerCheck) -> Report:
     """Verify `text` as `report`'s answer was: its question and task, so its calibration (summary, data2text...)
     decides the edit and the repaired answer too."""
-    return verifier.verify(text, chunks, question=report.question, task=report.extra.get("task"))
+    return check(text, chunks, question=report.question, task=report.extra.get("task"))
 
 
 def _decide(
@@ -119,7 +116,7 @@ def _decide(
     by_id: dict[str, Chunk],
     *,
     report: Report,
-    verifier: Verifier,
+    check: AnswerCheck,
     client: LLMClient | None,
     split: bool = True,
 ) -> RepairAction:
@@ -132,11 +129,11 @@ def _decide(
     if evidence is not None and editable and client is not None:
         # The minimal edit of the whole claim first: it keeps the sentence's shape ("... takes 5 days and costs 15
         # euros"); only when it fails is the claim split, so that its supported part still survives.
-        edit = _edit(result, evidence, chunks, report=report, verifier=verifier, client=client)
+        edit = _edit(result, evidence, chunks, report=report, check=check, client=client)
         parted = None if edit.action == "edit" or not split else _split(
-            result, chunks, by_id, report=report, verifier=verifier, client=client, tried=edit.reason)
+            result, chunks, by_id, report=report, check=check, client=client, tried=edit.reason)
         return parted or edit
-    parted = _split(result, chunks, by_id, report=report, verifier=verifier, client=client) if split else None
+    parted = _split(result, chunks, by_id, report=report, check=check, client=client) if split else None
     if parted is not None:
         return parted
     if not editable:
@@ -150,7 +147,7 @@ def _split(
     by_id: dict[str, Chunk],
     *,
     report: Report,
-    verifier: Verifier,
+    check: AnswerCheck,
     client: LLMClient | None,
     tried: str | None = None,
 ) -> RepairAction | None:
@@ -164,19 +161,19 @@ def _split(
     # Each part is the claim's own words (its subject repeated): a part that would add anything is no split.
     if len(parts) < 2 or any(added_content(text, part, context) for part in parts):
         return None
-    checks = [(part, _verify_as(report, part, chunks, verifier)) for part in parts]
-    if not any(_supported(check) for _, check in checks):
+    verified = [(part, _verify_as(report, part, chunks, check)) for part in parts]
+    if not any(_supported(part_report) for _, part_report in verified):
         return None
     actions: list[RepairAction] = []
-    for part, check in checks:
-        if _supported(check):
-            actions.append(RepairAction(part, "keep", f"supported (score {check.score:.2f})",
-                                        chunk_id=check.claims[0].chunk_id))
-        elif len(check.claims) == 1:
-            actions.append(_decide(check.claims[0], chunks, by_id, report=check, verifier=verifier, client=client,
-                                   split=False))
+    for part, part_report in verified:
+        if _supported(part_report):
+            actions.append(RepairAction(part, "keep", f"supported (score {part_report.score:.2f})",
+                                        chunk_id=part_report.claims[0].chunk_id))
+        elif len(part_report.claims) == 1:
+            actions.append(_decide(part_report.claims[0], chunks, by_id, report=part_report, check=check,
+                                   client=client, split=False))
         else:
-            actions.append(RepairAction(part, "drop", f"not supported (score {check.score:.2f})"))
+            actions.append(RepairAction(part, "drop", f"not supported (score {part_report.score:.2f})"))
     kept = [action for action in actions if action.action != "drop"]
     summary = "; ".join(f"{action.action} {action.claim!r}" + ("" if action.action == "keep" else f" ({action.reason})")
                         for action in actions)  # why each part that is not kept as it is went
@@ -190,8 +187,8 @@ def _split(
     )
 
 
-def _supported(check: Report) -> bool:
-    return check.decision is Route.ACCEPT and bool(check.claims)
+def _supported(part: Report) -> bool:
+    return part.decision is Route.ACCEPT and bool(part.claims)
 
 
 # Where a claim may split: ", and" / "and" / ", but" / "but", and a bare comma of a list of verb phrases.
@@ -351,7 +348,7 @@ def _edit(
     chunks: Sequence[Chunk],
     *,
     report: Report,
-    verifier: Verifier,
+    check: AnswerCheck,
     client: LLMClient,
 ) -> RepairAction:
     text = result.claim.text
@@ -367,15 +364,15 @@ def _edit(
         return RepairAction(
             text, "drop", f"the edit adds content the context does not have: {', '.join(added)}", edited=edited
         )
-    check = _verify_as(report, edited, chunks, verifier)
-    if check.decision is not Route.ACCEPT or not check.claims:
-        return RepairAction(text, "drop", f"the edit did not verify (score {check.score:.2f})", edited=edited)
+    edit_report = _verify_as(report, edited, chunks, check)
+    if edit_report.decision is not Route.ACCEPT or not edit_report.claims:
+        return RepairAction(text, "drop", f"the edit did not verify (score {edit_report.score:.2f})", edited=edited)
     return RepairAction(
         text,
         "edit",
-        f"edited and re-verified (score {check.score:.2f})",
+        f"edited and re-verified (score {edit_report.score:.2f})",
         edited=edited,
-        chunk_id=check.claims[0].chunk_id,
+        chunk_id=edit_report.claims[0].chunk_id,
     )
 
 

@@ -11,7 +11,7 @@ from groundwire.core.types import Chunk, Report
 from groundwire.data.provenance import Document
 from groundwire.llm.repair import Repaired
 from groundwire.llm.repair import repair as repair_answer
-from groundwire.pipeline import CheckItem, Judge, check
+from groundwire.pipeline import Checker, CheckItem, Judge, check
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.runtime import Runtime, chunk_out
@@ -36,7 +36,7 @@ def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> model
     report = _checked(runtime, body, chunks)
     settings = runtime.config.repair
     # Without --llm the middle band is dropped rather than edited: repair still works offline.
-    repaired = repair_answer(report, chunks, verifier=runtime.verifier, client=runtime.llm,
+    repaired = repair_answer(report, chunks, check=Checker(runtime.verifier), client=runtime.llm,
                              min_surviving_share=settings.min_surviving_share,
                              abstain_message=settings.abstain_message)
     response = models.RepairResponse(

@@ -24,7 +24,7 @@ from groundwire.data.cache import SemanticCache
 from groundwire.data.provenance import render_context
 from groundwire.data.store import RequestRecord, Store
 from groundwire.llm.client import LLMClient, client_from_config
-from groundwire.pipeline import build_verifier
+from groundwire.pipeline import CheckItem, build_verifier, check
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
@@ -227,7 +227,7 @@ def _warm(verifier: Verifier) -> None:
     on its first run), the sentence splitter's import and the lexical baseline are paid here, not by the first
     request. With an LLM decomposer only the scorer and the splitter are warmed: start-up makes no LLM call."""
     if isinstance(verifier.decomposer, RuleDecomposer):
-        verifier.verify(_WARM_ANSWER, [_WARM_CHUNK])
+        check(verifier, CheckItem(_WARM_ANSWER, [_WARM_CHUNK]))
     else:
         sentences(_WARM_ANSWER)
         verifier.scorer.score([(_WARM_CHUNK.text, _WARM_ANSWER)])

@@ -22,6 +22,7 @@ import numpy as np
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
 from groundwire.core.verdicts import checked_score
 from groundwire.core.verifier import Verifier
+from groundwire.pipeline import CheckItem, check
 from groundwire.data.rows import EvalRow, read_eval_jsonl
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.evaluation.metrics import detection_metrics
@@ -83,7 +84,7 @@ def collect(paths: Iterable[Path], verifier: Verifier, *, limit: int | None = No
     out: list[ClaimRow] = []
     for path in paths:
         for row in sample_rows(path, limit, seed):
-            report = verifier.verify(row.answer, row_chunks(row), question=row.question, task=row.task)
+            report = check(verifier, CheckItem(row.answer, row_chunks(row), question=row.question, task=row.task))
             answer = (Path(path).stem, row.id, row.task, _group(row.context), bool(row.hallucinated),
                       float(report.score))
             if not report.claims:

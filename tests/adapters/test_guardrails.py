@@ -163,3 +163,21 @@ def test_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
                      '"Refunds are accepted within 90 days.": CONTRADICTED', "escalated: decision ESCALATE",
                      "fixed: Shipping takes 5 business days."):
         assert expected in printed, (expected, printed)
+
+
+def test_thresholds_and_the_one_adapter_rule_come_from_adapter_check(gr, lexical) -> None:  # noqa: ANN001
+    # Issue 36: the validator checks through common.AdapterCheck, as the other adapters do, so it takes the same
+    # accept_at / reject_at and refuses a verifier together with a scorer or thresholds in the same words.
+    guardrails, grounded = gr
+    with pytest.raises(ValueError, match="pass either a verifier"):
+        grounded(verifier=lexical, accept_at=0.9)
+    metadata = {"chunks": [REFUND], "question": QUESTION}
+    lenient = grounded(scorer="lexical", on_fail="noop")
+    assert guardrails.Guard().use(lenient).validate(GOOD, metadata=metadata).validation_passed
+    # The same answer (lexical score under 1) is not accepted at accept_at 1.0, and the report says by what.
+    strict = grounded(scorer="lexical", accept_at=1.0, reject_at=0.99, on_fail="noop")
+    outcome = guardrails.Guard().use(strict).validate(GOOD, metadata=metadata)
+    assert strict.last_report.score < 1.0 and not outcome.validation_passed
+    assert strict.last_report.extra["thresholds"] == {"accept_at": 1.0, "reject_at": 0.99}
+    (restored,) = guardrails.Guard.from_dict(guardrails.Guard().use(strict).to_dict()).get_validators("output")
+    assert (restored._check.accept_at, restored._check.reject_at) == (1.0, 0.99)

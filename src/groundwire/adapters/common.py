@@ -17,8 +17,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
 from groundwire.pipeline import CheckItem, averify, check, given_or_shared
-from groundwire.core.explain import format_threshold
-from groundwire.core.types import Chunk, ClaimResult, Report, Route, Verdict
+from groundwire.core.explain import format_threshold, unsupported
+from groundwire.core.types import Chunk, Report, Route
 from groundwire.core.plan import as_chunks
 
 if TYPE_CHECKING:
@@ -110,10 +110,6 @@ def answer_score(report: Report, kind: AnswerScore) -> float:
     if kind == "min":
         return report.score
     raise ValueError(f"score must be 'share' or 'min', not {kind!r}")
-
-
-def unsupported(report: Report) -> list[ClaimResult]:
-    return [result for result in report.claims if result.verdict is not Verdict.SUPPORTED]
 
 
 def reason(report: Report, outcome: Outcome, thresholds: Thresholds) -> str:

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from guardrails.validators import FailResult, PassResult, ValidationResult, Validator, register_validator
 
 from groundwire.core.claims import CITATION_RE, cited_ids
+from groundwire.adapters.common import AdapterCheck
 from groundwire.core.explain import explain, unsupported
 from groundwire.core.types import Chunk, Report, Route
 from groundwire.llm.repair import repair
-from groundwire.core.plan import as_chunks
-from groundwire.pipeline import Checker, CheckItem, check, given_or_shared
+from groundwire.pipeline import Checker
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
@@ -53,6 +53,8 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         scorer: str | None = None,
         verifier: Verifier | None = None,
         task: str | None = None,
+        accept_at: float | None = None,
+        reject_at: float | None = None,
         on_escalate: OnEscalate = "fail",
         client: LLMClient | None = None,
         min_surviving_share: float = 0.5,
@@ -60,19 +62,19 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
     ) -> None:
         if on_escalate not in ("fail", "pass"):
             raise ValueError(f"on_escalate must be 'fail' or 'pass', not {on_escalate!r}")
-        if verifier is not None and scorer is not None:
-            raise ValueError("pass either a verifier or a scorer name, not both")
+        # The one adapter rule (common.AdapterCheck): a verifier, or a scorer name and thresholds, never both.
+        self._check = AdapterCheck(verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
+                                   reject_at=reject_at)
         self.chunks = list(chunks) if chunks is not None else None
         # the kwargs Guardrails records for Guard.to_dict / from_dict (a verifier or client object it cannot)
-        super().__init__(on_fail=on_fail, chunks=self.chunks, scorer=scorer, task=task, on_escalate=on_escalate,
-                         min_surviving_share=min_surviving_share)
+        super().__init__(on_fail=on_fail, chunks=self.chunks, scorer=scorer, task=task, accept_at=accept_at,
+                         reject_at=reject_at, on_escalate=on_escalate, min_surviving_share=min_surviving_share)
         self.use_local = True  # the check runs here, never on a hub inference endpoint
         self.scorer = scorer
         self.task = task
         self.on_escalate: OnEscalate = on_escalate
         self.client = client
         self.min_surviving_share = min_surviving_share
-        self._verifier = verifier
         self.last_report: Report | None = None
         """The report of the latest call, for a caller that wants more than pass or fail."""
 
@@ -80,8 +82,8 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         if not isinstance(value, str):
             raise TypeError(f"GroundwireGrounded checks a string answer, not {type(value).__name__}")
         chunks = self._chunks(metadata)
-        verifier = given_or_shared(self._verifier, self.scorer)
-        report = check(verifier, CheckItem(value, as_chunks(chunks), question=metadata.get("question"), task=self.task))
+        verifier = self._check.resolve()
+        report = self._check.run(value, chunks, question=metadata.get("question")).report
         self.last_report = report
         summary = _summary(report)
         if report.decision is Route.ACCEPT:

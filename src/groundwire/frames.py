@@ -20,7 +20,7 @@ from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import Report
 from groundwire.data.results import result_row
 from groundwire.data.rows import COLUMN_ALIASES, EvalRow, RowError, canonical_record, parse_record
-from groundwire.pipeline import CheckItem, check_many, given_or_shared
+from groundwire.pipeline import check_rows, given_or_shared
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,25 +97,15 @@ def verify_many(
     checker = given_or_shared(verifier, scorer)
     parsed = [_parse_row(label, record, columns) for label, record in zip(frame.index, frame.to_dict("records"),
                                                                           strict=True)]
-    items = (CheckItem(row.answer, row.chunks, question=row.question, task=row.given_task,
-                       require_citations=require_citations) for row in parsed if isinstance(row, EvalRow))
-    checked = check_many(checker, items)  # one report (or the reason there is none) per readable row, in order
+    checked = check_rows(checker, parsed, require_citations=require_citations)  # one outcome per row, in order
     answers: list[dict[str, Any]] = []
     claim_rows: list[dict[str, Any]] = []
     with _progress_bar(len(parsed), progress) as advance:
-        for label, row in zip(frame.index, parsed, strict=True):
+        for label, outcome in zip(frame.index, checked, strict=True):
             # A row that could not be read or checked stays in the output, with the reason.
-            report: Report | None
-            code: ErrorCode | None
-            error: str | None
-            if isinstance(row, RowError):
-                report, code, error = None, ErrorCode.INVALID_ROW, row.error
-            else:
-                outcome = next(checked)
-                report, code, error = outcome.report, outcome.code, outcome.error
-            answers.append(_answer_row(report, code, error))
-            if report is not None and claims:
-                claim_rows.extend(_claim_rows(label, report))
+            answers.append(_answer_row(outcome.report, outcome.code, outcome.error))
+            if outcome.report is not None and claims:
+                claim_rows.extend(_claim_rows(label, outcome.report))
             advance()
     results = pd.DataFrame(answers, index=frame.index, columns=list(RESULT_COLUMNS))
     if not claims:

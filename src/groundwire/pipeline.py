@@ -32,6 +32,7 @@ from groundwire.core.pruning import Pruner, get_pruner
 from groundwire.core.types import Chunk, Claim, Report
 from groundwire.core.verifier import Verifier
 from groundwire.data.embed import embed_texts
+from groundwire.data.rows import EvalRow, RowError
 from groundwire.llm.errors import LLMError
 from groundwire.scoring import Scorer, get_scorer
 
@@ -52,6 +53,7 @@ __all__ = [
     "build_verifier",
     "check",
     "check_many",
+    "check_rows",
     "failure_of",
     "given_or_shared",
     "shared_verifier",
@@ -161,7 +163,8 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
 class Checked:
     """One item of `check_many`: its report, or why there is none (`code` and the message in `error`)."""
 
-    item: CheckItem
+    item: CheckItem | None
+    """None for a row that could not be read (`check_rows`)."""
     report: Report | None
     error: str | None = None
     code: ErrorCode | None = None
@@ -179,6 +182,29 @@ def check_many(verifier: Verifier, items: Iterable[CheckItem], *, judge: Judge |
             yield Checked(item, None, message, code)
         else:
             yield Checked(item, report)
+
+
+def check_rows(
+    verifier: Verifier,
+    rows: Sequence[EvalRow | RowError],
+    *,
+    judge: Judge | None = None,
+    require_citations: bool = False,
+) -> Iterator[Checked]:
+    """`check_many` over rows as `data.rows` read them, one `Checked` per row in order: a row that could not be read
+    is yielded with code invalid_row and its reason, as a row the check failed on is with its own. The task is the
+    row's own (`given_task`), so a row that names none is checked as an answer with none (a JSON record's as
+    data2text)."""
+    items = (
+        CheckItem(
+            row.answer, row.chunks, question=row.question, task=row.given_task, require_citations=require_citations
+        )
+        for row in rows
+        if isinstance(row, EvalRow)
+    )
+    checked = check_many(verifier, items, judge=judge)
+    for row in rows:
+        yield Checked(None, None, row.error, ErrorCode.INVALID_ROW) if isinstance(row, RowError) else next(checked)
 
 
 def failure_of(error: Exception) -> tuple[ErrorCode, str]:

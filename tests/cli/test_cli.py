@@ -233,3 +233,17 @@ def test_eval_target_rates_write_thresholds_that_meet_them(tmp_path):
     assert f"accept_at={verify['accept_at']}" in result.stdout
     half = run("eval", str(data), "--config", str(config), "--target-far", "0.05")
     assert half.returncode == 2 and "--target-frr" in half.stderr
+
+
+def test_check_input_takes_the_rows_own_task_or_none(tmp_path):
+    # A row that names no task is checked as an answer with none: a JSON record's context then selects data2text,
+    # as `groundwire check`, verify_many and batch do (check --input passed the placeholder task "unknown").
+    record = json.dumps({"name": "Cafe Uno", "accepts_reservations": True})
+    rows = [{"id": "none", "context": [record], "answer": "Cafe Uno accepts reservations."},
+            {"id": "qa", "task": "qa", "context": [record], "answer": "Cafe Uno accepts reservations."}]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    done = run("check", "--input", str(data), "--scorer", "lexical")
+    assert done.returncode == 0, done.stderr
+    tasks = {r["id"]: r["report"]["extra"]["task"] for r in map(json.loads, done.stdout.splitlines())}
+    assert tasks == {"none": "data2text", "qa": "qa"}

@@ -34,7 +34,6 @@ from groundwire.redact import redact
 
 if TYPE_CHECKING:
     from groundwire.config import Config
-    from groundwire.core.types import Report
     from groundwire.core.verifier import Verifier
     from groundwire.evaluation.evaluate import EvalSummary, RowOutcome
     from groundwire.llm.client import LLMClient
@@ -138,34 +137,26 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
     from rich.progress import Progress
 
     from groundwire.data.results import written_ids
-    from groundwire.pipeline import CheckItem, check_many
+    from groundwire.pipeline import check_rows
 
     # Read everything first: with --strict a malformed line fails before any work; without, it is reported.
     rows = list(read_rows(input_file, strict=strict, columns=parse_columns(columns)))
     done_before = written_ids(output) if output else set()
     todo = [row for row in rows if row.id not in done_before]
-    items = (CheckItem(row.answer, row.chunks, question=row.question, task=row.task)
-             for row in todo if isinstance(row, EvalRow))
-    checked = check_many(verifier, items, judge=judge)  # one outcome per readable row, in order
+    checked = check_rows(verifier, todo, judge=judge)  # one outcome per row, in order
     failing = done = bad = 0
     # Line-buffered: a record is on disk once it is written, whatever ends the run after it.
     sink = output.open("a", encoding="utf-8", buffering=1) if output else sys.stdout
     try:
         with Progress(console=errors, transient=True) as progress:
             task = progress.add_task(f"checking {input_file.name}", total=len(todo))
-            for row in todo:
+            for row, outcome in zip(todo, checked, strict=True):
                 record: dict[str, Any] = {"id": row.id, "line": row.line}
-                report: Report | None
-                code: ErrorCode | None
-                error: str | None
-                if isinstance(row, RowError):
-                    report, code, error = None, ErrorCode.INVALID_ROW, row.error
-                else:
-                    outcome = next(checked)
-                    report, code, error = outcome.report, outcome.code, outcome.error
+                report = outcome.report
                 if report is None:
                     bad += 1
-                    record |= {"error_code": (code or ErrorCode.INTERNAL_ERROR).value, "error": error or ""}
+                    record |= {"error_code": (outcome.code or ErrorCode.INTERNAL_ERROR).value,
+                               "error": outcome.error or ""}
                 else:
                     done += 1
                     failing += int(fail_under is not None and report.score < fail_under)

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, PrivateAttr
 
 from groundwire.pipeline import CheckItem, averify, check, given_or_shared
 from groundwire.core.explain import format_threshold, unsupported
@@ -170,3 +172,26 @@ def _text(item: object) -> str:
         if isinstance(value, str):
             return value
     raise TypeError(f"cannot read the text of a context item of type {type(item).__name__}")
+
+
+class AdapterSettings(BaseModel):
+    """An adapter whose framework keeps its settings as a pydantic model (MLflow scorers, TruLens providers, saved
+    and loaded again): `score`, `scorer`, `task`, `accept_at` and `reject_at` as every adapter takes them, or a
+    `verifier=` (not saved), checked through the one AdapterCheck."""
+
+    score: AnswerScore = DEFAULT_SCORE
+    scorer: str | None = None
+    task: str | None = None
+    accept_at: float | None = None
+    reject_at: float | None = None
+    _verifier: Verifier | None = PrivateAttr(default=None)
+
+    def __init__(self, *, verifier: Verifier | None = None, threshold: None = None, **settings: Any) -> None:
+        refuse_threshold(type(self).__name__, threshold)
+        super().__init__(**settings)
+        self._verifier = verifier
+        self.adapter_check()  # refuse a bad score, or a verifier given with settings of its own, now
+
+    def adapter_check(self) -> AdapterCheck:
+        return AdapterCheck(score=self.score, verifier=self._verifier, scorer=self.scorer, task=self.task,
+                            accept_at=self.accept_at, reject_at=self.reject_at)

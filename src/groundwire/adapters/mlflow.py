@@ -30,15 +30,12 @@ from typing import TYPE_CHECKING, Any
 from mlflow.entities import AssessmentSource, Feedback
 from mlflow.genai.scorers import Scorer
 from mlflow.genai.utils.trace_utils import extract_retrieval_context_from_trace
-from pydantic import PrivateAttr
 
-from groundwire.adapters.common import (DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome,
-                                       context_texts, refuse_threshold)
+from groundwire.adapters.common import AdapterSettings, Assessment, Outcome, context_texts
 
 if TYPE_CHECKING:
     from mlflow.entities import Trace
 
-    from groundwire.core.verifier import Verifier
 
 ANSWER_KEYS = ("response", "answer", "output", "outputs", "content", "text")
 QUESTION_KEYS = ("question", "query", "input", "user_input", "request")
@@ -46,30 +43,13 @@ CONTEXT_KEYS = ("context", "contexts", "retrieved_contexts", "retrieval_context"
 SOURCE = AssessmentSource(source_type="CODE", source_id="groundwire")
 
 
-class _GroundwireScorer(Scorer):
-    """The settings every adapter takes, and the one check both scorers share."""
-
-    score: AnswerScore = DEFAULT_SCORE
-    scorer: str | None = None
-    task: str | None = None
-    accept_at: float | None = None
-    reject_at: float | None = None
-    _verifier: Verifier | None = PrivateAttr(default=None)
-
-    def __init__(self, *, verifier: Verifier | None = None, threshold: None = None, **settings: Any) -> None:
-        refuse_threshold(type(self).__name__, threshold)
-        super().__init__(**settings)
-        self._verifier = verifier
-        self._check()  # refuse a bad score, or a verifier given with settings of its own, now
-
-    def _check(self) -> AdapterCheck:
-        return AdapterCheck(score=self.score, verifier=self._verifier, scorer=self.scorer, task=self.task,
-                            accept_at=self.accept_at, reject_at=self.reject_at)
+class _GroundwireScorer(AdapterSettings, Scorer):
+    """The settings every adapter takes (AdapterSettings), and the one check both scorers share."""
 
     def _assess(self, inputs: Any, outputs: Any, trace: Trace | None) -> Assessment:
         answer = _answer(outputs)
         contexts = _contexts(inputs, trace)
-        return self._check().run(answer, contexts, _question(inputs))
+        return self.adapter_check().run(answer, contexts, _question(inputs))
 
     def _feedback(self, value: float | str, assessment: Assessment) -> Feedback:
         report = assessment.report

@@ -30,33 +30,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import ConfigDict
 
-from groundwire.adapters.common import (DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, context_texts,
-                                       refuse_threshold)
+from groundwire.adapters.common import AdapterSettings, Assessment, context_texts
 
 if TYPE_CHECKING:
-    from groundwire.core.verifier import Verifier
+    pass
 
 
-class GroundwireProvider(BaseModel):
+class GroundwireProvider(AdapterSettings):
     """groundwire's check for TruLens metrics; `score`, `scorer`, `task`, `accept_at` and `reject_at` as every
     adapter takes them, or a `verifier=` (not saved with the metric)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-    score: AnswerScore = DEFAULT_SCORE
-    scorer: str | None = None
-    task: str | None = None
-    accept_at: float | None = None
-    reject_at: float | None = None
-    _verifier: Verifier | None = PrivateAttr(default=None)
-
-    def __init__(self, *, verifier: Verifier | None = None, threshold: None = None, **settings: Any) -> None:
-        refuse_threshold("GroundwireProvider", threshold)
-        super().__init__(**settings)
-        self._verifier = verifier
-        self._check()  # refuse a bad score or a verifier given with settings of its own, now
 
     def groundedness(self, source: str | Sequence[str], statement: str,
                      question: str | None = None) -> tuple[float, dict[str, Any]]:
@@ -76,11 +62,7 @@ class GroundwireProvider(BaseModel):
         if not contexts:
             raise ValueError("GroundwireProvider needs the retrieved context (source): select it with "
                              "Selector.select_context(collect_list=True)")
-        return self._check().run(statement, contexts, question or None)
-
-    def _check(self) -> AdapterCheck:
-        return AdapterCheck(score=self.score, verifier=self._verifier, scorer=self.scorer, task=self.task,
-                            accept_at=self.accept_at, reject_at=self.reject_at)
+        return self.adapter_check().run(statement, contexts, question or None)
 
 
 def _metadata(assessment: Assessment) -> dict[str, Any]:

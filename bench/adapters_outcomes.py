@@ -26,9 +26,9 @@ os.environ.update({"DEEPEVAL_TELEMETRY_OPT_OUT": "1", "DEEPEVAL_UPDATE_WARNING_O
                    "LANGSMITH_TRACING": "false", "HF_HUB_OFFLINE": "1"})
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.config import CheckSettings  # noqa: E402
-from groundwire.core.verifier import Verifier  # noqa: E402
-from groundwire.pipeline import build_verifier  # noqa: E402
+from groundwire.config import CheckSettings
+from groundwire.core.verifier import Verifier
+from groundwire.pipeline import build_verifier
 
 CONTEXT = "Our support team is available Monday to Friday, 9am to 5pm. Refunds are accepted within 30 days of purchase."
 QUESTION = "When is support open, and how long is the refund window?"

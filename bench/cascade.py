@@ -25,15 +25,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lodo import DEV, lexical_scores  # noqa: E402
+from lodo import DEV, lexical_scores
 
-from groundwire.scoring.onnx import bundled_path  # noqa: E402
-from groundwire.train import lodo  # noqa: E402
-from groundwire.train.calibrate import features_for  # noqa: E402
-from groundwire.train.cascade import accept_only, cascade_lodo  # noqa: E402
-from groundwire.train.combine import ClaimRow  # noqa: E402
-from groundwire.train.recipe import Fitted, fit_given, fit_recipe  # noqa: E402
-from groundwire.train.thresholds import Routing  # noqa: E402
+from groundwire.scoring.onnx import bundled_path
+from groundwire.train import lodo
+from groundwire.train.calibrate import features_for
+from groundwire.train.cascade import accept_only, cascade_lodo
+from groundwire.train.combine import ClaimRow
+from groundwire.train.recipe import Fitted, fit_given, fit_recipe
+from groundwire.train.thresholds import Routing
 
 
 def _rate(value: float | None) -> str:

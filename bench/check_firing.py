@@ -20,11 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.config import CheckSettings  # noqa: E402
-from groundwire.core.checks import CLAIM_CHECKS  # noqa: E402
-from groundwire.data.rows import read_eval_jsonl  # noqa: E402
-from groundwire.evaluation.evaluate import row_chunks  # noqa: E402
-from groundwire.pipeline import build_verifier  # noqa: E402
+from groundwire.config import CheckSettings
+from groundwire.core.checks import CLAIM_CHECKS
+from groundwire.data.rows import read_eval_jsonl
+from groundwire.evaluation.evaluate import row_chunks
+from groundwire.pipeline import build_verifier
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.config import CheckSettings, load_config  # noqa: E402
-from groundwire.llm.client import client_from_config  # noqa: E402
-from groundwire.llm.errors import LLMError  # noqa: E402
-from groundwire.pipeline import Judge, build_verifier  # noqa: E402
-from groundwire.evaluation.claim_cases import decided, kinds, load_cases, pass_rates, run_case  # noqa: E402
+from groundwire.config import CheckSettings, load_config
+from groundwire.evaluation.claim_cases import decided, kinds, load_cases, pass_rates, run_case
+from groundwire.llm.client import client_from_config
+from groundwire.llm.errors import LLMError
+from groundwire.pipeline import Judge, build_verifier
 
 CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_cases.jsonl"
 

@@ -26,15 +26,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import groundwire  # the tree under test (PYTHONPATH's)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from request_cost import long_answer  # noqa: E402
+from request_cost import long_answer
 
 SIZES = (5_000, 10_000, 20_000, 40_000, 80_000)
 CONTEXT_SIZES = (12_500, 25_000, 50_000, 100_000, 200_000, 400_000)

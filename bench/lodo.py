@@ -27,16 +27,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.config import CheckSettings  # noqa: E402
-from groundwire.pipeline import build_verifier  # noqa: E402
-from groundwire.evaluation.evaluate import row_chunks  # noqa: E402
-from groundwire.evaluation.operating import routing_rates, thresholds_for_targets  # noqa: E402
-from groundwire.scoring.onnx import bundled_path  # noqa: E402
-from groundwire.train import lodo  # noqa: E402
-from groundwire.train.calibrate import features_for  # noqa: E402
-from groundwire.train.combine import ClaimRow, answers_of, sample_rows  # noqa: E402
-from groundwire.train.recipe import Fitted, fit_given, fit_recipe  # noqa: E402
-from groundwire.train.thresholds import Routing  # noqa: E402
+from groundwire.config import CheckSettings
+from groundwire.evaluation.evaluate import row_chunks
+from groundwire.evaluation.operating import routing_rates, thresholds_for_targets
+from groundwire.pipeline import build_verifier
+from groundwire.scoring.onnx import bundled_path
+from groundwire.train import lodo
+from groundwire.train.calibrate import features_for
+from groundwire.train.combine import ClaimRow, answers_of, sample_rows
+from groundwire.train.recipe import Fitted, fit_given, fit_recipe
+from groundwire.train.thresholds import Routing
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 

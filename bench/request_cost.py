@@ -27,7 +27,7 @@ import groundwire  # the tree under test (PYTHONPATH's), bound before scale.py p
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale import make_answer  # noqa: E402
+from scale import make_answer
 
 
 def long_answer(chars: int) -> str:

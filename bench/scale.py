@@ -141,8 +141,8 @@ def run_local(scorer: object, pruner: object, answers: list[dict]) -> dict:
 
 def run_ray(scorer_name: str, pruner_name: str, answers: list[dict], workdir: Path, actors: int) -> dict:
     from groundwire.batch import CheckOptions, run_batch
-    from groundwire.config import CheckSettings
     from groundwire.batch.engines import EngineOptions
+    from groundwire.config import CheckSettings
 
     source = workdir / f"{answers[0]['id']}-{pruner_name}.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in answers), encoding="utf-8")

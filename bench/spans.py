@@ -25,13 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.data.rows import read_eval_jsonl  # noqa: E402
-from groundwire.evaluation.evaluate import row_chunks  # noqa: E402
-from groundwire.core.spans import span_overlap_counts  # noqa: E402
-from groundwire.core.textutil import trim_span  # noqa: E402
-from groundwire.core.types import Verdict  # noqa: E402
-from groundwire.config import CheckSettings  # noqa: E402
-from groundwire.pipeline import build_verifier  # noqa: E402
+from groundwire.config import CheckSettings
+from groundwire.core.spans import span_overlap_counts
+from groundwire.core.textutil import trim_span
+from groundwire.core.types import Verdict
+from groundwire.data.rows import read_eval_jsonl
+from groundwire.evaluation.evaluate import row_chunks
+from groundwire.pipeline import build_verifier
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev" / "ragtruth_dev.jsonl"
 VIEWS = ("claim", "decided", "words")

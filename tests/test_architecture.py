@@ -269,7 +269,7 @@ def test_the_public_api_is_pinned():
     assert set(groundwire.__all__) == PUBLIC_API
     assert len(groundwire.__all__) == len(PUBLIC_API)
     namespace: dict[str, object] = {}
-    exec(f"from groundwire import {', '.join(sorted(PUBLIC_API))}", namespace)  # noqa: S102
+    exec(f"from groundwire import {', '.join(sorted(PUBLIC_API))}", namespace)
     assert all(namespace[name] is not None for name in PUBLIC_API)
 
 
@@ -318,7 +318,7 @@ def test_the_claim_checks_are_one_explicit_list_and_nothing_registers_on_import(
     assert not any("register_claim_check" in source or "registers the check" in source for source in sources)
 
 
-def test_a_check_splits_its_answer_into_sentences_once(monkeypatch) -> None:  # noqa: ANN001
+def test_a_check_splits_its_answer_into_sentences_once(monkeypatch) -> None:
     """Issue 36: the plan splits the answer once and carries the sentences forward (the report's skipped
     sentences, the citation validator, a bare answer read them); no global cache hides a second split."""
     from groundwire.config import CheckSettings
@@ -329,7 +329,7 @@ def test_a_check_splits_its_answer_into_sentences_once(monkeypatch) -> None:  # 
     split: list[str] = []
     iter_sentences = claims._iter_sentences
 
-    def counted(text: str):  # noqa: ANN202
+    def counted(text: str):
         split.append(text)
         return iter_sentences(text)
 

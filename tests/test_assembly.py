@@ -20,8 +20,8 @@ from groundwire.config import CheckSettings
 from groundwire.core.errors import InputError
 from groundwire.core.plan import as_chunks
 from groundwire.pipeline import (
-    CheckItem,
     Checker,
+    CheckItem,
     build_verifier,
     check,
     check_many,

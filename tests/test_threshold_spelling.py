@@ -27,7 +27,7 @@ def test_the_bundled_thresholds_are_the_stored_ones(bundled: Verifier) -> None:
     assert format_threshold(0.7946) == "0.7946" and format_threshold(0.8) == "0.8" and format_threshold(0) == "0.0"
 
 
-def test_the_cli_table_footer(tmp_path, capsys) -> None:  # noqa: ANN001
+def test_the_cli_table_footer(tmp_path, capsys) -> None:
     context = tmp_path / "policy.md"
     context.write_text(POLICY, encoding="utf-8")
     run_cli(["check", "--context", str(context), "--answer", FABRICATED])

@@ -19,8 +19,8 @@ from groundwire.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier
-    from groundwire.pipeline import averify, verify
     from groundwire.frames import averify_many, verify_many
+    from groundwire.pipeline import averify, verify
 
 _LAZY = {
     "verify": "groundwire.pipeline", "Verifier": "groundwire.core.verifier",

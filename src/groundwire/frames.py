@@ -46,7 +46,11 @@ CLAIM_COLUMNS: tuple[str, ...] = (
 
 
 class ToPandas(Protocol):
-    def to_pandas(self) -> pd.DataFrame: ...
+    """A frame of another library (Polars, Arrow, a Hugging Face Dataset) that converts itself to pandas."""
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The frame as pandas."""
+        ...
 
 
 @overload

@@ -177,7 +177,7 @@ def check_many(verifier: Verifier, items: Iterable[CheckItem], *, judge: Judge |
     for item in items:
         try:
             report = check(verifier, item, judge=judge)
-        except Exception as error:  # noqa: BLE001 - each item's failure is its own record, see above
+        except Exception as error:
             code, message = failure_of(error)
             yield Checked(item, None, message, code)
         else:
@@ -229,10 +229,12 @@ class Checker:
 
     @property
     def model_id(self) -> str:
+        """The verifier's model id."""
         return self.verifier.model_id
 
     @property
     def accept_at(self) -> float:
+        """The verifier's accept threshold (its default calibration's)."""
         return self.verifier.accept_at
 
     def __call__(
@@ -244,6 +246,7 @@ class Checker:
         claims: Sequence[Claim] | None = None,
         task: str | None = None,
     ) -> Report:
+        """`check` the answer with the bound verifier (and judge)."""
         item = CheckItem(answer, chunks, question=question, task=task, claims=None if claims is None else tuple(claims))
         return check(self.verifier, item, judge=self.judge)
 

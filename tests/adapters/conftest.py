@@ -44,7 +44,7 @@ class NetworkUsed(AssertionError):
 
 
 @pytest.fixture(autouse=True)
-def in_tmp_dir(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def in_tmp_dir(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Frameworks write caches into the working directory (deepeval's .deepeval/): keep them out of the repo."""
     monkeypatch.chdir(tmp_path)
 
@@ -68,8 +68,8 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
     assert not attempts, f"the adapter tried to reach the network: {attempts}"
 
 
-def _no_dns(real, attempts):  # noqa: ANN001, ANN202
-    def lookup(host, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+def _no_dns(real, attempts):
+    def lookup(host, *args, **kwargs):
         if host in (None, "127.0.0.1", "::1", "localhost"):
             return real(host, *args, **kwargs)
         attempts.append(host)
@@ -79,7 +79,7 @@ def _no_dns(real, attempts):  # noqa: ANN001, ANN202
 
 
 @pytest.fixture(scope="session")
-def lexical():  # noqa: ANN201
+def lexical():
     from groundwire import Verifier
 
     return Verifier("lexical")

@@ -14,8 +14,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import BAD, GOOD, QUESTION, REFUND
 
+from conftest import BAD, GOOD, QUESTION, REFUND
 from groundwire.core.types import REFUSAL_TOKEN, Chunk
 
 # find_spec, not importorskip: importing guardrails here, at collection, would run its import-time work (the punkt
@@ -51,13 +51,13 @@ def gr() -> tuple[ModuleType, type]:
     return guardrails, GroundwireGrounded
 
 
-def test_registered_under_its_name(gr) -> None:  # noqa: ANN001
+def test_registered_under_its_name(gr) -> None:
     from guardrails.validator_base import validators_registry
 
     assert validators_registry["groundwire/grounded"] is gr[1]
 
 
-def test_accepted_answer_passes(gr, lexical) -> None:  # noqa: ANN001
+def test_accepted_answer_passes(gr, lexical) -> None:
     guardrails, grounded = gr
     validator = grounded(verifier=lexical)
     outcome = guardrails.Guard().use(validator).validate(GOOD, metadata={"chunks": [REFUND], "question": QUESTION})
@@ -65,7 +65,7 @@ def test_accepted_answer_passes(gr, lexical) -> None:  # noqa: ANN001
     assert validator.last_report.decision.name == "ACCEPT" and validator.last_report.question == QUESTION
 
 
-def test_rejected_answer_fails_listing_the_claim(gr, lexical) -> None:  # noqa: ANN001
+def test_rejected_answer_fails_listing_the_claim(gr, lexical) -> None:
     guardrails, grounded = gr
     outcome = guardrails.Guard().use(grounded(verifier=lexical, on_fail="noop")).validate(
         BAD, metadata={"chunks": [REFUND]})
@@ -81,7 +81,7 @@ def test_rejected_answer_fails_listing_the_claim(gr, lexical) -> None:  # noqa: 
             BAD, metadata={"chunks": [REFUND]})
 
 
-def test_escalated_answer_fails_by_default_and_passes_only_when_asked(gr, lexical,  # noqa: ANN001
+def test_escalated_answer_fails_by_default_and_passes_only_when_asked(gr, lexical,
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     guardrails, grounded = gr
     assert lexical.verify(PLAUSIBLE, [REFUND]).decision.name == "ESCALATE"
@@ -100,7 +100,7 @@ def test_escalated_answer_fails_by_default_and_passes_only_when_asked(gr, lexica
         grounded(on_escalate="ignore")
 
 
-def test_fix_repairs_without_citing_chunks_the_caller_did_not_name(gr, lexical) -> None:  # noqa: ANN001
+def test_fix_repairs_without_citing_chunks_the_caller_did_not_name(gr, lexical) -> None:
     guardrails, grounded = gr
     fixing = guardrails.Guard().use(grounded(verifier=lexical, on_fail="fix"))
     fixed = fixing.validate(BAD, metadata={"chunks": [REFUND]})
@@ -117,7 +117,7 @@ COMPOUND = "The plan costs $49 and includes priority phone support."  # the pric
 
 
 @pytest.mark.parametrize("scorer", ["lexical", None])  # None: the bundled model
-def test_fix_keeps_the_supported_part_of_a_compound_claim(gr, scorer: str | None) -> None:  # noqa: ANN001
+def test_fix_keeps_the_supported_part_of_a_compound_claim(gr, scorer: str | None) -> None:
     # Issue 37: the one claim was dropped whole, and on_fail="fix" shipped NOT_IN_CONTEXT.
     guardrails, grounded = gr
     fixing = guardrails.Guard().use(grounded(scorer=scorer, on_fail="fix"))
@@ -128,14 +128,14 @@ def test_fix_keeps_the_supported_part_of_a_compound_claim(gr, scorer: str | None
     assert named.validated_output == "The plan costs $49 [pricing]."
 
 
-def test_the_error_prints_the_threshold_as_stored(gr) -> None:  # noqa: ANN001
+def test_the_error_prints_the_threshold_as_stored(gr) -> None:
     # Issue 37: the bundled model's accept_at is 0.7946 (config.json); the error said 0.79.
     guardrails, grounded = gr
     outcome = guardrails.Guard().use(grounded(on_fail="noop")).validate(BAD, metadata={"chunks": [REFUND]})
     assert "(accept >= 0.7946, reject <= 0.0)" in outcome.validation_summaries[0].failure_reason
 
 
-def test_chunks_given_to_the_validator_and_missing_chunks(gr, lexical) -> None:  # noqa: ANN001
+def test_chunks_given_to_the_validator_and_missing_chunks(gr, lexical) -> None:
     guardrails, grounded = gr
     fixed_context = guardrails.Guard().use(grounded([REFUND], verifier=lexical, on_fail="noop"))
     assert fixed_context.validate(GOOD).validation_passed and not fixed_context.validate(BAD).validation_passed
@@ -146,7 +146,7 @@ def test_chunks_given_to_the_validator_and_missing_chunks(gr, lexical) -> None: 
         bare.validate(GOOD, metadata={"chunks": REFUND})
 
 
-def test_guard_round_trips_the_validator_settings(gr, lexical) -> None:  # noqa: ANN001
+def test_guard_round_trips_the_validator_settings(gr, lexical) -> None:
     guardrails, grounded = gr
     guard = guardrails.Guard().use(grounded([REFUND], scorer="lexical", task="qa", on_escalate="pass",
                                             min_surviving_share=0.7, on_fail="noop"))
@@ -165,7 +165,7 @@ def test_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
         assert expected in printed, (expected, printed)
 
 
-def test_thresholds_and_the_one_adapter_rule_come_from_adapter_check(gr, lexical) -> None:  # noqa: ANN001
+def test_thresholds_and_the_one_adapter_rule_come_from_adapter_check(gr, lexical) -> None:
     # Issue 36: the validator checks through common.AdapterCheck, as the other adapters do, so it takes the same
     # accept_at / reject_at and refuses a verifier together with a scorer or thresholds in the same words.
     guardrails, grounded = gr

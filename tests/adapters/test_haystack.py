@@ -6,18 +6,19 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 
 pytest.importorskip("haystack")
-from haystack import Pipeline  # noqa: E402
-from haystack.core.errors import SerializationError  # noqa: E402
+from haystack import Pipeline
+from haystack.core.errors import SerializationError
 
-from groundwire.adapters.haystack import GroundwireFaithfulnessEvaluator  # noqa: E402
+from groundwire.adapters.haystack import GroundwireFaithfulnessEvaluator
 
 ALLOWED = ["groundwire.adapters.haystack"]  # Haystack 3 loads only classes from modules the caller trusts
 
 
-def test_outputs_mirror_faithfulness_evaluator(lexical) -> None:  # noqa: ANN001
+def test_outputs_mirror_faithfulness_evaluator(lexical) -> None:
     evaluator = GroundwireFaithfulnessEvaluator(verifier=lexical)
     out = evaluator.run(questions=[QUESTION, QUESTION, HOURS_QUESTION], contexts=[[REFUND], [REFUND], [HOURS]],
                         predicted_answers=[GOOD, BAD, PLAUSIBLE])
@@ -53,12 +54,12 @@ def test_dumps_and_loads_keep_every_init_parameter() -> None:
     assert before["outcomes"] == after["outcomes"] == ["fail"]
 
 
-def test_a_verifier_object_is_refused_when_saving(lexical) -> None:  # noqa: ANN001
+def test_a_verifier_object_is_refused_when_saving(lexical) -> None:
     with pytest.raises(SerializationError, match="scorer=, accept_at= and reject_at="):
         _pipeline(GroundwireFaithfulnessEvaluator(verifier=lexical)).dumps()
 
 
-def test_run_async_in_a_pipeline(lexical, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_run_async_in_a_pipeline(lexical, monkeypatch: pytest.MonkeyPatch) -> None:
     evaluator = GroundwireFaithfulnessEvaluator(verifier=lexical)
     monkeypatch.setattr(evaluator, "run", lambda **_: pytest.fail("the async pipeline called run"))
     assert evaluator.__haystack_supports_async__

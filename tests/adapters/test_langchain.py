@@ -8,25 +8,26 @@ import copy
 import pickle
 
 import pytest
+
 from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 
 pytest.importorskip("langchain_core")
-from langchain_core.documents import Document  # noqa: E402
-from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
-from langchain_core.output_parsers import StrOutputParser  # noqa: E402
-from langchain_core.prompts import ChatPromptTemplate  # noqa: E402
-from langchain_core.runnables import RunnableLambda, RunnablePassthrough  # noqa: E402
+from langchain_core.documents import Document
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from groundwire import Report  # noqa: E402
-from groundwire.adapters.common import Outcome  # noqa: E402
-from groundwire.adapters.langchain import GroundedAnswer, GroundwireRunnable  # noqa: E402
+from groundwire import Report
+from groundwire.adapters.common import Outcome
+from groundwire.adapters.langchain import GroundedAnswer, GroundwireRunnable
 
 PROMPT = ChatPromptTemplate.from_messages([("system", "Answer only from these documents:\n{context}"),
                                            ("human", "{question}")])
 DOCS = [Document(page_content=REFUND)]
 
 
-def test_prompt_llm_runnable_keeps_the_answer_text_with_its_report(lexical) -> None:  # noqa: ANN001
+def test_prompt_llm_runnable_keeps_the_answer_text_with_its_report(lexical) -> None:
     llm = FakeListChatModel(responses=[BAD, GOOD])
     chain = PROMPT | llm | GroundwireRunnable(context=DOCS, verifier=lexical)
     bad = chain.invoke({"context": REFUND, "question": QUESTION})
@@ -39,7 +40,7 @@ def test_prompt_llm_runnable_keeps_the_answer_text_with_its_report(lexical) -> N
     assert copy.deepcopy(bad).outcome is again.outcome is Outcome.FAIL and again == BAD
 
 
-def test_after_a_string_parser_and_with_an_escalated_answer(lexical) -> None:  # noqa: ANN001
+def test_after_a_string_parser_and_with_an_escalated_answer(lexical) -> None:
     llm = FakeListChatModel(responses=[PLAUSIBLE])
     chain = (PROMPT | llm | StrOutputParser() | GroundwireRunnable(context=HOURS, verifier=lexical)
              | RunnableLambda(lambda answer: (answer.upper(), answer.outcome)))
@@ -47,7 +48,7 @@ def test_after_a_string_parser_and_with_an_escalated_answer(lexical) -> None:  #
     assert text == PLAUSIBLE.upper() and outcome is Outcome.REVIEW
 
 
-def test_assign_form_returns_the_report(lexical) -> None:  # noqa: ANN001
+def test_assign_form_returns_the_report(lexical) -> None:
     retriever = RunnableLambda(lambda question: DOCS)
     llm = FakeListChatModel(responses=[BAD])
     chain = ({"context": retriever, "question": RunnablePassthrough()}
@@ -63,7 +64,7 @@ def test_assign_form_returns_the_report(lexical) -> None:  # noqa: ANN001
     assert isinstance(bound, Report) and bound.score == reports[1].score
 
 
-def test_missing_documents_are_a_clear_error(lexical) -> None:  # noqa: ANN001
+def test_missing_documents_are_a_clear_error(lexical) -> None:
     with pytest.raises(ValueError, match="'answer'"):
         GroundwireRunnable(verifier=lexical).invoke({"question": QUESTION, "context": REFUND})
     with pytest.raises(ValueError, match="bind them with GroundwireRunnable\\(context=docs\\)"):

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import BAD, GOOD, QUESTION, REFUND
 from test_one_rule import CASES
 
+from conftest import BAD, GOOD, QUESTION, REFUND
 from groundwire.adapters.common import AdapterCheck, Outcome
 
 pytest.importorskip("langfuse")
@@ -122,7 +122,7 @@ def fresh(recorder: Recorder) -> None:
     recorder.clear()
 
 
-def test_check_and_score_scores_the_current_trace_and_observation(langfuse, recorder, lexical) -> None:  # noqa: ANN001
+def test_check_and_score_scores_the_current_trace_and_observation(langfuse, recorder, lexical) -> None:
     with langfuse.start_as_current_observation(name="rag") as span:
         assessment = check_and_score(langfuse, BAD, [REFUND], QUESTION, check=AdapterCheck(verifier=lexical))
         trace_id, observation_id = span.trace_id, span.id
@@ -148,12 +148,12 @@ def test_check_and_score_scores_the_current_trace_and_observation(langfuse, reco
     assert score_posts and all(r.headers.get("Authorization") == auth for r in score_posts)
 
 
-def test_outside_a_trace_a_trace_id_is_required(langfuse, lexical) -> None:  # noqa: ANN001
+def test_outside_a_trace_a_trace_id_is_required(langfuse, lexical) -> None:
     with pytest.raises(ValueError, match="no trace to score"):
         check_and_score(langfuse, GOOD, [REFUND], check=AdapterCheck(verifier=lexical))
 
 
-def test_log_scores_sends_the_three_answers_of_the_one_rule(langfuse, recorder, lexical) -> None:  # noqa: ANN001
+def test_log_scores_sends_the_three_answers_of_the_one_rule(langfuse, recorder, lexical) -> None:
     trace_ids = [Langfuse.create_trace_id(seed=answer) for answer, *_ in CASES]
     frame = pd.DataFrame({"answer": [a for a, *_ in CASES], "context": [[c] for _, c, _, _ in CASES],
                           "question": [q for *_, q, _ in CASES]}, index=trace_ids)
@@ -172,7 +172,7 @@ def test_log_scores_sends_the_three_answers_of_the_one_rule(langfuse, recorder, 
         assert numeric["comment"].startswith(OPENING[expected]) and "observationId" not in numeric
 
 
-def test_log_scores_with_claims_and_an_unchecked_row(langfuse, recorder, lexical) -> None:  # noqa: ANN001
+def test_log_scores_with_claims_and_an_unchecked_row(langfuse, recorder, lexical) -> None:
     trace_ids = [Langfuse.create_trace_id(seed=s) for s in ("bad", "broken")]
     frame = pd.DataFrame({"answer": [BAD, GOOD], "context": [[REFUND], []], "question": [QUESTION, QUESTION]},
                          index=trace_ids)

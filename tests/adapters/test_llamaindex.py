@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import pytest
+
 from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 
 pytest.importorskip("llama_index.core")
-from llama_index.core.base.base_query_engine import BaseQueryEngine  # noqa: E402
-from llama_index.core.base.response.schema import Response  # noqa: E402
-from llama_index.core.schema import NodeWithScore, TextNode  # noqa: E402
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.response.schema import Response
+from llama_index.core.schema import NodeWithScore, TextNode
 
-from groundwire.adapters.llamaindex import GroundedQueryEngine, GroundwireEvaluator  # noqa: E402
+from groundwire.adapters.llamaindex import GroundedQueryEngine, GroundwireEvaluator
 
 
 class FixedEngine(BaseQueryEngine):
@@ -24,14 +25,14 @@ class FixedEngine(BaseQueryEngine):
     def _get_prompt_modules(self) -> dict:
         return {}
 
-    def _query(self, query_bundle) -> Response:  # noqa: ANN001
+    def _query(self, query_bundle) -> Response:
         return Response(response=self.answer, source_nodes=[NodeWithScore(node=TextNode(text=self.context), score=1.0)])
 
-    async def _aquery(self, query_bundle) -> Response:  # noqa: ANN001
+    async def _aquery(self, query_bundle) -> Response:
         return self._query(query_bundle)
 
 
-def test_evaluator_returns_an_evaluation_result(lexical) -> None:  # noqa: ANN001
+def test_evaluator_returns_an_evaluation_result(lexical) -> None:
     evaluator = GroundwireEvaluator(verifier=lexical)
     good = evaluator.evaluate(query=QUESTION, contexts=[REFUND], response=GOOD)
     assert good.passing is True and good.score == 1.0 and good.outcome == "pass"
@@ -44,7 +45,7 @@ def test_evaluator_returns_an_evaluation_result(lexical) -> None:  # noqa: ANN00
     assert weakest.score == lexical.verify(BAD, [REFUND], question=QUESTION).score
 
 
-def test_escalated_answer_is_review_not_passing(lexical) -> None:  # noqa: ANN001
+def test_escalated_answer_is_review_not_passing(lexical) -> None:
     result = GroundwireEvaluator(verifier=lexical).evaluate(query=HOURS_QUESTION, contexts=[HOURS],
                                                             response=PLAUSIBLE)
     assert result.passing is False and result.outcome == "review" and result.feedback.startswith("needs review:")
@@ -52,7 +53,7 @@ def test_escalated_answer_is_review_not_passing(lexical) -> None:  # noqa: ANN00
         GroundwireEvaluator(threshold=0.5)  # type: ignore[arg-type]
 
 
-def test_grounded_query_engine_repairs_and_abstains(lexical) -> None:  # noqa: ANN001
+def test_grounded_query_engine_repairs_and_abstains(lexical) -> None:
     kept = GroundedQueryEngine(FixedEngine(GOOD), verifier=lexical).query(QUESTION)
     assert kept.response == GOOD and kept.metadata["groundwire"]["repaired"] is None
     repaired = GroundedQueryEngine(FixedEngine(BAD), verifier=lexical).query(QUESTION)
@@ -65,7 +66,7 @@ def test_grounded_query_engine_repairs_and_abstains(lexical) -> None:  # noqa: A
     assert abstained.metadata["groundwire"]["abstained"] is True
 
 
-def test_repair_cites_nothing_the_nodes_did_not_name(lexical) -> None:  # noqa: ANN001
+def test_repair_cites_nothing_the_nodes_did_not_name(lexical) -> None:
     # The nodes carry no labels: repair used to write the surviving claim as "... [S1]." (groundwire's own
     # chunk id), and to replace the writer's "[1]" by "[S1]".
     repaired = GroundedQueryEngine(FixedEngine(BAD), verifier=lexical).query(QUESTION)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 from test_one_rule import CASES
 
+from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 from groundwire.adapters.common import Outcome
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # before mlflow is imported: no usage reports
@@ -24,7 +24,7 @@ OPENING = {Outcome.PASS: "pass:", Outcome.FAIL: "fail:", Outcome.REVIEW: "needs 
 
 
 @pytest.fixture(scope="module", autouse=True)
-def tracking(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def tracking(tmp_path_factory: pytest.TempPathFactory):
     """MLflow's store and artifacts (traces) in a temporary folder, never the working directory; and no
     autologging: evaluate would otherwise trace the frameworks other tests of this process import (Haystack,
     LangChain...), and go on tracing them after this module."""
@@ -38,7 +38,7 @@ def tracking(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     mlflow.set_tracking_uri(None)
 
 
-def _rows(result) -> dict[str, dict]:  # noqa: ANN001
+def _rows(result) -> dict[str, dict]:
     """{answer: {assessment name: (value, rationale, metadata)}} from an evaluation's result table."""
     rows = {}
     for row in result.result_df.to_dict("records"):
@@ -48,7 +48,7 @@ def _rows(result) -> dict[str, dict]:  # noqa: ANN001
 
 
 @pytest.fixture(scope="module")
-def evaluated(lexical):  # noqa: ANN001, ANN201
+def evaluated(lexical):
     data = [{"inputs": {"question": question, "context": [context]}, "outputs": answer}
             for answer, context, question, _ in CASES]
     result = mlflow.genai.evaluate(data=data, scorers=[GroundwireFaithfulness(verifier=lexical),
@@ -59,7 +59,7 @@ def evaluated(lexical):  # noqa: ANN001, ANN201
 @pytest.mark.parametrize(("answer", "context", "question", "expected"), CASES, ids=["faithful", "fabricated",
                                                                                    "plausible"])
 def test_mlflow_reports_the_routing_outcome_and_the_supported_share(
-        evaluated, lexical, answer: str, context: str, question: str, expected: Outcome) -> None:  # noqa: ANN001
+        evaluated, lexical, answer: str, context: str, question: str, expected: Outcome) -> None:
     report = lexical.verify(answer, [context], question=question)
     row = _rows(evaluated)[answer]
     score, reason, metadata = row["groundwire_faithfulness"]
@@ -72,13 +72,13 @@ def test_mlflow_reports_the_routing_outcome_and_the_supported_share(
     assert reason.startswith(OPENING[expected]) and outcome_reason == reason
 
 
-def test_metrics_aggregate_the_share(evaluated, lexical) -> None:  # noqa: ANN001
+def test_metrics_aggregate_the_share(evaluated, lexical) -> None:
     shares = [lexical.verify(a, [c], question=q).supported_share for a, c, q, _ in CASES]
     assert evaluated.metrics["groundwire_faithfulness/mean"] == pytest.approx(sum(shares) / len(shares))
     assert evaluated.metrics["groundwire_outcome/mean"] == pytest.approx(1 / 3)  # MLflow counts "yes" as 1
 
 
-def test_result_passed_reads_the_outcome(lexical) -> None:  # noqa: ANN001
+def test_result_passed_reads_the_outcome(lexical) -> None:
     good = [{"inputs": {"question": QUESTION, "context": REFUND}, "outputs": GOOD}]
     assert mlflow.genai.evaluate(data=good, scorers=[GroundwireOutcome(verifier=lexical)]).passed
     plausible = [{"inputs": {"question": HOURS_QUESTION, "context": [HOURS]}, "outputs": {"response": PLAUSIBLE}}]
@@ -86,7 +86,7 @@ def test_result_passed_reads_the_outcome(lexical) -> None:  # noqa: ANN001
     assert not result.passed and result.reason.startswith("groundwire_outcome: needs review:")
 
 
-def test_context_comes_from_the_traced_retriever(lexical) -> None:  # noqa: ANN001
+def test_context_comes_from_the_traced_retriever(lexical) -> None:
     @mlflow.trace(span_type="RETRIEVER")
     def retrieve(question: str) -> list[Document]:
         return [Document(page_content=REFUND, metadata={"doc_uri": "policy.md"})]
@@ -103,13 +103,13 @@ def test_context_comes_from_the_traced_retriever(lexical) -> None:  # noqa: ANN0
     assert metadata["groundwire.outcome"] == "fail" and "90 days" in reason
 
 
-def test_missing_context_is_an_error_mlflow_records(lexical) -> None:  # noqa: ANN001
+def test_missing_context_is_an_error_mlflow_records(lexical) -> None:
     result = mlflow.genai.evaluate(data=[{"inputs": {"question": QUESTION}, "outputs": GOOD}],
                                    scorers=[GroundwireOutcome(verifier=lexical)])
     assert not result.passed and "needs the retrieved context" in result.reason
 
 
-def test_bad_settings_are_refused(lexical) -> None:  # noqa: ANN001
+def test_bad_settings_are_refused(lexical) -> None:
     with pytest.raises(TypeError, match="takes no threshold"):
         GroundwireFaithfulness(threshold=0.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="either a verifier"):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 
+from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 from groundwire import Verifier
 from groundwire.adapters.common import AdapterCheck, Outcome, assess
 from groundwire.core.types import Route
@@ -70,7 +70,7 @@ ADAPTERS = {"deepeval": (_deepeval, "deepeval"), "ragas": (_ragas, "ragas"),
 @pytest.mark.parametrize(("answer", "context", "question", "expected"), CASES, ids=["faithful", "fabricated",
                                                                                    "plausible"])
 def test_every_adapter_reports_the_routing_outcome_and_the_supported_share(
-        lexical, framework: str, answer: str, context: str, question: str, expected: Outcome) -> None:  # noqa: ANN001
+        lexical, framework: str, answer: str, context: str, question: str, expected: Outcome) -> None:
     run, module = ADAPTERS[framework]
     pytest.importorskip(module)
     report = lexical.verify(answer, [context], question=question)
@@ -82,7 +82,7 @@ def test_every_adapter_reports_the_routing_outcome_and_the_supported_share(
     assert reason.startswith({Outcome.PASS: "pass:", Outcome.FAIL: "fail:", Outcome.REVIEW: "needs review:"}[expected])
 
 
-def test_issue_22_answer_is_review_not_a_pass_while_its_min_score_clears_a_half(lexical) -> None:  # noqa: ANN001
+def test_issue_22_answer_is_review_not_a_pass_while_its_min_score_clears_a_half(lexical) -> None:
     report = lexical.verify(PLAUSIBLE, [HOURS], question=HOURS_QUESTION)
     assessment = assess(report, "min", (lexical.accept_at, lexical.reject_at))
     assert report.score > 0.5 and assessment.score == report.score  # DeepEval used to pass it at threshold 0.5
@@ -90,7 +90,7 @@ def test_issue_22_answer_is_review_not_a_pass_while_its_min_score_clears_a_half(
     assert '"Support is open on weekdays from 9am to 5pm CET.": UNRESOLVED' in assessment.reason
 
 
-def test_thresholds_are_accept_at_and_reject_at(lexical) -> None:  # noqa: ANN001
+def test_thresholds_are_accept_at_and_reject_at(lexical) -> None:
     relaxed = AdapterCheck(scorer="lexical", accept_at=0.5).run(PLAUSIBLE, [HOURS], HOURS_QUESTION)
     assert relaxed.outcome is Outcome.PASS and relaxed.accept_at == 0.5 and relaxed.score == 1.0
     # The plausible answer's lexical score is 0.71 (canonical figures: "9am to 5pm" is in the context).
@@ -101,14 +101,14 @@ def test_thresholds_are_accept_at_and_reject_at(lexical) -> None:  # noqa: ANN00
                                                                                    lexical.reject_at)
 
 
-def test_bad_settings_are_refused(lexical) -> None:  # noqa: ANN001
+def test_bad_settings_are_refused(lexical) -> None:
     with pytest.raises(ValueError, match="score must be 'share' or 'min'"):
         AdapterCheck(score="mean")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="either a verifier .* or accept_at"):
         AdapterCheck(verifier=lexical, accept_at=0.5)
 
 
-def test_no_claim_and_abstention_pass_with_full_score(lexical) -> None:  # noqa: ANN001
+def test_no_claim_and_abstention_pass_with_full_score(lexical) -> None:
     for answer in ("NOT_IN_CONTEXT", "Hello!"):
         assessment = AdapterCheck(verifier=lexical).run(answer, [REFUND])
         assert assessment.outcome is Outcome.PASS and assessment.score == 1.0

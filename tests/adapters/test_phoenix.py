@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BAD, REFUND
 from test_one_rule import CASES
 
+from conftest import BAD, REFUND
 from groundwire.adapters.common import Outcome
 
 pytest.importorskip("phoenix.client")
@@ -96,7 +96,7 @@ def _wait_until_healthy(server: subprocess.Popen, url: str, log: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def sent(phoenix: str, lexical) -> dict[str, str]:  # noqa: ANN001
+def sent(phoenix: str, lexical) -> dict[str, str]:
     """One RAG span per answer of the one rule, each with groundwire's verify span inside it, exported to Phoenix
     over OTLP/HTTP: {answer: span id}."""
     provider = TracerProvider(resource=Resource.create({"openinference.project.name": PROJECT}))
@@ -141,7 +141,7 @@ def _frame(ids: dict[str, str]) -> pd.DataFrame:
                          "question": [q for *_, q, _ in CASES]}, index=[ids[a] for a, *_ in CASES])
 
 
-def test_verify_many_results_are_annotations_on_the_spans(phoenix, sent, lexical) -> None:  # noqa: ANN001
+def test_verify_many_results_are_annotations_on_the_spans(phoenix, sent, lexical) -> None:
     client = Client(base_url=phoenix)
     results, claims = verify_many(_frame(sent), verifier=lexical, claims=True)
     inserted = log_evaluations(client, results, claims=claims)
@@ -164,7 +164,7 @@ def test_verify_many_results_are_annotations_on_the_spans(phoenix, sent, lexical
     assert '- "Refunds are accepted within 90 days of purchase.": CONTRADICTED, score' in fabricated
 
 
-def test_a_run_with_an_identifier_replaces_its_annotation(phoenix, sent, lexical) -> None:  # noqa: ANN001
+def test_a_run_with_an_identifier_replaces_its_annotation(phoenix, sent, lexical) -> None:
     client = Client(base_url=phoenix)
     results = verify_many(_frame(sent), verifier=lexical)
     log_evaluations(client, results, name="groundwire_min", identifier="nightly")
@@ -176,7 +176,7 @@ def test_a_run_with_an_identifier_replaces_its_annotation(phoenix, sent, lexical
     assert annotation["identifier"] == "nightly"
 
 
-def test_groundwire_spans_carry_the_openinference_evaluation(phoenix, sent) -> None:  # noqa: ANN001
+def test_groundwire_spans_carry_the_openinference_evaluation(phoenix, sent) -> None:
     client = Client(base_url=phoenix)
     spans = [s for s in client.spans.get_spans(project_identifier=PROJECT, limit=100)
              if s["name"] == "groundwire.verify"]
@@ -194,7 +194,7 @@ def test_groundwire_spans_carry_the_openinference_evaluation(phoenix, sent) -> N
     assert labels == {"accept", "reject", "escalate"}
 
 
-def test_a_row_that_could_not_be_checked_is_an_error_annotation(lexical) -> None:  # noqa: ANN001
+def test_a_row_that_could_not_be_checked_is_an_error_annotation(lexical) -> None:
     frame = pd.DataFrame({"answer": [BAD], "context": [[]]}, index=["00000000000000b2"])
     (annotation,) = span_annotations(verify_many(frame, verifier=lexical))
     assert annotation["span_id"] == "00000000000000b2" and annotation["result"]["label"] == "error"

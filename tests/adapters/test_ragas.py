@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+
 from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 
 ragas = pytest.importorskip("ragas")
@@ -26,7 +27,7 @@ def _dataset() -> EvaluationDataset:
     ])
 
 
-def test_collections_interface_like_ragas_faithfulness(lexical) -> None:  # noqa: ANN001
+def test_collections_interface_like_ragas_faithfulness(lexical) -> None:
     metric = GroundwireFaithfulness(verifier=lexical)
     assert isinstance(metric, BaseMetric)
     with warnings.catch_warnings():
@@ -45,7 +46,7 @@ def test_collections_interface_like_ragas_faithfulness(lexical) -> None:  # noqa
         metric.score(user_input=QUESTION, response=BAD, retrieved_contexts=[])
 
 
-def test_outcome_is_a_discrete_pass_fail_review_metric(lexical) -> None:  # noqa: ANN001
+def test_outcome_is_a_discrete_pass_fail_review_metric(lexical) -> None:
     metric = GroundwireOutcome(verifier=lexical)
     inputs = [{"user_input": QUESTION, "response": GOOD, "retrieved_contexts": [REFUND]},
               {"user_input": QUESTION, "response": BAD, "retrieved_contexts": [REFUND]},
@@ -56,7 +57,7 @@ def test_outcome_is_a_discrete_pass_fail_review_metric(lexical) -> None:  # noqa
     assert metric.validate_result_value("maybe") is not None
 
 
-def test_evaluate_over_an_evaluation_dataset(lexical) -> None:  # noqa: ANN001
+def test_evaluate_over_an_evaluation_dataset(lexical) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = evaluate(_dataset(), metrics=[GroundwireFaithfulness(verifier=lexical),
@@ -72,7 +73,7 @@ def test_evaluate_over_an_evaluation_dataset(lexical) -> None:  # noqa: ANN001
     assert frame["groundwire_min"].tolist() == [r.score for r in expected]
 
 
-def test_single_turn_score(lexical) -> None:  # noqa: ANN001
+def test_single_turn_score(lexical) -> None:
     metric = GroundwireFaithfulness(score="min", verifier=lexical)
     sample = SingleTurnSample(user_input=QUESTION, retrieved_contexts=[REFUND], response=BAD)
     assert metric.single_turn_score(sample) == lexical.verify(BAD, [REFUND], question=QUESTION).score
@@ -90,7 +91,7 @@ def test_the_experiment_in_the_docs_runs(capsys: pytest.CaptureFixture[str]) -> 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DeprecationWarning)
         namespace: dict[str, object] = {"__name__": "__main__"}
-        exec(compile(code, str(DOCS), "exec"), namespace)  # noqa: S102 - the documented example, run as written
+        exec(compile(code, str(DOCS), "exec"), namespace)
     assert not [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
     printed = sorted(line for line in capsys.readouterr().out.splitlines() if line)
     expected = sorted(line.removeprefix("# ") for line in code.splitlines()

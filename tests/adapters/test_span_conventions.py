@@ -8,15 +8,16 @@ import dataclasses
 import json
 
 import pytest
+
 from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 
 pytest.importorskip("opentelemetry.sdk")
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from groundwire.core import tracing  # noqa: E402
-from groundwire.core.types import Verdict  # noqa: E402
+from groundwire.core import tracing
+from groundwire.core.types import Verdict
 
 CASES = [(GOOD, REFUND, QUESTION, "accept", "pass:"), (BAD, REFUND, QUESTION, "reject", "fail:"),
          (PLAUSIBLE, HOURS, HOURS_QUESTION, "escalate", "needs review:")]
@@ -58,7 +59,7 @@ def test_gen_ai_names_are_the_packages_constants() -> None:
 
 @pytest.mark.parametrize(("answer", "context", "question", "label", "opening"), CASES,
                          ids=["faithful", "fabricated", "plausible"])
-def test_verify_span_carries_the_evaluation(spans, lexical, answer: str, context: str, question: str,  # noqa: ANN001
+def test_verify_span_carries_the_evaluation(spans, lexical, answer: str, context: str, question: str,
                                             label: str, opening: str) -> None:
     report = lexical.verify(answer, [context], question=question)
     (span,) = [s for s in spans.get_finished_spans() if s.name == "groundwire.verify"]
@@ -88,7 +89,7 @@ def test_verify_span_carries_the_evaluation(spans, lexical, answer: str, context
     assert answer not in text and context not in text
 
 
-def test_fabricated_answer_counts_its_unsupported_claims(spans, lexical) -> None:  # noqa: ANN001
+def test_fabricated_answer_counts_its_unsupported_claims(spans, lexical) -> None:
     lexical.verify(BAD, [REFUND], question=QUESTION)
     (span,) = spans.get_finished_spans()
     assert span.attributes["evaluations.0.evaluation.explanation"].startswith(
@@ -97,7 +98,7 @@ def test_fabricated_answer_counts_its_unsupported_claims(spans, lexical) -> None
     assert verdicts == {"SUPPORTED": 1, "CONTRADICTED": 1}
 
 
-def test_a_claim_the_judge_decided_makes_the_annotator_an_llm(lexical) -> None:  # noqa: ANN001
+def test_a_claim_the_judge_decided_makes_the_annotator_an_llm(lexical) -> None:
     report = lexical.verify(PLAUSIBLE, [HOURS], question=HOURS_QUESTION)
     judged = dataclasses.replace(report, claims=tuple(dataclasses.replace(c, decided_by="judge") for c in report.claims))
     assert tracing.evaluation_of(report)["openinference"]["evaluation.annotator_kind"] == "CODE"
@@ -112,7 +113,7 @@ def test_explanations_without_claims() -> None:
         "needs review: 2 of 2 claims are not supported by the context (1 not found, 1 unresolved); answer score 0.40")
 
 
-def test_no_span_without_a_recording_tracer(monkeypatch: pytest.MonkeyPatch, lexical) -> None:  # noqa: ANN001
+def test_no_span_without_a_recording_tracer(monkeypatch: pytest.MonkeyPatch, lexical) -> None:
     from opentelemetry.trace import NoOpTracer
 
     monkeypatch.setattr(tracing, "_get_tracer", NoOpTracer)

@@ -8,8 +8,8 @@ import asyncio
 import re
 
 import pytest
-from conftest import BAD, GOOD, QUESTION, REFUND
 
+from conftest import BAD, GOOD, QUESTION, REFUND
 from groundwire.adapters.common import AdapterCheck, Outcome
 
 PASSES = "Refunds are accepted within 30 days of purchase."  # the bundled model accepts it (0.87)
@@ -26,7 +26,7 @@ def test_every_outcomes_reason_names_accept_at_as_stored(answer: str, outcome: O
         assert re.findall(r"reject_at ([\d.]+\d)", head) == ["0.0"]
 
 
-def test_deepeval_table_and_assert_test(capsys, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_deepeval_table_and_assert_test(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("deepeval")
     from deepeval import assert_test, evaluate
     from deepeval.test_case import LLMTestCase

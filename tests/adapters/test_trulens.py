@@ -9,20 +9,20 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import BAD, GOOD, HOURS, QUESTION, REFUND
 from test_one_rule import CASES
 
+from conftest import BAD, GOOD, HOURS, QUESTION, REFUND
 from groundwire.adapters.common import Outcome
 from groundwire.adapters.trulens import GroundwireProvider
 
 pytest.importorskip("trulens.core")
 pytest.importorskip("trulens.feedback")
 os.environ["TRULENS_OTEL_TRACING"] = "1"  # TruLens 2's default, said here so that a user's setting cannot change it
-from trulens.apps.app import TruApp  # noqa: E402
-from trulens.core import Metric, Selector, TruSession  # noqa: E402
-from trulens.core.otel.instrument import instrument  # noqa: E402
-from trulens.core.utils.pyschema import FunctionOrMethod  # noqa: E402
-from trulens.otel.semconv.trace import SpanAttributes  # noqa: E402
+from trulens.apps.app import TruApp
+from trulens.core import Metric, Selector, TruSession
+from trulens.core.otel.instrument import instrument
+from trulens.core.utils.pyschema import FunctionOrMethod
+from trulens.otel.semconv.trace import SpanAttributes
 
 OPENING = {Outcome.PASS: "pass:", Outcome.FAIL: "fail:", Outcome.REVIEW: "needs review:"}
 
@@ -45,14 +45,14 @@ class RAG:
         return self.cases[key][1]
 
 
-def _metric(implementation, name: str) -> Metric:  # noqa: ANN001
+def _metric(implementation, name: str) -> Metric:
     return Metric(implementation=implementation, name=name,
                   selectors={"source": Selector.select_context(collect_list=True),
                              "statement": Selector.select_record_output()})
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory: pytest.TempPathFactory, lexical):  # noqa: ANN001, ANN201
+def scored(tmp_path_factory: pytest.TempPathFactory, lexical):
     """The three answers recorded by a TruApp; TruLens computes both metrics: {answer: (score, passed, meta)}."""
     session = TruSession(database_url=f"sqlite:///{tmp_path_factory.mktemp('trulens')}/trulens.sqlite")
     provider = GroundwireProvider(verifier=lexical)
@@ -78,7 +78,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory, lexical):  # noqa: ANN001, 
 @pytest.mark.parametrize(("answer", "context", "question", "expected"), CASES, ids=["faithful", "fabricated",
                                                                                    "plausible"])
 def test_trulens_reports_the_routing_outcome_and_the_supported_share(
-        scored, lexical, answer: str, context: str, question: str, expected: Outcome) -> None:  # noqa: ANN001
+        scored, lexical, answer: str, context: str, question: str, expected: Outcome) -> None:
     report = lexical.verify(answer, [context], question=question)
     score, passed, source, meta = scored[answer]
     assert source == [context]  # the whole retrieved context, as one list (collect_list=True)
@@ -89,7 +89,7 @@ def test_trulens_reports_the_routing_outcome_and_the_supported_share(
     assert meta["explanation"].startswith(OPENING[expected])  # TruLens shows the "reason" as the explanation
 
 
-def test_methods_score_the_share_or_the_weakest_claim(lexical) -> None:  # noqa: ANN001
+def test_methods_score_the_share_or_the_weakest_claim(lexical) -> None:
     share, meta = GroundwireProvider(verifier=lexical).groundedness([REFUND], BAD, QUESTION)
     assert share == 0.5 and meta["outcome"] == "fail" and '"Refunds are accepted within 90 days' in meta["reason"]
     weakest, _ = GroundwireProvider(verifier=lexical, score="min").groundedness(REFUND, BAD)
@@ -106,7 +106,7 @@ def test_a_saved_metric_loads_with_its_settings() -> None:
     assert meta["accept_at"] == 0.9 and score == meta["answer_score"]
 
 
-def test_bad_settings_are_refused(lexical) -> None:  # noqa: ANN001
+def test_bad_settings_are_refused(lexical) -> None:
     with pytest.raises(TypeError, match="takes no threshold"):
         GroundwireProvider(threshold=0.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="either a verifier"):

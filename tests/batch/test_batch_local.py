@@ -12,11 +12,11 @@ from batch_rows import BAD_LINES, GOOD_ROWS, write_jsonl
 from typer.testing import CliRunner
 
 from groundwire.batch import CheckOptions, run_batch
-from groundwire.config import CheckSettings
-from groundwire.data.results import RESULT_FIELDS
 from groundwire.batch.sink import ResultSink
+from groundwire.config import CheckSettings
 from groundwire.core.errors import InputError, Outcome
 from groundwire.core.verifier import Verifier
+from groundwire.data.results import RESULT_FIELDS
 
 LEXICAL = CheckOptions(CheckSettings(scorer="lexical"))
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from groundwire.data.rows import EvalRow, RowError, parse_line, parse_record
 from groundwire.batch.sources import count_rows, input_format, iter_lines, iter_rows
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk
+from groundwire.data.rows import EvalRow, RowError, parse_line, parse_record
 
 
 def test_good_line_becomes_an_item_with_s_ids_and_object_chunks():
@@ -91,8 +91,8 @@ def test_input_errors_are_clear(tmp_path):
 
 def test_result_row_counts_every_claim_state_once():
     from groundwire import Verifier
-    from groundwire.data.results import RESULT_FIELDS, result_row
     from groundwire.core.types import Verdict
+    from groundwire.data.results import RESULT_FIELDS, result_row
 
     report = Verifier("lexical").verify(
         "The plan costs 19 dollars. It includes support. Delivery takes 40 days. Staff sometimes help.",

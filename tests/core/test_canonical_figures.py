@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 import groundwire
 from groundwire.config import CheckSettings
-from groundwire.core.figures import extract_figures
-from groundwire.core.figures import canonical_text
+from groundwire.core.figures import canonical_text, extract_figures
 from groundwire.core.units import canonical_unit
 from groundwire.core.verifier import Verifier
 from groundwire.pipeline import build_verifier

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from groundwire.core.checks.certainty import certainty_findings
 from groundwire.core.checks import CLAIM_CHECKS, CheckEffect
+from groundwire.core.checks.certainty import certainty_findings
 from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
 

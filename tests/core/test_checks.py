@@ -1,10 +1,10 @@
 import pytest
 
 from groundwire.core.checks.citations import validate_output
-from groundwire.core.claims import sentences
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.checks.figures import figure_findings
 from groundwire.core.checks.negation import negation_finding
+from groundwire.core.claims import sentences
 from groundwire.core.figures import claim_figures
 from groundwire.core.types import Chunk, Verdict
 

@@ -30,7 +30,7 @@ def test_run_of_a_plan_is_verify() -> None:
     assert set(ran["timings"]) == {"decompose", "checks", "windows", "score", "aggregate", "total"}
 
 
-def test_check_with_a_plan_splits_the_answer_once(counting_decomposer) -> None:  # noqa: ANN001
+def test_check_with_a_plan_splits_the_answer_once(counting_decomposer) -> None:
     decomposer = counting_decomposer
     verifier = Verifier("lexical", decomposer=decomposer)
     assert not isinstance(decomposer, StoppingDecomposer)
@@ -43,7 +43,7 @@ def test_check_with_a_plan_splits_the_answer_once(counting_decomposer) -> None: 
     assert item.answer == ANSWER
 
 
-def test_a_plan_stops_splitting_past_max_claims_and_cannot_run(counting_decomposer) -> None:  # noqa: ANN001
+def test_a_plan_stops_splitting_past_max_claims_and_cannot_run(counting_decomposer) -> None:
     verifier = Verifier("lexical")
     answer = " ".join(f"Plan {i} costs ${i} per month." for i in range(500))
     everything = RuleDecomposer().decompose(answer)

@@ -308,8 +308,8 @@ def test_a_json_record_context_is_verified_as_data2text():
 
 
 def test_claims_carry_the_lexical_baseline_as_a_feature():
-    from groundwire.scoring.lexical import weighted_recall
     from groundwire.core.textutil import content_words
+    from groundwire.scoring.lexical import weighted_recall
 
     chunks = ["The plan costs $10 a month.", "Roaming is included in the EU."]
     report = Verifier("lexical").verify("The plan costs $10 a month. Roaming is free in Japan.", chunks)

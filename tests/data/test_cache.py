@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from groundwire.core.errors import InputError
 from groundwire.data.cache import SemanticCache
 from groundwire.data.embed import default_embedder
-from groundwire.core.errors import InputError
 from groundwire.data.provenance import Document
 from groundwire.data.store import Store
 
@@ -265,12 +265,12 @@ _LOOSE = 0.6
 
 
 @pytest.fixture(scope="module")
-def embedder():  # noqa: ANN201 (the ONNX embedder, loaded once for the tables)
+def embedder():
     return default_embedder()
 
 
 @pytest.mark.parametrize(("cached", "asked"), OPPOSITE_PAIRS)
-def test_an_opposite_word_is_never_served_the_cached_answer(embedder, cached: str, asked: str) -> None:  # noqa: ANN001
+def test_an_opposite_word_is_never_served_the_cached_answer(embedder, cached: str, asked: str) -> None:
     first, second = embedder.embed([cached, asked])
     assert float(first @ second) >= _LOOSE  # the threshold alone would serve it
     for threshold in (_LOOSE, 0.97):
@@ -284,7 +284,7 @@ def test_an_opposite_word_is_never_served_the_cached_answer(embedder, cached: st
 
 
 @pytest.mark.parametrize(("cached", "asked"), SAME_MEANING_PAIRS)
-def test_a_same_meaning_rewording_still_hits(embedder, cached: str, asked: str) -> None:  # noqa: ANN001
+def test_a_same_meaning_rewording_still_hits(embedder, cached: str, asked: str) -> None:
     for threshold in (_LOOSE, 0.97):
         cache = SemanticCache(embedder, threshold=threshold)
         cache.put(cached, "the cached answer", scope="s", doc_version=1)
@@ -292,7 +292,7 @@ def test_a_same_meaning_rewording_still_hits(embedder, cached: str, asked: str) 
         assert hit is not None and hit.response == "the cached answer", threshold
 
 
-def test_the_issue_prefix_pairs_embed_above_the_threshold(embedder) -> None:  # noqa: ANN001
+def test_the_issue_prefix_pairs_embed_above_the_threshold(embedder) -> None:
     # Why prefixes need the guard: these pass the default threshold on cosine alone (issue 20).
     pairs = [p for p in OPPOSITE_PAIRS if p[1].endswith(("unsafe for children?", "illegal to park here?"))]
     assert len(pairs) == 2
@@ -308,7 +308,7 @@ def test_a_miss_then_a_put_embeds_the_question_once() -> None:
         def __init__(self) -> None:
             self.texts: list[str] = []
 
-        def embed(self, texts):  # noqa: ANN001, ANN201
+        def embed(self, texts):
             import numpy as np
 
             self.texts.extend(texts)

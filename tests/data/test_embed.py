@@ -94,7 +94,7 @@ def test_long_texts_are_compared_window_by_window() -> None:
     assert windowed[0] > windowed[1]
 
 
-def test_a_corrupted_packaged_model_is_refused_clearly(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_a_corrupted_packaged_model_is_refused_clearly(tmp_path, monkeypatch) -> None:
     import groundwire.data.embed as embed
     from groundwire.data.embed import OnnxMiniLMEmbedder
 

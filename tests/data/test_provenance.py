@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from groundwire import Verifier
 from groundwire.core.errors import InputError
+from groundwire.core.types import Verdict
 from groundwire.data.provenance import (
     IMAGE_HEDGE,
     UNVERIFIED,
@@ -25,7 +26,6 @@ from groundwire.data.provenance import (
     source_line,
     split_text,
 )
-from groundwire.core.types import Verdict
 from groundwire.pipeline import Checker
 
 

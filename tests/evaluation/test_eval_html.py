@@ -10,12 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
-from chromium import needs_chromium, start_chromium
 from typer.testing import CliRunner
 
+from chromium import needs_chromium, start_chromium
 from groundwire import Verifier
-from groundwire.core.explain import format_threshold
 from groundwire.cli.main import app
+from groundwire.core.explain import format_threshold
 
 pytest.importorskip("matplotlib")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "eval"

@@ -13,7 +13,10 @@ from typer.testing import CliRunner
 
 from groundwire import Verifier
 from groundwire.cli.prod import register
+from groundwire.core.types import REFUSAL_TOKEN
+from groundwire.data.provenance import Document, render_context
 from groundwire.data.rows import read_eval_jsonl
+from groundwire.data.store import RequestRecord, Store
 from groundwire.evaluation.evalloop import (
     GENERATOR_DRIFT,
     RETRIEVAL_MISS,
@@ -22,9 +25,6 @@ from groundwire.evaluation.evalloop import (
     render_html,
     run_eval_loop,
 )
-from groundwire.data.provenance import Document, render_context
-from groundwire.data.store import RequestRecord, Store
-from groundwire.core.types import REFUSAL_TOKEN
 
 DAY0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
@@ -318,8 +318,8 @@ def test_feedback_enters_the_metrics(logged: tuple[Store, dict[str, str]], verif
 
 
 def test_one_invented_claim_makes_the_failure_drift(verifier: Verifier) -> None:
-    from groundwire.evaluation.evalloop import EvalItem, EvidenceFinder, LoggedClaim, partition_failures
     from groundwire.core.types import Chunk
+    from groundwire.evaluation.evalloop import EvalItem, EvidenceFinder, LoggedClaim, partition_failures
 
     corpus = [Chunk("manual", "Run start.sh to start the cluster."), Chunk("warranty", "The warranty lasts two years.")]
     finder = EvidenceFinder(corpus, verifier)

@@ -100,7 +100,7 @@ def test_averify_runs_in_worker_threads_and_matches_verify() -> None:
     threads: set[int] = set()
 
     class Recording(Verifier):
-        def run(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202  # every check runs its plan here
+        def run(self, *args, **kwargs):  # every check runs its plan here
             threads.add(threading.get_ident())
             return super().run(*args, **kwargs)
 

@@ -34,7 +34,7 @@ def lexical() -> Verifier:
     return Verifier("lexical")
 
 
-def test_forced_on_shows_the_rows_done_out_of_the_frames_rows(lexical: Verifier, capsys) -> None:  # noqa: ANN001
+def test_forced_on_shows_the_rows_done_out_of_the_frames_rows(lexical: Verifier, capsys) -> None:
     results = verify_many(pd.DataFrame(ROWS), verifier=lexical, progress=True)
     assert len(results) == 3 and results["error_code"].tolist()[2] == "invalid_row"
     captured = capsys.readouterr()
@@ -42,7 +42,7 @@ def test_forced_on_shows_the_rows_done_out_of_the_frames_rows(lexical: Verifier,
     assert captured.out == ""
 
 
-def test_by_default_only_on_a_terminal(lexical: Verifier, capsys, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_by_default_only_on_a_terminal(lexical: Verifier, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     frame = pd.DataFrame(ROWS)
     verify_many(frame, verifier=lexical)  # pytest's captured stderr is no terminal
     assert capsys.readouterr().err == ""
@@ -57,6 +57,6 @@ def test_by_default_only_on_a_terminal(lexical: Verifier, capsys, monkeypatch: p
     assert quiet.getvalue() == ""
 
 
-def test_averify_many_passes_progress_on(lexical: Verifier, capsys) -> None:  # noqa: ANN001
+def test_averify_many_passes_progress_on(lexical: Verifier, capsys) -> None:
     asyncio.run(averify_many(pd.DataFrame(ROWS), verifier=lexical, progress=True))
     assert "3/3 rows" in capsys.readouterr().err

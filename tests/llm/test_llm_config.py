@@ -6,8 +6,8 @@ import pytest
 
 from groundwire.config import load_config
 from groundwire.core.errors import InputError
-from groundwire.llm.client import client_from_config
 from groundwire.core.types import REFUSAL_TOKEN
+from groundwire.llm.client import client_from_config
 
 
 def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,9 +5,9 @@ import json
 from scripted_llm import Reply, ScriptedLLMServer
 
 from groundwire.core.claims import RuleDecomposer
-from groundwire.llm.decompose import LLMDecomposer
-from groundwire.llm.client import LLMClient
 from groundwire.core.verifier import Verifier
+from groundwire.llm.client import LLMClient
+from groundwire.llm.decompose import LLMDecomposer
 
 ANSWER = "Hello! The plan costs $10 a month and includes 5 GB of storage [S1]. It renews every year [S2]."
 CHUNKS = ["The plan costs $10 a month. Storage: 5 GB.", "Plans renew every year."]

@@ -5,9 +5,9 @@ import json
 import pytest
 from scripted_llm import Reply, ScriptedLLMServer
 
-from groundwire.llm.judge import adjudicate, judge_claim, normalise_quote, quote_in_chunk
-from groundwire.llm.client import LLMClient, LLMError
 from groundwire.core.types import Chunk, Claim, ClaimResult, Report, Route, Verdict
+from groundwire.llm.client import LLMClient, LLMError
+from groundwire.llm.judge import adjudicate, judge_claim, normalise_quote, quote_in_chunk
 
 CHUNKS = [
     Chunk("S1", "Refunds are issued within 14 days of the return.\nShipping is free on orders over $50."),

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from groundwire.core.types import REFUSAL_TOKEN, Chunk
 from groundwire.llm import prompts
 from groundwire.llm.prompts import Strength
-from groundwire.core.types import REFUSAL_TOKEN, Chunk
 
 CHUNKS = [
     Chunk("S1", "## Refunds\nRefunds take 14 days.", doc_id="policy.md", page=3),

@@ -5,12 +5,12 @@ import json
 import pytest
 from scripted_llm import ScriptedLLMServer
 
-from groundwire.pipeline import Checker
-from groundwire.llm.client import LLMClient
 from groundwire.core.novelty import added_content
-from groundwire.llm.repair import repair
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.core.verifier import Verifier
+from groundwire.llm.client import LLMClient
+from groundwire.llm.repair import repair
+from groundwire.pipeline import Checker
 
 CHUNKS = [
     Chunk("S1", "Refunds are issued within 14 days of the return. Shipping is free on orders over $50."),

@@ -27,15 +27,15 @@ import httpx
 import pytest
 
 from groundwire.config import GenerateConfig
-from groundwire.llm.generate import Generator
 from groundwire.core.claims import sentences
-from groundwire.llm.decompose import LLMDecomposer
-from groundwire.llm.judge import judge_claim, quote_in_chunk
 from groundwire.core.novelty import added_content
-from groundwire.llm.repair import repair
-from groundwire.llm.client import LLMClient
 from groundwire.core.types import Chunk, Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.llm.client import LLMClient
+from groundwire.llm.decompose import LLMDecomposer
+from groundwire.llm.generate import Generator
+from groundwire.llm.judge import judge_claim, quote_in_chunk
+from groundwire.llm.repair import repair
 from groundwire.pipeline import Checker
 
 pytestmark = pytest.mark.llm_smoke

@@ -15,7 +15,7 @@ import pytest
 from scripted_llm import Reply, ScriptedLLMServer
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "service"))
-from live_server import LiveServer  # noqa: E402
+from live_server import LiveServer
 
 CONTEXT = "Refunds are accepted within 30 days of purchase. Shipping takes 5 business days."
 ANSWER = "Refunds are accepted within 30 days of purchase [S1]. Shipping takes 5 business days."

@@ -13,12 +13,12 @@ import json
 import pytest
 from scripted_llm import ScriptedLLMServer
 
-from groundwire.pipeline import Checker
 from groundwire.cli.main import run_cli
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.core.verifier import Verifier
 from groundwire.llm.client import LLMClient
 from groundwire.llm.repair import conjuncts, repair
+from groundwire.pipeline import Checker
 
 CONTEXT = "The plan costs $49 per month and includes email support."
 COMPOUND = "The plan costs $49 and includes priority phone support."
@@ -107,7 +107,7 @@ def test_with_an_llm_the_whole_edit_comes_first_and_the_split_catches_its_failur
     assert COMPOUND in claims[0] and "The plan includes priority phone support." in claims[1] and len(claims) == 2
 
 
-def test_the_repair_command(tmp_path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # noqa: ANN001
+def test_the_repair_command(tmp_path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "plan.md").write_text(CONTEXT, encoding="utf-8")
     assert run_cli(["repair", "-a", COMPOUND, "-c", str(tmp_path / "plan.md"), "--scorer", "lexical", "--no-llm",

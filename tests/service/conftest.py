@@ -8,7 +8,7 @@ from service_common import KEYS
 
 
 @pytest.fixture
-def settings(tmp_path: Path):  # noqa: ANN201 (ServiceSettings, imported lazily so collection stays light)
+def settings(tmp_path: Path):
     from groundwire.pipeline import CheckSettings
     from groundwire.service import ServiceSettings
 
@@ -24,7 +24,7 @@ def settings(tmp_path: Path):  # noqa: ANN201 (ServiceSettings, imported lazily 
 
 
 @pytest.fixture
-def client(settings) -> Iterator:  # noqa: ANN001
+def client(settings) -> Iterator:
     from fastapi.testclient import TestClient
 
     from groundwire.service import create_app

@@ -17,7 +17,7 @@ GOOD = "The Pro plan costs $10 a month."
 BAD = "The Pro plan costs $10 a month. Refunds are issued within 90 days of purchase."
 
 
-def verify(client, answer: str, *, headers=ALPHA, question: str | None = None, chunks=CHUNKS):  # noqa: ANN001, ANN201
+def verify(client, answer: str, *, headers=ALPHA, question: str | None = None, chunks=CHUNKS):
     body = {"answer": answer, "chunks": chunks}
     if question is not None:
         body["question"] = question
@@ -26,7 +26,7 @@ def verify(client, answer: str, *, headers=ALPHA, question: str | None = None, c
     return response.json()
 
 
-def assert_error(response, status: int, code: str | None = None) -> dict:  # noqa: ANN001
+def assert_error(response, status: int, code: str | None = None) -> dict:
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/json")
     error = response.json()["error"]
@@ -37,7 +37,7 @@ def assert_error(response, status: int, code: str | None = None) -> dict:  # noq
     return error
 
 
-def test_health_reports_the_model_loaded_once_for_many_requests(client) -> None:  # noqa: ANN001
+def test_health_reports_the_model_loaded_once_for_many_requests(client) -> None:
     verifier = client.app.state.runtime.verifier
     for _ in range(3):
         verify(client, GOOD)
@@ -48,7 +48,7 @@ def test_health_reports_the_model_loaded_once_for_many_requests(client) -> None:
     assert client.app.state.runtime.verifier is verifier
 
 
-def test_openapi_spec_lists_every_endpoint_and_the_error_shape(client) -> None:  # noqa: ANN001
+def test_openapi_spec_lists_every_endpoint_and_the_error_shape(client) -> None:
     spec = client.get("/openapi.json").json()
     for path, method in [("/v1/verify", "post"), ("/v1/repair", "post"), ("/v1/generate", "post"),
                          ("/v1/ingest", "post"), ("/v1/feedback", "post"), ("/v1/requests/{request_id}", "get"),
@@ -58,7 +58,7 @@ def test_openapi_spec_lists_every_endpoint_and_the_error_shape(client) -> None: 
     assert "413" in spec["paths"]["/v1/verify"]["post"]["responses"]
 
 
-def test_verify_grades_claims_and_returns_the_chunks(client) -> None:  # noqa: ANN001
+def test_verify_grades_claims_and_returns_the_chunks(client) -> None:
     out = verify(client, BAD)
     claims = out["report"]["claims"]
     assert [c["verdict"] for c in claims] == ["SUPPORTED", "CONTRADICTED"]
@@ -72,14 +72,14 @@ def test_verify_grades_claims_and_returns_the_chunks(client) -> None:  # noqa: A
 @pytest.mark.parametrize("headers, code", [({}, "missing_api_key"),
                                             ({"Authorization": "Bearer nope"}, "invalid_api_key"),
                                             ({"X-API-Key": "key-alph"}, "invalid_api_key")])
-def test_requests_without_a_valid_key_get_401_json(client, headers, code) -> None:  # noqa: ANN001
+def test_requests_without_a_valid_key_get_401_json(client, headers, code) -> None:
     response = client.post("/v1/verify", json={"answer": GOOD, "chunks": CHUNKS}, headers=headers)
     assert_error(response, 401, code)
     assert response.headers["www-authenticate"] == "Bearer"
     assert_error(client.get("/v1/requests", headers=headers), 401, code)
 
 
-def test_oversized_body_gets_413_json_and_is_logged_only_as_a_failure(client, settings) -> None:  # noqa: ANN001
+def test_oversized_body_gets_413_json_and_is_logged_only_as_a_failure(client, settings) -> None:
     big = {"answer": "x" * (settings.max_body_bytes + 10), "chunks": CHUNKS}
     error = assert_error(client.post("/v1/verify", json=big, headers=ALPHA), 413, "payload_too_large")
     assert error["details"]["max_bytes"] == settings.max_body_bytes
@@ -87,10 +87,10 @@ def test_oversized_body_gets_413_json_and_is_logged_only_as_a_failure(client, se
     assert [(row["endpoint"], row["status"], row["answer"]) for row in logged] == [("error", 413, "")]
 
 
-def test_oversized_chunked_body_without_content_length_gets_413(client, settings) -> None:  # noqa: ANN001
+def test_oversized_chunked_body_without_content_length_gets_413(client, settings) -> None:
     payload = json.dumps({"answer": "y" * (settings.max_body_bytes * 2), "chunks": CHUNKS}).encode()
 
-    def pieces():  # noqa: ANN202 (a generator body is sent with Transfer-Encoding: chunked)
+    def pieces():
         for start in range(0, len(payload), 8192):
             yield payload[start:start + 8192]
 
@@ -108,12 +108,12 @@ def test_oversized_chunked_body_without_content_length_gets_413(client, settings
     {"answer": GOOD, "chunks": [{"id": "S1", "text": "a", "type": "video"}]},  # bad chunk type
     {"answer": GOOD, "chunks": CHUNKS, "task": "poetry"},  # unknown task type
 ])
-def test_malformed_bodies_get_422_json_naming_the_problem(client, body) -> None:  # noqa: ANN001
+def test_malformed_bodies_get_422_json_naming_the_problem(client, body) -> None:
     error = assert_error(client.post("/v1/verify", json=body, headers=ALPHA), 422, "invalid_request")
     assert error["details"] and all("msg" in d and "loc" in d for d in error["details"])
 
 
-def test_invalid_json_and_input_errors_are_json_4xx(client) -> None:  # noqa: ANN001
+def test_invalid_json_and_input_errors_are_json_4xx(client) -> None:
     response = client.post("/v1/verify", content=b"{not json", headers={**ALPHA, "Content-Type": "application/json"})
     assert_error(response, 422, "invalid_request")
     # The verifier's own InputError (an empty answer) is a 422 too, with its message and its code (docs/errors.md).
@@ -122,12 +122,12 @@ def test_invalid_json_and_input_errors_are_json_4xx(client) -> None:  # noqa: AN
     assert "empty" in error["message"]
 
 
-def test_unknown_paths_and_methods_are_json(client) -> None:  # noqa: ANN001
+def test_unknown_paths_and_methods_are_json(client) -> None:
     assert_error(client.get("/v1/nothing-here", headers=ALPHA), 404, "not_found")
     assert_error(client.get("/v1/verify", headers=ALPHA), 405)
 
 
-def test_unexpected_errors_are_json_500_without_internals(settings) -> None:  # noqa: ANN001
+def test_unexpected_errors_are_json_500_without_internals(settings) -> None:
     from fastapi.testclient import TestClient
 
     from groundwire.service import create_app
@@ -143,7 +143,7 @@ def test_unexpected_errors_are_json_500_without_internals(settings) -> None:  # 
     assert "secret" not in error["message"]
 
 
-def test_every_request_is_logged_with_the_fields_of_the_issue(client) -> None:  # noqa: ANN001
+def test_every_request_is_logged_with_the_fields_of_the_issue(client) -> None:
     out = verify(client, BAD, question="How long do refunds take?")
     entry = client.get(f"/v1/requests/{out['request_id']}", headers=ALPHA).json()
     assert entry["request_id"] == out["request_id"]
@@ -163,13 +163,13 @@ def test_every_request_is_logged_with_the_fields_of_the_issue(client) -> None:  
     assert entry["response"] == out  # the whole response body, so the page can re-open it
 
 
-def test_refusal_is_logged_as_refused(client) -> None:  # noqa: ANN001
+def test_refusal_is_logged_as_refused(client) -> None:
     out = verify(client, "NOT_IN_CONTEXT")
     entry = client.get(f"/v1/requests/{out['request_id']}", headers=ALPHA).json()
     assert entry["refused"] is True
 
 
-def test_scopes_never_see_each_others_logs_documents_or_feedback(client) -> None:  # noqa: ANN001
+def test_scopes_never_see_each_others_logs_documents_or_feedback(client) -> None:
     ingest = client.post("/v1/ingest", headers=ALPHA, json={"documents": [
         {"doc_id": "runbook", "title": "Runbook", "page": 3, "text": "Start the cluster with gw start."}]})
     assert ingest.status_code == 200, ingest.text
@@ -201,7 +201,7 @@ def test_scopes_never_see_each_others_logs_documents_or_feedback(client) -> None
         request_id, again["request_id"]}
 
 
-def test_ingest_gives_durable_ids_and_versions_only_on_change(client) -> None:  # noqa: ANN001
+def test_ingest_gives_durable_ids_and_versions_only_on_change(client) -> None:
     doc = {"doc_id": "manual", "title": "Manual", "page": None, "text": "Para one.\n\nPara two."}
     first = client.post("/v1/ingest", headers=ALPHA, json={"documents": [doc]}).json()
     same = client.post("/v1/ingest", headers=ALPHA, json={"documents": [doc]}).json()
@@ -217,7 +217,7 @@ def test_ingest_gives_durable_ids_and_versions_only_on_change(client) -> None:  
     assert_error(client.get("/v1/requests", params={"limit": 0}, headers=ALPHA), 422, "invalid_request")
 
 
-def test_review_queue_takes_low_scores_and_risky_patterns_until_reviewed(client) -> None:  # noqa: ANN001
+def test_review_queue_takes_low_scores_and_risky_patterns_until_reviewed(client) -> None:
     low = verify(client, BAD)
     risky = verify(client, GOOD, question="What dosage is safe?")
     fine = verify(client, GOOD)
@@ -243,7 +243,7 @@ def test_review_queue_takes_low_scores_and_risky_patterns_until_reviewed(client)
     assert_error(client.post("/v1/feedback", headers=ALPHA, json={"request_id": low["request_id"]}), 422)
 
 
-def test_repair_drops_the_unsupported_claim_and_logs_the_repaired_answer(client) -> None:  # noqa: ANN001
+def test_repair_drops_the_unsupported_claim_and_logs_the_repaired_answer(client) -> None:
     response = client.post("/v1/repair", headers=ALPHA, json={"answer": BAD, "chunks": CHUNKS})
     assert response.status_code == 200, response.text
     out = response.json()
@@ -258,7 +258,7 @@ def test_repair_drops_the_unsupported_claim_and_logs_the_repaired_answer(client)
     assert entry["response_text"] == repaired["answer"]
 
 
-def test_eval_dashboard_covers_only_the_callers_scope(client) -> None:  # noqa: ANN001
+def test_eval_dashboard_covers_only_the_callers_scope(client) -> None:
     outs = [verify(client, GOOD), verify(client, BAD), verify(client, "NOT_IN_CONTEXT")]
     verify(client, BAD, headers=BETA)
     data = client.get("/v1/eval", headers=ALPHA).json()
@@ -283,13 +283,13 @@ def test_eval_dashboard_covers_only_the_callers_scope(client) -> None:  # noqa: 
     assert "<svg" in report.text
 
 
-def test_generate_without_an_llm_endpoint_is_a_clear_503(client) -> None:  # noqa: ANN001
+def test_generate_without_an_llm_endpoint_is_a_clear_503(client) -> None:
     response = client.post("/v1/generate", headers=ALPHA, json={"question": "How much is Pro?", "chunks": CHUNKS})
     error = assert_error(response, 503, "llm_not_configured")
     assert "--llm" in error["message"]
 
 
-def test_judge_without_an_llm_endpoint_is_a_clear_422(client) -> None:  # noqa: ANN001
+def test_judge_without_an_llm_endpoint_is_a_clear_422(client) -> None:
     response = client.post("/v1/verify", headers=ALPHA, json={"answer": GOOD, "chunks": CHUNKS, "judge": True})
     assert assert_error(response, 422, "judge_not_available")["message"].startswith("judge=true")
     logged = client.get("/v1/requests", headers=ALPHA).json()["requests"]
@@ -298,7 +298,7 @@ def test_judge_without_an_llm_endpoint_is_a_clear_422(client) -> None:  # noqa: 
     assert client.post("/v1/verify", headers=ALPHA, json={"answer": GOOD, "chunks": CHUNKS}).status_code == 200
 
 
-def test_task_selects_the_calibration_on_verify_and_is_refused_where_nothing_uses_it(client) -> None:  # noqa: ANN001
+def test_task_selects_the_calibration_on_verify_and_is_refused_where_nothing_uses_it(client) -> None:
     response = client.post("/v1/verify", json={"answer": GOOD, "chunks": CHUNKS, "task": "qa"}, headers=ALPHA)
     assert response.status_code == 200, response.text
     assert response.json()["report"]["extra"]["task"] == "qa"

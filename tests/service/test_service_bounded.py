@@ -39,7 +39,7 @@ def serving(settings: Any, **changes: Any) -> Iterator[Any]:
 # --- the plan: split once, refused cheaply ------------------------------------------------------------------
 
 
-def test_a_request_splits_its_answer_once(settings, counting_decomposer) -> None:  # noqa: ANN001
+def test_a_request_splits_its_answer_once(settings, counting_decomposer) -> None:
     with serving(settings) as client:
         counting = counting_decomposer  # like the LLM decomposer: no early stop, one call per split
         client.app.state.runtime.verifier.decomposer = counting
@@ -55,7 +55,7 @@ def test_a_request_splits_its_answer_once(settings, counting_decomposer) -> None
                 assert counting.calls - before == 1
 
 
-def test_a_long_answer_is_refused_by_its_claim_count_before_it_is_split_whole(settings) -> None:  # noqa: ANN001
+def test_a_long_answer_is_refused_by_its_claim_count_before_it_is_split_whole(settings) -> None:
     with serving(settings, max_claims=5, max_body_bytes=1_000_000) as client:
         answer = " ".join(f"Plan {i} costs {i} dollars." for i in range(2_000))
         refused = client.post("/v1/verify", headers=ALPHA, json={"answer": answer, "chunks": [CHUNK]})
@@ -74,7 +74,7 @@ def test_a_long_answer_is_refused_by_its_claim_count_before_it_is_split_whole(se
     "The plan costs " + "very " * 9_000 + "much money.",
     "a" * 90_000,
 ])
-def test_pathological_answers_get_an_answer_not_a_500(settings, answer: str) -> None:  # noqa: ANN001
+def test_pathological_answers_get_an_answer_not_a_500(settings, answer: str) -> None:
     with serving(settings, max_body_bytes=1_000_000) as client:
         response = client.post("/v1/verify", headers=ALPHA, json={"answer": answer, "chunks": [CHUNK]})
         assert response.status_code in (200, 413), response.text
@@ -122,7 +122,7 @@ def test_the_pool_runs_up_to_its_workers_and_refuses_past_max_waiting() -> None:
     assert refused[0].details["limit"] == "max_waiting" and refused[0].headers == {"Retry-After": "1"}
 
 
-def test_the_service_sizes_its_pool_from_the_settings(settings) -> None:  # noqa: ANN001
+def test_the_service_sizes_its_pool_from_the_settings(settings) -> None:
     from groundwire.core.errors import InputError
     from groundwire.service import ServiceSettings
     from groundwire.service.workers import default_workers
@@ -142,7 +142,7 @@ def test_the_service_sizes_its_pool_from_the_settings(settings) -> None:  # noqa
 # --- warm before ready ----------------------------------------------------------------------------------------
 
 
-def test_the_model_runs_once_before_the_service_is_ready(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_the_model_runs_once_before_the_service_is_ready(settings, monkeypatch) -> None:
     from groundwire.core.verifier import Verifier
 
     runs: list[str] = []
@@ -166,7 +166,7 @@ def _read_all(sock: socket.socket) -> bytes:
     return data
 
 
-def test_headers_that_never_finish_get_408_and_a_closed_connection(tmp_path) -> None:  # noqa: ANN001
+def test_headers_that_never_finish_get_408_and_a_closed_connection(tmp_path) -> None:
     with LiveServer(tmp_path, api_keys=KEYS, extra_args=("--header-timeout", "0.5")) as server:
         head = b"POST /v1/verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Slow: "
         # Left open: answered and closed (the socket timeout bounds the test, it is not what is measured).
@@ -197,7 +197,7 @@ def test_headers_that_never_finish_get_408_and_a_closed_connection(tmp_path) -> 
             assert _read_all(sock).startswith(b"HTTP/1.1 408 ")
 
 
-def test_the_header_deadline_spares_whole_requests_and_applies_again_on_keep_alive(tmp_path) -> None:  # noqa: ANN001
+def test_the_header_deadline_spares_whole_requests_and_applies_again_on_keep_alive(tmp_path) -> None:
     with LiveServer(tmp_path, api_keys=KEYS, extra_args=("--header-timeout", "0.5")) as server:
         body = json.dumps({"answer": "The plan costs 19 dollars a month.", "chunks": [CHUNK]}).encode()
         request = (b"POST /v1/verify HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer key-alpha\r\n"

@@ -15,7 +15,7 @@ from live_server import LiveServer
 from service_common import KEYS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from chromium import needs_chromium, start_chromium  # noqa: E402
+from chromium import needs_chromium, start_chromium
 
 pytest.importorskip("fastapi")
 pytest.importorskip("selenium")
@@ -47,18 +47,18 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     driver.quit()
 
 
-def wait(driver, condition, timeout: float = 60):  # noqa: ANN001, ANN201
+def wait(driver, condition, timeout: float = 60):
     from selenium.webdriver.support.ui import WebDriverWait
 
     return WebDriverWait(driver, timeout).until(condition)
 
 
-def idle(driver) -> None:  # noqa: ANN001
+def idle(driver) -> None:
     """Wait until the page has no request in flight (app.js marks <body data-busy> while one runs)."""
     wait(driver, lambda d: d.find_element("tag name", "body").get_attribute("data-busy") is None)
 
 
-def open_page(browser, server: LiveServer, key: str) -> None:  # noqa: ANN001
+def open_page(browser, server: LiveServer, key: str) -> None:
     from selenium.webdriver.common.by import By
 
     browser.get(server.url + "/")
@@ -69,7 +69,7 @@ def open_page(browser, server: LiveServer, key: str) -> None:  # noqa: ANN001
     field.send_keys(key)
 
 
-def fill_and_verify(browser, *, question: str = "", answer: str = ANSWER) -> None:  # noqa: ANN001
+def fill_and_verify(browser, *, question: str = "", answer: str = ANSWER) -> None:
     from selenium.webdriver.common.by import By
 
     for element_id, text in (("question", question), ("context", CONTEXT), ("answer", answer)):
@@ -82,11 +82,11 @@ def fill_and_verify(browser, *, question: str = "", answer: str = ANSWER) -> Non
     idle(browser)
 
 
-def colour(element) -> str:  # noqa: ANN001
+def colour(element) -> str:
     return element.value_of_css_property("background-color")
 
 
-def test_page_highlights_claims_and_shows_the_evidence_span(browser, server: LiveServer) -> None:  # noqa: ANN001
+def test_page_highlights_claims_and_shows_the_evidence_span(browser, server: LiveServer) -> None:
     from selenium.webdriver.common.by import By
 
     open_page(browser, server, "key-alpha")
@@ -124,7 +124,7 @@ def test_page_highlights_claims_and_shows_the_evidence_span(browser, server: Liv
     browser.save_screenshot(str(ARTIFACTS / "check-claim-detail.png"))
 
 
-def test_history_review_queue_and_feedback(browser, server: LiveServer) -> None:  # noqa: ANN001
+def test_history_review_queue_and_feedback(browser, server: LiveServer) -> None:
     from selenium.webdriver.common.by import By
 
     open_page(browser, server, "key-alpha")
@@ -163,7 +163,7 @@ def test_history_review_queue_and_feedback(browser, server: LiveServer) -> None:
     assert cells[4] == "reviewed" and cells[5] == "up 0 · down 1 · 1 correction(s)"
 
 
-def test_page_shows_structured_errors_and_other_scopes_see_nothing(browser, server: LiveServer) -> None:  # noqa: ANN001
+def test_page_shows_structured_errors_and_other_scopes_see_nothing(browser, server: LiveServer) -> None:
     from selenium.webdriver.common.by import By
 
     open_page(browser, server, "not-a-key")
@@ -189,7 +189,7 @@ def test_page_shows_structured_errors_and_other_scopes_see_nothing(browser, serv
     browser.save_screenshot(str(ARTIFACTS / "other-scope-history.png"))
 
 
-def test_load_files_repair_and_eval_dashboard(browser, server: LiveServer, tmp_path: Path) -> None:  # noqa: ANN001
+def test_load_files_repair_and_eval_dashboard(browser, server: LiveServer, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
     open_page(browser, server, "key-alpha")
@@ -232,7 +232,7 @@ def test_load_files_repair_and_eval_dashboard(browser, server: LiveServer, tmp_p
     browser.save_screenshot(str(ARTIFACTS / "eval-dashboard.png"))
 
 
-def test_docs_render_offline_under_their_csp(browser, server: LiveServer) -> None:  # noqa: ANN001
+def test_docs_render_offline_under_their_csp(browser, server: LiveServer) -> None:
     # The browser has no network but this server: a CDN asset, or an inline script the CSP blocks, leaves no UI.
     from selenium.webdriver.common.by import By
 

@@ -27,7 +27,7 @@ endpoints = st.sampled_from(["/v1/verify", "/v1/repair", "/v1/ingest", "/v1/feed
 
 @hsettings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=endpoints, body=near_valid | json_values)
-def test_any_body_gets_200_or_a_structured_4xx(client, path: str, body: object) -> None:  # noqa: ANN001
+def test_any_body_gets_200_or_a_structured_4xx(client, path: str, body: object) -> None:
     before = len(client.get("/v1/requests", params={"limit": 1000}, headers=ALPHA).json()["requests"])
     response = client.post(path, json=body, headers=ALPHA)
     assert response.status_code < 500 or response.status_code == 503, response.text
@@ -42,7 +42,7 @@ def test_any_body_gets_200_or_a_structured_4xx(client, path: str, body: object) 
 
 
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
-def test_non_finite_numbers_are_refused_and_logged_only_as_failures(client, literal: str) -> None:  # noqa: ANN001
+def test_non_finite_numbers_are_refused_and_logged_only_as_failures(client, literal: str) -> None:
     raw = '{"answer": "The plan costs $10.", "chunks": [{"id": "S1", "text": "The plan costs $10.", "score": %s}]}'
     response = client.post("/v1/verify", content=(raw % literal).encode(),
                            headers={**ALPHA, "Content-Type": "application/json"})

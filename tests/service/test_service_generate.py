@@ -15,7 +15,7 @@ from service_common import ALPHA, BETA
 
 pytest.importorskip("fastapi")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from scripted_llm import ScriptedLLMServer  # noqa: E402
+from scripted_llm import ScriptedLLMServer
 
 RUNBOOK = [{"doc_id": "runbook", "title": "Cluster runbook", "page": 4,
             "text": "Start the cluster with the command gw start.\n\nStop the cluster with the command gw stop."}]
@@ -41,7 +41,7 @@ def llm() -> Iterator[ScriptedLLMServer]:
 
 
 @pytest.fixture
-def gen_client(settings, llm) -> Iterator:  # noqa: ANN001
+def gen_client(settings, llm) -> Iterator:
     from dataclasses import replace
 
     from fastapi.testclient import TestClient
@@ -55,13 +55,13 @@ def gen_client(settings, llm) -> Iterator:  # noqa: ANN001
         yield test_client
 
 
-def generate(client, question: str, headers=ALPHA) -> dict:  # noqa: ANN001
+def generate(client, question: str, headers=ALPHA) -> dict:
     response = client.post("/v1/generate", headers=headers, json={"question": question, "doc_ids": ["runbook"]})
     assert response.status_code == 200, response.text
     return response.json()
 
 
-def test_generate_verifies_logs_and_caches_per_question_scope_and_doc_set(gen_client, llm) -> None:  # noqa: ANN001
+def test_generate_verifies_logs_and_caches_per_question_scope_and_doc_set(gen_client, llm) -> None:
     for headers in (ALPHA, BETA):
         assert gen_client.post("/v1/ingest", headers=headers, json={"documents": RUNBOOK}).status_code == 200
 
@@ -106,7 +106,7 @@ def test_generate_verifies_logs_and_caches_per_question_scope_and_doc_set(gen_cl
     assert stats.hits == 2 and stats.invalidations == 2
 
 
-def test_an_unreachable_llm_endpoint_is_a_json_502_and_nothing_is_cached(settings) -> None:  # noqa: ANN001
+def test_an_unreachable_llm_endpoint_is_a_json_502_and_nothing_is_cached(settings) -> None:
     from dataclasses import replace
 
     from fastapi.testclient import TestClient
@@ -127,7 +127,7 @@ def test_an_unreachable_llm_endpoint_is_a_json_502_and_nothing_is_cached(setting
         assert client.app.state.runtime.cache.stats.entries == 0
 
 
-def test_judge_decides_the_escalation_band_and_is_logged(gen_client, llm) -> None:  # noqa: ANN001
+def test_judge_decides_the_escalation_band_and_is_logged(gen_client, llm) -> None:
     import json
 
     chunks = [{"id": "S1", "text": "The Pro plan costs $10 a month."},
@@ -149,7 +149,7 @@ def test_judge_decides_the_escalation_band_and_is_logged(gen_client, llm) -> Non
     assert entry["claims"][0]["decided_by"] == "judge" and entry["model_ids"]["llm"] == "scripted"
 
 
-def test_an_ingest_racing_a_generate_never_leaves_a_stale_servable_answer(gen_client, llm) -> None:  # noqa: ANN001
+def test_an_ingest_racing_a_generate_never_leaves_a_stale_servable_answer(gen_client, llm) -> None:
     """The generate reads the chunks; an ingest that changes them commits before the answer is cached. The answer
     built from the old text must not be served afterwards (issue 14: it was, under the new version key)."""
     import threading
@@ -159,7 +159,7 @@ def test_an_ingest_racing_a_generate_never_leaves_a_stale_servable_answer(gen_cl
     read_done, ingest_done = threading.Event(), threading.Event()
     original = store.passages
 
-    def passages_then_wait(**kwargs):  # noqa: ANN003, ANN202
+    def passages_then_wait(**kwargs):
         found = original(**kwargs)
         if not read_done.is_set():
             read_done.set()
@@ -181,7 +181,7 @@ def test_an_ingest_racing_a_generate_never_leaves_a_stale_servable_answer(gen_cl
     assert not after["cached"] and "gw up" in after["answer"]
 
 
-def test_metrics_count_cache_hits_and_judge_calls(gen_client, llm) -> None:  # noqa: ANN001
+def test_metrics_count_cache_hits_and_judge_calls(gen_client, llm) -> None:
     import json
 
     from test_service_observability import scrape, value

@@ -13,7 +13,7 @@ DOC = {"doc_id": "manual", "title": "Manual", "text": "The pump runs at 40 litre
 
 
 @pytest.mark.parametrize("page", [9223372036854775808, 2**31, True, "3", 1.5])
-def test_ingest_refuses_pages_the_store_cannot_hold_or_that_are_not_integers(client, page) -> None:  # noqa: ANN001
+def test_ingest_refuses_pages_the_store_cannot_hold_or_that_are_not_integers(client, page) -> None:
     response = client.post("/v1/ingest", headers=ALPHA, json={"documents": [{**DOC, "page": page}]})
     assert response.status_code == 422, response.text
     assert response.json()["error"]["details"][0]["loc"][-1] == "page"
@@ -22,7 +22,7 @@ def test_ingest_refuses_pages_the_store_cannot_hold_or_that_are_not_integers(cli
     assert ok.status_code == 200, ok.text
 
 
-def test_verify_refuses_coerced_types(client) -> None:  # noqa: ANN001
+def test_verify_refuses_coerced_types(client) -> None:
     body = {"answer": "The pump runs at 40 litres per minute.", "chunks": [{"id": "S1", "text": DOC["text"]}]}
     assert client.post("/v1/verify", headers=ALPHA, json=body).status_code == 200
     for field, value in (("require_citations", "no"), ("judge", 0), ("answer", 40)):
@@ -30,7 +30,7 @@ def test_verify_refuses_coerced_types(client) -> None:  # noqa: ANN001
         assert response.status_code == 422, (field, response.text)
 
 
-def test_work_limits_are_a_413_that_names_the_limit(settings, tmp_path) -> None:  # noqa: ANN001
+def test_work_limits_are_a_413_that_names_the_limit(settings, tmp_path) -> None:
     from dataclasses import replace
 
     from fastapi.testclient import TestClient
@@ -56,7 +56,7 @@ def test_work_limits_are_a_413_that_names_the_limit(settings, tmp_path) -> None:
         assert by_doc.status_code == 413 and by_doc.json()["error"]["details"]["limit"] == "max_context_chars"
 
 
-def test_each_report_is_stored_once(client, settings) -> None:  # noqa: ANN001
+def test_each_report_is_stored_once(client, settings) -> None:
     import sqlalchemy as sa
 
     body = {"answer": "The pump runs at 40 litres per minute.", "chunks": [{"id": "S1", "text": DOC["text"]}]}
@@ -70,7 +70,7 @@ def test_each_report_is_stored_once(client, settings) -> None:  # noqa: ANN001
     assert logged["response"] == sent  # the page still gets the response exactly as it was answered
 
 
-def test_the_page_and_the_api_send_security_headers(client) -> None:  # noqa: ANN001
+def test_the_page_and_the_api_send_security_headers(client) -> None:
     for path in ("/", "/healthz", "/static/app.js"):
         headers = client.get(path).headers
         assert headers["x-content-type-options"] == "nosniff", path
@@ -78,7 +78,7 @@ def test_the_page_and_the_api_send_security_headers(client) -> None:  # noqa: AN
         assert "default-src 'self'" in headers["content-security-policy"], path
 
 
-def test_serve_refuses_a_public_address_without_keys(tmp_path) -> None:  # noqa: ANN001
+def test_serve_refuses_a_public_address_without_keys(tmp_path) -> None:
     import os
     import subprocess
     import sys
@@ -91,7 +91,7 @@ def test_serve_refuses_a_public_address_without_keys(tmp_path) -> None:  # noqa:
 
 
 @pytest.mark.parametrize("path", ["/v1/verify", "/v1/repair"])
-def test_an_answer_whose_only_claim_is_too_long_is_a_200_unscored_escalation(client, path) -> None:  # noqa: ANN001
+def test_an_answer_whose_only_claim_is_too_long_is_a_200_unscored_escalation(client, path) -> None:
     """Issue 20, item 1: no claim fits the model window (no window at all); the service answers, never a 500."""
     body = {"answer": "The plan costs " + "very " * 300 + "much money.",
             "chunks": [{"id": "S1", "text": "The plan costs 19 dollars."}]}
@@ -106,7 +106,7 @@ def test_an_answer_whose_only_claim_is_too_long_is_a_200_unscored_escalation(cli
     assert client.post(path, headers=ALPHA, json=after).status_code == 200
 
 
-def test_page_zero_is_refused_inline_and_at_ingest_alike(client) -> None:  # noqa: ANN001
+def test_page_zero_is_refused_inline_and_at_ingest_alike(client) -> None:
     """Issue 20, item 7: pages are 1-based everywhere; page 0 is a 422 naming the field on both paths."""
     chunk = {"id": "S1", "text": DOC["text"], "page": 0}
     for path, body in (("/v1/verify", {"answer": DOC["text"], "chunks": [chunk]}),

@@ -7,12 +7,12 @@ from service_common import ALPHA
 
 pytest.importorskip("fastapi")
 pytest.importorskip("prometheus_client")
-from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families
 
 CHUNKS = [{"id": "S1", "text": "Refunds are accepted within 30 days of purchase."}]
 
 
-def scrape(client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:  # noqa: ANN001
+def scrape(client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """Every sample of /metrics as {(name, sorted labels): value}."""
     response = client.get("/metrics")
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
@@ -24,7 +24,7 @@ def value(samples: dict, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
-def test_metrics_count_requests_decisions_and_latency(client) -> None:  # noqa: ANN001
+def test_metrics_count_requests_decisions_and_latency(client) -> None:
     before = scrape(client)
     for answer in ("Refunds are accepted within 30 days of purchase.", "Refunds are accepted within 90 days."):
         assert client.post("/v1/verify", headers=ALPHA, json={"answer": answer, "chunks": CHUNKS}).status_code == 200
@@ -45,7 +45,7 @@ def test_metrics_count_requests_decisions_and_latency(client) -> None:  # noqa: 
     assert not any(labels and ("handler", "/metrics") in labels for _, labels in samples)  # scrapes not counted
 
 
-def test_spans_for_requests_and_verify(settings) -> None:  # noqa: ANN001
+def test_spans_for_requests_and_verify(settings) -> None:
     pytest.importorskip("opentelemetry.sdk")
     pytest.importorskip("opentelemetry.instrumentation.fastapi")
     from fastapi.testclient import TestClient

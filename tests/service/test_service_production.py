@@ -30,7 +30,7 @@ def serving(settings: Any, **changes: Any) -> Iterator[Any]:
 # --- 1. rate limiting ---------------------------------------------------------------------------------------
 
 
-def test_rate_limit_is_per_key_and_answers_429_with_retry_after(settings) -> None:  # noqa: ANN001
+def test_rate_limit_is_per_key_and_answers_429_with_retry_after(settings) -> None:
     with serving(settings, rate_limit="3/minute") as client:
         for _ in range(3):
             assert client.get("/v1/requests", headers=ALPHA).status_code == 200
@@ -45,26 +45,26 @@ def test_rate_limit_is_per_key_and_answers_429_with_retry_after(settings) -> Non
         assert client.app.state.runtime.store.requests(scope="alpha") == []
 
 
-def test_wrong_keys_are_rate_limited_by_address(settings) -> None:  # noqa: ANN001
+def test_wrong_keys_are_rate_limited_by_address(settings) -> None:
     with serving(settings, rate_limit="2/minute") as client:
         wrong = {"Authorization": "Bearer not-a-key"}
         assert [client.get("/v1/requests", headers=wrong).status_code for _ in range(3)] == [401, 401, 429]
 
 
-def test_no_rate_limit_by_default(settings) -> None:  # noqa: ANN001
+def test_no_rate_limit_by_default(settings) -> None:
     assert settings.rate_limit is None
     with serving(settings) as client:
         assert {client.get("/v1/requests", headers=ALPHA).status_code for _ in range(30)} == {200}
 
 
-def test_a_malformed_rate_limit_fails_at_start_up(settings) -> None:  # noqa: ANN001
+def test_a_malformed_rate_limit_fails_at_start_up(settings) -> None:
     from groundwire.core.errors import InputError
 
     with pytest.raises(InputError, match="60 a minute"):
         replace(settings, rate_limit="60 a minute")
 
 
-def test_the_rate_limit_can_come_from_groundwire_toml(tmp_path) -> None:  # noqa: ANN001
+def test_the_rate_limit_can_come_from_groundwire_toml(tmp_path) -> None:
     from groundwire.config import load_config
 
     (tmp_path / "groundwire.toml").write_text('[serve]\nrate_limit = "100/minute"\n')
@@ -87,7 +87,7 @@ def _count_scoring_calls(client: Any, monkeypatch: pytest.MonkeyPatch) -> list[i
     return calls
 
 
-def test_claims_and_pairs_over_the_limit_are_a_413_before_scoring(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_claims_and_pairs_over_the_limit_are_a_413_before_scoring(settings, monkeypatch) -> None:
     three_claims = "The pump runs at 40 litres per minute. It weighs 12 kilograms. It costs 300 euros."
     many_chunks = [{"id": f"S{i}", "text": f"Pump {i} runs at {i} litres per minute."} for i in range(12)]
     with serving(settings, max_claims=2, max_pairs=10) as client:
@@ -114,7 +114,7 @@ def test_claims_and_pairs_over_the_limit_are_a_413_before_scoring(settings, monk
 # --- 3. eval results cached per release -------------------------------------------------------------------
 
 
-def test_eval_results_are_cached_until_the_log_changes(client, monkeypatch) -> None:  # noqa: ANN001
+def test_eval_results_are_cached_until_the_log_changes(client, monkeypatch) -> None:
     docs = [{"doc_id": "pump", "title": "Pump", "text": "The pump runs at 40 litres per minute."},
             {"doc_id": "spec", "title": "Spec", "text": "The spare pump runs at 90 litres per minute."}]
     assert client.post("/v1/ingest", headers=ALPHA, json={"documents": docs}).status_code == 200
@@ -160,7 +160,7 @@ def test_eval_results_are_cached_until_the_log_changes(client, monkeypatch) -> N
 # --- 4. /docs offline, under a CSP ----------------------------------------------------------------------------
 
 
-def test_docs_load_only_local_assets_under_a_csp(client) -> None:  # noqa: ANN001
+def test_docs_load_only_local_assets_under_a_csp(client) -> None:
     import base64
     import hashlib
     import re
@@ -185,7 +185,7 @@ def test_docs_load_only_local_assets_under_a_csp(client) -> None:  # noqa: ANN00
 # --- 5. the API-key security scheme in OpenAPI ----------------------------------------------------------------
 
 
-def test_openapi_declares_the_api_key_schemes_on_every_v1_route(client) -> None:  # noqa: ANN001
+def test_openapi_declares_the_api_key_schemes_on_every_v1_route(client) -> None:
     spec = client.get("/openapi.json").json()
     schemes = spec["components"]["securitySchemes"]
     assert schemes["bearer"] == {"type": "http", "scheme": "bearer", "description": "Authorization: Bearer <API key>"}
@@ -202,7 +202,7 @@ def test_openapi_declares_the_api_key_schemes_on_every_v1_route(client) -> None:
 # --- 6. a body shorter than its Content-Length ---------------------------------------------------------------
 
 
-def test_a_client_that_sends_less_than_its_content_length_gets_408_and_is_disconnected(tmp_path) -> None:  # noqa: ANN001
+def test_a_client_that_sends_less_than_its_content_length_gets_408_and_is_disconnected(tmp_path) -> None:
     import socket
 
     import httpx
@@ -227,7 +227,7 @@ def test_a_client_that_sends_less_than_its_content_length_gets_408_and_is_discon
 # --- 7. read-only keys -----------------------------------------------------------------------------------------
 
 
-def test_read_only_keys_verify_and_read_but_do_not_change_the_scope(settings) -> None:  # noqa: ANN001
+def test_read_only_keys_verify_and_read_but_do_not_change_the_scope(settings) -> None:
     reader = {"Authorization": "Bearer key-reader"}
     keys = {**settings.api_keys, "key-reader": "alpha"}
     with serving(settings, api_keys=keys, read_only_keys=frozenset({"key-reader"})) as client:
@@ -264,7 +264,7 @@ def test_api_keys_parse_with_an_optional_access_suffix() -> None:
 # --- 8. failed requests in the request log --------------------------------------------------------------------
 
 
-def test_failed_requests_are_logged_without_breaking_the_eval_loop_or_history(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_failed_requests_are_logged_without_breaking_the_eval_loop_or_history(settings, monkeypatch) -> None:
     with serving(settings) as client:
         assert client.post("/v1/verify", headers=ALPHA, json=VERIFY).status_code == 200
         failures = [
@@ -299,7 +299,7 @@ def test_failed_requests_are_logged_without_breaking_the_eval_loop_or_history(se
         assert client.get("/v1/review", headers=ALPHA).status_code == 200
 
 
-def test_a_cascade_s_second_stage_is_held_to_the_pair_limit_too(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_a_cascade_s_second_stage_is_held_to_the_pair_limit_too(settings, monkeypatch) -> None:
     """The lexical first stage counts words; the bundled second stage counts word pieces, so it splits a chunk of
     long figures and rare words into more windows, and an escalated answer is scored there: a request within the
     limit for stage 1 but not for stage 2 is refused before anything is scored."""

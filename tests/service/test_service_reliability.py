@@ -122,7 +122,7 @@ def test_sigkill_mid_write_loses_no_committed_log_row(tmp_path: Path) -> None:
         assert {r for r, _ in acknowledged} <= {item["request_id"] for item in listed}
 
 
-def _collect(fn, errors: list[BaseException]):  # noqa: ANN001, ANN202
+def _collect(fn, errors: list[BaseException]):
     def wrapped(*args: object) -> None:
         try:
             fn(*args)

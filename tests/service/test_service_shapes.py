@@ -35,13 +35,13 @@ def shape(value: dict) -> list[tuple[str, str]]:
     return [(key, type(item).__name__) for key, item in value.items()]
 
 
-def post(client, path: str, body: dict) -> dict:  # noqa: ANN001
+def post(client, path: str, body: dict) -> dict:
     response = client.post(path, json=body, headers=ALPHA)
     assert response.status_code == 200, response.text
     return response.json()
 
 
-def test_verify_sends_and_logs_the_same_shape(client) -> None:  # noqa: ANN001
+def test_verify_sends_and_logs_the_same_shape(client) -> None:
     out = post(client, "/v1/verify", {"answer": ANSWER, "chunks": CHUNKS, "question": "What does Pro cost?"})
     assert shape(out) == VERIFY
     assert shape(out["review"]) == REVIEW
@@ -53,7 +53,7 @@ def test_verify_sends_and_logs_the_same_shape(client) -> None:  # noqa: ANN001
     assert logged == out
 
 
-def test_repair_sends_and_logs_the_same_shape(client) -> None:  # noqa: ANN001
+def test_repair_sends_and_logs_the_same_shape(client) -> None:
     out = post(client, "/v1/repair", {"answer": ANSWER, "chunks": CHUNKS})
     assert shape(out) == [*VERIFY, ("repaired", "dict")]
     assert shape(out["repaired"]) == REPAIRED
@@ -64,7 +64,7 @@ def test_repair_sends_and_logs_the_same_shape(client) -> None:  # noqa: ANN001
     assert logged == out
 
 
-def test_ingest_sends_the_same_shape(client) -> None:  # noqa: ANN001
+def test_ingest_sends_the_same_shape(client) -> None:
     documents = [{"doc_id": "handbook", "title": "Handbook", "page": 1, "text": "Refunds take 30 days."}]
     out = post(client, "/v1/ingest", {"documents": documents})
     assert shape(out) == INGEST
@@ -72,26 +72,26 @@ def test_ingest_sends_the_same_shape(client) -> None:  # noqa: ANN001
     assert out["changed_doc_ids"] == ["handbook"] and out["retired_ids"] == [] and out["cache_invalidated"] == 0
 
 
-def test_feedback_sends_the_same_shape(client) -> None:  # noqa: ANN001
+def test_feedback_sends_the_same_shape(client) -> None:
     request_id = post(client, "/v1/verify", {"answer": ANSWER, "chunks": CHUNKS})["request_id"]
     out = post(client, "/v1/feedback", {"request_id": request_id, "thumbs": "down"})
     assert shape(out) == FEEDBACK
     assert out["request_id"] == request_id
 
 
-def test_health_sends_the_same_shape(client) -> None:  # noqa: ANN001
+def test_health_sends_the_same_shape(client) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200, response.text
     assert shape(response.json()) == HEALTH
 
 
-def test_the_log_lists_reviews_in_the_same_shape(client) -> None:  # noqa: ANN001
+def test_the_log_lists_reviews_in_the_same_shape(client) -> None:
     post(client, "/v1/verify", {"answer": ANSWER, "chunks": CHUNKS})
     listed = client.get("/v1/requests", headers=ALPHA).json()["requests"]
     assert shape(listed[0]["review"]) == REVIEW
 
 
-def test_the_review_queue_and_eval_dashboard_keep_their_shape(client) -> None:  # noqa: ANN001
+def test_the_review_queue_and_eval_dashboard_keep_their_shape(client) -> None:
     post(client, "/v1/verify", {"answer": ANSWER, "chunks": CHUNKS})
     queue = client.get("/v1/review", headers=ALPHA).json()
     assert shape(queue) == [("threshold", "float"), ("patterns", "list"), ("items", "list")]

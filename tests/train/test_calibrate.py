@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from groundwire.core.errors import InputError
+from groundwire.core.verifier import Verifier
 from groundwire.scoring.combiner import LogisticCombiner
 from groundwire.scoring.onnx import OnnxScorer
 from groundwire.train import calibrate, combine
-from groundwire.core.verifier import Verifier
 
 
 def _dev_file(path: Path, n: int, task: str, offset: int) -> Path:

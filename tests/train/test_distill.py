@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from groundwire.pipeline import build_verifier
 from groundwire.config import CheckSettings
+from groundwire.pipeline import build_verifier
 from groundwire.scoring.onnx import OnnxScorer
 from groundwire.train.data import LABELS, Pair, iter_jsonl
 from groundwire.train.distill import build_pool, label_pool, pool_pairs, read_pool

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+
 from groundwire.core.checks.roles import role_findings
 from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL
 from groundwire.train.role_events import role_pairs

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundwire.scoring.combiner import threshold_keys
 from groundwire.evaluation.operating import routing_rates, thresholds_for_targets
+from groundwire.scoring.combiner import threshold_keys
 from groundwire.train.combine import ClaimRow
 from groundwire.train.families import family
 from groundwire.train.monotone import SIGNS, fit_monotone

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, PrivateAttr
 
-from groundwire.pipeline import CheckItem, averify, check, given_or_shared
 from groundwire.core.explain import format_threshold, unsupported
-from groundwire.core.types import Chunk, Report, Route
 from groundwire.core.plan import as_chunks
+from groundwire.core.types import Chunk, Report, Route
+from groundwire.pipeline import CheckItem, averify, check, given_or_shared
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Thresholds, Verifier

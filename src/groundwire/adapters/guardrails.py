@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from guardrails.validators import FailResult, PassResult, ValidationResult, Validator, register_validator
 
-from groundwire.core.claims import CITATION_RE, cited_ids
 from groundwire.adapters.common import AdapterCheck
+from groundwire.core.claims import CITATION_RE, cited_ids
 from groundwire.core.explain import explain, unsupported
 from groundwire.core.types import Chunk, Report, Route
 from groundwire.llm.repair import repair

@@ -23,8 +23,8 @@ from groundwire.adapters.common import (
     context_texts,
     refuse_threshold,
 )
-from groundwire.core.types import REFUSAL_TOKEN, Report
 from groundwire.core.plan import as_chunks
+from groundwire.core.types import REFUSAL_TOKEN, Report
 from groundwire.llm.repair import repair
 from groundwire.pipeline import Checker, CheckItem, check
 

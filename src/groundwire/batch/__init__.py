@@ -19,14 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from groundwire.data.results import RESULT_FIELDS
-from groundwire.batch.worker import CheckOptions
-from groundwire.core.errors import ErrorCode, InputError
 from groundwire.batch.engines import ENGINES, EngineOptions, Job
 from groundwire.batch.sink import ResultSink, default_errors_path
-from groundwire.batch.sources import count_rows, input_format
-from groundwire.batch.sources import iter_rows
-from groundwire.batch.worker import parse_input_row
+from groundwire.batch.sources import count_rows, input_format, iter_rows
+from groundwire.batch.worker import CheckOptions, parse_input_row
+from groundwire.core.errors import ErrorCode, InputError
+from groundwire.data.results import RESULT_FIELDS
 from groundwire.data.rows import RowError
 
 if TYPE_CHECKING:

@@ -357,7 +357,7 @@ def run_cli(args: list[str] | None = None) -> int:
     except typer.exceptions.TyperException as error:  # usage errors: unknown option, bad value...
         error.show()  # type: ignore[attr-defined]
         return ErrorCode.INVALID_OPTION.exit_status
-    except Exception as error:  # noqa: BLE001 - the contract: a distinct status and one line, not a traceback
+    except Exception as error:
         if _debug["on"]:
             errors.print_exception()
         first_line = (str(error).splitlines() or [""])[0]

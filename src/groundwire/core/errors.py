@@ -32,6 +32,7 @@ class ErrorCode(StrEnum):
     meaning: str
 
     def __new__(cls, name: str, exit_status: int, http_status: int, meaning: str) -> ErrorCode:
+        """A code from its row of the registry: name, CLI exit status, HTTP status, what it means."""
         code = str.__new__(cls, name)
         code._value_ = name
         code.exit_status = exit_status
@@ -222,6 +223,7 @@ class Outcome(Enum):
     meaning: str
 
     def __new__(cls, name: str, exit_status: int, meaning: str) -> Outcome:
+        """An outcome from its row: name, CLI exit status, what it means."""
         outcome = object.__new__(cls)
         outcome._value_ = name
         outcome.exit_status = exit_status

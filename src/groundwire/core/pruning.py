@@ -57,7 +57,7 @@ _STOP = frozenset(
     """a an and are as at be been but by can could did do does for from had has have he her his how i if in
     into is it its me my no not of on or our she so than that the their them then there these they this to
     was we were what when where which who will with would you your also about after before more most other
-    some such only over very just""".split()  # noqa: SIM905 - a word list reads better as text
+    some such only over very just""".split()
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -26,12 +26,16 @@ class Verdict(StrEnum):
 
 
 class Route(StrEnum):
+    """Where an answer or a claim goes: accepted, escalated to the judge (or a reviewer), or rejected."""
+
     ACCEPT = "accept"
     ESCALATE = "escalate"
     REJECT = "reject"
 
 
 class ChunkType(StrEnum):
+    """What a chunk's text is: prose, the transcript of an image, or a table."""
+
     TEXT = "text"
     IMAGE_TRANSCRIPT = "image_transcript"
     TABLE = "table"
@@ -76,6 +80,9 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class ClaimResult:
+    """One claim's outcome: its verdict, score and route, the chunk it cites and the evidence span, the checks'
+    findings, and who decided it (the verifier or the judge)."""
+
     claim: Claim
     verdict: Verdict
     score: float
@@ -105,6 +112,9 @@ class ClaimResult:
 
 @dataclass(frozen=True, slots=True)
 class Report:
+    """One answer's check: its score (the weakest claim's), its route, every claim's result, the answer-level
+    findings and warnings, and the model that scored it. `to_dict()` is the JSON every surface writes."""
+
     answer: str
     score: float
     """Answer score: min over the scores of the claims that could be scored. An answer with no claims scores 1.0
@@ -122,6 +132,7 @@ class Report:
 
     @property
     def grounded(self) -> bool:
+        """Whether the answer is accepted as it is."""
         return self.decision is Route.ACCEPT
 
     @property
@@ -133,6 +144,7 @@ class Report:
         return sum(result.verdict is Verdict.SUPPORTED for result in self.claims) / len(self.claims)
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready values (enums as their values), with `supported_share`."""
         data: dict[str, Any] = _jsonable(asdict(self)) | {"supported_share": self.supported_share}
         return data
 
@@ -153,7 +165,9 @@ class AnswerCheck(Protocol):
     takes. The command, the service or the adapter that builds the verifier hands it in."""
 
     @property
-    def model_id(self) -> str: ...
+    def model_id(self) -> str:
+        """The scorer's model id."""
+        ...
 
     @property
     def accept_at(self) -> float:
@@ -168,4 +182,6 @@ class AnswerCheck(Protocol):
         question: str | None = None,
         claims: Sequence[Claim] | None = None,
         task: str | None = None,
-    ) -> Report: ...
+    ) -> Report:
+        """The answer checked against the chunks, through `pipeline.check`."""
+        ...

@@ -114,6 +114,7 @@ class Verifier:
         are listed in the report's extra["cascade"]. None: no cascade."""
 
     def thresholds_for(self, task: str | None) -> Thresholds:
+        """(accept_at, reject_at) for an answer of this task: its own calibration where the scorer has one."""
         return next(
             (self.task_thresholds[key] for key in threshold_keys(task) if key in self.task_thresholds),
             (self.accept_at, self.reject_at),
@@ -121,9 +122,11 @@ class Verifier:
 
     @property
     def model_id(self) -> str:
+        """The scorer's model id, which every report names."""
         return self.scorer.model_id
 
     def route(self, score: float, thresholds: Thresholds | None = None) -> Route:
+        """Accept at or above accept_at, reject at or below reject_at, escalate between."""
         accept_at, reject_at = thresholds or (self.accept_at, self.reject_at)
         if score >= accept_at:
             return Route.ACCEPT

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from groundwire.core import textutil
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.figures import extract_figures
-from groundwire.core import textutil
 from groundwire.data.embed import default_embedder
 
 if TYPE_CHECKING:  # pragma: no cover

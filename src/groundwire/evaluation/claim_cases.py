@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from groundwire.core.types import Verdict
 from groundwire.core.plan import as_chunks
+from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
 from groundwire.pipeline import CheckItem, Judge, check
 

@@ -22,8 +22,8 @@ from groundwire.evaluation.charts import (
     svg_block,
 )
 from groundwire.evaluation.evaluate import EvalSummary, RowOutcome
-from groundwire.evaluation.operating import RoutingRates
 from groundwire.evaluation.metrics import precision_recall_curve, roc_curve
+from groundwire.evaluation.operating import RoutingRates
 
 Thresholds = Callable[[str | None], tuple[float, float]]
 """(accept_at, reject_at) for a task (None = pooled): Verifier.thresholds_for."""

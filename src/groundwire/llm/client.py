@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 import httpx
 from pydantic import BaseModel, ValidationError
-from groundwire.config import JsonMode, load_config
 
+from groundwire.config import JsonMode, load_config
 from groundwire.llm.errors import LLMError
 from groundwire.redact import redact, register_secret
 

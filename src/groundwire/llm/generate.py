@@ -27,19 +27,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
-from groundwire.llm import prompts
-from groundwire.config import Config, GenerateConfig, PolicyConfig
+from groundwire.config import Config, GenerateConfig, PolicyConfig, load_config
 from groundwire.core.errors import ErrorCode, InputError
+from groundwire.core.explain import format_threshold
+from groundwire.core.plan import as_chunks
+from groundwire.core.textutil import sentence_spans
+from groundwire.core.tracing import traced
+from groundwire.core.types import REFUSAL_TOKEN, AnswerCheck, Chunk, Finding, Report, Route, Verdict
+from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, TokenLogprob
 from groundwire.llm.policy import DELIVERED, PolicyOutcome, apply_policy
 from groundwire.llm.prompts import Strength
 from groundwire.llm.selfrag import IS_SUP_SCORE, Reflection, parse_reflection
-from groundwire.core.explain import format_threshold
-from groundwire.core.textutil import sentence_spans
-from groundwire.core.types import REFUSAL_TOKEN, AnswerCheck, Chunk, Finding, Report, Route, Verdict
-from groundwire.config import load_config
-from groundwire.core.plan import as_chunks
-from groundwire.core.tracing import traced
 
 log = logging.getLogger("groundwire.llm.generate")
 

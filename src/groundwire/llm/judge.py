@@ -16,13 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from groundwire.llm import prompts
-from groundwire.llm.client import Completion, LLMClient, LLMOutputError, parse_json_reply
-from groundwire.llm.errors import LLMError
-from groundwire.core.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.core.plan import as_chunks
 from groundwire.core.textutil import content_words
 from groundwire.core.tracing import traced
+from groundwire.core.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.llm import prompts
+from groundwire.llm.client import Completion, LLMClient, LLMOutputError, parse_json_reply
+from groundwire.llm.errors import LLMError
 
 MIN_QUOTE_WORDS = 2
 """A one-word "quote" occurs in almost any chunk, so it proves nothing."""

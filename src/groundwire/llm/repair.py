@@ -22,20 +22,20 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from itertools import groupby
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Literal
 
 from pydantic import BaseModel
 
-from groundwire.llm import prompts
-from groundwire.core.novelty import added_content
 from groundwire.core.claims import CITATION_RE, strip_citations
-from groundwire.llm.client import LLMClient, LLMOutputError
+from groundwire.core.novelty import added_content
+from groundwire.core.plan import as_chunks
 from groundwire.core.textutil import STOPWORDS, WORD_RE, normalize
 from groundwire.core.types import REFUSAL_TOKEN, AnswerCheck, Chunk, ClaimResult, Report, Route, Verdict
-from groundwire.core.plan import as_chunks
+from groundwire.llm import prompts
+from groundwire.llm.client import LLMClient, LLMOutputError
 
 Action = Literal["keep", "edit", "drop"]
 

@@ -16,8 +16,8 @@ from groundwire.pipeline import build_verifier
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
 from groundwire.scoring.onnx import OnnxScorer, model_id_of
 from groundwire.train import combine, lodo
-from groundwire.train.export import write_config
 from groundwire.train.cascade import cascade_lodo, cascade_route, fit_stages, same_answers
+from groundwire.train.export import write_config
 from groundwire.train.families import family
 from groundwire.train.lodo import Figures
 from groundwire.train.recipe import Fitted, fit_recipe

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
 from groundwire.core.verdicts import checked_score
 from groundwire.core.verifier import Verifier
-from groundwire.pipeline import CheckItem, check
 from groundwire.data.rows import EvalRow, read_eval_jsonl
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.evaluation.metrics import detection_metrics
+from groundwire.pipeline import CheckItem, check
+from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
 
 FEATURES: tuple[str, ...] = (
     "logit:support", "logit:support_second", "logit:contradiction", "logit:contradiction_at_best",

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TypedDict
 
 from groundwire.train import perturb
+from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL, Doc
 from groundwire.train.records import record_pairs
 from groundwire.train.role_events import role_pairs
-from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL, Doc
 
 LABELS = (ENTAILMENT, NEUTRAL, CONTRADICTION)
 _CITATION_MARK = re.compile(r"\s*\[<\|[a-z_]+\|>(?:,[^\]]*)?\]")

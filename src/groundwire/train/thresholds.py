@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from groundwire.scoring.combiner import threshold_keys
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR, thresholds_for_targets
+from groundwire.scoring.combiner import threshold_keys
 
 MIN_KEY_CLASS_ANSWERS = 80
 """A key needs at least this many hallucinated AND this many faithful answers for thresholds of its own.

@@ -11,7 +11,15 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from groundwire.core.errors import ErrorCode, InputError
-from groundwire.data.store.records import ERROR_KIND, Feedback, FeedbackSummary, RequestRecord, claim_dict, record_from_row, aware
+from groundwire.data.store.records import (
+    ERROR_KIND,
+    Feedback,
+    FeedbackSummary,
+    RequestRecord,
+    aware,
+    claim_dict,
+    record_from_row,
+)
 from groundwire.data.store.schema import StoreBase, check_json, check_scope, now
 
 

@@ -341,3 +341,32 @@ def test_frozen_set_rows_are_counted_for_the_progress_bar(verifier: Verifier) ->
     ticks: list[int] = []
     result = run_eval_loop(verifier=verifier, frozen_rows=rows, corpus_check=False, on_row=lambda: ticks.append(1))
     assert len(ticks) == len(rows) == result.frozen["overall"]["n"]
+
+
+def test_one_answer_the_check_fails_on_is_undetermined_and_the_rest_are_partitioned(verifier: Verifier,
+                                                                                     monkeypatch) -> None:
+    # Issue 34: re-checking a logged claim against the corpus raised for one answer (as canonical figures once did
+    # on "2010-13-45"), and the whole eval loop, a GET /v1/eval with it, ended in an error.
+    from groundwire.core.types import Chunk
+    from groundwire.evaluation import evalloop
+    from groundwire.evaluation.evalloop import EvalItem, EvidenceFinder, LoggedClaim, partition_failures
+
+    crash = "The cluster was installed on 2010-13-45."
+    real_check = evalloop.check
+
+    def failing_check(verifier, item, **kwargs):
+        if item.answer == crash:
+            raise IndexError("tuple index out of range")
+        return real_check(verifier, item, **kwargs)
+
+    monkeypatch.setattr(evalloop, "check", failing_check)
+    corpus = [Chunk("manual", "Run start.sh to start the cluster."), Chunk("warranty", "The warranty lasts two years.")]
+    finder = EvidenceFinder(corpus, verifier)
+    items = [
+        EvalItem(name, "log", "a", (LoggedClaim(text, "NOT_FOUND", 0.1),), refused=False, escalated=False,
+                 retrieved_ids=("manual",))
+        for name, text in (("before", "The warranty lasts two years."), ("crash", crash),
+                           ("after", "The cluster ships with a free pony."))
+    ]
+    assert [i.failure for i in partition_failures(items, finder=finder)] == [RETRIEVAL_MISS, UNDETERMINED,
+                                                                              GENERATOR_DRIFT]

@@ -37,7 +37,7 @@ from groundwire.core.types import Chunk, Route, Verdict
 from groundwire.data.embed import best_similarity, default_embedder, index_texts
 from groundwire.evaluation.charts import line_chart, svg_block
 from groundwire.evaluation.metrics import detection_metrics
-from groundwire.pipeline import CheckItem, check, check_many
+from groundwire.pipeline import CheckItem, check, check_many, failure_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.core.verifier import Verifier
@@ -252,7 +252,12 @@ def partition_failures(items: Sequence[EvalItem], *, finder: EvidenceFinder | No
             hit = bool(set(item.gold_ids) & set(item.retrieved_ids))
             out.append(replace(item, failure=GENERATOR_DRIFT if hit else RETRIEVAL_MISS))
         elif finder is not None and item.unsupported_claims:
-            outside = finder.supported_outside(item.unsupported_claims, item.retrieved_ids)
+            try:
+                outside = finder.supported_outside(item.unsupported_claims, item.retrieved_ids)
+            except Exception as error:  # one logged answer never ends the eval loop (or a GET /v1/eval)
+                failure_of(error)  # logged, with its traceback when unexpected
+                out.append(replace(item, failure=UNDETERMINED))
+                continue
             out.append(replace(item, failure=RETRIEVAL_MISS if outside else GENERATOR_DRIFT))
         else:
             out.append(replace(item, failure=UNDETERMINED))

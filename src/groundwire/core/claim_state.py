@@ -10,7 +10,7 @@ import numpy as np
 from groundwire.core.checks import CLAIM_CHECKS, CheckEffect, ClaimCheckInput
 from groundwire.core.checks.citations import resolve_cited_id
 from groundwire.core.checks.context import ContextIndex
-from groundwire.core.figures import unreadable_figures
+from groundwire.core.figures import Figure, claim_figures, unreadable_figures
 from groundwire.core.textutil import WORD_RE, content_words, sentence_spans
 from groundwire.core.types import Chunk, Claim, Finding, Verdict
 from groundwire.core.windows import Window
@@ -65,10 +65,16 @@ class ClaimState:
     """The combiner's score, when the scorer has a combiner."""
     figures_match: bool = False
     """The claim states figures and the context contains every one (3,600 == 3600, five == 5)."""
+    figures: tuple[Figure, ...] = ()
+    """The figures the claim states, read once (`read_figures`) for the figure check and `figures_match`."""
+
+    def read_figures(self, index: ContextIndex) -> None:
+        self.figures = claim_figures(self.claim.text)
+        self.figures_match = bool(self.figures) and all(index.has(figure) for figure in self.figures)
 
     def run_checks(self, index: ContextIndex, chunk_ids: list[str], *, with_evidence: bool) -> None:
         evidence = self.evidence.text if self.evidence is not None else None
-        item = ClaimCheckInput(self.claim, index, chunk_ids, evidence)
+        item = ClaimCheckInput(self.claim, index, chunk_ids, evidence, self.figures)
         for check in CLAIM_CHECKS:
             if check.needs_evidence == with_evidence:
                 self.findings.extend((check.effect, finding) for finding in check.run(item))

@@ -273,10 +273,8 @@ def _scan(text: str, *, include_word_numbers: bool) -> tuple[list[Figure], tuple
     return sorted(found, key=lambda f: f.start), tuple(unreadable)
 
 
-@lru_cache(maxsize=4096)
 def claim_figures(claim: str) -> tuple[Figure, ...]:
-    """The figures a claim states. Cached: a check asks for them twice per claim (the figure check, and whether
-    every figure is in the context)."""
+    """The figures a claim states (a check reads them once per claim: ClaimState.read_figures)."""
     skipped = [m.span() for m in _NOT_A_FIGURE_RE.finditer(claim)]
     return tuple(
         f

@@ -26,7 +26,7 @@ from groundwire.core.claim_state import (
 )
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.figures import canonical_text, claim_figures
+from groundwire.core.figures import canonical_text
 from groundwire.core.plan import Plan, Workload, as_chunks
 from groundwire.core.pruning import Pruner
 from groundwire.core.spans import unsupported_spans
@@ -353,9 +353,8 @@ class Verifier:
         mark = time.perf_counter()
         index = ContextIndex.build(context, sources=retrieved)
         for state in states:
+            state.read_figures(index)
             state.run_checks(index, chunk_ids, with_evidence=False)
-            figures = claim_figures(state.claim.text)
-            state.figures_match = bool(figures) and all(index.has(figure) for figure in figures)
         timings["checks"] = time.perf_counter() - mark
         timings["windows"] = plan.timings.get("windows", 0.0)
         windows, allowed = list(plan.windows), plan.allowed

@@ -16,8 +16,8 @@ from groundwire.llm.errors import LLMError
 from groundwire.service import actions, generation, history, models, observability
 from groundwire.service.auth import caller_scope, writer_scope
 from groundwire.service.docs import install_docs
-from groundwire.service.failures import FailureLog
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
+from groundwire.service.failures import FailureLog
 from groundwire.service.limits import BodySizeLimit, RefuseContentEncoding, SecurityHeaders
 from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.runtime import Runtime

@@ -8,8 +8,8 @@ The code and its HTTP status come from the registry, groundwire.core.errors.Erro
 from __future__ import annotations
 
 import logging
-from http import HTTPStatus
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request

@@ -12,11 +12,11 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from groundwire.service import models
-from groundwire.service.runtime import Runtime, chunk_out
 from groundwire.core.types import Chunk, Report
 from groundwire.llm.generate import Generator
 from groundwire.pipeline import Checker
+from groundwire.service import models
+from groundwire.service.runtime import Runtime, chunk_out
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from groundwire.data.store import ERROR_KIND
+from groundwire.evaluation.evalloop import render_html, run_eval_loop
 from groundwire.service import models
 from groundwire.service.runtime import Runtime
-from groundwire.evaluation.evalloop import render_html, run_eval_loop
 from groundwire.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.evaluation.evalloop import EvalLoopResult
     from groundwire.data.store import RequestRecord
+    from groundwire.evaluation.evalloop import EvalLoopResult
 
 
 def list_requests(runtime: Runtime, *, scope: str, limit: int) -> list[dict[str, Any]]:

@@ -17,8 +17,8 @@ from typing import TypeVar
 from groundwire.config import Config
 from groundwire.core.claims import RuleDecomposer, sentences
 from groundwire.core.errors import ErrorCode
-from groundwire.core.types import Chunk, Report
 from groundwire.core.plan import Plan
+from groundwire.core.types import Chunk, Report
 from groundwire.core.verifier import Verifier
 from groundwire.data.cache import SemanticCache
 from groundwire.data.provenance import render_context

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from groundwire.core.checks.context import ContextIndex
+from groundwire.core.figures import Figure
 from groundwire.core.types import Claim, Finding
 
 
@@ -27,6 +28,8 @@ class ClaimCheckInput:
     chunk_ids: Sequence[str]
     evidence: str | None = None
     """The claim's best evidence sentence; None for checks that run before the pair matrix is scored."""
+    figures: tuple[Figure, ...] = ()
+    """The figures the claim states (`figures.claim_figures`), read once per claim by its state."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,20 +9,22 @@ context lists per day (hours.py), and a JSON record's yes/no attributes against 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from groundwire.core.checks.attributes import attribute_findings
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.checks.hours import hours_findings
-from groundwire.core.figures import claim_figures
+from groundwire.core.figures import Figure, claim_figures
 from groundwire.core.textutil import content_words
 from groundwire.core.types import Finding, Verdict
 
 
-def figure_findings(claim: str, context: ContextIndex) -> list[Finding]:
-    """One finding per claim figure that the context does not contain."""
+def figure_findings(claim: str, context: ContextIndex, figures: Sequence[Figure] | None = None) -> list[Finding]:
+    """One finding per claim figure that the context does not contain (`figures`: the claim's, read already)."""
     findings: list[Finding] = []
     claim_words = frozenset(content_words(claim))
-    for figure in claim_figures(claim):
+    for figure in claim_figures(claim) if figures is None else figures:
         if context.has(figure):
             continue
         conflict = context.conflicting(figure, claim_words)
@@ -46,7 +48,7 @@ def figure_findings(claim: str, context: ContextIndex) -> list[Finding]:
 
 
 def _figure_check(item: ClaimCheckInput) -> list[Finding]:
-    return figure_findings(item.claim.text, item.context)
+    return figure_findings(item.claim.text, item.context, item.figures)
 
 
 CHECK = ClaimCheck("figures", _figure_check, CheckEffect.VERDICT)

@@ -43,8 +43,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from growth import CONTEXT_PATTERNS, PATTERNS  # noqa: E402
-from request_cost import largest_accepted  # noqa: E402
+from growth import CONTEXT_PATTERNS, PATTERNS
+from request_cost import largest_accepted
 
 HANG_S = 10.0
 SIZES = (5_000, 20_000, 50_000, 80_000, 99_000)

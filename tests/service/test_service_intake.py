@@ -161,7 +161,7 @@ def test_an_oversized_request_head_gets_431_and_a_closed_connection(server: Live
 # --- 3. Content-Encoding ------------------------------------------------------------------------------------------
 
 
-def test_a_body_marked_gzip_is_refused_with_415_whether_or_not_it_is_gzip(client) -> None:  # noqa: ANN001
+def test_a_body_marked_gzip_is_refused_with_415_whether_or_not_it_is_gzip(client) -> None:
     plain = json.dumps(VERIFY).encode()
     sent = {
         "gzip, not compressed": (plain, "gzip"),
@@ -228,7 +228,7 @@ def _assert_busy(response: Any) -> None:
     assert response.headers["retry-after"] == "1"
 
 
-def test_the_eval_loop_s_routes_run_on_the_worker_pool(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_the_eval_loop_s_routes_run_on_the_worker_pool(settings, monkeypatch) -> None:
     with serving(settings, workers=1, max_waiting=0) as client:
         with pool_held(client, monkeypatch) as statuses:
             for method, path in EVAL_ROUTES:  # the pool is full: refused, not run beside it
@@ -238,7 +238,7 @@ def test_the_eval_loop_s_routes_run_on_the_worker_pool(settings, monkeypatch) ->
             assert client.request(method, path, headers=ALPHA).status_code == 200, path
 
 
-def test_a_busy_refusal_writes_no_log_row(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_a_busy_refusal_writes_no_log_row(settings, monkeypatch) -> None:
     # No reserved worker: VERIFY is small, and could run there (test_service_lanes.py tests the reserved lane).
     with serving(settings, workers=1, max_waiting=0, reserved_workers=0) as client:
         with pool_held(client, monkeypatch) as statuses:
@@ -249,7 +249,7 @@ def test_a_busy_refusal_writes_no_log_row(settings, monkeypatch) -> None:  # noq
         assert [row["endpoint"] for row in logged] == ["verify"]  # the held verify; no error rows
 
 
-def test_a_busy_refusal_needs_no_thread(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_a_busy_refusal_needs_no_thread(settings, monkeypatch) -> None:
     """With every thread of anyio's pool taken (by sync routes, say), a request the worker pool refuses is still
     answered: nothing on its way to the refusal waits for a thread."""
     with serving(settings, workers=1, max_waiting=0, reserved_workers=0) as client, pool_held(client, monkeypatch):

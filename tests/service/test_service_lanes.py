@@ -84,7 +84,7 @@ def until(condition: Any) -> None:
 # --- the reserved lane ------------------------------------------------------------------------------------------
 
 
-def test_a_small_check_runs_beside_two_held_large_ones_and_a_large_one_never_takes_its_lane(settings,  # noqa: ANN001
+def test_a_small_check_runs_beside_two_held_large_ones_and_a_large_one_never_takes_its_lane(settings,
                                                                                            monkeypatch) -> None:
     with serving(settings, workers=2, max_waiting=1, reserved_workers=1, small_pairs=2) as client:
         pool = client.app.state.pool
@@ -117,7 +117,7 @@ def test_a_small_check_runs_beside_two_held_large_ones_and_a_large_one_never_tak
         assert held.entered == [3, 3, 3]  # the third was scored once, on a main worker
 
 
-def test_behind_small_checks_only_a_small_one_waits_its_turn(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_behind_small_checks_only_a_small_one_waits_its_turn(settings, monkeypatch) -> None:
     """The reserved lane is for going around large checks: a load of small ones runs `workers` at once, one per
     core, not `workers` + `reserved_workers`."""
     with serving(settings, workers=1, max_waiting=1, reserved_workers=1, small_pairs=5) as client:
@@ -138,7 +138,7 @@ def test_behind_small_checks_only_a_small_one_waits_its_turn(settings, monkeypat
         assert held.entered == [1, 3]
 
 
-def test_a_check_over_small_chars_by_its_documents_is_moved_to_a_main_worker(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_a_check_over_small_chars_by_its_documents_is_moved_to_a_main_worker(settings, monkeypatch) -> None:
     """A request by doc_ids looks small by its body; its documents are read on the worker, and their length sends
     it to a main worker before it is planned."""
     with serving(settings, workers=1, max_waiting=1, reserved_workers=1, small_pairs=2, small_chars=500) as client:
@@ -167,7 +167,7 @@ def test_a_check_over_small_chars_by_its_documents_is_moved_to_a_main_worker(set
         assert planned == ["plan"]
 
 
-def test_what_may_be_small_is_decided_from_the_body(settings) -> None:  # noqa: ANN001
+def test_what_may_be_small_is_decided_from_the_body(settings) -> None:
     from groundwire.core.errors import InputError
     from groundwire.service import ServiceSettings, models
 
@@ -270,7 +270,7 @@ def _received(sock: socket.socket) -> bytes:
     return data
 
 
-def test_a_busy_refusal_comes_before_the_body_is_parsed_and_keeps_the_connection(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_a_busy_refusal_comes_before_the_body_is_parsed_and_keeps_the_connection(settings, monkeypatch) -> None:
     with serving(settings, workers=1, max_waiting=0, reserved_workers=0, small_pairs=0) as client:
         held = Held(client, monkeypatch)
         holder, holder_out = in_thread(lambda: client.post("/v1/verify", headers=ALPHA, json=TINY))
@@ -300,7 +300,7 @@ def test_a_busy_refusal_comes_before_the_body_is_parsed_and_keeps_the_connection
         assert sorted(row["endpoint"] for row in logged) == ["verify", "verify"]  # no row for the refusals
 
 
-def test_too_much_work_is_refused_without_waiting_for_a_worker(settings, monkeypatch) -> None:  # noqa: ANN001
+def test_too_much_work_is_refused_without_waiting_for_a_worker(settings, monkeypatch) -> None:
     """A 413 the request's own chunks decide is sent before the request is queued: it does not wait behind the
     checks that hold the workers to be told so."""
     with serving(settings, workers=1, max_waiting=4, reserved_workers=0, small_pairs=0) as client:
@@ -322,7 +322,7 @@ def test_too_much_work_is_refused_without_waiting_for_a_worker(settings, monkeyp
             holder.join(timeout=WAIT_S)
 
 
-def test_serve_passes_the_reserved_lane_flags_on(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_serve_passes_the_reserved_lane_flags_on(tmp_path, monkeypatch) -> None:
     import uvicorn
     from typer.testing import CliRunner
 

@@ -22,7 +22,6 @@ from groundwire.service.errors import ServiceError, error_body, error_response
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.core.plan import Plan
-    from groundwire.core.types import Chunk
     from groundwire.service.settings import ServiceSettings
 
 

@@ -72,7 +72,7 @@ def default_workers() -> int:
     return max(2, cores)
 
 
-class NotSmall(Exception):  # noqa: N818 (a signal to the pool, not an error anyone sees)
+class NotSmall(Exception):
     """Raised by `require_small` on a reserved worker: the check is not small, and goes to a main worker (or, with
     max_waiting already waiting, gets 503 `busy`)."""
 
@@ -276,7 +276,7 @@ class WorkerPool:
                     return
                 _settle(job, None, error)
                 return
-        except BaseException as failure:  # noqa: BLE001 (delivered to the request, which raises it)
+        except BaseException as failure:
             error = failure
         # The worker is free before the caller hears back: its next request finds it free.
         with self._lock:

@@ -135,12 +135,14 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-class _Text(Protocol):
+class HasText(Protocol):
+    """A chunk as the limits read it: its text (a request's ChunkIn or a Chunk)."""
+
     @property
     def text(self) -> str: ...
 
 
-def check_work(settings: ServiceSettings, chunks: Sequence[_Text], answer: str | None) -> None:
+def check_work(settings: ServiceSettings, chunks: Sequence[HasText], answer: str | None) -> None:
     """413 naming the limit when a request asks for more work than the service allows per request.
 
     The cost of a check grows with claims x windows: the answer's length bounds the claims, the context's
@@ -153,7 +155,7 @@ def check_work(settings: ServiceSettings, chunks: Sequence[_Text], answer: str |
     ))
 
 
-def text_chars(chunks: Sequence[_Text]) -> int:
+def text_chars(chunks: Sequence[HasText]) -> int:
     return sum(len(chunk.text) for chunk in chunks)
 
 

@@ -28,7 +28,7 @@ from groundwire.pipeline import CheckItem, build_verifier, check
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
-from groundwire.service.limits import check_plan, check_work, text_chars
+from groundwire.service.limits import HasText, check_plan, check_work, text_chars
 from groundwire.service.observability import ServiceMetrics
 from groundwire.service.review import review_reasons
 from groundwire.service.settings import ServiceSettings
@@ -118,23 +118,26 @@ class Runtime:
         for a reserved worker (service/workers.py): it calls no LLM (the judge, `calls_llm`: repair's edits) and its
         answer and chunks hold at most small_chars characters. Ingested documents (doc_ids) are read on the worker,
         and `context` checks their length there; `plan` then checks the pairs."""
-        chars = len(body.answer)
         if body.chunks is not None:
             check_work(self.settings, body.chunks, body.answer)
-            chars += text_chars(body.chunks)
-        return not (body.judge or calls_llm) and chars <= self.settings.small_chars
+        return not (body.judge or calls_llm) and self._small_text(body.answer, body.chunks or [])
 
     def context(self, body: ContextBody, *, scope: str) -> tuple[list[Chunk], str]:
         """The chunks to check against, and the context as it is logged; 413 when they are more work than allowed.
         On a reserved worker, a context longer than small_chars ends the check there (`require_small`)."""
         answer = getattr(body, "answer", None)
-        if body.chunks is not None:
-            chunks = [Chunk(id=c.id, text=c.text, doc_id=c.doc_id, page=c.page, type=c.type) for c in body.chunks]
-            check_work(self.settings, chunks, answer)
-            require_small(len(answer or "") + text_chars(chunks) <= self.settings.small_chars)
-            # Logged exactly as the caller sent it.
-            sent = [c.model_dump(exclude_unset=True) for c in body.chunks]
-            return chunks, json.dumps(sent, ensure_ascii=False)
+        chunks, logged = self._sent(body) if body.chunks is not None else self._ingested(body, scope=scope)
+        check_work(self.settings, chunks, answer)
+        require_small(self._small_text(answer, chunks))
+        return chunks, logged
+
+    def _sent(self, body: ContextBody) -> tuple[list[Chunk], str]:
+        sent = body.chunks or []
+        chunks = [Chunk(id=c.id, text=c.text, doc_id=c.doc_id, page=c.page, type=c.type) for c in sent]
+        # Logged exactly as the caller sent it.
+        return chunks, json.dumps([c.model_dump(exclude_unset=True) for c in sent], ensure_ascii=False)
+
+    def _ingested(self, body: ContextBody, *, scope: str) -> tuple[list[Chunk], str]:
         doc_ids = list(dict.fromkeys(body.doc_ids or ()))
         found = self.store.passages(scope=scope, doc_ids=doc_ids)
         missing = sorted(set(doc_ids) - {p.doc_id for p in found})
@@ -142,10 +145,11 @@ class Runtime:
             # Another scope's documents look exactly like documents that do not exist.
             raise ServiceError(ErrorCode.DOCUMENT_NOT_FOUND, "No ingested document with these ids in your scope.",
                                details={"doc_ids": missing})
-        chunks = [p.as_chunk() for p in found]
-        check_work(self.settings, chunks, answer)
-        require_small(len(answer or "") + text_chars(chunks) <= self.settings.small_chars)
-        return chunks, render_context(found)
+        return [p.as_chunk() for p in found], render_context(found)
+
+    def _small_text(self, answer: str | None, chunks: Sequence[HasText]) -> bool:
+        """The answer and its chunks hold at most small_chars characters: a check that may be small."""
+        return len(answer or "") + text_chars(chunks) <= self.settings.small_chars
 
     def plan(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> Plan:
         """The answer's plan (claims, windows, pairs), split once; 413 naming max_claims or max_pairs when checking

@@ -153,13 +153,9 @@ class WorkerPool:
         job = _Job(partial(contextvars.copy_context().run, call), small, loop, loop.create_future())
         with self._lock:
             self._start()
-            lane = self._lane_for_size(small)
-            if lane is not None:
-                self._assign(job, lane)
-            elif len(self._waiting) >= self.max_waiting:
-                raise self.refusal(small=small)
-            else:
-                self._waiting.append(job)
+            refused = self._admit(job)
+        if refused is not None:
+            raise refused
         try:
             return cast(T, await job.future)
         except asyncio.CancelledError:
@@ -197,6 +193,20 @@ class WorkerPool:
             return "main"
         if small and self._free["reserved"] and self._large:
             return "reserved"
+        return None
+
+    def _admit(self, job: _Job, *, first: bool = False) -> ServiceError | None:
+        """Give the job a free worker of a lane its size may use, else queue it (`first`: at the head), else, with
+        max_waiting already waiting, the 503 `busy` to answer it with."""
+        lane = self._lane_for_size(job.small)
+        if lane is not None:
+            self._assign(job, lane)
+        elif len(self._waiting) >= self.max_waiting:
+            return self.refusal(small=job.small)
+        elif first:
+            self._waiting.appendleft(job)
+        else:
+            self._waiting.append(job)
         return None
 
     def _assign(self, job: _Job, lane: Lane) -> None:
@@ -263,14 +273,8 @@ class WorkerPool:
                 with self._lock:
                     self._finish(job, lane)
                     job.small = False
-                    lane_now = self._lane_for_size(False)
-                    if lane_now is not None:
-                        self._assign(job, lane_now)
-                    elif len(self._waiting) < self.max_waiting:
-                        # First in line: it was let in before those waiting now.
-                        self._waiting.appendleft(job)
-                    else:
-                        error = self.refusal(small=False)
+                    # First in line: it was let in before those waiting now.
+                    error = self._admit(job, first=True)
                     self._dispatch()
                 if error is None:
                     return

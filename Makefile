@@ -47,7 +47,7 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(TORCH)
-	$(BIN)/python -m pip install -q -e ".[hf,train,serve,ray,dev,frames,eval,otel,adapters,phoenix,langfuse,mlflow]" $(TORCH)
+	$(BIN)/python -m pip install -q -e ".[hf,train,serve,ray,dev,frames,eval,otel,adapters,phoenix,langfuse,mlflow,entities]" $(TORCH)
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

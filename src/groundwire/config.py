@@ -11,6 +11,7 @@ Example:
     scorer = "bundled"   # the default; "lexical" needs no model
     accept_at = 0.8      # leave both out to use the scorer's calibrated thresholds
     reject_at = 0.2
+    route = "three-way"  # or "decide": accept or reject every answer at decide_at, nothing escalated (no judge)
 
     [llm]
     base_url = "http://127.0.0.1:8080/v1"
@@ -35,7 +36,7 @@ from typing import Any, Literal, get_origin
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.types import REFUSAL_TOKEN
+from groundwire.core.types import REFUSAL_TOKEN, RouteMode
 
 JsonMode = Literal["json_object", "json_schema", "json_object_schema", "none"]
 """How the LLM client asks for a JSON reply (LLMConfig.json_mode)."""
@@ -63,6 +64,13 @@ class CheckSettings(_Section):
     """None: the scorer's calibrated threshold, else 0.8."""
     reject_at: float | None = Field(None, ge=0.0, le=1.0)
     """None: the scorer's calibrated threshold, else 0.2."""
+    route: RouteMode = "three-way"
+    """"three-way": accept / escalate / reject, the band between the thresholds left to the judge or a person.
+    "decide": every answer and claim gets a committed verdict at one threshold (`decide_at`): accept at or above
+    it, reject below; nothing is escalated or UNRESOLVED. Excludes `judge` and `cascade`, which resolve the band."""
+    decide_at: float | None = Field(None, ge=0.0, le=1.0)
+    """The threshold of route = "decide". None: the scorer's calibrated one, else the midpoint of accept_at and
+    reject_at (the report warns). It must lie above reject_at, where the checks cap a claim."""
     scorer: str | None = None
     """Scorer name or path; None lets the verifier pick its default."""
     require_citations: bool = False
@@ -74,6 +82,14 @@ class CheckSettings(_Section):
     """The scorer and the overlap features read figures in one spelling ("3,600" as "3600", "five" as "5", "12
     kilometres" as "12 km") in context and claim alike. On since calibration v6, which was fitted this way:
     leave-one-dataset-out AUROC 0.798 -> 0.800 on the same 1,000 answers, claim cases 52.9% -> 67.8%."""
+    meaning: bool | None = None
+    """The meaning layer (core.meaning): each claim aligned to its best evidence sentence by all-MiniLM-L6-v2, the
+    paraphrase gate and the combiner's meaning features. None: as the scorer was calibrated (on for the bundled
+    model when its calibration says so, off for an uncalibrated scorer such as "lexical")."""
+    entities: bool = False
+    """The opt-in entities check (core/checks/entities.py, `pip install groundwire[entities]`): names of a claim
+    found nowhere in the context, and agent/patient swaps beyond core/checks/roles.py, read by spaCy's small English
+    pipeline. Signals (they cap a claim mid-band). Off by default: loading spaCy costs ~4 s and ~330 MB per process."""
     judge: bool = False
     """Send escalated claims to the [llm] judge (the CLI's --judge; the service decides per request)."""
     cascade: str | None = None
@@ -85,6 +101,21 @@ class CheckSettings(_Section):
     def _ordered(self) -> CheckSettings:
         if self.accept_at is not None and self.reject_at is not None and self.reject_at >= self.accept_at:
             raise ValueError(f"reject_at ({self.reject_at}) must be below accept_at ({self.accept_at})")
+        return self
+
+    @model_validator(mode="after")
+    def _decided(self) -> CheckSettings:
+        # Decided verdicts leave no band: a judge or a cascade stage would never be asked, so both are refused.
+        if self.route == "decide" and self.judge:
+            raise ValueError(
+                'route = "decide" and the judge exclude each other: decided verdicts leave nothing escalated for the '
+                'judge; use route = "three-way" with the judge, or drop the judge (--judge, [verify] judge)'
+            )
+        if self.route == "decide" and self.cascade is not None:
+            raise ValueError(
+                'route = "decide" and cascade exclude each other: decided verdicts leave nothing escalated for a '
+                'second stage; use route = "three-way" with the cascade, or drop [verify] cascade'
+            )
         return self
 
     def overridden(self, **flags: object) -> CheckSettings:

@@ -29,12 +29,12 @@ from groundwire.core.claims import Decomposer
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.plan import Plan, as_chunks
 from groundwire.core.pruning import Pruner, get_pruner
-from groundwire.core.types import Chunk, Claim, Report
+from groundwire.core.types import Chunk, Claim, Report, RouteMode
 from groundwire.core.verifier import Verifier
-from groundwire.data.embed import embed_texts
 from groundwire.data.rows import EvalRow, RowError
 from groundwire.llm.errors import LLMError
 from groundwire.scoring import Scorer, get_scorer
+from groundwire.scoring.embedder import embed_texts
 
 if TYPE_CHECKING:
     from anyio import CapacityLimiter
@@ -119,16 +119,22 @@ def build_verifier(
                 pruner=build_pruner(settings.pruner),
                 require_citations=settings.require_citations,
                 canonical_figures=settings.canonical_figures,
+                meaning=settings.meaning,
+                checks_on=("entities",) if settings.entities else (),
             )
         return Verifier(
             first,
             accept_at=settings.accept_at,
             reject_at=settings.reject_at,
+            route_mode=settings.route,
+            decide_at=settings.decide_at,
             decomposer=decomposer,
             pruner=build_pruner(settings.pruner),
             require_citations=settings.require_citations,
             canonical_figures=settings.canonical_figures,
             escalate_to=escalate_to,
+            meaning=settings.meaning,
+            checks_on=("entities",) if settings.entities else (),
         )
     except ValueError as error:  # an unknown scorer or pruner, thresholds out of order: the user's input
         raise InputError(str(error), code=ErrorCode.INVALID_SETTINGS) from None
@@ -146,7 +152,14 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
     """Verify one item; with a `judge`, the LLM judge then decides the claims in the escalation band.
 
     `plan`: the item's plan, made by `verifier.plan` for a caller that read its workload first (the service's
-    limits), so the answer is split once; None: planned here."""
+    limits), so the answer is split once; None: planned here. A judge with a verifier that decides (route =
+    "decide") is an InputError: they exclude each other (the service's judge=true meets it here)."""
+    if judge is not None and verifier.router.mode == "decide":
+        raise InputError(
+            'the judge and route = "decide" exclude each other: decided verdicts leave nothing escalated for the '
+            "judge; check without the judge, or with a verifier that routes three ways",
+            code=ErrorCode.INVALID_OPTION,
+        )
     if plan is None:
         plan = verifier.plan(item.answer, item.chunks, question=item.question, claims=item.claims)
     elif (plan.answer, plan.question) != (item.answer, item.question):
@@ -293,13 +306,18 @@ def verify(
     reject_at: float | None = None,
     pruner: Literal["none", "lexical", "embedding"] = "none",
     canonical_figures: bool = True,
+    route: RouteMode = "three-way",
+    decide_at: float | None = None,
 ) -> Report:
     """One-call verification. A named scorer (None: the bundled model) is loaded once per process and reused
-    for the same settings; a scorer object gets a verifier of its own."""
+    for the same settings; a scorer object gets a verifier of its own. `route` "decide": accept or reject at
+    `decide_at`, nothing escalated (CheckSettings.route)."""
     settings = CheckSettings(
         scorer=scorer if isinstance(scorer, str) else None,
         accept_at=accept_at,
         reject_at=reject_at,
+        route=route,
+        decide_at=decide_at,
         pruner=pruner,
         canonical_figures=canonical_figures,
     )

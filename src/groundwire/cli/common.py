@@ -1,5 +1,6 @@
-"""Helpers shared by the CLI's command modules: reading context files, the settings a command checks with, and
-the refusals every command words the same way.
+"""Helpers shared by the CLI's command modules: reading context files, the settings a command checks with (and the
+routing flags, --route and --decide-at, of every command that takes --accept-at), and the refusals every command
+words the same way.
 
 Every command module imports this one, so it imports nothing heavy: the verifier (numpy), the settings
 (pydantic) and the LLM client (httpx) load when a command runs (it builds its verifier with
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Literal
+
+import typer
 
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.types import Chunk
@@ -28,12 +31,32 @@ def read_chunks(paths: list[Path] | None) -> list[Chunk]:
     return [Chunk(id=f"S{i}", text=read_text(path), doc_id=path.name) for i, path in enumerate(paths, start=1)]
 
 
+RouteOption = Annotated[
+    Literal["three-way", "decide"] | None,
+    typer.Option("--route", help="three-way: accept, escalate or reject; decide: accept or reject at --decide-at, "
+                                 "nothing escalated (no judge). Default: [verify] route, else three-way."),
+]
+DecideAtOption = Annotated[
+    float | None,
+    typer.Option("--decide-at", min=0.0, max=1.0,
+                 help="With --route decide: accept at or above this score, reject below (default: [verify] decide_at, "
+                      "else the scorer's calibrated one, else midway between accept_at and reject_at)."),
+]
+
+
 def check_settings(
-    config: Config, scorer: str | None = None, *, accept_at: float | None = None, reject_at: float | None = None
+    config: Config,
+    scorer: str | None = None,
+    *,
+    accept_at: float | None = None,
+    reject_at: float | None = None,
+    route: str | None = None,
+    decide_at: float | None = None,
 ) -> CheckSettings:
     """The settings groundwire.toml ([verify]) describes, with the command's flags (None: not given) over them:
     what the command hands to `groundwire.pipeline.build_verifier`."""
-    return config.verify.overridden(scorer=scorer, accept_at=accept_at, reject_at=reject_at)
+    return config.verify.overridden(scorer=scorer, accept_at=accept_at, reject_at=reject_at, route=route,
+                                    decide_at=decide_at)
 
 
 def require_llm(config: Config, needed_by: str) -> None:

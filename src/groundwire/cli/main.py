@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from groundwire.cli.common import check_settings, read_chunks, require_extra, require_llm
+from groundwire.cli.common import (
+    DecideAtOption,
+    RouteOption,
+    check_settings,
+    read_chunks,
+    require_extra,
+    require_llm,
+)
 from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.errors import ErrorCode, InputError, Outcome
 from groundwire.core.explain import format_threshold
@@ -87,6 +94,8 @@ def check(
     fail_under: Annotated[float | None, typer.Option(help="Exit 1 when an answer scores below this.")] = None,
     accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
+    route: RouteOption = None,
+    decide_at: DecideAtOption = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
     judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml); "
                                                         "exit 3 when the endpoint fails.")] = False,
@@ -103,11 +112,13 @@ def check(
     from groundwire.pipeline import check as check_item
 
     config = load_config(config_file)
+    # --route with the judge flags in one step, so that --judge --route decide is refused before any LLM is sought.
     settings = config.verify.overridden(require_citations=require_citations or None,
-                                        judge=(judge or judge_optional) or None)
+                                        judge=(judge or judge_optional) or None, route=route)
     config = config.model_copy(update={"verify": settings})
     client = _judge_client(config) if settings.judge or settings.decomposer == "llm" else None
-    verifier = build_verifier(check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at), client=client)
+    verifier = build_verifier(check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at,
+                                             decide_at=decide_at), client=client)
     judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None
     if input_file is not None:
         if context or answer:
@@ -185,6 +196,8 @@ def eval_command(
     out: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
     accept_at: Annotated[float | None, typer.Option()] = None,
     reject_at: Annotated[float | None, typer.Option()] = None,
+    route: RouteOption = None,
+    decide_at: DecideAtOption = None,
     target_far: Annotated[float | None, typer.Option(
         min=0.0, max=0.99, help="Re-derive thresholds on this file: at most this share of hallucinated answers "
                                 "accepted. Written to groundwire.toml ([verify] accept_at / reject_at).")] = None,
@@ -202,6 +215,9 @@ def eval_command(
     if (target_far is None) != (target_frr is None):
         raise InputError("give both --target-far and --target-frr to re-derive thresholds",
                          code=ErrorCode.INVALID_OPTION)
+    if target_far is not None and route == "decide":
+        raise InputError("--target-far / --target-frr set the three-way thresholds (accept_at, reject_at): "
+                         "run them without --route decide", code=ErrorCode.INVALID_OPTION)
     if html_report is not None:  # its charts are drawn with matplotlib; fail before any work without it
         require_extra("eval --html", "eval", "matplotlib")
     from rich.progress import Progress
@@ -211,7 +227,8 @@ def eval_command(
     from groundwire.pipeline import build_verifier
 
     config = load_config(config_file)
-    verifier = build_verifier(check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at))
+    verifier = build_verifier(check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at, route=route,
+                                             decide_at=decide_at))
     read = list(read_rows(file, limit=limit, strict=strict, columns=parse_columns(columns)))
     rows = [row for row in read if isinstance(row, EvalRow)]
     unreadable = [{"id": r.id, "line": r.line, "error": r.error} for r in read if isinstance(r, RowError)]

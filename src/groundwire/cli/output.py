@@ -76,6 +76,8 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
     thresholds = report.extra.get("thresholds")
     band = (f"accept >= {format_threshold(thresholds['accept_at'])}, "
             f"reject <= {format_threshold(thresholds['reject_at'])}; ") if thresholds else ""
+    if thresholds and "decide_at" in thresholds:  # route = "decide": one threshold, nothing escalated
+        band = f"decided: accept >= {format_threshold(thresholds['decide_at'])}, else reject; "
     console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.decision]),
                          f"  ({band}{len(report.claims)} claims, {len(chunks)} chunks, "
                          f"{report.timings.get('total', 0):.2f}s)"))

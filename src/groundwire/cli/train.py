@@ -11,7 +11,7 @@ import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -178,6 +178,9 @@ def combiner(
     after_cache: Annotated[Path | None, typer.Option(help="The first stage's claim-feature cache.")] = None,
     canonical_figures: Annotated[bool, typer.Option(
         help="Read figures in one spelling, as `[verify] canonical_figures` (recorded in the bundle).")] = True,
+    recipe: Annotated[Literal["mono", "meaning"], typer.Option(
+        help="mono: the model, lexical and check features; meaning: those and the meaning layer's, with its "
+             "paraphrase gate (recorded in the bundle as `meaning`).")] = "mono",
 ) -> None:
     """Fit the combiner and routing thresholds on claim features; report them leave-one-dataset-out."""
     require_extra("train combiner", "train", "sklearn")
@@ -187,7 +190,7 @@ def combiner(
         raise InputError(f"--after {after}: not a bundle (no config.json)", code=ErrorCode.INVALID_FILE)
     result = calibrate_bundle(bundle, dev, limit=limit, cache=cache, workers=workers, target_far=target_far,
                               target_frr=target_frr, after=after, after_cache=after_cache,
-                              canonical_figures=canonical_figures)
+                              canonical_figures=canonical_figures, recipe=recipe)
     typer.echo(json.dumps(result, indent=2))
 
 

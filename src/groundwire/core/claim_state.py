@@ -11,6 +11,7 @@ from groundwire.core.checks import CLAIM_CHECKS, CheckEffect, ClaimCheckInput
 from groundwire.core.checks.citations import resolve_cited_id
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.figures import Figure, claim_figures, unreadable_figures
+from groundwire.core.meaning import Alignment
 from groundwire.core.textutil import WORD_RE, content_words, sentence_spans
 from groundwire.core.types import Chunk, Claim, Finding, Verdict
 from groundwire.core.windows import Window
@@ -49,6 +50,12 @@ class Evidence:
     span: tuple[int, int]
     text: str
 
+    @classmethod
+    def aligned(cls, alignment: Alignment, context: list[Chunk]) -> Evidence:
+        """The citation the meaning layer gives: the claim's aligned sentence and that sentence's chunk."""
+        chunk = context[alignment.chunk_index]
+        return cls(chunk=chunk, span=alignment.span, text=chunk.text[alignment.span[0] : alignment.span[1]])
+
 
 @dataclass(slots=True)
 class ClaimState:
@@ -67,16 +74,21 @@ class ClaimState:
     """The claim states figures and the context contains every one (3,600 == 3600, five == 5)."""
     figures: tuple[Figure, ...] = ()
     """The figures the claim states, read once (`read_figures`) for the figure check and `figures_match`."""
+    paraphrase: bool = False
+    """The meaning layer's gate passed: the claim says what its aligned evidence sentence says (core.meaning)."""
 
     def read_figures(self, index: ContextIndex) -> None:
         self.figures = claim_figures(self.claim.text)
         self.figures_match = bool(self.figures) and all(index.has(figure) for figure in self.figures)
 
-    def run_checks(self, index: ContextIndex, chunk_ids: list[str], *, with_evidence: bool) -> None:
+    def run_checks(
+        self, index: ContextIndex, chunk_ids: list[str], *, with_evidence: bool, opted_in: frozenset[str] = frozenset()
+    ) -> None:
+        """The claim checks of this stage (before or after scoring); an opt-in check only when `opted_in` names it."""
         evidence = self.evidence.text if self.evidence is not None else None
         item = ClaimCheckInput(self.claim, index, chunk_ids, evidence, self.figures)
         for check in CLAIM_CHECKS:
-            if check.needs_evidence == with_evidence:
+            if check.needs_evidence == with_evidence and (not check.opt_in or check.name in opted_in):
                 self.findings.extend((check.effect, finding) for finding in check.run(item))
 
     def deciding(self) -> list[Finding]:
@@ -131,6 +143,9 @@ def claim_features(state: ClaimState, scoring: Scoring, *, n_claims: int) -> dic
         # Named for figures, these count every verdict-deciding finding: figures, hours, record attributes.
         "figures_not_in_context": float(sum(f.verdict is Verdict.NOT_FOUND for f in deciding)),
         "figure_conflicts": float(sum(f.verdict is Verdict.CONTRADICTED for f in deciding)),
+        # The opposites check's findings alone (counted in figure_conflicts too): recorded so a calibration can
+        # tell what that check adds.
+        "opposites": float(sum(finding.check == "opposite" for _, finding in state.findings)),
         "fabricated_citation": float(any(resolve_cited_id(i, scoring.chunk_ids) is None for i in claim.cited_ids)),
         "claim_words": float(len(words)),
         "position": position / max(n_claims - 1, 1),

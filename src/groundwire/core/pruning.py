@@ -111,7 +111,7 @@ class EmbeddingPruner:
     numbers and names, and evidence past the embedder's 256-token reach in a long window. The cost is one
     small encoder pass per claim and per window (claims + windows, not claims x windows), which pays off
     with a cross-encoder scorer and not with the lexical one. `embed` is handed in (pipeline passes
-    groundwire.data.embed.embed_texts, the process-wide embedder loaded on first use): core knows no model.
+    groundwire.scoring.embedder.embed_texts, the process-wide embedder loaded on first use): core knows no model.
     """
 
     top_k: int = 3

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 REFUSAL_TOKEN = "NOT_IN_CONTEXT"
 NO_CLAIMS_SHARE = 1.0
@@ -31,6 +31,12 @@ class Route(StrEnum):
     ACCEPT = "accept"
     ESCALATE = "escalate"
     REJECT = "reject"
+
+
+RouteMode = Literal["three-way", "decide"]
+"""How a verifier routes ([verify] route): "three-way" accepts, escalates or rejects; "decide" accepts or rejects
+at one threshold (decide_at), escalating nothing, for a check with no judge (README "Three-way routing or decided
+verdicts")."""
 
 
 class ChunkType(StrEnum):
@@ -101,7 +107,7 @@ class ClaimResult:
     scored: bool = True
     """False when some (window, claim) pair could not be scored, e.g. the claim alone overflows the model."""
     decided_by: str = "scorer"
-    """Who set the verdict: "scorer", "checks" or "judge"."""
+    """Who set the verdict: "scorer", "checks", "meaning" (the paraphrase gate, core.meaning) or "judge"."""
     note: str | None = None
     features: dict[str, float] = field(default_factory=dict)
     """The claim-level features the score was computed from (model, lexical, checks); see verify.claim_features."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from groundwire.core.types import Finding, Route, Verdict
+from groundwire.core.types import Route, Verdict
 from groundwire.scoring.base import Thresholds
 
 CONTRADICTION_AT = 0.5
@@ -17,14 +17,23 @@ its evidence and the model reads it so. On 2,993 dev answers this fires on 7, al
 
 
 def checked_score(
-    score: float, thresholds: Thresholds, *, hard: bool, negation: bool, contradiction: float = 0.0
+    score: float,
+    thresholds: Thresholds,
+    *,
+    hard: bool,
+    negation: bool,
+    contradiction: float = 0.0,
+    paraphrase: bool = False,
 ) -> float:
     """A claim score after the deterministic checks: a figure the context lacks caps it at the reject
     threshold; a negation flip is a signal, not proof, so it caps the score mid-band (never accepted
     outright, the judge looks), unless the scorer's `contradiction` reaches NEGATED_CONTRADICTION_AT too: then
-    it is capped at the reject threshold. The calibration code applies the same caps to its cross-validated
-    scores."""
+    it is capped at the reject threshold. A claim the meaning layer's paraphrase gate passed (core.meaning; it
+    has no finding, so no cap applies to it) is lifted to the accept threshold. The calibration code applies
+    the same rule to its cross-validated scores."""
     accept_at, reject_at = thresholds
+    if paraphrase:
+        score = max(score, accept_at)
     if hard or (negation and contradiction >= NEGATED_CONTRADICTION_AT):
         return min(score, reject_at)
     if negation:
@@ -50,6 +59,7 @@ def claim_verdict(
        figure check has matched (the caller counts a claim the negation check flags as not matching).
     4. Anything else routed ESCALATE (between the thresholds, or not scored) is UNRESOLVED: the evidence
        shown is some support, not enough to accept. An LLM judge, when configured, resolves it.
+       Decided verdicts (route = "decide") route nothing ESCALATE, so none is UNRESOLVED there.
     5. Anything else (routed REJECT) is NOT_FOUND.
     """
     if findings:
@@ -60,10 +70,3 @@ def claim_verdict(
     if contradicts and not figures_match:
         return Verdict.CONTRADICTED
     return Verdict.UNRESOLVED if route is Route.ESCALATE else Verdict.NOT_FOUND
-
-
-def cap_for_findings(decision: Route, findings: Sequence[Finding]) -> Route:
-    """An answer that cites a passage nobody retrieved, or misuses the refusal token, is never accepted outright."""
-    if decision is Route.ACCEPT and findings:
-        return Route.ESCALATE
-    return decision

@@ -8,16 +8,18 @@ chunk can therefore never lower a claim's score, and adding a claim can never ra
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from groundwire.core.checks import check_opt_ins
 from groundwire.core.checks.citations import validate_output
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.claim_state import (
     ClaimState,
+    Evidence,
     Matrix,
     Scoring,
     claim_evidence,
@@ -27,18 +29,21 @@ from groundwire.core.claim_state import (
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.figures import canonical_text
+from groundwire.core.meaning import Alignment, align, meaning_features, paraphrase
 from groundwire.core.plan import Plan, Workload, as_chunks
 from groundwire.core.pruning import Pruner
+from groundwire.core.routing import Router
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.textutil import content_words, looks_english
 from groundwire.core.tracing import traced
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Report, Route, Verdict
-from groundwire.core.verdicts import cap_for_findings, checked_score, claim_verdict
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Report, Route, RouteMode, Verdict
+from groundwire.core.verdicts import checked_score, claim_verdict
 from groundwire.core.windows import Window, make_windows, premise_budget
 from groundwire.scoring import Scorer, get_scorer
 from groundwire.scoring.base import Combiner, StagedScorer, Thresholds, calibration_of
 from groundwire.scoring.combiner import calibration_key, threshold_keys
+from groundwire.scoring.embedder import Embedder, default_embedder
 from groundwire.scoring.lexical import LexicalScorer
 
 __all__ = ["Combiner", "Pruner", "Thresholds", "Verifier"]
@@ -68,6 +73,8 @@ class Verifier:
         *,
         accept_at: float | None = None,
         reject_at: float | None = None,
+        route_mode: RouteMode = "three-way",
+        decide_at: float | None = None,
         decomposer: Decomposer | None = None,
         combiner: Combiner | None = None,
         pruner: Pruner | None = None,
@@ -75,6 +82,9 @@ class Verifier:
         canonical_figures: bool = True,
         escalate_to: Verifier | None = None,
         after: str | None = None,
+        meaning: bool | None = None,
+        embedder: Embedder | None = None,
+        checks_on: Collection[str] = (),
     ) -> None:
         self.scorer: Scorer = scorer if scorer is not None and not isinstance(scorer, str) else get_scorer(scorer)
         # As a cascade's second stage (`after`: the first stage's model id), the scorer's calibration for that.
@@ -95,6 +105,10 @@ class Verifier:
         # Thresholds calibrated per task type apply only while the caller has not set thresholds explicitly.
         explicit = accept_at is not None or reject_at is not None
         self.task_thresholds: Mapping[str, Thresholds] = {} if explicit else dict(calibration.task_thresholds)
+        rejects = [self.reject_at, *(pair[1] for pair in self.task_thresholds.values())]
+        chosen = calibration.decide_at if decide_at is None else decide_at
+        self.router = Router.of(route_mode, chosen, reject_ats=rejects, cascade=escalate_to is not None)
+        """Three-way routing, or decided verdicts at `decide_at` (the caller's, else the calibrated one): `route`."""
         self._lexical: Scorer | None = None
         self.canonical_figures = canonical_figures
         """The scorer and the overlap features see every figure in one spelling in window and claim alike
@@ -108,6 +122,13 @@ class Verifier:
             else None
         )
         """Set when the figures are read otherwise than the calibration was fitted; every report carries it."""
+        self.meaning = bool(calibration.meaning) if meaning is None else meaning
+        """Align each claim to its best evidence sentence by meaning (core.meaning): the paraphrase gate, the
+        citation, and the combiner's meaning features. None: as the scorer's calibration was fitted."""
+        self._embedder = embedder
+        self.checks_on = frozenset(checks_on)
+        check_opt_ins(self.checks_on)
+        """The opt-in claim checks this verifier runs (`ClaimCheck.opt_in`: "entities", spaCy's names and roles)."""
         self.escalate_to = escalate_to
         """The cascade's next stage (a larger model, issue 19): an answer this verifier escalates is checked again by
         it, with the same claims and its own windows and thresholds, and its report is the answer's. The stages
@@ -125,14 +146,10 @@ class Verifier:
         """The scorer's model id, which every report names."""
         return self.scorer.model_id
 
-    def route(self, score: float, thresholds: Thresholds | None = None) -> Route:
-        """Accept at or above accept_at, reject at or below reject_at, escalate between."""
-        accept_at, reject_at = thresholds or (self.accept_at, self.reject_at)
-        if score >= accept_at:
-            return Route.ACCEPT
-        if score <= reject_at:
-            return Route.REJECT
-        return Route.ESCALATE
+    def route(self, score: float | None, thresholds: Thresholds | None = None, *, doubtful: bool = False) -> Route:
+        """The one routing rule, for a claim and an answer (`core.routing.Router.route`): three ways, or decided.
+        `score` None: not scored; `doubtful`: the score alone may not accept it (never ACCEPT)."""
+        return self.router.route(score, thresholds or (self.accept_at, self.reject_at), doubtful=doubtful)
 
     def workload(self, answer: str, chunks: Sequence[Chunk | str], *, question: str | None = None) -> Workload:
         """Count the claims, windows and pairs `verify` would score, without scoring (`plan(...).workload`)."""
@@ -261,7 +278,7 @@ class Verifier:
         answer, question, context = plan.answer, plan.question, list(plan.context)
         citations = self.require_citations if require_citations is None else require_citations
         findings = tuple(validate_output(answer, context, plan.sentences, require_citations=citations))
-        warnings = _language_warnings(answer, context)
+        warnings = _language_warnings(answer, context) + self.router.warnings
         if self.calibration_warning is not None:
             warnings += (self.calibration_warning,)
         timings: dict[str, float] = {key: value for key, value in plan.timings.items() if key != "windows"}
@@ -300,7 +317,9 @@ class Verifier:
         ]
         if not claims:
             warnings += ("no checkable claims in the answer: score 1.0 by definition (nothing is asserted)",)
-            return finished(NO_CLAIMS_SCORE, cap_for_findings(Route.ACCEPT, findings), extra={"skipped": skipped})
+            # An answer citing a passage nobody retrieved, or misusing the refusal token, is never accepted outright.
+            decision = self.route(NO_CLAIMS_SCORE, doubtful=bool(findings))
+            return finished(NO_CLAIMS_SCORE, decision, extra={"skipped": skipped})
         # JSON records are checked as one statement per line; evidence spans then index the rendered text.
         scoring_context = list(plan.scoring_context)
         rendered = {new.id: new.text for old, new in zip(context, scoring_context, strict=True) if new is not old}
@@ -322,19 +341,19 @@ class Verifier:
         if calibration is not None:
             stats["calibration"] = calibration
         # The pair the answer was routed by, so a reader can tell why 0.04 escalates (reject_at 0) or 0.79 does.
-        stats["thresholds"] = {"accept_at": thresholds[0], "reject_at": thresholds[1]}
+        stats["thresholds"] = self.router.described(thresholds)  # with the decide_at of a decided check
         # A claim the model could not see at all has no score to take the min of: it is left out of the
-        # answer score, and the answer can then at best be escalated.
+        # answer score, and the answer can then at best be escalated (in decide mode, rejected).
         scored = [r.score for r in results if r.support is not None or r.decided_by == "checks"]
         score = min(scored, default=NO_CLAIMS_SCORE)
-        decision = self.route(score, thresholds)
         if len(scored) < len(results):
             warnings += (
                 f"{len(results) - len(scored)} claim(s) could not be scored; the answer score covers the rest",
             )
-        if decision is Route.ACCEPT and any(not r.scored or r.route is not Route.ACCEPT for r in results):
-            decision = Route.ESCALATE
-        return finished(score, cap_for_findings(decision, findings), results, extra={"skipped": skipped, **stats})
+        # Accepted only when every claim is, fully scored, and no citation finding stands against the answer.
+        doubtful = bool(findings) or any(not r.scored or r.route is not Route.ACCEPT for r in results)
+        decision = self.route(score, thresholds, doubtful=doubtful)
+        return finished(score, decision, results, extra={"skipped": skipped, **stats})
 
     def _verify_claims(
         self,
@@ -354,7 +373,7 @@ class Verifier:
         index = ContextIndex.build(context, sources=retrieved)
         for state in states:
             state.read_figures(index)
-            state.run_checks(index, chunk_ids, with_evidence=False)
+            state.run_checks(index, chunk_ids, with_evidence=False, opted_in=self.checks_on)
         timings["checks"] = time.perf_counter() - mark
         timings["windows"] = plan.timings.get("windows", 0.0)
         windows, allowed = list(plan.windows), plan.allowed
@@ -382,14 +401,24 @@ class Verifier:
         )
         lexical = self._lexical_support(compared_claims, compared_windows, allowed, matrix)
         scorable_rows = [bool(allowed[position].any()) for position in range(len(claims))]
+        alignments = self._align([claim.text for claim in claims], context, timings)
         for state, scorable in zip(states, scorable_rows, strict=True):
             state.scorable = scorable
-            state.evidence = claim_evidence(state.claim.text, matrix.support[state.position], windows, context)
-            state.run_checks(index, chunk_ids, with_evidence=True)
+            aligned = alignments[state.position]
+            state.evidence = (
+                claim_evidence(state.claim.text, matrix.support[state.position], windows, context)
+                if aligned is None
+                else Evidence.aligned(aligned, context)
+            )
+            state.run_checks(index, chunk_ids, with_evidence=True, opted_in=self.checks_on)
             state.features = claim_features(state, scoring, n_claims=len(claims)) | {
                 "lexical_support": float(lexical[state.position]),
                 "negation_flip": float(state.signalled),
             }
+            if self.meaning:
+                figures_ok = not state.figures or state.figures_match
+                state.paraphrase = paraphrase(aligned, findings=bool(state.findings), figures_ok=figures_ok)
+                state.features |= meaning_features(aligned, gate=state.paraphrase)
         if self.combiner is not None:
             calibrated = self.combiner.predict([state.features for state in states], task=task)
             for state in states:
@@ -403,6 +432,17 @@ class Verifier:
         ]
         timings["aggregate"] = time.perf_counter() - mark
         return results, {"windows": len(windows), "pairs_scored": matrix.pairs_scored}
+
+    def _align(self, claims: list[str], context: list[Chunk], timings: dict[str, float]) -> list[Alignment | None]:
+        """Each claim's best evidence sentence by meaning, when the meaning layer is on (one embedding call)."""
+        if not self.meaning:
+            return [None] * len(claims)
+        mark = time.perf_counter()
+        if self._embedder is None:  # the process's shared all-MiniLM-L6-v2, loaded on the first check that needs it
+            self._embedder = default_embedder()
+        aligned = align(claims, context, self._embedder)
+        timings["meaning"] = time.perf_counter() - mark
+        return aligned
 
     def _windows(self, claims: list[Claim], context: list[Chunk]) -> tuple[list[Window], np.ndarray]:
         """Windows for every claim, and which (claim, window) pairs belong together.
@@ -488,13 +528,18 @@ class Verifier:
 
         hard = state.hard_verdicts
         score = checked_score(
-            score, thresholds, hard=bool(hard), negation=state.signalled, contradiction=contradiction or 0.0
+            score,
+            thresholds,
+            hard=bool(hard),
+            negation=state.signalled,
+            contradiction=contradiction or 0.0,
+            paraphrase=state.paraphrase,
         )
-        route = self.route(score, thresholds)
-        if support is None and not hard:
-            route = Route.ESCALATE  # unknown, not unsupported: a person or the judge should look
-        elif not fully_scored and route is Route.ACCEPT:
-            route = Route.ESCALATE
+        # Not scored and no finding: unknown, not unsupported (a person or the judge should look; decide mode
+        # rejects it). Scored only in part, or negated against its evidence: never accepted outright (the negation
+        # cap keeps such a claim below accept_at; decide mode, with no one to look, rejects it).
+        unknown = support is None and not hard
+        route = self.route(None if unknown else score, thresholds, doubtful=not fully_scored or state.signalled)
         # A negation flip is the claim's own signal of a contradiction the figures cannot show.
         figures_match = state.figures_match and not state.signalled
         verdict = claim_verdict(route, support or 0.0, contradiction, findings=hard, figures_match=figures_match)
@@ -511,7 +556,7 @@ class Verifier:
             checks=tuple(finding for _, finding in state.findings),
             route=route,
             scored=fully_scored,
-            decided_by="checks" if hard else "scorer",
+            decided_by="checks" if hard else "meaning" if state.paraphrase and route is Route.ACCEPT else "scorer",
             note=note,
             features=state.features,
         )

@@ -5,8 +5,9 @@ threshold (0.97 by default), the two questions agree on their meaning markers (f
 contrastive words: "refund before 30 days" is not "refund after 30 days", "not allowed" is not "allowed",
 though both pairs embed at 0.97-0.99), the two differ by more than one content word (a swapped word, "cause" for
 "prevent", "Paris" for "Lyon", or one added, is how another question looks, and sentence embeddings barely move
-for it) and neither turns on an antonymous-prefix form of a word of the other ("unsafe" for "safe", "illegal" for
-"legal"), the document-set version matches, and the permission scope matches.
+for it) and no word of one is the opposite of a word of the other in WordNet (core.lexicon: "closed" for "open",
+"unsafe" for "safe", "illegal" for "legal", however many other words differ), the document-set version matches, and
+the permission scope matches.
 Scope is a hard partition (entries of one scope are never compared with another's queries), so a
 user's answer cannot reach another scope even on an identical question. Ingest invalidates the
 entries that depend on the changed documents. In memory, per process; thread-safe.
@@ -26,10 +27,11 @@ import numpy as np
 from groundwire.core import textutil
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.figures import extract_figures
-from groundwire.data.embed import default_embedder
+from groundwire.core.lexicon import lexicon
+from groundwire.scoring.embedder import default_embedder
 
 if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.data.embed import Embedder
+    from groundwire.scoring.embedder import Embedder
 
 DEFAULT_THRESHOLD = 0.97
 
@@ -39,19 +41,27 @@ CONTRASTIVE_WORDS = frozenset(
     "include exclude included excluded inside outside open closed enable enabled disable disabled except "
     "out off up down".split()
 )
-"""Words that flip or bound a question's meaning while barely moving its embedding ("out", "off": check out, log
-off; stopwords, so the one-content-word rule of `opposed` does not see them)."""
+"""Words that flip or bound a question's meaning while barely moving its embedding. Two questions must agree on
+which of them they use, so one that only *adds* such a word ("open every day except Monday", "... at most", "log
+off") is another question too; many are stopwords, which the one-content-word rule of `opposed` does not see. A
+swap of two words WordNet opposes (core.lexicon: "closed" for "open", "rise" for "fall", "unsafe" for "safe") is
+refused by `opposed` whatever the words, listed here or not."""
 _NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "none", "nothing", "neither", "non"})
-ANTONYMOUS_PREFIXES = ("non", "dis", "un", "in", "im", "il", "ir")
-"""A question with "unsafe" where the other has "safe" asks the opposite ("illegal"/"legal", "non-refundable")."""
-_MIN_STEM = 3
-"""Shorter remainders ("in" + "to") are not words the prefix negates."""
+
+
 def meaning_markers(query: str) -> frozenset[str]:
-    """What two similar questions must share to get the same answer: figures, negation, contrastive words."""
+    """What two similar questions must share to get the same answer: figures, negation, contrastive words (each in
+    its base form, so "included" and "include" are one marker)."""
     tokens = textutil.words(query)
     negated = any(token in _NEGATIONS or token.endswith("n't") for token in tokens)
     figures = {f"figure:{figure.key}" for figure in extract_figures(query)}
-    return frozenset({token for token in tokens if token in CONTRASTIVE_WORDS} | figures | ({"not"} if negated else set()))
+    contrastive = {_base(token) for token in tokens if token in CONTRASTIVE_WORDS}
+    return frozenset(contrastive | figures | ({"not"} if negated else set()))
+
+
+def _base(word: str) -> str:
+    """The word's first base form in WordNet ("included" -> "include"), else the word."""
+    return min(lexicon().base_forms(word), default=word)
 
 
 def opposed(first: frozenset[str], second: frozenset[str]) -> bool:
@@ -61,22 +71,17 @@ def opposed(first: frozenset[str], second: frozenset[str]) -> bool:
       tank full?" / "Is the tank empty?", "... in the rooms?" / "... in the rooms at night?"). No antonym list can
       name every opposite (cause/prevent, promote/inhibit, relieve/worsen...), and a rewording that asks the same
       question changes its wording or its function words, not one content word;
-    - or by an antonymous-prefix form of a word of the other ("unsafe" and "safe", "non-refundable" and
-      "refundable"), whatever else differs. Pairwise, since whether "un" + "safe" negates depends on "safe" being
-      what the other question says.
+    - or by a word of one that is the opposite of a word of the other (core.lexicon: "closed" and "open", "rise"
+      and "fall", "unsafe" and "safe", "non-refundable" and "refundable"), whatever else differs ("Is the pool
+      open in winter?" / "Is the pool closed during winter?"). Pairwise, since whether "un" + "safe" negates
+      depends on "safe" being what the other question says.
     Word forms of one stem ("drive", "drives") are one word."""
     only, only_other = _content_stems(first) - _content_stems(second), _content_stems(second) - _content_stems(first)
     if len(only) <= 1 and len(only_other) <= 1 and (only or only_other):
         swapped = only and only_other and _one_word(next(iter(only)), next(iter(only_other)))
         if not swapped:
             return True
-    for words, other in ((first, second), (second, first)):
-        for word in words - other:
-            for prefix in ANTONYMOUS_PREFIXES:
-                stem = word[len(prefix) :].lstrip("-") if word.startswith(prefix) else ""
-                if len(stem) >= _MIN_STEM and stem in other:
-                    return True
-    return False
+    return bool(lexicon().opposite_pairs(sorted(first - second), sorted(second - first)))
 
 
 def _content_stems(words: frozenset[str]) -> frozenset[str]:
@@ -114,7 +119,7 @@ class CacheStats:
     """Misses where a similar-enough entry existed but for another document-set version."""
     guarded_misses: int = 0
     """Misses where a similar-enough entry existed but its question differs in figures, negation, contrast or
-    one content word, or by an antonymous-prefix form of a word (`opposed`)."""
+    one content word, or by a word and its opposite (`opposed`)."""
 
     @property
     def lookups(self) -> int:
@@ -188,6 +193,7 @@ class SemanticCache:
         """The stored answer for this query in this scope and document-set version, or None (a miss)."""
         vector = self._embed(query)
         markers, words = meaning_markers(query), _words(query)
+        lexicon()  # WordNet is read once per process (about 1.5 s): here, not under the lock, where `means` reads it
         doc_version = str(doc_version)
         with self._lock:
             entries = self._scopes.get(_scope(scope)) or OrderedDict()
@@ -226,16 +232,16 @@ class SemanticCache:
         to another document selection that is still current. Stale ones age out by LRU eviction."""
         vector = self._embed(query)
         doc_version = str(doc_version)
-        entry = _Entry(
-            query, vector, response, doc_version, frozenset(doc_ids), meaning_markers(query), _words(query)
-        )
+        lexicon()  # as in get: read before the lock
+        entry = _Entry(query, vector, response, doc_version, frozenset(doc_ids), meaning_markers(query), _words(query))
         entry_id = uuid.uuid4().hex
         with self._lock:
             entries = self._scopes.setdefault(_scope(scope), OrderedDict())
             duplicates = [
                 i
                 for i, e in entries.items()
-                if e.doc_version == doc_version and e.means(entry.markers, entry.words)
+                if e.doc_version == doc_version
+                and e.means(entry.markers, entry.words)
                 and float(e.vector @ vector) >= self.threshold
             ]
             for old_id in duplicates:

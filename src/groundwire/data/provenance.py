@@ -18,7 +18,8 @@ from groundwire.core.claims import CITATION_RE, sentences
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.textutil import split_text
 from groundwire.core.types import AnswerCheck, Chunk, ChunkType, Verdict
-from groundwire.data.embed import Embedder, best_similarity, default_embedder, index_texts
+from groundwire.data.embed import best_similarity, index_texts
+from groundwire.scoring.embedder import Embedder, default_embedder
 
 CITE_ID_HEX = 20
 """80 bits: P(any collision) ~ n^2 / 2^81, about 4e-11 at n = 10 million chunks."""

@@ -34,16 +34,18 @@ import numpy as np
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.textutil import content_words
 from groundwire.core.types import Chunk, Route, Verdict
-from groundwire.data.embed import best_similarity, default_embedder, index_texts
+from groundwire.data.embed import best_similarity, index_texts
 from groundwire.evaluation.charts import line_chart, svg_block
 from groundwire.evaluation.metrics import detection_metrics
 from groundwire.pipeline import CheckItem, check, check_many, failure_of
+from groundwire.scoring.embedder import default_embedder
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.core.verifier import Verifier
-    from groundwire.data.embed import Embedder, WindowIndex
+    from groundwire.data.embed import WindowIndex
     from groundwire.data.rows import EvalRow
     from groundwire.data.store import ClaimLog, FeedbackSummary, RequestRecord, Store
+    from groundwire.scoring.embedder import Embedder
 
 RETRIEVAL_MISS, GENERATOR_DRIFT, UNDETERMINED = "retrieval_miss", "generator_drift", "undetermined"
 NONE_LABEL = "(none)"

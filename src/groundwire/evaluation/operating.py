@@ -5,6 +5,9 @@ chosen from two targets, not from the best balanced accuracy:
 - false-accept rate (FAR): the share of hallucinated answers routed ACCEPT (score >= accept_at);
 - false-reject rate (FRR): the share of faithful answers routed REJECT (score <= reject_at).
 The escalation rate (the share routed to the judge) is what the model's uncertainty costs at those targets.
+
+Decided verdicts (route = "decide", for a check with no judge) have no band: one threshold, `decide_threshold`,
+set at the best balanced accuracy, and both error rates are whatever it gives.
 """
 
 from __future__ import annotations
@@ -99,6 +102,41 @@ def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float]
         middle = (accept_at + reject_at) / 2
         accept_at, reject_at = float(np.nextafter(middle, np.inf)), middle
     return round_up(accept_at), round_down(reject_at)
+
+
+def decide_threshold(hallucinated: np.ndarray | Sequence[bool], scores: np.ndarray | Sequence[float]) -> float:
+    """The one threshold of decided verdicts (route = "decide"): flag an answer when its score is below it, at the
+    best balanced accuracy on these answers.
+
+    Several thresholds may tie at the best; they come in runs of adjacent cuts (a cut moving past a score held by
+    one answer of each class, in a balanced set, changes nothing). The threshold is the middle of the longest best
+    run (the lowest such run on a tie), halfway between the highest score it flags and the lowest it keeps, so it
+    sits as far from both as the data allow; rounded to 4 decimals (as thresholds are stored) where that keeps it
+    inside the run. Scores are taken in [0, 1]: a run that flags nothing ends at 0, one that flags all at 1."""
+    y = np.asarray(hallucinated, dtype=bool)
+    s = np.asarray(scores, dtype=float)
+    if y.shape != s.shape:
+        raise ValueError("one label per score")
+    if not y.any() or y.all():
+        raise ValueError("a decide threshold needs both hallucinated and faithful answers")
+    values, at = np.unique(s, return_inverse=True)
+    # Cut c flags the c lowest distinct scores (c = 0 .. len(values)): its hit rates, by cumulative counts.
+    flagged_hallucinated = np.concatenate([[0.0], np.cumsum(np.bincount(at, weights=y, minlength=len(values)))])
+    flagged_faithful = np.concatenate([[0.0], np.cumsum(np.bincount(at, weights=~y, minlength=len(values)))])
+    bacc = (flagged_hallucinated / y.sum() + 1.0 - flagged_faithful / (~y).sum()) / 2
+    best = np.flatnonzero(bacc >= bacc.max() - 1e-12)
+    runs = np.split(best, np.flatnonzero(np.diff(best) > 1) + 1)
+    run = max(runs, key=len)  # the first of the longest
+    first, last, top = int(run[0]), int(run[-1]), len(values)
+    # Thresholds in (lower, upper] give a cut in the run: above the highest score it flags, at most the lowest kept.
+    lower = float(values[first - 1]) if first > 0 else min(0.0, float(values[0]))
+    upper = float(values[last]) if last < top else max(1.0, float(np.nextafter(values[-1], np.inf)))
+
+    def inside(threshold: float) -> bool:
+        return (first == 0 or threshold > lower) and (last == top or threshold <= upper)
+
+    middle = (lower + upper) / 2
+    return next(float(t) for t in (round(middle, 4), middle, upper) if inside(t))
 
 
 def _class_groups(labels: np.ndarray, of_class: np.ndarray, min_group: int) -> list[np.ndarray]:

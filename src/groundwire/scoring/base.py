@@ -70,10 +70,16 @@ class Calibration:
     """Pooled (accept_at, reject_at); None: the verifier's defaults (0.8, 0.2)."""
     task_thresholds: Mapping[str, Thresholds] = field(default_factory=dict)
     """Per calibration key ("qa", "qa/long", "data2text", ...; scoring.combiner.calibration_key)."""
+    decide_at: float | None = None
+    """The one threshold of decided verdicts (`[verify] route = "decide"`): accept at or above it, reject below,
+    pooled over tasks; None: not calibrated, and a decided check splits its accept/reject pair halfway."""
     combiner: Combiner | None = None
     """Maps claim features to the claim score; None: the claim score is the model's support."""
     canonical_figures: bool | None = None
     """How figures were read when the calibration was fitted (Verifier.canonical_figures); None: not recorded."""
+    meaning: bool | None = None
+    """Whether the meaning layer's features (core.meaning) were read when the calibration was fitted; None: not
+    recorded, which a verifier reads as off."""
 
 
 UNCALIBRATED = Calibration()

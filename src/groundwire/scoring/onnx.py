@@ -66,6 +66,8 @@ class OnnxScorer:
         self.thresholds: tuple[float, float] | None = own.thresholds
         # Calibrated per task type where the bundle has them ({"data2text": [accept_at, reject_at], ...}).
         self.task_thresholds: dict[str, tuple[float, float]] = dict(own.task_thresholds)
+        # The threshold of decided verdicts (`[verify] route = "decide"`), where the bundle has one.
+        self.decide_at: float | None = own.decide_at
         self.batch_size = batch_size or int(self.config.get("batch_size", 32))
         self.tokenizer = Tokenizer.from_file(str(self.bundle / "tokenizer.json"))
         self.tokenizer.no_padding()
@@ -92,6 +94,7 @@ class OnnxScorer:
         self._executor: ThreadPoolExecutor | None = None
         self.combiner: Combiner | None = own.combiner
         self.canonical_figures = own.canonical_figures
+        self.meaning = own.meaning
         # As the second stage of a cascade, per first-stage model id (train/calibrate.py, `--after`).
         self.stage_two: dict[str, Calibration] = {
             str(first): _calibration(self.bundle, block) for first, block in self.config.get("stage_two", {}).items()
@@ -103,8 +106,10 @@ class OnnxScorer:
         return Calibration(
             thresholds=self.thresholds,
             task_thresholds=self.task_thresholds,
+            decide_at=self.decide_at,
             combiner=self.combiner,
             canonical_figures=self.canonical_figures,
+            meaning=self.meaning,
         )
 
     def calibration_after(self, first_model_id: str) -> Calibration | None:
@@ -184,12 +189,15 @@ def model_id_of(bundle: Path, config: dict[str, Any] | None = None) -> str:
 
 def _calibration(bundle: Path, block: dict[str, Any]) -> Calibration:
     """A calibration block of a bundle's config.json (the config itself, or one of its `stage_two` blocks):
-    thresholds (None when it has none), per-task thresholds, a combiner file."""
+    thresholds (None when it has none), per-task thresholds, the decide threshold (`decide_at`, optional), a
+    combiner file."""
     return Calibration(
         thresholds=(float(block["accept_at"]), float(block["reject_at"])) if "accept_at" in block else None,
         task_thresholds={
             str(task): (float(pair[0]), float(pair[1])) for task, pair in block.get("task_thresholds", {}).items()
         },
+        decide_at=float(block["decide_at"]) if block.get("decide_at") is not None else None,
         combiner=load_combiner(bundle / block["combiner"]) if block.get("combiner") else None,
         canonical_figures=bool(block["canonical_figures"]) if "canonical_figures" in block else None,
+        meaning=bool(block["meaning"]) if "meaning" in block else None,
     )

@@ -106,7 +106,7 @@ def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> 
 def _eval_key(runtime: Runtime, scope: str, sample_size: int) -> tuple[object, ...]:
     verifier = runtime.verifier
     release = (runtime.settings.release, verifier.model_id, verifier.accept_at, verifier.reject_at,
-               __version__)
+               verifier.router, __version__)
     return (*release, scope, sample_size, runtime.store.log_version(scope=scope))
 
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from groundwire.config import CheckSettings
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR
@@ -42,7 +42,8 @@ class CalibrationReport(TypedDict):
 
 
 def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache: Path | None,
-                 seed: int = 0, workers: int = 1, canonical_figures: bool = True) -> list[combine.ClaimRow]:
+                 seed: int = 0, workers: int = 1, canonical_figures: bool = True,
+                 meaning: bool = True) -> list[combine.ClaimRow]:
     """Claim rows for the dev files (from `cache` when it exists). With several workers, files are scored in
     parallel processes of one thread each; the rows are the same as with one.
 
@@ -50,7 +51,8 @@ def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache:
     model's features take hours on a CPU) resumes at the first file not yet done."""
     if cache is not None and cache.is_file():
         return combine.load_rows(cache)
-    jobs = [(Path(bundle), Path(path), limit, seed, 1 if workers > 1 else 0, canonical_figures) for path in dev]
+    jobs = [(Path(bundle), Path(path), limit, seed, 1 if workers > 1 else 0, canonical_figures, meaning)
+            for path in dev]
     done: dict[int, list[combine.ClaimRow]] = {}
     if cache is not None:
         done = {i: combine.load_rows(part_path(cache, path)) for i, path in enumerate(dev)
@@ -84,19 +86,22 @@ def part_path(cache: Path, dev_file: Path) -> Path:
     return cache.with_name(f"{cache.name}.part-{Path(dev_file).stem}")
 
 
-def _collect_file(job: tuple[Path, Path, int | None, int, int, bool]) -> list[combine.ClaimRow]:
-    bundle, path, limit, seed, threads, canonical_figures = job
+def _collect_file(job: tuple[Path, Path, int | None, int, int, bool, bool]) -> list[combine.ClaimRow]:
+    bundle, path, limit, seed, threads, canonical_figures, meaning = job
     scorer = OnnxScorer(bundle, threads=threads or None)
     scorer.combiner = None  # features and the plain answer score must not depend on an older combiner
-    verifier = build_verifier(_FEATURE_SETTINGS.model_copy(update={"canonical_figures": canonical_figures}), scorer=scorer)
+    settings = _FEATURE_SETTINGS.model_copy(update={"canonical_figures": canonical_figures, "meaning": meaning})
+    verifier = build_verifier(settings, scorer=scorer)
     return combine.collect([path], verifier, limit=limit, seed=seed)
 
 
 def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = None, cache: Path | None = None,
                      workers: int = 1, target_far: float = DEFAULT_TARGET_FAR,
                      target_frr: float = DEFAULT_TARGET_FRR, after: Path | None = None,
-                     after_cache: Path | None = None, canonical_figures: bool = True) -> CalibrationReport:
-    """Fit the shipped recipe (train.recipe, kind "mono") on every dev family but the evaluation-only ones
+                     after_cache: Path | None = None, canonical_figures: bool = True,
+                     recipe: Literal["mono", "meaning"] = "mono") -> CalibrationReport:
+    """Fit the shipped recipe (train.recipe: `recipe` "mono", or "meaning" with the meaning layer's features and
+    paraphrase gate, core.meaning) on every dev family but the evaluation-only ones
     (train.families.EVALUATION_ONLY) and write its combiner and
     thresholds into the bundle; return the recipe's leave-one-dataset-out figures beside its in-sample ones,
     and the plain verifier's, on the same rows.
@@ -104,21 +109,23 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
     With `after` (the first stage's bundle), `bundle` is calibrated as the second stage of a cascade
     (`[verify] cascade`): fitted only on the answers the first stage escalates, at the false-accept and
     false-reject budget it leaves unspent (train.cascade.fit_stages). The figures are then the cascade's."""
-    rows = features_for(bundle, dev, limit=limit, cache=cache, workers=workers, canonical_figures=canonical_figures)
+    meaning = recipe == "meaning"
+    rows = features_for(bundle, dev, limit=limit, cache=cache, workers=workers, canonical_figures=canonical_figures,
+                        meaning=meaning)
     routing: Routing = {"target_far": target_far, "target_frr": target_frr}
     meta: dict[str, object] = {"features_from": str(bundle), "claims": len(lodo.fittable(rows)),
                                "files": sorted({r.file for r in lodo.fittable(rows)})}
 
     def stage(train: Sequence[combine.ClaimRow], targets: Routing) -> Fitted:
-        return fit_recipe(train, kind="mono", meta=meta, **targets)
+        return fit_recipe(train, kind=recipe, meta=meta, **targets)
 
     if after is None:
         final = stage(lodo.fittable(rows), routing)
         report_lodo = lodo.lodo(rows, lambda train: stage(train, routing))
         report_in_sample = lodo.in_sample(rows, lambda train: stage(train, routing))
-        shipped_routing: dict[str, object] = {"recipe": "mono", **routing}
+        shipped_routing: dict[str, object] = {"recipe": recipe, **routing}
     else:
-        first_rows = features_for(after, dev, limit=limit, cache=after_cache, workers=workers)
+        first_rows = features_for(after, dev, limit=limit, cache=after_cache, workers=workers, meaning=meaning)
         same_answers(first_rows, rows)
         report_lodo = {fam: figs.cascade for fam, figs in cascade_lodo(first_rows, rows, stage, routing).items()}
         # Stage 2 ships behind the first stage as it ships: its own combiner and thresholds route (the LODO
@@ -132,11 +139,11 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
         _, in_sample = cascade_route(stage1, final, first_rows, rows)
         report_in_sample = {fam: lodo.figures([a for a in in_sample if a.family == fam])
                             for fam in sorted({a.family for a in in_sample})}
-        shipped_routing = {"recipe": "mono", **routing, "stage": 2, "stage_targets": targets}
+        shipped_routing = {"recipe": recipe, **routing, "stage": 2, "stage_targets": targets}
     assert isinstance(final.combiner, LogisticCombiner)  # the mono recipe fits one pooled combiner
     block = {"accept_at": final.pooled[0], "reject_at": final.pooled[1],
              "task_thresholds": {key: list(pair) for key, pair in sorted(final.by_key.items())},
-             "routing": shipped_routing, "canonical_figures": canonical_figures}
+             "routing": shipped_routing, "canonical_figures": canonical_figures, "meaning": meaning}
     if after is None:
         (Path(bundle) / COMBINER_FILE).write_text(final.combiner.to_json() + "\n")
         write_config(Path(bundle), {"combiner": COMBINER_FILE, **block})

@@ -291,11 +291,13 @@ def claim_scores(combiner: LogisticCombiner | TaskCombiner, rows: Sequence[Claim
 
 
 def checked_scores(rows: Sequence[ClaimRow], scores: np.ndarray,
-                   thresholds: Callable[[str], tuple[float, float]]) -> np.ndarray:
-    """Claim scores after verify()'s check caps (a missing figure, a negation flip), each at its key's
-    thresholds. Feature caches from before the negation flag was recorded count no flips."""
+                   thresholds: Callable[[str], tuple[float, float]], *, gate: bool = False) -> np.ndarray:
+    """Claim scores after verify()'s check caps (a missing figure, a negation flip) and the paraphrase gate's
+    lift, each at its key's thresholds. Feature caches from before the negation flag (or the meaning layer) was
+    recorded count no flips (and no gate). `gate`: apply the gate (a recipe with the meaning layer on)."""
     return np.array([checked_score(float(s), thresholds(r.key), hard=r.hard_check, negation=r.negation_flip,
-                                   contradiction=r.features.get("contradiction", 0.0))
+                                   contradiction=r.features.get("contradiction", 0.0),
+                                   paraphrase=gate and r.features.get("paraphrase", 0.0) > 0)
                      for r, s in zip(rows, scores, strict=True)])
 
 

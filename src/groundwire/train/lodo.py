@@ -4,6 +4,8 @@ Every fitted thing -- the combiner, the routing thresholds, which calibration ke
 the other families, so the figure predicts answers nobody tuned on. `in_sample` is the same recipe fitted on
 every row and scored on the same rows; the gap between the two is what a choice made on the scored rows
 would overstate. bench/lodo.py prints both, and `groundwire train combiner` records both beside what it ships.
+`decide_lodo` and `decide_in_sample` do the same for decided verdicts (route = "decide"): one threshold at the
+best balanced accuracy, fitted without the family it is scored on.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from groundwire.evaluation.metrics import detection_metrics
-from groundwire.evaluation.operating import routing_rates
+from groundwire.evaluation.operating import decide_threshold, routing_rates
 from groundwire.train.combine import ClaimRow, answers_of
 from groundwire.train.families import EVALUATION_ONLY, family
 from groundwire.train.recipe import Fitted
@@ -100,6 +102,59 @@ def in_sample(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, Figures]:
     for a in routed:
         grouped[a.family].append(a)
     return {f: figures(items) for f, items in sorted(grouped.items())}
+
+
+def decide_scores(fitted: Fitted, rows: Sequence[ClaimRow]) -> dict[Key, float]:
+    """Each answer's score as decided verdicts (route = "decide") read it: the recipe's answer score, except that an
+    answer holding a claim the negation check flags scores 0, since decide mode never accepts such a claim (three-way
+    keeps it below accept_at; verify() rejects it in decide mode). Claims too long to score fully are rejected by
+    verify() too; the claim rows do not record them, so they are read by their score here."""
+    scores = fitted.score_answers(rows)
+    negated = {(r.file, r.row_id) for r in rows if r.claim_index >= 0 and r.negation_flip}
+    return {key: 0.0 if key in negated else score for key, score in scores.items()}
+
+
+def fit_decide_at(fitted: Fitted, rows: Sequence[ClaimRow]) -> float:
+    """The decide threshold (`operating.decide_threshold`, best balanced accuracy) on these rows' answers as the
+    fitted recipe scores them. Answers with no checkable claim are left out, as they are for the routing
+    thresholds: verify() scores them 1.0 and accepts them whatever the threshold."""
+    scores = decide_scores(fitted, rows)
+    answers = [(r.hallucinated, scores[key]) for key, r in answers_of(rows).items() if r.claim_index >= 0]
+    return decide_threshold(np.array([h for h, _ in answers]), np.array([s for _, s in answers]))
+
+
+def decided(fitted: Fitted, rows: Sequence[ClaimRow], decide_at: float) -> list[Routed]:
+    """The answers of `rows` decided at `decide_at`: accepted at or above it, rejected below (a Routed with both
+    thresholds at decide_at, so `figures` gives the decided balanced accuracy, false-accept and false-reject rates,
+    and no escalation)."""
+    scores = decide_scores(fitted, rows)
+    return [Routed(family(r.file, r.task), r.hallucinated, scores[key], decide_at, decide_at, r.claim_index >= 0)
+            for key, r in answers_of(rows).items()]
+
+
+def decide_lodo(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, Figures]:
+    """Per family: the recipe and its decide threshold fitted on every other family (evaluation-only ones never),
+    this family's answers decided at it. Each family's figures name the `decide_at` they were decided at."""
+    out: dict[str, Figures] = {}
+    for held_out, test in by_family(rows).items():
+        train = [r for r in fittable(rows) if family(r.file, r.task) != held_out]
+        fitted = fit(train)
+        at = fit_decide_at(fitted, train)
+        out[held_out] = {**figures(decided(fitted, test, at)), "decide_at": at}
+    return out
+
+
+def decide_in_sample(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, object]:
+    """The decide threshold to ship: the recipe and the threshold fitted on all fittable rows; with the pooled
+    figures on every row at it ("all") and each family's (in-sample: they overstate what a new family sees)."""
+    fitted = fit(fittable(rows))
+    at = fit_decide_at(fitted, fittable(rows))
+    answers = decided(fitted, rows, at)
+    grouped: dict[str, list[Routed]] = defaultdict(list)
+    for a in answers:
+        grouped[a.family].append(a)
+    return {"decide_at": at, "all": figures(answers),
+            "families": {f: figures(items) for f, items in sorted(grouped.items())}}
 
 
 def summary(figs: dict[str, Figures], lexical: dict[str, Figures], *, limit: float = 0.15) -> dict[str, float]:

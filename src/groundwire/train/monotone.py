@@ -29,6 +29,9 @@ SIGNS: Mapping[str, int] = {
     "figure_conflicts": -1,
     "fabricated_citation": -1,
     "negation_flip": -1,
+    "meaning_similarity": +1,
+    "meaning_uncovered": -1,
+    "paraphrase": +1,
 }
 """+1: the feature can only raise the support score; -1: only lower it. Shape features (claim length, position,
 claim count) are not grounding evidence and are absent on purpose."""

@@ -22,6 +22,9 @@ MONO_FEATURES: tuple[str, ...] = (
     "logit:support", "logit:contradiction", "lexical_support", "best_window_recall", "novel_word_share",
     "log1p:novel_names", "figures_not_in_context", "figure_conflicts", "fabricated_citation",
 )
+MEANING_FEATURES: tuple[str, ...] = (*MONO_FEATURES, "meaning_similarity", "meaning_uncovered")
+"""The shipped features and the meaning layer's (core.meaning): how close the claim's aligned sentence is in
+meaning, and the share of its content words that sentence leaves uncovered."""
 MONO_C = 0.05
 """L2 strength of the shipped recipe (smaller is stronger), chosen by LODO (bench/lodo.py)."""
 
@@ -36,6 +39,8 @@ class Fitted:
     by_key: Mapping[str, Thresholds]
     answer_score: Callable[[Sequence[combine.ClaimRow]], dict[Key, float]] | None = None
     """For recipes without a combiner: the answer scores as given."""
+    gate: bool = False
+    """The meaning layer's paraphrase gate lifts the claims it passes (core.verdicts.checked_score)."""
 
     def score_answers(self, rows: Sequence[combine.ClaimRow]) -> dict[Key, float]:
         """Answer scores as verify() gives them: the combiner's claim scores, capped by the checks at each
@@ -44,15 +49,19 @@ class Fitted:
             return self.answer_score(rows)
         assert self.combiner is not None
         capped = combine.checked_scores(rows, combine.claim_scores(self.combiner, rows),
-                                        lambda key: lookup(key, self.pooled, dict(self.by_key)))
+                                        lambda key: lookup(key, self.pooled, dict(self.by_key)), gate=self.gate)
         return combine.answer_scores(rows, capped)
 
 
-def fit_combiner(rows: Sequence[combine.ClaimRow], kind: Literal["v4", "mono"], *, c: float | None = None,
+Kind = Literal["v4", "mono", "meaning"]
+
+
+def fit_combiner(rows: Sequence[combine.ClaimRow], kind: Kind, *, c: float | None = None,
                  names: Sequence[str] | None = None, meta: dict[str, object] | None = None) -> Combiner:
     if kind == "v4":
         return combine.fit_tasks(rows, names=names or combine.FEATURES, c=0.5 if c is None else c, meta=meta)
-    return fit_monotone(rows, names=names or MONO_FEATURES, c=MONO_C if c is None else c, meta=meta)
+    default = MEANING_FEATURES if kind == "meaning" else MONO_FEATURES
+    return fit_monotone(rows, names=names or default, c=MONO_C if c is None else c, meta=meta)
 
 
 def answer_points(rows: Sequence[combine.ClaimRow], claim_scores: np.ndarray) -> list[AnswerPoint]:
@@ -67,14 +76,14 @@ def answer_points(rows: Sequence[combine.ClaimRow], claim_scores: np.ndarray) ->
             if r.claim_index >= 0]
 
 
-def fit_recipe(rows: Sequence[combine.ClaimRow], *, kind: Literal["v4", "mono"] = "mono", c: float | None = None,
+def fit_recipe(rows: Sequence[combine.ClaimRow], *, kind: Kind = "mono", c: float | None = None,
                names: Sequence[str] | None = None, meta: dict[str, object] | None = None,
                **routing: Unpack[Routing]) -> Fitted:
     """A combiner of `kind` fitted on `rows`, and thresholds (fit_key_thresholds's options in `routing`) set on
     the answers it scores."""
     combiner = fit_combiner(rows, kind, c=c, names=names, meta=meta)
     pooled, own = fit_key_thresholds(answer_points(rows, combine.claim_scores(combiner, rows)), **routing)
-    return Fitted(combiner, pooled, own)
+    return Fitted(combiner, pooled, own, gate=kind == "meaning")
 
 
 def fit_given(rows: Sequence[combine.ClaimRow], score_of: Callable[[combine.ClaimRow], float],

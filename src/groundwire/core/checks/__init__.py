@@ -3,15 +3,37 @@
 itself on import.
 
 Before scoring, on the context alone: figures (with opening hours and record attributes). After scoring, with
-the claim's best evidence sentence: negation (a signal), citations (a note), certainty and roles (verdicts).
+the claim's best evidence sentence: negation (a signal), opposites (a signal), citations (a note), certainty and
+roles (verdicts), entities (a signal; spaCy's names and roles, with the [entities] extra).
 What each finding does to the claim is its check's `effect` (base.CheckEffect).
 """
 
 from __future__ import annotations
 
-from groundwire.core.checks import certainty, citations, figures, negation, roles
+from groundwire.core.checks import certainty, citations, entities, figures, negation, opposites, roles
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 
-CLAIM_CHECKS: tuple[ClaimCheck, ...] = (figures.CHECK, negation.CHECK, citations.CHECK, certainty.CHECK, roles.CHECK)
+CLAIM_CHECKS: tuple[ClaimCheck, ...] = (
+    figures.CHECK,
+    negation.CHECK,
+    opposites.CHECK,
+    citations.CHECK,
+    certainty.CHECK,
+    roles.CHECK,
+    entities.CHECK,
+)
 
-__all__ = ["CLAIM_CHECKS", "CheckEffect", "ClaimCheck", "ClaimCheckInput"]
+
+def check_opt_ins(names: frozenset[str]) -> None:
+    """Opt-in checks (`ClaimCheck.opt_in`) are named exactly, and one that needs an extra has it installed (else it
+    would silently find nothing)."""
+    known = {check.name for check in CLAIM_CHECKS if check.opt_in}
+    if unknown := names - known:
+        raise ValueError(f"unknown opt-in check(s) {sorted(unknown)}; the opt-in checks are {sorted(known)}")
+    if "entities" in names and not entities.available():
+        raise ValueError(
+            'the "entities" check needs spaCy and its English pipeline: pip install "groundwire[entities]"'
+        )
+
+
+__all__ = ["CLAIM_CHECKS", "CheckEffect", "ClaimCheck", "ClaimCheckInput", "check_opt_ins"]

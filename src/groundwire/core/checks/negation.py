@@ -4,9 +4,12 @@ flipped, clause by clause ("not X but Y" and "can't wait" are no flips); the sco
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
-from groundwire.core.textutil import content_words, has_negation, stem, word_share
+from groundwire.core.checks.wording import content_sequence, same_place, swapped_around
+from groundwire.core.lexicon import lexicon
+from groundwire.core.textutil import STOPWORDS, has_negation, normalize, stem, word_share, words
 from groundwire.core.types import Finding
 
 _NEGATION_OVERLAP = 0.6
@@ -31,46 +34,6 @@ _IMPLICIT_NEGATION = frozenset(
     {"prevent", "prevents", "prevented", "preventing", "avoid", "avoids", "avoided", "avoiding"}
 )
 
-# Complementary words: "not open" says what "closed" says, so a negated clause whose word's complement stands in
-# the other text is matched by it ("The library is not open on Sundays" / "The library is closed on Sundays").
-_COMPLEMENTS = (
-    ("open", "opened"),
-    ("closed", "shut"),
-    ("allowed", "permitted", "allow", "permit"),
-    ("banned", "forbidden", "prohibited", "ban", "forbid", "prohibit"),
-    ("available",),
-    ("unavailable",),
-    ("possible",),
-    ("impossible",),
-    ("legal",),
-    ("illegal",),
-    ("able",),
-    ("unable",),
-    ("present",),
-    ("absent",),
-    ("alive",),
-    ("dead",),
-    ("true",),
-    ("false",),
-    ("included", "include"),
-    ("excluded", "exclude"),
-    ("required", "mandatory", "compulsory"),
-    ("optional", "voluntary"),
-    ("charge", "charges", "fee", "fees", "paid"),
-    ("free",),
-    ("known",),
-    ("unknown",),
-    ("complete", "completed"),
-    ("incomplete", "unfinished"),
-    ("pass", "passed"),
-    ("fail", "failed"),
-)
-_COMPLEMENT_OF: dict[str, frozenset[str]] = {
-    stem(word): frozenset(stem(w) for w in _COMPLEMENTS[i ^ 1])
-    for i, group in enumerate(_COMPLEMENTS)
-    for word in group
-}
-
 
 def negation_finding(claim: str, evidence: str | None) -> Finding | None:
     """A signal, not a verdict: the claim restates its best evidence sentence with the negation flipped.
@@ -82,42 +45,87 @@ def negation_finding(claim: str, evidence: str | None) -> Finding | None:
     """
     if evidence is None:
         return None
-    claim_words, evidence_words = set(content_words(claim)), set(content_words(evidence))
-    if word_share(claim_words, evidence_words) < _NEGATION_OVERLAP:
+    claim_words, evidence_words = _surface_words(claim), _surface_words(evidence)
+    if word_share(_stems(claim_words), _stems(evidence_words)) < _NEGATION_OVERLAP:
         return None
-    claim_negated, evidence_negated = _negated_clauses(claim), _negated_clauses(evidence)
-    if _unmatched_negation(claim_negated, evidence_words, evidence_negated):
+    claim_negated, evidence_negated = _negated_words(claim), _negated_words(evidence)
+    claim_place, evidence_place = _Place.of(claim, claim_words), _Place.of(evidence, evidence_words)
+    if _unmatched_negation(claim_negated, evidence_place, evidence_negated, within=claim_place):
         return Finding("negation_mismatch", "only the claim is negated", None)
-    if _unmatched_negation(evidence_negated, claim_words, claim_negated):
+    if _unmatched_negation(evidence_negated, claim_place, claim_negated, within=evidence_place):
         return Finding("negation_mismatch", "only the evidence is negated", None)
     return None
 
 
-def _negated_clauses(text: str) -> list[set[str]]:
+def negated_clauses(text: str) -> list[str]:
+    """The clauses of the text a negation governs ("not", "never", "n't", "prevent", "avoid"), as text; "not X
+    but Y" and idioms such as "can't wait" or "whether or not" negate nothing."""
     text = _NEGATION_IDIOM_RE.sub(" ", text)
-    clauses: list[set[str]] = []
+    clauses: list[str] = []
     start = 0
     for match in [*_CLAUSE_BREAK_RE.finditer(text), None]:
         clause = text[start : match.start() if match else len(text)]
         contrast = match is not None and match.group(0).lower() == "but" and _CONTRASTIVE_NOT_RE.match(clause)
         negated = has_negation(clause) or not _IMPLICIT_NEGATION.isdisjoint(clause.lower().split())
-        if negated and not contrast and (words := set(content_words(clause))):
-            clauses.append(words)
+        if negated and not contrast:
+            clauses.append(clause)
         start = match.end() if match else len(text)
     return clauses
 
 
-def _unmatched_negation(negated: list[set[str]], other_words: set[str], other_negated: list[set[str]]) -> bool:
-    """Some negated clause is about the other text (`other_words`) and no negated clause there matches it
-    (shares half the content words of the shorter of the two clauses)."""
-    for words in negated:
-        if word_share(words, other_words) < _NEGATED_CLAUSE_OVERLAP:
+def _surface_words(text: str) -> frozenset[str]:
+    """Lower-cased content words as written (the lexicon reads words, not `content_words`' stems)."""
+    return frozenset(w for w in words(text) if w not in STOPWORDS)
+
+
+def _stems(surface: frozenset[str]) -> set[str]:
+    return {stem(w) for w in surface}
+
+
+def _negated_words(text: str) -> list[frozenset[str]]:
+    return [clause_words for clause in negated_clauses(text) if (clause_words := _surface_words(clause))]
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """A text's content words, as a set and in order (where each stands)."""
+
+    words: frozenset[str]
+    sequence: list[str]
+
+    @classmethod
+    def of(cls, text: str, surface: frozenset[str]) -> _Place:
+        return cls(surface, content_sequence(normalize(text)))
+
+
+def _unmatched_negation(
+    negated: list[frozenset[str]], other: _Place, other_negated: list[frozenset[str]], *, within: _Place
+) -> bool:
+    """Some negated clause (of the text `within`) is about the other text, no negated clause there matches it
+    (shares half the content words of the shorter of the two clauses), and the other text does not say it with an
+    opposite in its place ("not open" against "closed", "not allowed" against "banned")."""
+    other_stems = _stems(other.words)
+    for clause in negated:
+        stems = _stems(clause)
+        if word_share(stems, other_stems) < _NEGATED_CLAUSE_OVERLAP:
             continue
-        if any(_COMPLEMENT_OF.get(word, frozenset()) & other_words for word in words):
-            continue  # "not open" against "closed": the other text says it with the complement
-        if not any(len(words & o) >= _NEGATED_CLAUSE_OVERLAP * min(len(words), len(o)) for o in other_negated):
+        if any(len(stems & o) >= _NEGATED_CLAUSE_OVERLAP * min(len(stems), len(o)) for o in map(_stems, other_negated)):
+            continue
+        # Only a word the other text does not also state ("not open" is not excused by a "closed" elsewhere beside
+        # "open" itself), and an opposite in the same place ("not including ... and reducing debt" is not excused
+        # by an "increase" in the dividend) with the same arguments ("students cannot borrow from the library" is
+        # no "the library lends to students").
+        unsaid = [word for word in clause if stem(word) not in other_stems]
+        pairs = lexicon().opposite_pairs(unsaid, other.words, through_hypernyms=True)
+        if not any(_in_place(within.sequence, word, other.sequence, said) for word, said in pairs):
             return True
     return False
+
+
+def _in_place(sequence: list[str], word: str, other_sequence: list[str], other: str) -> bool:
+    if not same_place(sequence, word, other_sequence, other):
+        return False
+    return not swapped_around(sequence, word, other_sequence, other)
 
 
 def _negation_check(item: ClaimCheckInput) -> list[Finding]:

@@ -143,8 +143,8 @@ def claim_features(state: ClaimState, scoring: Scoring, *, n_claims: int) -> dic
         # Named for figures, these count every verdict-deciding finding: figures, hours, record attributes.
         "figures_not_in_context": float(sum(f.verdict is Verdict.NOT_FOUND for f in deciding)),
         "figure_conflicts": float(sum(f.verdict is Verdict.CONTRADICTED for f in deciding)),
-        # The opposites check's findings alone (counted in figure_conflicts too): recorded so a calibration can
-        # tell what that check adds.
+        # The opposites check's findings alone (a signal: counted in negation_flip too), recorded so a calibration
+        # can tell what that check adds.
         "opposites": float(sum(finding.check == "opposite" for _, finding in state.findings)),
         "fabricated_citation": float(any(resolve_cited_id(i, scoring.chunk_ids) is None for i in claim.cited_ids)),
         "claim_words": float(len(words)),

@@ -87,10 +87,6 @@ class Lexicon:
                         found.add(base)
         return frozenset(found)
 
-    def parts_of_speech(self, word: str) -> frozenset[str]:
-        """The parts of speech ("n", "v", "a", "r") WordNet lists for the word's base forms."""
-        return frozenset("nvar"[key % 4] for base in self.base_forms(word) for key in self.synsets_of[base])
-
     def synonyms(self, word: str) -> frozenset[str]:
         """Every lemma sharing a synset with one of the word's base forms (the base forms included)."""
         return frozenset(

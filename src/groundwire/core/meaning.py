@@ -112,9 +112,8 @@ def _claim_words(claim: str) -> list[str]:
 def _covered(word: str, sentence_stems: set[str]) -> bool:
     if stem(word) in sentence_stems:
         return True
-    words = lexicon()
-    related = words.base_forms(word) | words.synonyms(word)
-    return any(stem(other) in sentence_stems for other in related if " " not in other)
+    # The word's synonyms hold its base forms ("became" -> "become") too.
+    return any(stem(other) in sentence_stems for other in lexicon().synonyms(word) if " " not in other)
 
 
 def paraphrase(alignment: Alignment | None, *, findings: bool, figures_ok: bool) -> bool:

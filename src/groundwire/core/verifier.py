@@ -126,8 +126,8 @@ class Verifier:
         """Align each claim to its best evidence sentence by meaning (core.meaning): the paraphrase gate, the
         citation, and the combiner's meaning features. None: as the scorer's calibration was fitted."""
         self._embedder = embedder
+        check_opt_ins(frozenset(checks_on))
         self.checks_on = frozenset(checks_on)
-        check_opt_ins(self.checks_on)
         """The opt-in claim checks this verifier runs (`ClaimCheck.opt_in`: "entities", spaCy's names and roles)."""
         self.escalate_to = escalate_to
         """The cascade's next stage (a larger model, issue 19): an answer this verifier escalates is checked again by

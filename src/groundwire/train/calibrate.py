@@ -43,7 +43,7 @@ class CalibrationReport(TypedDict):
 
 def features_for(bundle: Path, dev: Sequence[Path], *, limit: int | None, cache: Path | None,
                  seed: int = 0, workers: int = 1, canonical_figures: bool = True,
-                 meaning: bool = True) -> list[combine.ClaimRow]:
+                 meaning: bool = False) -> list[combine.ClaimRow]:
     """Claim rows for the dev files (from `cache` when it exists). With several workers, files are scored in
     parallel processes of one thread each; the rows are the same as with one.
 
@@ -137,8 +137,7 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
         stage1, final, targets = fit_stages(lodo.fittable(first_rows), lodo.fittable(rows), stage, routing,
                                             first=shipped_first)
         _, in_sample = cascade_route(stage1, final, first_rows, rows)
-        report_in_sample = {fam: lodo.figures([a for a in in_sample if a.family == fam])
-                            for fam in sorted({a.family for a in in_sample})}
+        report_in_sample = lodo.per_family(in_sample)
         shipped_routing = {"recipe": recipe, **routing, "stage": 2, "stage_targets": targets}
     assert isinstance(final.combiner, LogisticCombiner)  # the mono recipe fits one pooled combiner
     block = {"accept_at": final.pooled[0], "reject_at": final.pooled[1],

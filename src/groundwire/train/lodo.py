@@ -97,7 +97,11 @@ def lodo(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, Figures]:
 
 def in_sample(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, Figures]:
     """Per family: the recipe fitted on all fittable rows (this family's included), scored on every row."""
-    routed = route(fit(fittable(rows)), rows)
+    return per_family(route(fit(fittable(rows)), rows))
+
+
+def per_family(routed: Sequence[Routed]) -> dict[str, Figures]:
+    """The figures of each family's routed answers, families in order."""
     grouped: dict[str, list[Routed]] = defaultdict(list)
     for a in routed:
         grouped[a.family].append(a)
@@ -150,11 +154,7 @@ def decide_in_sample(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, object]
     fitted = fit(fittable(rows))
     at = fit_decide_at(fitted, fittable(rows))
     answers = decided(fitted, rows, at)
-    grouped: dict[str, list[Routed]] = defaultdict(list)
-    for a in answers:
-        grouped[a.family].append(a)
-    return {"decide_at": at, "all": figures(answers),
-            "families": {f: figures(items) for f, items in sorted(grouped.items())}}
+    return {"decide_at": at, "all": figures(answers), "families": per_family(answers)}
 
 
 def summary(figs: dict[str, Figures], lexical: dict[str, Figures], *, limit: float = 0.15) -> dict[str, float]:

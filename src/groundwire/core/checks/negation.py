@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
-from groundwire.core.checks.wording import content_sequence, same_place, swapped_around
+from groundwire.core.checks.wording import content_sequence, in_place
 from groundwire.core.lexicon import lexicon
 from groundwire.core.textutil import STOPWORDS, has_negation, normalize, stem, word_share, words
 from groundwire.core.types import Finding
@@ -117,15 +117,9 @@ def _unmatched_negation(
         # no "the library lends to students").
         unsaid = [word for word in clause if stem(word) not in other_stems]
         pairs = lexicon().opposite_pairs(unsaid, other.words, through_hypernyms=True)
-        if not any(_in_place(within.sequence, word, other.sequence, said) for word, said in pairs):
+        if not any(in_place(within.sequence, word, other.sequence, said) for word, said in pairs):
             return True
     return False
-
-
-def _in_place(sequence: list[str], word: str, other_sequence: list[str], other: str) -> bool:
-    if not same_place(sequence, word, other_sequence, other):
-        return False
-    return not swapped_around(sequence, word, other_sequence, other)
 
 
 def _negation_check(item: ClaimCheckInput) -> list[Finding]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 from groundwire.core.checks.negation import negated_clauses
-from groundwire.core.checks.wording import content_sequence, same_place, swapped_around
+from groundwire.core.checks.wording import content_sequence, in_place
 from groundwire.core.lexicon import lexicon
 from groundwire.core.textutil import WORD_RE, stem, word_share, words
 from groundwire.core.types import Finding
@@ -51,10 +51,10 @@ def opposite_finding(claim: str, evidence: str | None) -> Finding | None:
     for word, other in lexicon().opposite_pairs(replaced, replacing):
         if word_share(claim_stems - {stem(word.lower())}, evidence_stems) < _RESTATED:
             continue
-        if not same_place(claim_words, word, evidence_words, other):
-            continue  # "raising its dividend" against "debt to fall": opposites, about different things
-        if swapped_around(claim_words, word, evidence_words, other):
-            continue  # a converse: "students borrow from the library" says "the library lends to students"
+        if not in_place(claim_words, word, evidence_words, other):
+            # "raising its dividend" against "debt to fall": opposites about different things; or a converse:
+            # "students borrow from the library" says "the library lends to students"
+            continue
         if (word.lower() in claim_negated) != (other.lower() in evidence_negated):
             continue  # "is not open" against "is closed": the negation flips it back
         return Finding("opposite", f"the claim says '{word}' where the evidence says '{other}'", None)

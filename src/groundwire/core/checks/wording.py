@@ -34,6 +34,14 @@ def swapped_around(sequence: list[str], word: str, other_sequence: list[str], ot
     return bool(before & other_after and after & other_before)
 
 
+def in_place(sequence: list[str], word: str, other_sequence: list[str], other: str) -> bool:
+    """`other` stands where `word` stands (`same_place`) with the same arguments around it (not `swapped_around`):
+    the two sentences say opposite things only then."""
+    return same_place(sequence, word, other_sequence, other) and not swapped_around(
+        sequence, word, other_sequence, other
+    )
+
+
 def _around(sequence: list[str], word: str) -> tuple[set[str], set[str]]:
     lowered = [w.lower() for w in sequence]
     if word.lower() not in lowered:

@@ -4,6 +4,8 @@
     .venv/bin/python bench/speed.py --cascade ~/gw-runs/mpnet-v3/bundle    # + the two-stage cascade (issue 19)
     .venv/bin/python bench/speed.py --as-written     # + figures read as written: the cost of canonical figures
     .venv/bin/python bench/speed.py --meaning        # + the meaning layer on and off: its cost (issue 33)
+    .venv/bin/python bench/speed.py --profile        # + where a 5x5 check's time goes, and the model's per op
+    .venv/bin/python bench/speed.py --form fp32      # the bundled model's fp32 form (default: chosen for this CPU)
 
 Measures, each backend in its own subprocess (so peak memory is its own):
   - pairs per second over a fixed set of (window, claim) pairs;
@@ -73,7 +75,61 @@ def pairs() -> list[tuple[str, str]]:
     return [(c, h) for c in chunks() for h in claims] * 4  # 100 pairs
 
 
-def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str | None = None) -> dict:
+STAGES = (
+    ("model runs", ("onnxruntime", "<method 'acquire'", "<method 'run' of")),
+    ("tokenising", ("tokenizers", "<method 'encode_batch'", "<method 'post_process'")),
+    ("checks", ("core/checks/", "core/claim_state.py", "core/lexicon.py")),
+    ("figures", ("core/figures.py", "core/units.py")),
+    ("claims, windows, plan", ("core/claims.py", "core/windows.py", "core/plan.py", "core/textutil.py", "pysbd")),
+    ("scores to verdicts", ("core/verdicts.py", "scoring/combiner.py", "core/verifier.py", "scoring/onnx.py")),
+)
+"""Where a check's time goes, by the code that spends it (cProfile's own time per function, main thread)."""
+
+
+def profile(verifier, scorer, repeats: int) -> dict:
+    """Shares of one 5x5 check's time by stage, and the model's time by ONNX operator (onnxruntime's profiler)."""
+    import collections
+    import cProfile
+    import pstats
+    import tempfile
+
+    import onnxruntime as ort
+
+    verifier.verify(ANSWER, chunks())
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(repeats):
+        verifier.verify(ANSWER, chunks())
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    stages: dict[str, float] = collections.Counter()
+    for (path, _, function), (_, _, own, _, _) in stats.items():
+        where = f"{path}:{function}"
+        stage = next((name for name, marks in STAGES if any(mark in where for mark in marks)), "other python")
+        stages[stage] += own
+    total = sum(stages.values())
+    ops: dict[str, float] = collections.Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        options = ort.SessionOptions()
+        options.enable_profiling = True
+        options.profile_file_prefix = f"{tmp}/ort"
+        options.intra_op_num_threads = 1
+        model = scorer.bundle / scorer.config.get("forms", {}).get(scorer.form, {}).get("model_file", "model.onnx")
+        for key, value in scorer.config.get("forms", {}).get(scorer.form, {}).get("session_config", {}).items():
+            options.add_session_config_entry(key, value)
+        scorer.session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        scorer.score(pairs()[:25])
+        for event in json.loads(Path(scorer.session.end_profiling()).read_text()):
+            if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+                ops[event["args"]["op_name"]] += event["dur"]
+    op_total = sum(ops.values())
+    return {"seconds_per_check": total / repeats,
+            "stages": {name: own / total for name, own in sorted(stages.items(), key=lambda kv: -kv[1])},
+            "ops": {name: us / op_total for name, us in sorted(ops.items(), key=lambda kv: -kv[1])[:10]}}
+
+
+def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str | None = None,
+                form: str = "auto") -> dict:
     import numpy as np
 
     from groundwire.config import CheckSettings
@@ -87,10 +143,10 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
         answer = ESCALATED_ANSWER
         assert verifier.escalate_to is not None and isinstance(verifier.escalate_to.scorer, OnnxScorer)
         scorer = verifier.escalate_to.scorer
-    elif backend in ("int8", "int8-as-written", "int8-meaning", "int8-plain"):
+    elif backend in ("int8", "int8-as-written", "int8-meaning", "int8-plain", "profile"):
         from groundwire.scoring.onnx import OnnxScorer, bundled_path
 
-        scorer = OnnxScorer(bundle or bundled_path())
+        scorer = OnnxScorer(bundle or bundled_path(), form=form)
     else:
         from groundwire.scoring.hf import HFClassifierScorer
 
@@ -100,6 +156,8 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
         meaning = {"int8-meaning": True, "int8-plain": False}.get(backend)  # None: as the bundle was calibrated
         settings = CheckSettings(canonical_figures=backend != "int8-as-written", meaning=meaning)
         verifier = build_verifier(settings, scorer=scorer)
+    if backend == "profile":
+        return profile(verifier, scorer, repeats)
     batch = pairs()
     scorer.score(batch[:8])  # warm up
     started = time.perf_counter()
@@ -112,7 +170,7 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
         report = verifier.verify(answer, chunks())
         times.append(time.perf_counter() - started)
         two_stage += len(report.extra.get("cascade", [])) > 1
-    return {"backend": backend, "pairs_per_s": pairs_per_s, "p50_s": float(np.percentile(times, 50)),
+    return {"backend": backend, "form": getattr(scorer, "form", "-"), "pairs_per_s": pairs_per_s, "p50_s": float(np.percentile(times, 50)),
             "p95_s": float(np.percentile(times, 95)), "claims": len(report.claims),
             "pairs_per_verify": report.extra.get("pairs_scored"), "reached_stage_2": f"{two_stage}/{repeats}",
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
@@ -128,11 +186,16 @@ def main() -> None:
                         help="also time the int8 model with figures read as written (canonical_figures off)")
     parser.add_argument("--meaning", action="store_true",
                         help="also time the int8 model with the meaning layer on and off (core.meaning): its cost")
-    parser.add_argument("--backend", choices=("int8", "int8-as-written", "int8-meaning", "int8-plain", "torch", "cascade"),
+    parser.add_argument("--profile", action="store_true",
+                        help="also print where a 5x5 check's time goes, and the model's time per ONNX operator")
+    parser.add_argument("--form", choices=("auto", "int8", "fp32"), default="auto",
+                        help="the bundled model's form (auto: as chosen for this CPU, scoring/forms.py)")
+    parser.add_argument("--backend", choices=("int8", "int8-as-written", "int8-meaning", "int8-plain", "torch", "cascade",
+                                              "profile"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.backend:
-        print(json.dumps(run_backend(args.backend, args.torch_model, args.repeats, args.bundle)))
+        print(json.dumps(run_backend(args.backend, args.torch_model, args.repeats, args.bundle, args.form)))
         return
     results = {}
     backends = ["int8"] + (["torch"] if Path(args.torch_model, "config.json").is_file() else [])
@@ -140,11 +203,12 @@ def main() -> None:
     for backend in backends + extra + (["cascade"] if args.cascade else []):
         bundle = args.cascade if backend == "cascade" else args.bundle
         proc = subprocess.run([sys.executable, __file__, "--backend", backend, "--torch-model", args.torch_model,
-                               "--repeats", str(args.repeats)] + (["--bundle", bundle] if bundle else []),
+                               "--repeats", str(args.repeats), "--form", args.form]
+                              + (["--bundle", bundle] if bundle else []),
                               capture_output=True, text=True, check=True)
         results[backend] = json.loads(proc.stdout.strip().splitlines()[-1])
         r = results[backend]
-        print(f"{backend:15s} pairs/s={r['pairs_per_s']:.1f} verify_5x5 p50={r['p50_s']:.3f}s p95={r['p95_s']:.3f}s "
+        print(f"{backend:15s} form={r['form']} pairs/s={r['pairs_per_s']:.1f} verify_5x5 p50={r['p50_s']:.3f}s p95={r['p95_s']:.3f}s "
               f"claims={r['claims']} pairs={r['pairs_per_verify']} peak_rss={r['peak_rss_mb']:.0f}MB"
               + (f" reached_stage_2={r['reached_stage_2']} (pairs/s: the second stage's model)"
                  if backend == "cascade" else ""))
@@ -167,6 +231,18 @@ def main() -> None:
         line += (f"; cascade p50_s={c['p50_s']:.3f} p95_s={c['p95_s']:.3f} rss_mb={c['peak_rss_mb']:.0f} "
                  f"(x{c['p50_s'] / q['p50_s']:.2f} the small model's p50, x{c['peak_rss_mb'] / q['peak_rss_mb']:.2f} "
                  f"its memory; {c['reached_stage_2']} checks reached stage 2)")
+    if args.profile:
+        proc = subprocess.run([sys.executable, __file__, "--backend", "profile", "--repeats", str(args.repeats),
+                               "--form", args.form] + (["--bundle", args.bundle] if args.bundle else []),
+                              capture_output=True, text=True, check=True)
+        shares = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(f"profile of one 5x5 check ({shares['seconds_per_check']:.3f} s in the profiler):")
+        for name, share in shares["stages"].items():
+            print(f"  {name:24s} {share:6.1%}")
+        print("the model's time by ONNX operator (one thread):")
+        for name, share in shares["ops"].items():
+            print(f"  {name:24s} {share:6.1%}")
+        line += f"; model runs {shares['stages'].get('model runs', 0.0):.0%} of a check"
     print(line)
 
 

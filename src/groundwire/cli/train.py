@@ -246,3 +246,22 @@ def dequantize(
                          code=ErrorCode.FILE_NOT_FOUND)
     dest = dequantize_bundle(bundle, base_model or default_base_model(), out)
     typer.echo(f"wrote {dest} (the int8 weights of {bundle}, in fp32)")
+
+
+@train_app.command("fp32-form")
+def fp32_form(
+    bundle: Annotated[Path, typer.Option(help="An int8 bundle (`train export`), e.g. src/groundwire/models/verifier.")],
+    base_model: Annotated[str | None, typer.Option(
+        help="The checkpoint whose architecture and tokenizer the bundle was trained from (default: all-MiniLM-L6-v2).")] = None,
+) -> None:
+    """Add the bundle's fp32 form (its int8 weights run in fp32), which CPUs without VNNI may run faster."""
+    require_extra("train fp32-form", "train", "torch", "transformers", "onnx")
+    from groundwire.train.export import MODEL_FILE
+    from groundwire.train.forms import write_fp32_form
+    from groundwire.train.loop import default_base_model
+
+    if not (bundle / MODEL_FILE).is_file():
+        raise InputError(f"--bundle {bundle}: no {MODEL_FILE} in it (give a folder written by `train export`)",
+                         code=ErrorCode.FILE_NOT_FOUND)
+    dest = write_fp32_form(bundle, base_model or default_base_model())
+    typer.echo(f"wrote {dest} and listed it under \"forms\" in {bundle / 'config.json'}")

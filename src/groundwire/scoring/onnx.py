@@ -7,22 +7,31 @@ RAGTruth windows): an int8 bundle therefore says "batch_size": 1 in its config.j
 score independent of the rest of the call, agrees better with fp32 (v1: max error 0.10 instead of 0.16 on
 the agreement pairs) and costs about 15% of throughput on 2 cores, won back by running several one-pair runs
 at once, one thread each. An fp32 export may batch freely.
+
+A bundle may hold its model in more than one form (config.json "forms": int8, and fp32 for CPUs without VNNI);
+scoring/forms.py picks the one this CPU runs, "bundled:int8" / "bundled:fp32" or GROUNDWIRE_MODEL_FORM pins it,
+and `form` / `form_reason` say which and why (`groundwire doctor` prints them).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from tokenizers import Encoding
+
 from groundwire.scoring.base import Calibration, Combiner, PairScores
 from groundwire.scoring.combiner import load_combiner
+from groundwire.scoring.forms import TRIAL_PAIRS, ModelForm, bundle_forms, choose_form, cpu_features
 
 BUNDLED_DIR = "models/verifier"
 _SUPPORT_LABEL = "entailment"
@@ -43,8 +52,8 @@ class OnnxScorer:
         batch_size: int | None = None,
         threads: int | None = None,
         model_file: str | None = None,
+        form: str = "auto",
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.bundle = Path(bundle)
@@ -68,30 +77,26 @@ class OnnxScorer:
         self.task_thresholds: dict[str, tuple[float, float]] = dict(own.task_thresholds)
         # The threshold of decided verdicts (`[verify] route = "decide"`), where the bundle has one.
         self.decide_at: float | None = own.decide_at
-        self.batch_size = batch_size or int(self.config.get("batch_size", 32))
         self.tokenizer = Tokenizer.from_file(str(self.bundle / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.no_truncation()
         self._pair_tokenizer = Tokenizer.from_file(str(self.bundle / "tokenizer.json"))
         self._pair_tokenizer.no_padding()
         self._pair_tokenizer.enable_truncation(self.max_tokens, strategy="longest_first")
-        options = ort.SessionOptions()
         # onnxruntime sizes its pool to the whole machine; honour a CPU limit given the usual way (Ray sets it).
-        threads = threads or int(os.environ.get("OMP_NUM_THREADS") or 0)
-        # One pair per run (batch_size 1) is too small to split across cores: each run gets one thread and
-        # several pairs run at once instead (a session's run() is thread-safe), which on 2 cores is ~1.5x faster.
-        self.parallel_runs = (threads or os.cpu_count() or 1) if self.batch_size == 1 else 1
-        if self.parallel_runs > 1:
-            options.intra_op_num_threads = 1
-        elif threads:
-            options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(
-            str(self.bundle / (model_file or self.config.get("model_file", "model.onnx"))),
-            options,
-            providers=["CPUExecutionProvider"],
-        )
-        self._inputs = {i.name for i in self.session.get_inputs()}
+        self._threads = threads or int(os.environ.get("OMP_NUM_THREADS") or 0)
         self._executor: ThreadPoolExecutor | None = None
+        forms = bundle_forms(self.config)
+        if model_file is not None:  # one file asked for by name (benches, the export's agreement check)
+            forms = {"given": ModelForm("given", model_file, next(iter(forms.values())).batch_size)}
+        self._wanted_batch_size = batch_size
+        chosen, self.form_reason = choose_form(
+            forms,
+            form if form != "auto" else os.environ.get("GROUNDWIRE_MODEL_FORM", "auto"),
+            cpu_features(),
+            self._time_form,
+        )
+        self._load(chosen)
         self.combiner: Combiner | None = own.combiner
         self.canonical_figures = own.canonical_figures
         self.meaning = own.meaning
@@ -99,6 +104,38 @@ class OnnxScorer:
         self.stage_two: dict[str, Calibration] = {
             str(first): _calibration(self.bundle, block) for first, block in self.config.get("stage_two", {}).items()
         }
+
+    def _load(self, form: ModelForm) -> None:
+        """Make `form` the one this scorer runs."""
+        import onnxruntime as ort
+
+        self.form = form.name
+        self.batch_size = self._wanted_batch_size or form.batch_size
+        options = ort.SessionOptions()
+        for key, value in form.session_config.items():
+            options.add_session_config_entry(key, value)
+        # One pair per run (batch_size 1) is too small to split across cores: each run gets one thread and
+        # several pairs run at once instead (a session's run() is thread-safe), which on 2 cores is ~1.5x faster.
+        self.parallel_runs = (self._threads or os.cpu_count() or 1) if self.batch_size == 1 else 1
+        if self.parallel_runs > 1:
+            options.intra_op_num_threads = 1
+        elif self._threads:
+            options.intra_op_num_threads = self._threads
+        self.session = ort.InferenceSession(
+            str(self.bundle / form.model_file), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self.session.get_inputs()}
+
+    def _time_form(self, form: ModelForm) -> float:
+        """Seconds `form` takes on the trial pairs, best of three (after one warm-up run)."""
+        self._load(form)
+        self.probabilities(TRIAL_PAIRS[:1])
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            self.probabilities(TRIAL_PAIRS)
+            best = min(best, time.perf_counter() - started)
+        return best
 
     @property
     def calibration(self) -> Calibration:
@@ -116,11 +153,12 @@ class OnnxScorer:
         return self.stage_two.get(first_model_id)
 
     @classmethod
-    def bundled(cls, _: str = "") -> OnnxScorer:
+    def bundled(cls, form: str = "") -> OnnxScorer:
+        """The bundled model; "bundled:int8" or "bundled:fp32" pins its form (else chosen for this CPU)."""
         path = bundled_path()
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"the bundled model is missing from {path}; reinstall groundwire")
-        return cls(path)
+        return cls(path, form=form or "auto")
 
     @classmethod
     def from_spec(cls, arg: str) -> OnnxScorer:
@@ -131,15 +169,29 @@ class OnnxScorer:
             return []
         return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
+    def _encode(self, pairs: Sequence[tuple[str, str]]) -> tuple[list[Encoding], np.ndarray]:
+        """Each pair's model input, and whether it was truncated. Each distinct text is tokenised once, not once
+        per pair: a window meets every claim, so a 5 x 5 check tokenises 10 texts instead of 25 pairs. The pair is
+        then truncated and framed by the tokenizer's own rules (`post_process`), so the ids are those of
+        encoding the pair whole."""
+        texts = list(dict.fromkeys(text for pair in pairs for text in pair))
+        alone = dict(zip(texts, self.tokenizer.encode_batch(texts, add_special_tokens=False), strict=True))
+        frame = self._pair_tokenizer.post_process
+        encodings = [frame(alone[premise], alone[hypothesis]) for premise, hypothesis in pairs]
+        lengths = np.array([len(alone[premise].ids) + len(alone[hypothesis].ids) for premise, hypothesis in pairs])
+        return encodings, lengths + 3 > (self.max_tokens or 0)
+
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Softmax over the labels for each pair, shape (n, labels), in input order."""
+        return self._probabilities(self._encode(pairs)[0])
+
+    def _probabilities(self, encodings: Sequence[Encoding]) -> np.ndarray:
         n_labels = len(self.config["labels"])
-        if not pairs:
+        if not encodings:
             return np.zeros((0, n_labels), dtype=np.float32)
-        encodings = self._pair_tokenizer.encode_batch([(p, h) for p, h in pairs])
         order = np.argsort([len(e.ids) for e in encodings], kind="stable")
-        out = np.zeros((len(pairs), n_labels), dtype=np.float32)
-        batches = [order[begin : begin + self.batch_size] for begin in range(0, len(pairs), self.batch_size)]
+        out = np.zeros((len(encodings), n_labels), dtype=np.float32)
+        batches = [order[begin : begin + self.batch_size] for begin in range(0, len(encodings), self.batch_size)]
 
         def run(index: np.ndarray) -> None:
             width = max(len(encodings[i].ids) for i in index)
@@ -170,11 +222,8 @@ class OnnxScorer:
         return self._executor
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> PairScores:
-        probs = self.probabilities(pairs)
-        truncated = np.zeros(len(pairs), dtype=bool)
-        if pairs:
-            lengths = np.add(self.count_tokens([p for p, _ in pairs]), self.count_tokens([h for _, h in pairs]))
-            truncated = lengths + 3 > (self.max_tokens or 0)
+        encodings, truncated = self._encode(pairs)
+        probs = self._probabilities(encodings)
         contradiction = probs[:, self.contradiction_index] if self.contradiction_index is not None else None
         return PairScores(
             probs[:, self.support_index].copy(), None if contradiction is None else contradiction.copy(), truncated

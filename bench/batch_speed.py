@@ -1,0 +1,47 @@
+"""Rows per second of a batch check (`groundwire check --input`'s path, pipeline.check_rows), bundled model.
+
+    .venv/bin/python bench/batch_speed.py --task summary --limit 60                 # RAGTruth summaries
+    .venv/bin/python bench/batch_speed.py --task summary --src /tmp/base/src       # another checkout's code
+
+Reads the dev file's rows of one task (default: RAGTruth's summaries, the held-out run's kind), loads the model
+once, checks every row twice (the first pass warms caches and is not timed), and prints rows per second of wall
+time and CPU seconds per row, the pairs scored per row, and the model form. `--src` runs another checkout's
+groundwire on the same rows, for a before/after ratio on one machine: run both, alternating, and compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev" / "ragtruth_dev.jsonl"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--file", type=Path, default=DEV)
+    parser.add_argument("--task", default="summary")
+    parser.add_argument("--limit", type=int, default=60)
+    parser.add_argument("--src", type=Path, default=Path(__file__).resolve().parents[1] / "src")
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.src))
+    from groundwire.config import CheckSettings
+    from groundwire.data.rows import EvalRow, read_rows
+    from groundwire.pipeline import build_verifier, check_rows
+
+    rows = [row for row in read_rows(args.file) if isinstance(row, EvalRow) and row.task == args.task][: args.limit]
+    verifier = build_verifier(CheckSettings())
+    list(check_rows(verifier, rows))
+    wall, cpu = time.perf_counter(), time.process_time()
+    checked = list(check_rows(verifier, rows))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    pairs = sum(c.report.extra.get("pairs_scored", 0) for c in checked if c.report is not None) / len(rows)
+    form = getattr(verifier.scorer, "form", "-")
+    print(f"batch: {len(rows)} {args.task} rows from {args.file.name}, src {args.src}: {len(rows) / wall:.2f} rows/s, "
+          f"{cpu / len(rows):.3f} CPU s/row, {pairs:.1f} pairs/row, form {form}")
+
+
+if __name__ == "__main__":
+    main()

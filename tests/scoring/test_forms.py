@@ -1,0 +1,108 @@
+"""The bundled model's forms: which one a CPU runs, and that each scores what the shipped model scores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from groundwire.scoring import get_scorer
+from groundwire.scoring.forms import CpuFeatures, ModelForm, bundle_forms, choose_form, cpu_features
+from groundwire.scoring.onnx import OnnxScorer, bundled_path
+
+AGREEMENT = Path(__file__).parents[1] / "train" / "fixtures" / "agreement.json"
+FORMS = {"int8": ModelForm("int8", "model.onnx", 1), "fp32": ModelForm("fp32", "model.fp32w8.onnx", 1)}
+NO_VNNI = CpuFeatures("test cpu", vnni=False, avx512=False, avx2=True, cores=2)
+VNNI = CpuFeatures("test cpu", vnni=True, avx512=True, avx2=True, cores=2)
+
+CPUINFO = """processor\t: 0
+model name\t: AMD EPYC 7B12
+flags\t\t: fpu sse2 avx avx2 fma f16c
+
+processor\t: 1
+model name\t: AMD EPYC 7B12
+flags\t\t: fpu sse2 avx avx2 fma f16c avx512_vnni
+"""
+
+
+def test_cpu_flags_are_read_from_the_first_processor() -> None:
+    cpu = cpu_features(CPUINFO)
+    assert cpu.model == "AMD EPYC 7B12"
+    assert cpu.vnni is False and cpu.avx2 and not cpu.avx512
+    assert cpu.cpu_class == "avx2, no vnni"
+    assert cpu_features(CPUINFO.replace("f16c\n", "f16c avx_vnni\n", 1)).vnni is True
+    assert cpu_features("").vnni is None  # no flags to read: not "no VNNI"
+
+
+def test_a_vnni_cpu_runs_int8_without_timing_anything() -> None:
+    def never(form: ModelForm) -> float:
+        raise AssertionError(f"timed {form.name}")
+
+    assert choose_form(FORMS, "auto", VNNI, never)[0].name == "int8"
+    unknown = CpuFeatures("?", vnni=None, avx512=False, avx2=False, cores=1)
+    assert choose_form(FORMS, "auto", unknown, never)[0].name == "int8"
+
+
+@pytest.mark.parametrize(("int8_s", "fp32_s", "chosen"), [(1.0, 0.5, "fp32"), (1.0, 0.9, "int8"), (0.5, 1.0, "int8")])
+def test_without_vnni_fp32_is_chosen_only_when_clearly_faster(int8_s: float, fp32_s: float, chosen: str) -> None:
+    seconds = {"int8": int8_s, "fp32": fp32_s}
+    form, reason = choose_form(FORMS, "auto", NO_VNNI, lambda form: seconds[form.name])
+    assert form.name == chosen
+    assert "no VNNI" in reason
+
+
+def test_an_asked_for_form_wins_and_an_unknown_one_is_refused() -> None:
+    assert choose_form(FORMS, "fp32", VNNI, lambda form: 1.0)[0].name == "fp32"
+    with pytest.raises(ValueError, match="not one of auto, int8, fp32"):
+        choose_form(FORMS, "fp16", VNNI, lambda form: 1.0)
+    with pytest.raises(ValueError, match="has no 'fp32' form"):
+        choose_form({"int8": FORMS["int8"]}, "fp32", VNNI, lambda form: 1.0)
+
+
+def test_a_bundle_without_forms_has_its_one_model_file() -> None:
+    forms = bundle_forms({"model_file": "other.onnx", "batch_size": 4})
+    assert list(forms) == ["int8"] and forms["int8"].model_file == "other.onnx" and forms["int8"].batch_size == 4
+
+
+def test_the_shipped_bundle_lists_both_forms() -> None:
+    forms = bundle_forms(json.loads((bundled_path() / "config.json").read_text()))
+    assert set(forms) == {"int8", "fp32"}
+    for form in forms.values():
+        assert (bundled_path() / form.model_file).is_file()
+
+
+def test_the_fp32_form_scores_the_int8_weights_in_fp32() -> None:
+    """It is closer to the fp32 model the bundle was quantized from than int8 is, and decides the clear pairs alike."""
+    data = json.loads(AGREEMENT.read_text())
+    pairs = [tuple(pair) for pair in data["pairs"]]
+    reference = np.array(data["fp32_probs"])
+    fp32 = get_scorer("bundled:fp32")
+    int8 = get_scorer("bundled:int8")
+    assert isinstance(fp32, OnnxScorer) and fp32.form == "fp32" and isinstance(int8, OnnxScorer) and int8.form == "int8"
+    fp32_probs, int8_probs = fp32.probabilities(pairs), int8.probabilities(pairs)
+    assert np.abs(fp32_probs - reference).mean() < np.abs(int8_probs - reference).mean()
+    assert np.abs(fp32_probs - reference).max() < 0.25
+    clear = reference.max(axis=1) > 0.7
+    assert (fp32_probs[clear].argmax(1) == reference[clear].argmax(1)).all()
+    alone = np.array([fp32.score([pair]).support[0] for pair in pairs[:4]])
+    np.testing.assert_allclose(fp32.score(pairs).support[:4], alone, atol=1e-5)
+
+
+def test_an_unknown_bundled_form_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="fp16"):
+        get_scorer("bundled:fp16")
+
+
+def test_each_text_is_tokenised_once_and_framed_as_the_whole_pair() -> None:
+    scorer = OnnxScorer(bundled_path(), form="int8")
+    long = " ".join(f"Clause {i} of the Harbour Street lease sets a fee of ${i}.50 a month." for i in range(40))
+    pairs = [(long, "The fee is $3.50."), ("The shop opens at 9 am.", long), ("", "A claim."),
+             ("Ünïcödé — “quoted” 3,600 km²", "It is 3600 km²."), (long[:700], long[:500])]
+    framed, truncated = scorer._encode(pairs)
+    whole = scorer._pair_tokenizer.encode_batch(pairs)
+    assert [e.ids for e in framed] == [e.ids for e in whole]
+    assert [e.type_ids for e in framed] == [e.type_ids for e in whole]
+    assert truncated.tolist() == [len(e.overflowing) > 0 for e in whole]
+    assert truncated.sum() == 3

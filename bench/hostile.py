@@ -17,8 +17,9 @@ on a free port of 127.0.0.1 and measures, in order:
      (item 5), malformed JSON, wrong types, oversized fields and bodies, odd Content-Length and encodings, deep
      nesting, odd characters, unknown routes and methods, bad query parameters, long URLs and headers; and (issue
      38) bench/growth.py's context patterns (a 35-digit number, '1234567890 ', '[1][2][3]', ...) as chunks of 50k
-     and 200k characters and as the whole 400k context, the same text ingested and verified by doc_ids, and the eval
-     loop's routes at ?limit=10000 over the log the other requests left.
+     and 200k characters and as the whole 400k context, the same text ingested and verified by doc_ids, a repair of
+     one claim that splits into 31 parts, and the eval loop's routes at ?limit=10000 over the log the other requests
+     left.
 It prints the counts of 2xx, 4xx, 5xx, hangs (no answer in 10 s) and connections closed without an answer, with
 the slowest response of each class and the slowest refusal (4xx, or a close) of a request that was not slow on
 purpose. Slow-header and slow-body requests are counted apart: they are answered when the server's timeout ends.
@@ -277,6 +278,10 @@ def hostile_requests(port: int) -> list[tuple[str, Callable[[], tuple[int | str,
             add(f"chunks {name} {size // 1000}k", verify(SHORT_ANSWER, chunks))
             add(f"chunks {name} {size // 1000}k /v1/repair", verify(SHORT_ANSWER, chunks, path="/v1/repair"))
             add(f"documents {name} {size // 1000}k", ingest_then_verify(f"{name} {size}", pieces))
+    # /v1/repair checks each part of a claim it splits against the whole context: one claim of 31 parts
+    coordinated = "The pump runs at 3 bar and " + " and ".join(f"costs {i} dollars" for i in range(30)) + "."
+    prose = [{"id": "S1", "text": CONTEXT_PATTERNS["ordinary prose"](200_000)}]
+    add("repair: a claim of 31 parts, 200k of prose", verify(coordinated, prose, path="/v1/repair"))
     # the eval loop over everything logged so far, at the largest sample the routes accept
     for method, path in (("GET", "/v1/eval?limit=10000"), ("GET", "/v1/eval/report?limit=10000"),
                          ("POST", "/v1/eval/runs?limit=10000")):

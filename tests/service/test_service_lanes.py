@@ -167,6 +167,33 @@ def test_a_check_over_small_chars_by_its_documents_is_moved_to_a_main_worker(set
         assert planned == ["plan"]
 
 
+def test_a_repair_whose_own_checks_add_up_past_small_pairs_is_moved_to_a_main_worker(settings,
+                                                                                      monkeypatch) -> None:
+    """/v1/repair checks each part of a claim it splits: each part's check is small, but together they are not, so
+    the repair leaves the reserved worker (unanswered, nothing logged) and runs again on a main one."""
+    parts = "The pump runs at 3 bar and " + " and ".join(f"costs {i} dollars" for i in range(5)) + "."  # 6 parts
+    with serving(settings, workers=1, max_waiting=1, reserved_workers=1, small_pairs=3) as client:
+        pool = client.app.state.pool
+        held = Held(client, monkeypatch)  # holds the checks over 3 pairs
+        four = {"answer": LARGE["answer"] + " The plan has 4 seats.", "chunks": [CHUNK]}  # 4 claims x 1 window
+        holder, holder_out = in_thread(lambda: client.post("/v1/verify", headers=ALPHA, json=four))
+        repair, repair_out = holder, holder_out  # replaced below; joined in any case
+        try:
+            held.wait_for(1)
+            repair, repair_out = in_thread(lambda: client.post("/v1/repair", headers=ALPHA,
+                                                               json={"answer": parts, "chunks": [CHUNK]}))
+            # Its check (1 pair) and two parts (1 pair each) fit in small_pairs; the third part does not.
+            until(lambda: pool.waiting == 1 and pool.busy("reserved") == 0)
+            assert not repair_out and held.entered == [4]
+            assert client.get("/v1/requests", headers=ALPHA).json()["requests"] == []  # nothing logged yet
+        finally:
+            held.release.set()
+            holder.join(timeout=WAIT_S)
+            repair.join(timeout=WAIT_S)
+        assert holder_out[0].status_code == 200 and repair_out[0].status_code == 200, repair_out[0].text
+        assert len(repair_out[0].json()["repaired"]["actions"]) == 1
+
+
 def test_what_may_be_small_is_decided_from_the_body(settings) -> None:
     from groundwire.core.errors import InputError
     from groundwire.service import ServiceSettings, models

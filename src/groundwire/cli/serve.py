@@ -57,6 +57,15 @@ def serve(
     max_claims: Annotated[int, typer.Option(min=1, help="Answers with more claims get 413.")] = _DEFAULTS["max_claims"],
     max_pairs: Annotated[int, typer.Option(
         min=1, help="Requests whose claims x context windows exceed this get 413, before any scoring.")] = _DEFAULTS["max_pairs"],
+    eval_max_pairs: Annotated[int, typer.Option(
+        min=0, help="The eval loop's routes look failed claims up in the scope's documents: (claim, window) pairs "
+                    "one call may score; a failure past it counts as undetermined, and the response says so.",
+    )] = _DEFAULTS["eval_max_pairs"],
+    eval_max_corpus_chars: Annotated[int, typer.Option(
+        min=0, help="The eval loop's routes embed the scope's documents to look failed claims up in: at most "
+                    "this many characters a call; over it, no failure is looked up (undetermined), and the "
+                    "response says so.",
+    )] = _DEFAULTS["eval_max_corpus_chars"],
     workers: Annotated[int | None, typer.Option(
         min=1, help="Checks (verify, repair, generate, the eval loop's routes) run at once; default: the usable "
                     "cores, at least 2.")] = None,
@@ -123,6 +132,8 @@ def serve(
         small_pairs=small_pairs,
         max_claims=max_claims,
         max_pairs=max_pairs,
+        eval_max_pairs=eval_max_pairs,
+        eval_max_corpus_chars=eval_max_corpus_chars,
         review_threshold=review_threshold,
         high_risk_patterns=tuple(high_risk or ()),
         release=release,

@@ -41,6 +41,7 @@ from groundwire.pipeline import CheckItem, check, check_many, failure_of
 from groundwire.scoring.embedder import default_embedder
 
 if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.core.plan import Plan
     from groundwire.core.verifier import Verifier
     from groundwire.data.embed import WindowIndex
     from groundwire.data.rows import EvalRow
@@ -204,11 +205,95 @@ def _logged(claim: ClaimLog) -> LoggedClaim:
 # --- failure partition ------------------------------------------------------------------------------------
 
 
+class NotChecked(Exception):
+    """A failure's evidence check that the run's `EvidenceBudget` does not allow: the failure stays undetermined."""
+
+
+@dataclass(slots=True)
+class EvidenceBudget:
+    """The work the failure partition may do in one run (the service's bound on one eval call). The corpus a
+    scope's failures are looked up in is embedded whole, so it may hold at most `corpus_chars` characters. Each
+    evidence check (one unsupported claim against its nearest corpus chunks) is planned before it is scored and may
+    hold at most `per_check` (claim, window) pairs and `max_claims` claims; all of them together at most `total`
+    pairs. A failure not checked for any of these reasons stays undetermined and is counted here: `meta` says how
+    many and why; none is left out silently. Pairs are the first stage's (a cascade's later stage scores the claims
+    it escalates once more). The setting names in `meta`'s reason are the service's."""
+
+    total: int
+    per_check: int
+    max_claims: int | None = None
+    corpus_chars: int | None = None
+    spent: int = 0
+    """Pairs planned by the evidence checks that ran."""
+    over_corpus: int = 0
+    """Failures left undetermined because their scope's corpus was over `corpus_chars`."""
+    largest_corpus: int = 0
+    """The largest corpus refused, in characters."""
+    over_check: int = 0
+    """Failures left undetermined because one of their evidence checks was over `per_check` or `max_claims`."""
+    over_total: int = 0
+    """Failures left undetermined because an evidence check of theirs did not fit in what was left of `total`."""
+
+    def index(self, corpus: Sequence[Chunk]) -> None:
+        """NotChecked (counted) when `corpus` is over `corpus_chars`."""
+        chars = sum(len(chunk.text) for chunk in corpus)
+        if self.corpus_chars is not None and chars > self.corpus_chars:
+            self.over_corpus += 1
+            self.largest_corpus = max(self.largest_corpus, chars)
+            raise NotChecked(f"a corpus of {chars} characters, over the limit of {self.corpus_chars}")
+
+    def plan(self, verifier: Verifier, claim: str, chunks: Sequence[Chunk]) -> Plan:
+        """The evidence check's plan, its pairs spent; NotChecked (counted) when it is over a limit."""
+        self.require_left()
+        plan = verifier.plan(claim, chunks, max_claims=self.max_claims)
+        pairs = plan.workload.pairs
+        if not plan.complete or pairs > self.per_check:
+            self.over_check += 1
+            raise NotChecked(f"{plan.workload.claims} claims and {pairs} pairs, over the limits of {self.max_claims} "
+                             f"and {self.per_check} per evidence check")
+        if self.spent + pairs > self.total:  # a smaller check after it may still fit
+            self.over_total += 1
+            raise NotChecked(f"{pairs} pairs, more than the {self.total - self.spent} left of the run's {self.total}")
+        self.spent += pairs
+        return plan
+
+    def require_left(self) -> None:
+        """NotChecked (counted) when the run's pairs are spent."""
+        if self.spent >= self.total:
+            self.over_total += 1
+            raise NotChecked(f"the run's {self.total} pairs are spent")
+
+    def meta(self) -> dict[str, Any]:
+        """The limits, the pairs spent, and the failures not checked against the corpus and why."""
+        reasons = []
+        if self.over_corpus:
+            reasons.append(f"{self.over_corpus} because the corpus they are looked up in holds {self.largest_corpus} "
+                           f"characters, over the limit of {self.corpus_chars} (eval_max_corpus_chars)")
+        if self.over_check:
+            reasons.append(f"{self.over_check} because an evidence check of theirs was over {self.per_check} (claim, "
+                           f"window) pairs (max_pairs)" + (f" or {self.max_claims} claims" if self.max_claims else ""))
+        if self.over_total:
+            reasons.append(f"{self.over_total} because an evidence check of theirs did not fit in what was left of "
+                           f"the {self.total} pairs one call may score (eval_max_pairs)")
+        not_checked = self.over_corpus + self.over_check + self.over_total
+        return {
+            "max_pairs": self.total,
+            "max_pairs_per_check": self.per_check,
+            "max_corpus_chars": self.corpus_chars,
+            "pairs": self.spent,
+            "failures_not_checked": not_checked,
+            "reason": None if not not_checked else (
+                f"{not_checked} failure(s) were not checked against the corpus and count as undetermined: "
+                + "; ".join(reasons) + "."),
+        }
+
+
 class EvidenceFinder:
     """Answers "is there support for this claim outside the retrieved set?" over a corpus of chunks.
 
     The nearest `top_k` corpus chunks by embedding that were not retrieved are verified against the
-    claim; evidence counts when the verifier calls the claim SUPPORTED on them.
+    claim; evidence counts when the verifier calls the claim SUPPORTED on them. With a `budget`, each of these
+    checks is planned and spent from it first, and one it does not allow raises NotChecked.
     """
 
     def __init__(
@@ -218,17 +303,22 @@ class EvidenceFinder:
         *,
         embedder: Embedder | None = None,
         top_k: int = 3,
+        budget: EvidenceBudget | None = None,
     ) -> None:
         self._corpus = list(corpus)
         self._verifier = verifier
         self._embedder = embedder if embedder is not None else default_embedder()
         self._top_k = top_k
+        self._budget = budget
         self._index: WindowIndex | None = None  # built on the first failure: a clean sample never pays for it
 
     def supported_outside(self, claims: Sequence[str], retrieved_ids: Sequence[str]) -> bool:
         """True when every claim is supported by some corpus chunk outside the retrieved set."""
         if not self._corpus or not claims:
             return False
+        if self._budget is not None:  # a corpus over the limit, or a spent budget, costs no embedding
+            self._budget.index(self._corpus)
+            self._budget.require_left()
         if self._index is None:
             self._index = index_texts(self._embedder, [c.text for c in self._corpus])
         retrieved = set(retrieved_ids)
@@ -238,7 +328,8 @@ class EvidenceFinder:
         similarity = best_similarity(self._index, self._embedder.embed(list(claims)))[:, outside]
         for row, claim in enumerate(claims):
             nearest = [self._corpus[outside[i]] for i in similarity[row].argsort()[::-1][: self._top_k]]
-            report = check(self._verifier, CheckItem(claim, nearest))
+            plan = None if self._budget is None else self._budget.plan(self._verifier, claim, nearest)
+            report = check(self._verifier, CheckItem(claim, nearest), plan=plan)
             if not report.claims or any(r.verdict is not Verdict.SUPPORTED for r in report.claims):
                 return False  # this claim has no evidence anywhere: the generator made it up
         return True
@@ -256,6 +347,9 @@ def partition_failures(items: Sequence[EvalItem], *, finder: EvidenceFinder | No
         elif finder is not None and item.unsupported_claims:
             try:
                 outside = finder.supported_outside(item.unsupported_claims, item.retrieved_ids)
+            except NotChecked:  # over the run's budget: counted there, and said in the run's meta
+                out.append(replace(item, failure=UNDETERMINED))
+                continue
             except Exception as error:  # one logged answer never ends the eval loop (or a GET /v1/eval)
                 failure_of(error)  # logged, with its traceback when unexpected
                 out.append(replace(item, failure=UNDETERMINED))
@@ -370,11 +464,14 @@ def run_eval_loop(
     corpus_check: bool = True,
     save: bool = True,
     on_row: Callable[[], None] | None = None,
+    budget: EvidenceBudget | None = None,
 ) -> EvalLoopResult:
     """Evaluate the frozen set and a rolling sample of the log; record the run in the store's history.
 
     The frozen set's corpus for the failure partition is every context chunk in the set (another row's
     context can hold the evidence a row was missing); the log's is the scope's ingested passages.
+    `budget`: what the log's failure partition may score (the service's bound on one call; meta["evidence"]
+    then says what it spent and how many failures it left unchecked, and why); None: no bound.
     """
     frozen = rolling = None
     meta: dict[str, Any] = {"generated_at": datetime.now().astimezone().isoformat(), "release": release, "scope": scope}
@@ -389,9 +486,12 @@ def run_eval_loop(
     if store is not None:
         records = store.sample_requests(scope=scope, n=sample_size, seed=seed, since=since)
         items = items_from_log(records, feedback=store.feedback_summary([r.id for r in records if r.id], scope=scope))
-        items = partition_by_scope(items, store, verifier, embedder) if corpus_check else partition_failures(items)
+        items = (partition_by_scope(items, store, verifier, embedder, budget=budget) if corpus_check
+                 else partition_failures(items))
         rolling = summarise(items, by_day=True)
         meta["sample_size"] = len(records)
+        if budget is not None:
+            meta["evidence"] = budget.meta()
     history: list[dict[str, Any]] = []
     if store is not None:
         summary = {"frozen": frozen["overall"] if frozen else None, "rolling": rolling["overall"] if rolling else None}
@@ -402,9 +502,14 @@ def run_eval_loop(
 
 
 def partition_by_scope(
-    items: Sequence[EvalItem], store: Store, verifier: Verifier, embedder: Embedder | None
+    items: Sequence[EvalItem],
+    store: Store,
+    verifier: Verifier,
+    embedder: Embedder | None,
+    *,
+    budget: EvidenceBudget | None = None,
 ) -> list[EvalItem]:
-    """Partition logged failures, checking each item against its own scope's corpus only."""
+    """Partition logged failures, checking each item against its own scope's corpus only (within `budget`)."""
     out: list[EvalItem] = []
     by_scope: dict[str | None, list[EvalItem]] = defaultdict(list)
     for item in items:
@@ -412,7 +517,7 @@ def partition_by_scope(
     for scope, group in by_scope.items():
         needs_corpus = any(i.failed and not i.gold_ids for i in group)
         corpus = [p.as_chunk() for p in store.passages(scope=scope)] if scope and needs_corpus else []
-        finder = EvidenceFinder(corpus, verifier, embedder=embedder) if corpus else None
+        finder = EvidenceFinder(corpus, verifier, embedder=embedder, budget=budget) if corpus else None
         out.extend(partition_failures(group, finder=finder))
     return out
 
@@ -456,6 +561,9 @@ def render_html(result: EvalLoopResult) -> str:
         f"<p>Generated {meta['generated_at']}; release {meta['release'] or 'none'}; "
         f"scope {meta['scope'] or 'all'}.</p>",
     ]
+    not_checked = (result.meta.get("evidence") or {}).get("reason")
+    if not_checked:  # the run's budget left failures unchecked: said where the figures are read
+        parts.append(f"<p><strong>Not every failure was checked:</strong> {html.escape(not_checked)}</p>")
     if result.rolling and result.rolling.get("by_day"):
         parts.append("<h2>Request log: metrics by day</h2>")
         parts.append(_chart(_series(result.rolling["by_day"]), title="rolling sample, by day"))

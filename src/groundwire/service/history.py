@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from groundwire.data.store import ERROR_KIND
-from groundwire.evaluation.evalloop import render_html, run_eval_loop
+from groundwire.evaluation.evalloop import EvidenceBudget, render_html, run_eval_loop
 from groundwire.service import models
 from groundwire.service.runtime import Runtime
 from groundwire.version import __version__
@@ -91,10 +91,16 @@ def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> 
     """The eval loop over a rolling sample of this scope's log (and this scope's corpus only).
 
     Cached per release and scope until the scope's log changes; a recorded run (save) always runs, and its
-    result is then what later reads get."""
+    result is then what later reads get. Its work is bounded (evalloop.EvidenceBudget): the corpus failures are
+    looked up in within eval_max_corpus_chars, each evidence check within max_pairs and max_claims, all of them within
+    eval_max_pairs; meta["evidence"] counts the failures left unchecked (undetermined) and says why."""
+    settings = runtime.settings
+
     def run() -> EvalLoopResult:
+        budget = EvidenceBudget(total=settings.eval_max_pairs, per_check=settings.max_pairs,
+                                max_claims=settings.max_claims, corpus_chars=settings.eval_max_corpus_chars)
         return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
-                             release=runtime.settings.release, save=save)
+                             release=settings.release, save=save, budget=budget)
 
     if save:
         result = run()

@@ -177,6 +177,27 @@ def check_plan(settings: ServiceSettings, plan: Plan) -> None:
     ))
 
 
+class WorkBudget:
+    """(claim, window) pairs that the checks a request makes beyond its own (repair's: each part of a claim it splits
+    and each edit is checked against the whole context) may still score together: the check that would go past
+    `allowed` gets 413 `too_much_work` before it is scored (`Runtime.plan`). `limit` names the setting, `why` says
+    what the checks are."""
+
+    def __init__(self, *, allowed: int, limit: str, why: str) -> None:
+        self.allowed = allowed
+        self.spent = 0
+        self._limit = limit
+        self._why = why
+
+    def spend(self, pairs: int) -> None:
+        if self.spent + pairs > self.allowed:
+            raise ServiceError(ErrorCode.TOO_MUCH_WORK,
+                               f"{self._why} would score more than {self.allowed} (claim, window) pairs; the limit "
+                               f"is {self._limit}. Send less context, or fewer claims at once.",
+                               details={"limit": self._limit, "max": self.allowed, "got": self.spent + pairs})
+        self.spent += pairs
+
+
 def _within_limits(settings: ServiceSettings, measured: Sequence[tuple[str, int, str]]) -> None:
     for name, got, what in measured:
         limit = getattr(settings, name)

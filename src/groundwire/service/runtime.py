@@ -18,7 +18,7 @@ from groundwire.config import Config
 from groundwire.core.claims import RuleDecomposer, sentences
 from groundwire.core.errors import ErrorCode
 from groundwire.core.plan import Plan
-from groundwire.core.types import Chunk, Report
+from groundwire.core.types import Chunk, Claim, Report
 from groundwire.core.verifier import Verifier
 from groundwire.data.cache import SemanticCache
 from groundwire.data.provenance import render_context
@@ -28,7 +28,7 @@ from groundwire.pipeline import CheckItem, build_verifier, check
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
-from groundwire.service.limits import HasText, check_plan, check_work, text_chars
+from groundwire.service.limits import HasText, WorkBudget, check_plan, check_work, text_chars
 from groundwire.service.observability import ServiceMetrics
 from groundwire.service.review import review_reasons
 from groundwire.service.settings import ServiceSettings
@@ -151,11 +151,14 @@ class Runtime:
         """The answer and its chunks hold at most small_chars characters: a check that may be small."""
         return len(answer or "") + text_chars(chunks) <= self.settings.small_chars
 
-    def plan(self, answer: str, chunks: Sequence[Chunk], *, question: str | None) -> Plan:
-        """The answer's plan (claims, windows, pairs), split once; 413 naming max_claims or max_pairs when checking
-        it would score more than allowed, before anything is scored. On a reserved worker, a plan of more than
-        small_pairs pairs ends the check there (`require_small`), before anything is scored."""
-        plan = self.verifier.plan(answer, chunks, question=question, max_claims=self.settings.max_claims)
+    def plan(self, answer: str, chunks: Sequence[Chunk], *, question: str | None,
+             claims: Sequence[Claim] | None = None, budget: WorkBudget | None = None) -> Plan:
+        """The answer's plan (claims, windows, pairs), split once (`claims`: split already); 413 naming max_claims or
+        max_pairs when checking it would score more than allowed, or more than is left of `budget`, before anything
+        is scored. On a reserved worker, a plan of more than small_pairs pairs ends the check there
+        (`require_small`), before anything is scored."""
+        plan = self.verifier.plan(answer, chunks, question=question, max_claims=self.settings.max_claims,
+                                  claims=claims)
         check_plan(self.settings, plan)
         pairs = plan.workload.pairs
         # A cascade's later stage scores the same claims against windows of its own model's size: an escalated
@@ -166,7 +169,11 @@ class Runtime:
             check_plan(self.settings, later)
             pairs += later.workload.pairs
             stage = stage.escalate_to
-        require_small(pairs <= self.settings.small_pairs)
+        # With a budget (repair's own checks), what the earlier checks spent counts too: a repair whose parts add up to
+        # more than a small check leaves the reserved worker for a main one.
+        require_small(pairs + (budget.spent if budget is not None else 0) <= self.settings.small_pairs)
+        if budget is not None:
+            budget.spend(pairs)
         return plan
 
     def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> models.Review:

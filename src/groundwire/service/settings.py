@@ -55,6 +55,13 @@ class ServiceSettings:
     """Claims in the answer and (claim, window) pairs to score, counted before scoring: more is a 413. At 1,000
     pairs the largest accepted request took 6.4 s with the default scorer on 2 CPU cores (bench/request_cost.py);
     at the 4,000 first chosen it took 44-53 s."""
+    eval_max_corpus_chars: int = 1_000_000
+    eval_max_pairs: int = 5_000
+    """The eval loop's routes look the claims of failed requests up in the scope's ingested documents: a call embeds
+    all of them (about 40-100 KB of text a second on 2 CPU cores), so they may hold at most eval_max_corpus_chars
+    characters, and its checks of the claims against the nearest ones may score at most eval_max_pairs (claim,
+    window) pairs in all, each at most max_pairs. A failure not looked up counts as undetermined, and the response's
+    meta.evidence says how many and why."""
     workers: int | None = None
     """Checks (verify, repair, generate, and the eval loop's routes) that run at once; None: the usable cores, at
     least 2 (service/workers.py)."""
@@ -95,6 +102,9 @@ class ServiceSettings:
             raise InputError("header_timeout_s must be positive", code=ErrorCode.INVALID_SETTINGS)
         if self.max_header_bytes <= 0:
             raise InputError("max_header_bytes must be positive", code=ErrorCode.INVALID_SETTINGS)
+        if min(self.eval_max_pairs, self.eval_max_corpus_chars) < 0:
+            raise InputError("eval_max_pairs and eval_max_corpus_chars must be at least 0",
+                             code=ErrorCode.INVALID_SETTINGS)
         if (self.workers is not None and self.workers < 1) or self.max_waiting < 0:
             raise InputError("workers must be at least 1 and max_waiting at least 0", code=ErrorCode.INVALID_SETTINGS)
         if min(self.reserved_workers, self.small_pairs, self.small_chars) < 0:

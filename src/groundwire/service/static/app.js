@@ -274,7 +274,7 @@ function fmt(value) {
 async function loadEval(record = false) {
   const data = record ? await api("POST", "/v1/eval/runs") : await api("GET", "/v1/eval");
   $("eval-meta").textContent = `rolling sample of ${data.meta.sample_size} logged requests · release ${data.meta.release}` +
-    ` · ${data.history.length} recorded run(s)`;
+    ` · ${data.history.length} recorded run(s)` + (data.meta.evidence?.reason ? ` · ${data.meta.evidence.reason}` : "");
   const cards = $("eval-cards");
   cards.replaceChildren();
   for (const [name, value] of Object.entries(data.metrics)) {

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/batch_speed.py --task summary --limit 60                 # RAGTruth summaries
     .venv/bin/python bench/batch_speed.py --task summary --src /tmp/base/src       # another checkout's code
+    .venv/bin/python bench/batch_speed.py --task summary --pruner lexical          # scoring only the pruned pairs
 
 Reads the dev file's rows of one task (default: RAGTruth's summaries, the held-out run's kind), loads the model
 once, checks every row twice (the first pass warms caches and is not timed), and prints rows per second of wall
@@ -25,6 +26,7 @@ def main() -> None:
     parser.add_argument("--task", default="summary")
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--src", type=Path, default=Path(__file__).resolve().parents[1] / "src")
+    parser.add_argument("--pruner", default="none", help="none (the exact matrix), lexical or embedding")
     args = parser.parse_args()
     sys.path.insert(0, str(args.src))
     from groundwire.config import CheckSettings
@@ -32,7 +34,7 @@ def main() -> None:
     from groundwire.pipeline import build_verifier, check_rows
 
     rows = [row for row in read_rows(args.file) if isinstance(row, EvalRow) and row.task == args.task][: args.limit]
-    verifier = build_verifier(CheckSettings())
+    verifier = build_verifier(CheckSettings(pruner=args.pruner))
     list(check_rows(verifier, rows))
     wall, cpu = time.perf_counter(), time.process_time()
     checked = list(check_rows(verifier, rows))
@@ -40,7 +42,7 @@ def main() -> None:
     pairs = sum(c.report.extra.get("pairs_scored", 0) for c in checked if c.report is not None) / len(rows)
     form = getattr(verifier.scorer, "form", "-")
     print(f"batch: {len(rows)} {args.task} rows from {args.file.name}, src {args.src}: {len(rows) / wall:.2f} rows/s, "
-          f"{cpu / len(rows):.3f} CPU s/row, {pairs:.1f} pairs/row, form {form}")
+          f"{cpu / len(rows):.3f} CPU s/row, {pairs:.1f} pairs/row, form {form}, pruner {args.pruner}")
 
 
 if __name__ == "__main__":

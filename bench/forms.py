@@ -27,7 +27,14 @@ from groundwire.pipeline import build_verifier
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_cases.jsonl"
-SCORERS = {"int8": "bundled:int8", "fp32": "bundled:fp32", "lexical": "lexical"}
+VARIANTS = {
+    "int8": CheckSettings(scorer="bundled:int8"),
+    "fp32": CheckSettings(scorer="bundled:fp32"),
+    "pruned": CheckSettings(scorer="bundled:int8", pruner="lexical"),
+    "lexical": CheckSettings(scorer="lexical"),
+}
+"""The shipped form, the fp32 form, int8 scoring only the pairs the lexical pruner keeps (core/pruning.py: per
+claim its 3 best windows and any within 0.15 of the best), and the lexical baseline."""
 
 
 def run_file(path: Path, limit: int, verifiers: dict) -> dict:
@@ -57,36 +64,44 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=40, help="answers per dev file (0: all)")
     parser.add_argument("--dev", type=Path, default=DEV)
     args = parser.parse_args()
-    verifiers = {name: build_verifier(CheckSettings(scorer=spec)) for name, spec in SCORERS.items()}
-    agree = total = 0
-    worst = 0.0
-    cost = {name: [0.0, 0.0, 0] for name in ("int8", "fp32")}
+    verifiers = {name: build_verifier(settings) for name, settings in VARIANTS.items()}
+    compared = ("fp32", "pruned")
+    agree = dict.fromkeys(compared, 0)
+    total = 0
+    worst = dict.fromkeys(compared, 0.0)
+    cost = {name: [0.0, 0.0, 0] for name in ("int8", *compared)}
     print(f"{'file':28s} {'form':8s} {'auroc':>6s} {'far':>6s} {'frr':>6s} {'esc':>6s} {'s/answer':>9s} {'cpu s':>6s}")
     for path in sorted(args.dev.glob("*.jsonl")):
         result = run_file(path, args.limit, verifiers)
         for name, r in result.items():
             print(f"{path.name:28s} {name:8s} {fmt(r['auroc']):>6s} {fmt(r['far']):>6s} {fmt(r['frr']):>6s} "
                   f"{fmt(r['esc']):>6s} {r['wall_s']:9.3f} {r['cpu_s']:6.3f}")
-            if name in cost:
+            if name in cost:  # the lexical baseline's cost is not compared
                 cost[name][0] += r["wall_s"] * len(r["routes"])
                 cost[name][1] += r["cpu_s"] * len(r["routes"])
                 cost[name][2] += len(r["routes"])
-        pairs = list(zip(result["int8"]["routes"], result["fp32"]["routes"], strict=True))
-        same = sum(a == b for a, b in pairs)
-        diff = max((abs(a - b) for a, b in zip(result["int8"]["scores"], result["fp32"]["scores"], strict=True)
-                    if a is not None and b is not None), default=0.0)
-        agree, total, worst = agree + same, total + len(pairs), max(worst, diff)
-        print(f"{'':28s} routed alike {same}/{len(pairs)}, largest answer-score difference {diff:.3f}")
+        total += len(result["int8"]["routes"])
+        for name in compared:
+            same = sum(a == b for a, b in zip(result["int8"]["routes"], result[name]["routes"], strict=True))
+            diff = max((abs(a - b) for a, b in zip(result["int8"]["scores"], result[name]["scores"], strict=True)
+                        if a is not None and b is not None), default=0.0)
+            agree[name] += same
+            worst[name] = max(worst[name], diff)
+            print(f"{'':28s} {name}: routed as int8 {same}/{len(result['int8']['routes'])}, "
+                  f"largest answer-score difference {diff:.3f}")
     cases = load_cases(CASES)
-    results = {name: [run_case(verifiers[name], case) for case in cases] for name in ("int8", "fp32")}
+    results = {name: [run_case(verifiers[name], case) for case in cases] for name in ("int8", *compared)}
     passed = {name: sum(result.passed for result in results[name]) for name in results}
-    alike = sum(a.verdict == b.verdict for a, b in zip(results["int8"], results["fp32"], strict=True))
-    print(f"claim cases: verdicts alike {alike}/{len(cases)}; passed int8 {passed['int8']}, fp32 {passed['fp32']}")
+    alike = {name: sum(a.verdict == b.verdict for a, b in zip(results["int8"], results[name], strict=True))
+             for name in compared}
     speed = {name: (w / n, c / n) for name, (w, c, n) in cost.items()}
-    print(f"forms: routed alike {agree}/{total} ({agree / total:.1%}), largest answer-score difference {worst:.3f}; "
-          f"claim-case verdicts alike {alike}/{len(cases)}; s/answer int8 {speed['int8'][0]:.3f} fp32 "
-          f"{speed['fp32'][0]:.3f} (fp32/int8 x{speed['fp32'][0] / speed['int8'][0]:.2f} wall, "
-          f"x{speed['fp32'][1] / speed['int8'][1]:.2f} CPU)")
+    line = [f"claim cases passed: int8 {passed['int8']}/{len(cases)}"]
+    for name in compared:
+        line.append(f"{name}: routed as int8 {agree[name]}/{total} ({agree[name] / total:.1%}), largest answer-score "
+                    f"difference {worst[name]:.3f}, claim-case verdicts as int8 {alike[name]}/{len(cases)} (passed "
+                    f"{passed[name]}), CPU s/answer x{speed[name][1] / speed['int8'][1]:.2f} int8's "
+                    f"(wall x{speed[name][0] / speed['int8'][0]:.2f})")
+    print("forms: " + "; ".join(line))
 
 
 if __name__ == "__main__":

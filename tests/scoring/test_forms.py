@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -106,3 +109,19 @@ def test_each_text_is_tokenised_once_and_framed_as_the_whole_pair() -> None:
     assert [e.type_ids for e in framed] == [e.type_ids for e in whole]
     assert truncated.tolist() == [len(e.overflowing) > 0 for e in whole]
     assert truncated.sum() == 3
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs CPU affinity and two cores")
+def test_parallel_runs_follow_the_cores_this_process_may_use() -> None:
+    """Pinned to one core (taskset, a container's cpuset), the scorer runs one pair at a time, not one per core
+    of the machine."""
+    code = ("import os; os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); "
+            "from groundwire.scoring.onnx import OnnxScorer, bundled_path; "
+            "print(OnnxScorer(bundled_path(), form='int8').parallel_runs)")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1"
+    expected = int(os.environ.get("OMP_NUM_THREADS") or 0) or len(os.sched_getaffinity(0))
+    assert OnnxScorer(bundled_path(), form="int8").parallel_runs == expected

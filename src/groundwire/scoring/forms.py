@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORM_NAMES", "TRIAL_PAIRS", "CpuFeatures", "ModelForm", "bundle_forms", "choose_form", "cpu_features"]
+__all__ = [
+    "FORM_NAMES",
+    "TRIAL_PAIRS",
+    "CpuFeatures",
+    "ModelForm",
+    "bundle_forms",
+    "choose_form",
+    "cpu_features",
+    "usable_cores",
+]
 
 FORM_NAMES: tuple[str, ...] = ("auto", "int8", "fp32")
 FP32_MARGIN = 1.2
@@ -35,6 +44,15 @@ TRIAL_PAIRS = tuple(
     for i, topic in enumerate(("billing", "returns", "repairs", "delivery"))
 )
 """The pairs a CPU without VNNI times each form on (about 70 tokens each, like a short window)."""
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the platform has one (taskset, a container's
+    cpuset), else every core."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +92,7 @@ def cpu_features(cpuinfo: str | None = None) -> CpuFeatures:
         vnni=bool(flags & _VNNI_FLAGS) if flags else None,
         avx512="avx512f" in flags,
         avx2="avx2" in flags,
-        cores=os.cpu_count() or 1,
+        cores=usable_cores(),
     )
 
 

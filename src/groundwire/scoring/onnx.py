@@ -31,7 +31,14 @@ if TYPE_CHECKING:
 
 from groundwire.scoring.base import Calibration, Combiner, PairScores
 from groundwire.scoring.combiner import load_combiner
-from groundwire.scoring.forms import TRIAL_PAIRS, ModelForm, bundle_forms, choose_form, cpu_features
+from groundwire.scoring.forms import (
+    TRIAL_PAIRS,
+    ModelForm,
+    bundle_forms,
+    choose_form,
+    cpu_features,
+    usable_cores,
+)
 
 BUNDLED_DIR = "models/verifier"
 _SUPPORT_LABEL = "entailment"
@@ -116,7 +123,7 @@ class OnnxScorer:
             options.add_session_config_entry(key, value)
         # One pair per run (batch_size 1) is too small to split across cores: each run gets one thread and
         # several pairs run at once instead (a session's run() is thread-safe), which on 2 cores is ~1.5x faster.
-        self.parallel_runs = (self._threads or os.cpu_count() or 1) if self.batch_size == 1 else 1
+        self.parallel_runs = (self._threads or usable_cores()) if self.batch_size == 1 else 1
         if self.parallel_runs > 1:
             options.intra_op_num_threads = 1
         elif self._threads:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import os
 import queue
 import threading
 from collections import deque
@@ -51,6 +50,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from groundwire.core.errors import ErrorCode
+from groundwire.scoring.forms import usable_cores
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
 from groundwire.service.errors import ServiceError, error_response
 
@@ -65,11 +65,7 @@ LANES: tuple[Lane, ...] = ("main", "reserved")
 
 def default_workers() -> int:
     """The usable cores (the CPU affinity where the platform has one), and at least two."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        cores = os.cpu_count() or 1
-    return max(2, cores)
+    return max(2, usable_cores())
 
 
 class NotSmall(Exception):

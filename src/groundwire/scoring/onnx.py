@@ -134,13 +134,17 @@ class OnnxScorer:
         self._inputs = {i.name for i in self.session.get_inputs()}
 
     def _time_form(self, form: ModelForm) -> float:
-        """Seconds `form` takes on the trial pairs, best of three (after one warm-up run)."""
+        """Seconds `form` takes on the trial pairs."""
         self._load(form)
-        self.probabilities(TRIAL_PAIRS[:1])
+        return self.seconds_for(TRIAL_PAIRS)
+
+    def seconds_for(self, pairs: Sequence[tuple[str, str]]) -> float:
+        """The best of three timed runs of scoring `pairs`, after one warm-up run of the first."""
+        self.probabilities(pairs[:1])
         best = float("inf")
         for _ in range(3):
             started = time.perf_counter()
-            self.probabilities(TRIAL_PAIRS)
+            self.probabilities(pairs)
             best = min(best, time.perf_counter() - started)
         return best
 

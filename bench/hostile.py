@@ -345,10 +345,11 @@ def stall(port: int, scorer: str) -> None:
     import httpx
 
     from groundwire.core.verifier import Verifier
+    from groundwire.scoring import get_scorer
     from groundwire.service.settings import ServiceSettings
 
     limits = ServiceSettings()
-    big = largest_accepted(Verifier(None if scorer == "default" else scorer), limits.max_claims, limits.max_pairs,
+    big = largest_accepted(Verifier(get_scorer(None if scorer == "default" else scorer)), limits.max_claims, limits.max_pairs,
                            limits.max_chunks)
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60.0) as tiny_client:
         alone = []

@@ -32,6 +32,7 @@ from groundwire.core.meaning import GATE_SIMILARITY, align, gate_closed_by
 from groundwire.core.plan import as_chunks
 from groundwire.core.verifier import Verifier
 from groundwire.evaluation.evaluate import row_chunks
+from groundwire.scoring import get_scorer
 from groundwire.scoring.embedder import default_embedder
 from groundwire.train.combine import sample_rows
 
@@ -104,9 +105,9 @@ def main() -> None:
     parser.add_argument("--scorer", default="lexical", help="for --dev: the scorer whose routes are counted")
     args = parser.parse_args()
     if args.dev:
-        dev_table(Verifier(None if args.scorer == "bundled" else args.scorer, meaning=True), args.limit, args.seed)
+        dev_table(Verifier(get_scorer(args.scorer), meaning=True), args.limit, args.seed)
     else:
-        train_table(Verifier("lexical", meaning=True), args.per_file, args.precision, args.seed)
+        train_table(Verifier(get_scorer("lexical"), meaning=True), args.per_file, args.precision, args.seed)
 
 
 if __name__ == "__main__":

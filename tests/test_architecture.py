@@ -66,7 +66,7 @@ DYNAMIC_IMPORTS: dict[str, frozenset[str]] = {
 """Imports by name (importlib): the command modules, and the package root's lazy attributes (`_LAZY`)."""
 PUBLIC_API = {"verify", "Verifier", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route",
               "Verdict", "REFUSAL_TOKEN", "verify_many", "averify", "averify_many"}
-COMMANDS = {"check", "eval", "serve", "generate", "repair", "eval-loop", "batch", "train"}
+COMMANDS = {"check", "eval", "serve", "generate", "repair", "eval-loop", "batch", "train", "doctor"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,3 +354,19 @@ def test_no_check_bypasses_pipeline_check() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "verify":
                 calls.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert calls == []
+
+
+def test_the_verifier_receives_a_scorer_and_resolves_no_names() -> None:
+    """Issue 36: a scorer name is resolved in one place, the registry's `scoring.get_scorer` (pipeline.build_verifier
+    calls it); the verifier receives a scorer. Its one use of the registry is the deprecated `Verifier(name)`, which
+    warns and goes through `_named_scorer`; when the deprecation ends, that function and the import go."""
+    registry = sorted({i.source for i in _internal(_imports())
+                       if i.source.startswith("groundwire.core") and i.target == "groundwire.scoring"})
+    assert registry == ["groundwire.core.verifier"]
+    tree = ast.parse((PACKAGE / "core" / "verifier.py").read_text(encoding="utf-8"))
+    imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module == "groundwire.scoring" for alias in node.names]
+    assert imported == ["get_scorer"]
+    resolving = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and any(isinstance(name, ast.Name) and name.id == "get_scorer" for name in ast.walk(node))}
+    assert resolving == {"_named_scorer"}

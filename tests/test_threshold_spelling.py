@@ -12,6 +12,7 @@ from groundwire import Verifier
 from groundwire.cli.main import run_cli
 from groundwire.core.explain import decision_line, format_threshold
 from groundwire.pytest_plugin import NotGroundedError, assert_grounded
+from groundwire.scoring import get_scorer
 
 POLICY = "Refunds are accepted within 30 days of purchase. Shipping takes 5 business days."
 FABRICATED = "Refunds are accepted within 90 days of purchase."
@@ -19,7 +20,7 @@ FABRICATED = "Refunds are accepted within 90 days of purchase."
 
 @pytest.fixture(scope="module")
 def bundled() -> Verifier:
-    return Verifier()
+    return Verifier(get_scorer())
 
 
 def test_the_bundled_thresholds_are_the_stored_ones(bundled: Verifier) -> None:

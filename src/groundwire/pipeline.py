@@ -93,7 +93,8 @@ def build_verifier(
     settings: CheckSettings, *, client: LLMClient | None = None, scorer: Scorer | None = None
 ) -> Verifier:
     """The Verifier these settings describe. `client` is the [llm] endpoint; decomposer = "llm" needs it.
-    `scorer`: a scorer object of the caller's, in place of `settings.scorer` (a name)."""
+    `scorer`: a scorer object of the caller's, in place of `settings.scorer` (a name). Scorer names (`scorer`,
+    `cascade`) are resolved here, by the registry's `get_scorer`: the verifier receives scorers."""
     decomposer: Decomposer | None = None
     if settings.decomposer == "llm":
         if client is None:
@@ -109,11 +110,10 @@ def build_verifier(
         # The second stage of a cascade keeps its own calibrated thresholds (those fitted after the first stage's
         # model, where it has them): the settings' are the first stage's.
         escalate_to = None
-        first: Scorer | str | None = scorer if scorer is not None else settings.scorer
+        first = scorer if scorer is not None else get_scorer(settings.scorer)
         if settings.cascade is not None:
-            first = get_scorer(first) if first is None or isinstance(first, str) else first
             escalate_to = Verifier(
-                settings.cascade,
+                get_scorer(settings.cascade),
                 after=first.model_id,
                 decomposer=decomposer,
                 pruner=build_pruner(settings.pruner),

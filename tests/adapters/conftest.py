@@ -81,5 +81,6 @@ def _no_dns(real, attempts):
 @pytest.fixture(scope="session")
 def lexical():
     from groundwire import Verifier
+    from groundwire.scoring import get_scorer
 
-    return Verifier("lexical")
+    return Verifier(get_scorer("lexical"))

@@ -17,6 +17,7 @@ from groundwire.config import CheckSettings
 from groundwire.core.errors import InputError, Outcome
 from groundwire.core.verifier import Verifier
 from groundwire.data.results import RESULT_FIELDS
+from groundwire.scoring import get_scorer
 
 LEXICAL = CheckOptions(CheckSettings(scorer="lexical"))
 
@@ -53,7 +54,7 @@ def test_results_match_the_verifier_called_directly(mixed_jsonl, tmp_path):
     out = tmp_path / "results.parquet"
     run_batch(mixed_jsonl, out, check=LEXICAL)
     assert pq.read_schema(next(out.glob("part-*.parquet"))).names == [name for name, _ in RESULT_FIELDS]
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     results = read_results(out)
     for row in GOOD_ROWS:
         chunks = [c["text"] if isinstance(c, dict) else c for c in row["context"]]

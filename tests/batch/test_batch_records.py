@@ -11,6 +11,7 @@ from groundwire.batch.sources import count_rows, input_format, iter_lines, iter_
 from groundwire.core.errors import InputError
 from groundwire.core.types import Chunk
 from groundwire.data.rows import EvalRow, RowError, parse_line, parse_record
+from groundwire.scoring import get_scorer
 
 
 def test_good_line_becomes_an_item_with_s_ids_and_object_chunks():
@@ -94,7 +95,7 @@ def test_result_row_counts_every_claim_state_once():
     from groundwire.core.types import Verdict
     from groundwire.data.results import RESULT_FIELDS, result_row
 
-    report = Verifier("lexical").verify(
+    report = Verifier(get_scorer("lexical")).verify(
         "The plan costs 19 dollars. It includes support. Delivery takes 40 days. Staff sometimes help.",
         ["The plan costs 19 dollars and includes email support. Delivery takes 3 days."])
     row = result_row("r1", report)

@@ -14,6 +14,7 @@ from groundwire.core.figures import canonical_text, extract_figures
 from groundwire.core.units import canonical_unit
 from groundwire.core.verifier import Verifier
 from groundwire.pipeline import build_verifier
+from groundwire.scoring import get_scorer
 from groundwire.scoring.base import PairScores
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
 
@@ -114,7 +115,7 @@ def test_the_setting_reaches_the_verifier() -> None:
     # On by default (calibration v6 was fitted reading figures this way), everywhere a check is built.
     assert build_verifier(CheckSettings(scorer="lexical")).canonical_figures
     assert not build_verifier(CheckSettings(scorer="lexical", canonical_figures=False)).canonical_figures
-    assert Verifier("lexical").canonical_figures
+    assert Verifier(get_scorer("lexical")).canonical_figures
     defaults = {name: p.default for name, p in inspect.signature(groundwire.verify).parameters.items()}
     assert defaults["canonical_figures"] is CheckSettings().canonical_figures
 
@@ -136,9 +137,9 @@ def test_reading_figures_otherwise_than_the_calibration_warns_on_every_report() 
     """The bundle records how its calibration read figures; a check that reads them otherwise says so."""
     assert OnnxScorer.bundled().calibration.canonical_figures is True
     context = ["The limit is 3,600 requests per hour."]
-    calibrated = Verifier(canonical_figures=True).verify("The limit is 3600 requests per hour.", context)
+    calibrated = Verifier(get_scorer(), canonical_figures=True).verify("The limit is 3600 requests per hour.", context)
     assert not any("canonical_figures" in w for w in calibrated.warnings)
-    other = Verifier(canonical_figures=False).verify("The limit is 3600 requests per hour.", context)
+    other = Verifier(get_scorer(), canonical_figures=False).verify("The limit is 3600 requests per hour.", context)
     assert [w for w in other.warnings if "canonical_figures = true" in w and "recalibrate" in w]
     # An uncalibrated scorer, or a combiner the caller brings, has nothing recorded to disagree with.
-    assert Verifier("lexical", canonical_figures=False).calibration_warning is None
+    assert Verifier(get_scorer("lexical"), canonical_figures=False).calibration_warning is None

@@ -8,6 +8,7 @@ from groundwire.core.checks import CLAIM_CHECKS, CheckEffect
 from groundwire.core.checks.certainty import certainty_findings
 from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.scoring import get_scorer
 
 HEDGED = "A small study suggests the supplement may improve sleep in some older adults."
 
@@ -51,7 +52,7 @@ def test_the_check_is_registered_to_decide_with_evidence() -> None:
 
 
 def test_a_claim_made_certain_is_not_found_in_a_report() -> None:
-    report = Verifier("lexical").verify("The supplement improves sleep in all older adults.", [HEDGED])
+    report = Verifier(get_scorer("lexical")).verify("The supplement improves sleep in all older adults.", [HEDGED])
     (claim,) = report.claims
     assert claim.verdict is Verdict.NOT_FOUND and claim.decided_by == "checks"
     assert [f.check for f in claim.checks] == ["certainty_added"]

@@ -19,6 +19,7 @@ from groundwire.core.checks import (
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.types import Chunk, Claim, Finding, Route, Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.scoring import get_scorer
 
 CRITICISED = "The mayor criticised the committee."
 
@@ -146,9 +147,9 @@ def test_the_check_is_registered_after_roles_and_signals_in_verify() -> None:
     assert names.index("entities") == names.index("roles") + 1
     assert entities.CHECK.needs_evidence and entities.CHECK.effect is CheckEffect.SIGNAL
     assert entities.CHECK.opt_in  # spaCy loads only for a verifier that asks for it
-    off = Verifier("lexical").verify("The committee criticised the mayor.", [CRITICISED]).claims[0]
+    off = Verifier(get_scorer("lexical")).verify("The committee criticised the mayor.", [CRITICISED]).claims[0]
     assert "role_swap" not in [finding.check for finding in off.checks]
-    verifier = Verifier("lexical", checks_on=("entities",))
+    verifier = Verifier(get_scorer("lexical"), checks_on=("entities",))
     # Every word of the claim is in the evidence: the lexical scorer alone would accept it.
     swapped = verifier.verify("The committee criticised the mayor.", [CRITICISED]).claims[0]
     assert [finding.check for finding in swapped.checks] == ["role_swap"]
@@ -162,10 +163,10 @@ def test_the_check_is_registered_after_roles_and_signals_in_verify() -> None:
 
 def test_an_unknown_or_uninstalled_opt_in_check_is_refused_clearly(monkeypatch) -> None:
     with pytest.raises(ValueError, match="unknown opt-in check"):
-        Verifier("lexical", checks_on=("entitys",))
+        Verifier(get_scorer("lexical"), checks_on=("entitys",))
     monkeypatch.setattr(entities, "available", lambda: False)
     with pytest.raises(ValueError, match=r"groundwire\[entities\]"):
-        Verifier("lexical", checks_on=("entities",))
+        Verifier(get_scorer("lexical"), checks_on=("entities",))
 
 
 def test_the_setting_turns_the_check_on() -> None:

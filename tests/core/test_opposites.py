@@ -10,6 +10,7 @@ from groundwire.core.checks.negation import negation_finding
 from groundwire.core.checks.opposites import opposite_finding
 from groundwire.core.types import Route, Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.scoring import get_scorer
 
 FLIPPED = [
     ("The museum is open on Mondays.", "The museum closes its doors to visitors every Monday.", "open", "closes"),
@@ -72,14 +73,14 @@ def test_the_check_runs_after_negation_with_the_evidence_as_a_signal() -> None:
 
 @pytest.mark.parametrize(("claim", "evidence", "word", "other"), FLIPPED[:5])
 def test_verify_escalates_the_claim_and_names_the_opposite(claim: str, evidence: str, word: str, other: str) -> None:
-    result = Verifier("lexical").verify(claim, [evidence]).claims[0]
+    result = Verifier(get_scorer("lexical")).verify(claim, [evidence]).claims[0]
     assert [f.check for f in result.checks] == ["opposite"]
     assert result.route is Route.ESCALATE and result.verdict is not Verdict.SUPPORTED
     assert f"'{word}'" in result.checks[0].detail and f"'{other}'" in result.checks[0].detail
 
 
 def test_verify_leaves_a_restatement_with_the_negation_flipped_back_alone() -> None:
-    result = Verifier("lexical").verify("The museum is not open on Mondays.", ["The museum is closed on Mondays."])
+    result = Verifier(get_scorer("lexical")).verify("The museum is not open on Mondays.", ["The museum is closed on Mondays."])
     assert [f.check for f in result.claims[0].checks] == []
 
 

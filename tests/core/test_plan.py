@@ -8,6 +8,7 @@ import pytest
 from groundwire.core.claims import RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.verifier import Verifier
 from groundwire.pipeline import CheckItem, check
+from groundwire.scoring import get_scorer
 
 ANSWER = "The plan costs $19 per month. Refunds take 14 days. Shipping is free in the EU, and it takes 3 days."
 CHUNKS = ["The plan costs $19 per month and shipping is free in the EU.", "Refunds take 14 days to arrive."]
@@ -20,7 +21,7 @@ def _without_timings(report_dict: dict) -> dict:
 
 
 def test_run_of_a_plan_is_verify() -> None:
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     plan = verifier.plan(ANSWER, CHUNKS)
     assert plan.complete and plan.workload == verifier.workload(ANSWER, CHUNKS)
     assert plan.workload.claims == 4 and plan.workload.pairs == int(plan.allowed.sum()) > 0
@@ -32,7 +33,7 @@ def test_run_of_a_plan_is_verify() -> None:
 
 def test_check_with_a_plan_splits_the_answer_once(counting_decomposer) -> None:
     decomposer = counting_decomposer
-    verifier = Verifier("lexical", decomposer=decomposer)
+    verifier = Verifier(get_scorer("lexical"), decomposer=decomposer)
     assert not isinstance(decomposer, StoppingDecomposer)
     item = CheckItem(ANSWER, [])
     plan = verifier.plan(ANSWER, CHUNKS, max_claims=100)
@@ -44,7 +45,7 @@ def test_check_with_a_plan_splits_the_answer_once(counting_decomposer) -> None:
 
 
 def test_a_plan_stops_splitting_past_max_claims_and_cannot_run(counting_decomposer) -> None:
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     answer = " ".join(f"Plan {i} costs ${i} per month." for i in range(500))
     everything = RuleDecomposer().decompose(answer)
     plan = verifier.plan(answer, CHUNKS, max_claims=10)
@@ -55,7 +56,7 @@ def test_a_plan_stops_splitting_past_max_claims_and_cannot_run(counting_decompos
     whole = verifier.plan(answer, CHUNKS, max_claims=500)
     assert whole.complete and list(whole.claims) == everything
     # A decomposer that cannot stop early splits everything: the plan counts every claim, and cannot run either.
-    counted = Verifier("lexical", decomposer=counting_decomposer).plan(answer, CHUNKS, max_claims=10)
+    counted = Verifier(get_scorer("lexical"), decomposer=counting_decomposer).plan(answer, CHUNKS, max_claims=10)
     assert not counted.complete and counted.workload.claims == 500
 
 
@@ -72,10 +73,10 @@ def test_sentences_with_no_claim_count_against_the_limit_too() -> None:
     answer = "x\n" * 50_000
     split = RuleDecomposer().split(answer, limit=10)
     assert not split.complete and split.claims == []
-    plan = Verifier("lexical").plan(answer, CHUNKS, max_claims=10)
+    plan = Verifier(get_scorer("lexical")).plan(answer, CHUNKS, max_claims=10)
     assert not plan.complete
     with pytest.raises(ValueError, match="claim limit"):
-        Verifier("lexical").run(plan)
+        Verifier(get_scorer("lexical")).run(plan)
     # Filler within the bound is read whole: a greeting or two does not make a plan incomplete.
     polite = "Hi!\nThanks for asking.\nThe plan costs $19.\nHope this helps!"
     split = RuleDecomposer().split(polite, limit=1)

@@ -10,6 +10,7 @@ from hypothesis.extra.numpy import arrays
 
 from groundwire.core.pruning import PRUNERS, LexicalPruner, Pruner, get_pruner, keep_top
 from groundwire.core.verifier import Verifier
+from groundwire.scoring import get_scorer
 
 WINDOWS = [
     "The Eiffel Tower in Paris is 330 metres tall.",
@@ -88,8 +89,8 @@ def test_the_pipeline_hands_the_embedding_pruner_its_embedder():
 def test_pruned_verifier_scores_fewer_pairs_and_keeps_the_verdicts():
     answer = ("Acme was founded in 1999 by Jane Roe. Revenue grew 12% in 2023. "
               "The Eiffel Tower is 330 metres tall. Penguins live mostly in Antarctica.")
-    exact = Verifier("lexical").verify(answer, WINDOWS)
-    pruned = Verifier("lexical", pruner=LexicalPruner(top_k=1, margin=0.05)).verify(answer, WINDOWS)
+    exact = Verifier(get_scorer("lexical")).verify(answer, WINDOWS)
+    pruned = Verifier(get_scorer("lexical"), pruner=LexicalPruner(top_k=1, margin=0.05)).verify(answer, WINDOWS)
     assert pruned.extra["pairs_scored"] < exact.extra["pairs_scored"]
     assert [c.verdict for c in pruned.claims] == [c.verdict for c in exact.claims]
     assert [c.chunk_id for c in pruned.claims] == [c.chunk_id for c in exact.claims]

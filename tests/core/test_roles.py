@@ -8,6 +8,7 @@ from groundwire.core.checks import CLAIM_CHECKS, CheckEffect
 from groundwire.core.checks.roles import Relation, relations, role_findings
 from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.scoring import get_scorer
 
 WRITTEN = "The audit report was written by Alice Moreno and reviewed by Bob Chen."
 ACQUIRED = "In 2018, Microsoft acquired GitHub for $7.5 billion."
@@ -82,7 +83,7 @@ def test_a_role_given_to_someone_the_context_never_names_is_a_contradiction(clai
 def test_the_role_check_is_registered_and_decides_the_verdict() -> None:
     check = next(c for c in CLAIM_CHECKS if c.name == "roles")
     assert check.effect is CheckEffect.VERDICT and check.needs_evidence
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     swapped = verifier.verify("The audit report was written by Bob Chen.", [WRITTEN]).claims[0]
     assert swapped.verdict is Verdict.CONTRADICTED
     assert swapped.decided_by == "checks"
@@ -94,7 +95,7 @@ def test_the_role_check_is_registered_and_decides_the_verdict() -> None:
 def test_a_name_the_context_mentions_without_a_figure_is_no_stranger() -> None:
     # The verifier's context index keeps only the sentences that hold a figure; the stranger rule must read
     # the whole context, or a name mentioned in a plain sentence would count as never mentioned.
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     claim = "The annual safety report was written by Marsh."
     evidence = "The annual safety report was written by Alice Stone and reviewed by Carol Diaz."
     stranger = verifier.verify(claim, [evidence]).claims[0]

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from groundwire import Route, Verdict, Verifier
 from groundwire.core.verdicts import CONTRADICTION_AT, claim_verdict
+from groundwire.scoring import get_scorer
 from groundwire.scoring.base import PairScores
 from groundwire.scoring.lexical import LexicalScorer
 
@@ -25,7 +26,7 @@ REFORMATTED = [
 
 @pytest.fixture(scope="module")
 def bundled():
-    return Verifier("bundled")
+    return Verifier(get_scorer("bundled"))
 
 
 @pytest.mark.parametrize(("context", "answer"), REFORMATTED)

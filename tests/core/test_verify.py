@@ -1,9 +1,13 @@
+import re
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groundwire import REFUSAL_TOKEN, Chunk, InputError, Route, Verdict, Verifier, verify
+from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Calibration, PairScores
 from groundwire.scoring.lexical import LexicalScorer
 from groundwire.scoring.onnx import bundled_path
@@ -16,7 +20,39 @@ passage = st.lists(sentence, min_size=1, max_size=4).map(" ".join)
 
 @pytest.fixture(scope="module")
 def verifier():
-    return Verifier("lexical")
+    return Verifier(get_scorer("lexical"))
+
+
+def _untimed(report):
+    return {key: value for key, value in report.to_dict().items() if key != "timings"}
+
+
+_DEPRECATED_ANSWER = "The plan costs $10 a month. Roaming is free in Japan. The museum is not open on Mondays."
+_DEPRECATED_CONTEXT = [Chunk("S1", "The plan costs $10 a month; roaming costs extra."),
+                       Chunk("S2", "The museum is open on Mondays.")]
+
+
+@pytest.mark.parametrize("name", ["lexical", pytest.param(None, marks=pytest.mark.skipif(
+    not (bundled_path() / "config.json").is_file(), reason="no bundled model"))])
+def test_a_scorer_name_is_deprecated_and_still_checks_alike(name):
+    """Issue 36: the verifier receives a scorer. `Verifier(name)` and `Verifier()` still work, warn (at the caller's
+    line) with what to write instead, and resolve the name as get_scorer does: the same report."""
+    written = "get_scorer()" if name is None else f"get_scorer({name!r})"
+    with pytest.warns(DeprecationWarning, match=re.escape(f"Verifier({written})")) as caught:
+        old = Verifier() if name is None else Verifier(name)
+    assert [w.filename for w in caught if issubclass(w.category, DeprecationWarning)] == [__file__]
+    new = Verifier(get_scorer(name))
+    assert old.model_id == new.model_id == get_scorer(name).model_id
+    before = old.verify(_DEPRECATED_ANSWER, _DEPRECATED_CONTEXT, question="What does it cost?")
+    after = new.verify(_DEPRECATED_ANSWER, _DEPRECATED_CONTEXT, question="What does it cost?")
+    assert before.claims and [c.route for c in before.claims] != [Route.ACCEPT] * len(before.claims)
+    assert _untimed(before) == _untimed(after)
+
+
+def test_a_scorer_object_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        Verifier(LexicalScorer())
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -111,7 +147,7 @@ def test_an_answer_whose_only_claim_is_too_long_is_unscored_and_escalated(scorer
 
     if scorer == "bundled" and not (bundled_path() / "config.json").is_file():
         pytest.skip("no bundled model")
-    verifier = Verifier(scorer)
+    verifier = Verifier(get_scorer(scorer))
     assert verifier.scorer.max_tokens is not None  # the window is what makes the claim too long
     report = verifier.verify(LONG_ANSWER, [Chunk("S1", "The plan costs 19 dollars.")])
     assert len(report.claims) == 1
@@ -127,7 +163,7 @@ def test_a_too_long_claim_beside_a_scored_one_reports_no_contradiction():
 
     if not (bundled_path() / "config.json").is_file():
         pytest.skip("no bundled model")
-    verifier = Verifier("bundled")
+    verifier = Verifier(get_scorer("bundled"))
     report = verifier.verify("The plan costs 19 dollars. " + LONG_ANSWER, [Chunk("S1", "The plan costs 19 dollars.")])
     scored = [claim for claim in report.claims if claim.scored]
     unscored = [claim for claim in report.claims if not claim.scored]
@@ -155,7 +191,7 @@ def test_routing_thresholds_are_configurable():
     assert verify(answer, chunks, scorer="lexical", accept_at=0.99, reject_at=score + 0.01).decision is Route.REJECT
     assert verify(answer, chunks, scorer="lexical", accept_at=0.99, reject_at=0.01).decision is Route.ESCALATE
     with pytest.raises(ValueError):
-        Verifier("lexical", accept_at=0.2, reject_at=0.8)
+        Verifier(get_scorer("lexical"), accept_at=0.2, reject_at=0.8)
 
 
 def test_abstention_and_answers_without_claims_have_a_defined_score():
@@ -283,7 +319,7 @@ def test_a_negation_flip_the_model_reads_as_contradiction_is_rejected():
 
 @pytest.mark.skipif(not (bundled_path() / "config.json").is_file(), reason="no bundled model")
 def test_a_negated_claim_the_model_contradicts_is_routed_reject_not_to_the_judge():
-    verifier = Verifier()
+    verifier = Verifier(get_scorer())
     result = verifier.verify("The library is open on Sundays.", ["The library is not open on Sundays."]).claims[0]
     assert "negation_mismatch" in [finding.check for finding in result.checks]
     assert result.contradiction is not None and result.contradiction >= 0.9
@@ -291,20 +327,20 @@ def test_a_negated_claim_the_model_contradicts_is_routed_reject_not_to_the_judge
 
 
 def test_a_negation_flip_is_recorded_as_a_feature_and_never_accepted():
-    report = Verifier("lexical").verify("The museum is not open on Mondays.", ["The museum is open on Mondays."])
+    report = Verifier(get_scorer("lexical")).verify("The museum is not open on Mondays.", ["The museum is open on Mondays."])
     claim = report.claims[0]
     assert claim.features["negation_flip"] == 1.0
     assert [f.check for f in claim.checks] == ["negation_mismatch"]
     assert claim.route is not Route.ACCEPT and claim.score <= 0.5
-    plain = Verifier("lexical").verify("The museum is open on Mondays.", ["The museum is open on Mondays."])
+    plain = Verifier(get_scorer("lexical")).verify("The museum is open on Mondays.", ["The museum is open on Mondays."])
     assert plain.claims[0].features["negation_flip"] == 0.0 and plain.decision is Route.ACCEPT
 
 
 def test_a_json_record_context_is_verified_as_data2text():
     record = '{"name": "Pizza Mizza", "city": "Santa Barbara", "attributes": {"WiFi": "free", "Music": null}}'
-    report = Verifier("lexical").verify("Pizza Mizza is in Santa Barbara.", [record])
+    report = Verifier(get_scorer("lexical")).verify("Pizza Mizza is in Santa Barbara.", [record])
     assert report.extra["task"] == "data2text"
-    assert Verifier("lexical").verify("It is in Santa Barbara.", ["It is in Santa Barbara."]).extra.get("task") is None
+    assert Verifier(get_scorer("lexical")).verify("It is in Santa Barbara.", ["It is in Santa Barbara."]).extra.get("task") is None
 
 
 def test_claims_carry_the_lexical_baseline_as_a_feature():
@@ -312,7 +348,7 @@ def test_claims_carry_the_lexical_baseline_as_a_feature():
     from groundwire.scoring.lexical import weighted_recall
 
     chunks = ["The plan costs $10 a month.", "Roaming is included in the EU."]
-    report = Verifier("lexical").verify("The plan costs $10 a month. Roaming is free in Japan.", chunks)
+    report = Verifier(get_scorer("lexical")).verify("The plan costs $10 a month. Roaming is free in Japan.", chunks)
     for claim in report.claims:
         expected = max(weighted_recall(claim.claim.text, frozenset(content_words(c))) for c in chunks)
         assert claim.features["lexical_support"] == pytest.approx(expected)
@@ -325,7 +361,7 @@ def test_a_per_task_combiner_is_chosen_by_the_task():
 
     trusting = LogisticCombiner(names=("support",), mean=(0.0,), scale=(1.0,), coef=(8.0,), intercept=-4.0)
     doubting = LogisticCombiner(names=("support",), mean=(0.0,), scale=(1.0,), coef=(8.0,), intercept=-7.0)
-    verifier = Verifier("lexical", combiner=TaskCombiner(default=trusting, by_task={"data2text": doubting}))
+    verifier = Verifier(get_scorer("lexical"), combiner=TaskCombiner(default=trusting, by_task={"data2text": doubting}))
     chunks = ["The plan costs $10 a month."]
     default, record = (verifier.verify("The plan costs $10 a month.", chunks, task=t) for t in (None, "data2text"))
     assert default.claims[0].score == pytest.approx(1 / (1 + np.exp(-4.0)))
@@ -335,7 +371,7 @@ def test_a_per_task_combiner_is_chosen_by_the_task():
 def test_flagged_claims_say_which_words_are_unsupported():
     chunks = ["Refunds are issued within 14 days of the return. Shipping is free on orders over 50 euros."]
     answer = "Refunds are issued within 14 days [S1]. Express shipping costs 25 euros on weekends."
-    report = Verifier("lexical").verify(answer, chunks)
+    report = Verifier(get_scorer("lexical")).verify(answer, chunks)
     supported, flagged = report.claims
     assert supported.verdict is Verdict.SUPPORTED and supported.unsupported_spans == ()
     assert flagged.verdict is not Verdict.SUPPORTED

@@ -27,6 +27,7 @@ from groundwire.data.provenance import (
     split_text,
 )
 from groundwire.pipeline import Checker
+from groundwire.scoring import get_scorer
 
 
 def test_cite_id_is_stable_and_ignores_whitespace_only_changes() -> None:
@@ -142,7 +143,7 @@ def library() -> list[Passage]:
 
 
 def test_add_citations_uses_the_verifiers_argmax(library: list[Passage]) -> None:
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     answer = "Hello! The Pro plan costs $10 per month. Run start.sh to start the cluster. The cluster runs on Mars."
     cited = add_citations(answer, library, check=Checker(verifier))
     manual, pricing = library[0].cite_id, library[1].cite_id
@@ -161,7 +162,7 @@ def test_add_citations_uses_the_verifiers_argmax(library: list[Passage]) -> None
 
 
 def test_add_citations_falls_back_to_embeddings_but_never_cites_a_contradiction(library: list[Passage]) -> None:
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     paraphrase = "Launching the cluster is done with the start.sh script."
     report = verifier.verify(paraphrase, [p.as_chunk() for p in library])
     assert min(r.score for r in report.claims) < verifier.accept_at  # the lexical model alone cannot cite it
@@ -178,7 +179,7 @@ def test_add_citations_falls_back_to_embeddings_but_never_cites_a_contradiction(
 
 
 def test_add_citations_replaces_existing_markers_and_rejects_bad_input(library: list[Passage]) -> None:
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     cited = add_citations("The Pro plan costs $10 per month [S9].", library, check=Checker(verifier))
     assert "[S9]" not in cited.text and library[1].cite_id in cited.text
     with pytest.raises(InputError):

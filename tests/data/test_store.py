@@ -22,6 +22,7 @@ from groundwire import Verifier
 from groundwire.core.errors import InputError
 from groundwire.data.provenance import Document, render_context
 from groundwire.data.store import RequestRecord, RetrievedChunk, Store
+from groundwire.scoring import get_scorer
 
 MANUAL = "Run start.sh to start the cluster.\n\nRun stop.sh to stop the cluster.\n\nLogs live in /var/log/cluster."
 
@@ -159,7 +160,7 @@ def test_request_log_round_trips_everything_from_a_report(store: Store) -> None:
     ingest = store.ingest([Document("m", "Manual", MANUAL, page=2)], scope="a")
     chunks = [p.as_chunk() for p in ingest.passages]
     answer = "Run start.sh to start the cluster. The cluster needs 64 GB of RAM."
-    report = Verifier("lexical").verify(answer, chunks, question="how do I start the cluster")
+    report = Verifier(get_scorer("lexical")).verify(answer, chunks, question="how do I start the cluster")
     context = render_context(ingest.passages)
     record = RequestRecord.from_report(
         report,

@@ -16,6 +16,7 @@ from chromium import needs_chromium, start_chromium
 from groundwire import Verifier
 from groundwire.cli.main import app
 from groundwire.core.explain import format_threshold
+from groundwire.scoring import get_scorer
 
 pytest.importorskip("matplotlib")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "eval"
@@ -54,7 +55,7 @@ def test_predictions_have_one_row_per_answer(written: tuple[Path, Path, list[dic
     _, predictions, rows = written
     lines = [json.loads(line) for line in predictions.read_text().splitlines()]
     assert [p["id"] for p in lines] == [r["id"] for r in rows] + ["broken"]
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     for row, predicted in zip(rows, lines, strict=False):
         report = verifier.verify(row["answer"], row["context"], task=row["task"])
         assert predicted["score"] == pytest.approx(report.score) and predicted["decision"] == report.decision.value
@@ -70,7 +71,7 @@ def test_html_report_has_curves_and_histograms_per_task(written: tuple[Path, Pat
     # overall ROC + PR, then per task: a histogram, a ROC and a PR; plus the overall histogram
     assert page.count("<svg") == 2 + 1 + 2 * 3
     assert page.count("aria-label='score histogram") == 3
-    accept_at, reject_at = Verifier("lexical").thresholds_for("qa")
+    accept_at, reject_at = Verifier(get_scorer("lexical")).thresholds_for("qa")
     assert f"accept ≥ {format_threshold(accept_at)}" in page and f"reject ≤ {format_threshold(reject_at)}" in page
 
 

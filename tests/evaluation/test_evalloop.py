@@ -25,13 +25,14 @@ from groundwire.evaluation.evalloop import (
     render_html,
     run_eval_loop,
 )
+from groundwire.scoring import get_scorer
 
 DAY0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
 def verifier() -> Verifier:
-    return Verifier("lexical")
+    return Verifier(get_scorer("lexical"))
 
 
 def _log(

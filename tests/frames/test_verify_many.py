@@ -13,6 +13,7 @@ import groundwire
 from groundwire import Chunk, Verdict, Verifier
 from groundwire.core.errors import InputError
 from groundwire.data.rows import canonical_record, parse_columns, read_eval_jsonl
+from groundwire.scoring import get_scorer
 
 pd = pytest.importorskip("pandas")
 
@@ -28,7 +29,7 @@ RAGAS_ROWS = [
 
 @pytest.fixture(scope="module")
 def lexical() -> Verifier:
-    return Verifier("lexical")
+    return Verifier(get_scorer("lexical"))
 
 
 def test_verify_many_round_trips_a_ragas_frame(lexical: Verifier) -> None:
@@ -104,7 +105,7 @@ def test_averify_runs_in_worker_threads_and_matches_verify() -> None:
             threads.add(threading.get_ident())
             return super().run(*args, **kwargs)
 
-    verifier = Recording("lexical")
+    verifier = Recording(get_scorer("lexical"))
     answers = [r["response"] for r in RAGAS_ROWS[:2]] * 4
 
     async def main() -> list:

@@ -11,6 +11,7 @@ import pytest
 
 from groundwire import Verifier
 from groundwire.frames import averify_many, verify_many
+from groundwire.scoring import get_scorer
 
 pd = pytest.importorskip("pandas")
 
@@ -31,7 +32,7 @@ class Terminal(io.StringIO):
 
 @pytest.fixture(scope="module")
 def lexical() -> Verifier:
-    return Verifier("lexical")
+    return Verifier(get_scorer("lexical"))
 
 
 def test_forced_on_shows_the_rows_done_out_of_the_frames_rows(lexical: Verifier, capsys) -> None:

@@ -8,6 +8,7 @@ from groundwire.core.claims import RuleDecomposer
 from groundwire.core.verifier import Verifier
 from groundwire.llm.client import LLMClient
 from groundwire.llm.decompose import LLMDecomposer
+from groundwire.scoring import get_scorer
 
 ANSWER = "Hello! The plan costs $10 a month and includes 5 GB of storage [S1]. It renews every year [S2]."
 CHUNKS = ["The plan costs $10 a month. Storage: 5 GB.", "Plans renew every year."]
@@ -57,7 +58,7 @@ def test_endpoint_down_falls_back_to_rules(scripted_llm: ScriptedLLMServer) -> N
 
 def test_verifier_runs_on_llm_claims(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
     scripted_llm.script(json.dumps({"claims": ["The plan costs $10 a month.", "The plan renews every month."]}))
-    verifier = Verifier("lexical", decomposer=LLMDecomposer(client))
+    verifier = Verifier(get_scorer("lexical"), decomposer=LLMDecomposer(client))
     report = verifier.verify("The plan costs $10 a month and renews every month.", CHUNKS)
     assert [c.claim.text for c in report.claims] == ["The plan costs $10 a month.", "The plan renews every month."]
     assert report.claims[0].score > report.claims[1].score

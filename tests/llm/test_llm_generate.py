@@ -14,6 +14,7 @@ from groundwire.core.verifier import Verifier
 from groundwire.llm.client import Completion, LLMClient, TokenLogprob
 from groundwire.llm.generate import Generator, false_sufficiency, low_confidence_spans
 from groundwire.pipeline import Checker
+from groundwire.scoring import get_scorer
 
 CHUNKS = [
     Chunk(
@@ -32,7 +33,7 @@ INVENTED = "Refunds are instant and come with a gift card from our CEO Jane Doe.
 
 @pytest.fixture(scope="module")
 def verifier() -> Verifier:
-    return Verifier("lexical")
+    return Verifier(get_scorer("lexical"))
 
 
 def generator(client: LLMClient, verifier: Verifier, **settings: object) -> Generator:

@@ -11,6 +11,7 @@ from groundwire.core.verifier import Verifier
 from groundwire.llm.client import LLMClient
 from groundwire.llm.repair import repair
 from groundwire.pipeline import Checker
+from groundwire.scoring import get_scorer
 
 CHUNKS = [
     Chunk("S1", "Refunds are issued within 14 days of the return. Shipping is free on orders over $50."),
@@ -24,7 +25,7 @@ UNSUPPORTED = "Our CEO is Jane Doe."
 
 @pytest.fixture(scope="module")
 def verifier() -> Verifier:
-    return Verifier("lexical")
+    return Verifier(get_scorer("lexical"))
 
 
 def routes(verifier: Verifier, answer: str) -> list[Route]:
@@ -106,7 +107,7 @@ def test_edit_is_reverified_under_the_answers_task(scripted_llm: ScriptedLLMServ
     # Lexical scores the claim 0.4 and the edit 0.5: both escalated under the pooled pair (0.8 / 0.2); under
     # the summary pair (0.45 / 0.1) the claim is still escalated and the edit is accepted.
     claim, edit = "Refunds are open on Sundays.", "The store is open on Sundays."
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     verifier.task_thresholds = {"summary": (0.45, 0.1)}
     for task, action in (("summary", "edit"), (None, "drop")):
         scripted_llm.script(json.dumps({"edited": edit}))

@@ -37,6 +37,7 @@ from groundwire.llm.generate import Generator
 from groundwire.llm.judge import judge_claim, quote_in_chunk
 from groundwire.llm.repair import repair
 from groundwire.pipeline import Checker
+from groundwire.scoring import get_scorer
 
 pytestmark = pytest.mark.llm_smoke
 CHUNKS = [Chunk("S1", "The Eiffel Tower is in Paris. It was completed in 1889.")]
@@ -109,7 +110,7 @@ def real_client(llamacpp_url: str) -> Iterator[LLMClient]:
 
 def test_generate_runs_end_to_end(real_client: LLMClient) -> None:
     generator = Generator(
-        client=real_client, checker=Checker(Verifier("lexical")), settings=GenerateConfig(strengths=("standard", "strict"))
+        client=real_client, checker=Checker(Verifier(get_scorer("lexical"))), settings=GenerateConfig(strengths=("standard", "strict"))
     )
     result = generator.generate("Where is the Eiffel Tower?", CHUNKS)
     assert 1 <= len(result.attempts) <= 2
@@ -138,7 +139,7 @@ def test_judge_reply_parses_under_schema_constrained_decoding(llamacpp_url: str)
 
 
 def test_repair_never_adds_what_the_context_lacks(real_client: LLMClient) -> None:
-    verifier = Verifier("lexical")
+    verifier = Verifier(get_scorer("lexical"))
     answer = "The Eiffel Tower is in Paris. It was completed in 1925 by 300 workers."
     report = verifier.verify(answer, CHUNKS)
     repaired = repair(report, CHUNKS, check=Checker(verifier), client=real_client, cite=False)

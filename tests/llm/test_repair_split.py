@@ -19,6 +19,7 @@ from groundwire.core.verifier import Verifier
 from groundwire.llm.client import LLMClient
 from groundwire.llm.repair import conjuncts, repair
 from groundwire.pipeline import Checker
+from groundwire.scoring import get_scorer
 
 CONTEXT = "The plan costs $49 per month and includes email support."
 COMPOUND = "The plan costs $49 and includes priority phone support."
@@ -27,7 +28,7 @@ CHUNKS = [Chunk("S1", CONTEXT)]
 
 @pytest.fixture(scope="module", params=["lexical", "bundled"])
 def verifier(request: pytest.FixtureRequest) -> Verifier:
-    return Verifier("lexical") if request.param == "lexical" else Verifier()
+    return Verifier(get_scorer("lexical")) if request.param == "lexical" else Verifier(get_scorer())
 
 
 @pytest.mark.parametrize(("claim", "parts"), [
@@ -91,7 +92,7 @@ def test_no_supported_part_drops_the_claim_whole(verifier: Verifier) -> None:
 def test_with_an_llm_the_whole_edit_comes_first_and_the_split_catches_its_failure(
     scripted_llm: ScriptedLLMServer, client: LLMClient
 ) -> None:
-    lexical = Verifier("lexical")
+    lexical = Verifier(get_scorer("lexical"))
     report = lexical.verify(COMPOUND, CHUNKS)
     # The whole-claim edit adds a fact ("24/7"): dropped. The split then keeps the price and asks for an edit of
     # the phone-support part alone, which comes back as the context has it.

@@ -8,6 +8,7 @@ chunk can therefore never lower a claim's score, and adding a claim can never ra
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -40,8 +41,8 @@ from groundwire.core.tracing import traced
 from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Report, Route, RouteMode, Verdict
 from groundwire.core.verdicts import checked_score, claim_verdict
 from groundwire.core.windows import Window, make_windows, premise_budget
-from groundwire.scoring import Scorer, get_scorer
-from groundwire.scoring.base import Combiner, StagedScorer, Thresholds, calibration_of
+from groundwire.scoring import get_scorer
+from groundwire.scoring.base import Combiner, Scorer, StagedScorer, Thresholds, calibration_of
 from groundwire.scoring.combiner import calibration_key, threshold_keys
 from groundwire.scoring.embedder import Embedder, default_embedder
 from groundwire.scoring.lexical import LexicalScorer
@@ -59,12 +60,16 @@ STRUCTURED_TASK = "data2text"
 
 
 class Verifier:
-    """Loads its scorer once and verifies any number of answers.
+    """Verifies any number of answers with the scorer it is given (loaded once by the caller).
 
-    >>> verifier = Verifier("lexical")
+    >>> from groundwire.scoring import get_scorer
+    >>> verifier = Verifier(get_scorer("lexical"))
     >>> report = verifier.verify("The plan costs $10.", ["The plan costs $10 a month."])
     >>> report.decision.value
     'accept'
+
+    It receives a scorer and resolves no names: `scoring.get_scorer` does (`pipeline.build_verifier` calls it). A name,
+    or no scorer, is deprecated: it warns, and `get_scorer` resolves it as `Verifier(get_scorer(name))` would.
     """
 
     def __init__(
@@ -86,7 +91,7 @@ class Verifier:
         embedder: Embedder | None = None,
         checks_on: Collection[str] = (),
     ) -> None:
-        self.scorer: Scorer = scorer if scorer is not None and not isinstance(scorer, str) else get_scorer(scorer)
+        self.scorer: Scorer = _named_scorer(scorer) if scorer is None or isinstance(scorer, str) else scorer
         # As a cascade's second stage (`after`: the first stage's model id), the scorer's calibration for that.
         staged = self.scorer.calibration_after(after) if after and isinstance(self.scorer, StagedScorer) else None
         calibration = staged or calibration_of(self.scorer)
@@ -109,7 +114,8 @@ class Verifier:
         chosen = calibration.decide_at if decide_at is None else decide_at
         self.router = Router.of(route_mode, chosen, reject_ats=rejects, cascade=escalate_to is not None)
         """Three-way routing, or decided verdicts at `decide_at` (the caller's, else the calibrated one): `route`."""
-        self._lexical: Scorer | None = None
+        self.lexical_baseline = LexicalScorer()
+        """Scores the `lexical_support` feature the combiners were fitted on: part of the features, not a choice."""
         self.canonical_figures = canonical_figures
         """The scorer and the overlap features see every figure in one spelling in window and claim alike
         (core.figures): "3,600" as "3600", "five" as "5". On by default since calibration v6 (README)."""
@@ -486,12 +492,10 @@ class Verifier:
         catches novel names and figures a small model reads past. Cheap next to a model call."""
         if isinstance(self.scorer, LexicalScorer):  # its own matrix already holds these scores
             return matrix.support.max(axis=1) if matrix.support.size else np.zeros(len(claims))
-        if self._lexical is None:
-            self._lexical = get_scorer("lexical")
         rows, cols = np.nonzero(allowed)
         best = np.zeros(len(claims), dtype=np.float32)
         if len(rows):
-            scores = self._lexical.score([(windows[j], claims[i]) for i, j in zip(rows, cols, strict=True)])
+            scores = self.lexical_baseline.score([(windows[j], claims[i]) for i, j in zip(rows, cols, strict=True)])
             np.maximum.at(best, rows, scores.support)
         return best
 
@@ -560,6 +564,14 @@ class Verifier:
             note=note,
             features=state.features,
         )
+
+
+def _named_scorer(name: str | None) -> Scorer:
+    """The deprecated `Verifier(name)` and `Verifier()`: warn, then resolve the name with `scoring.get_scorer`."""
+    given, call = ("", "get_scorer()") if name is None else (repr(name), f"get_scorer({name!r})")
+    instead = f"Verifier({call}) (from groundwire.scoring import get_scorer), or pipeline.build_verifier(settings)"
+    warnings.warn(f"Verifier({given}) is deprecated: write {instead}", DeprecationWarning, stacklevel=3)
+    return get_scorer(name)
 
 
 def _stage(report: Report, calibrated_after: str | None = None) -> dict[str, Any]:

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from groundwire.train.export import MODEL_FILE, write_config
+from groundwire.train.dequantize import dequantize_bundle
+from groundwire.train.export import MODEL_FILE, export_onnx, write_config
 
 if TYPE_CHECKING:
     import onnx
@@ -36,9 +37,6 @@ def write_fp32_form(bundle: str | Path, base_model: str | Path, *, min_size: int
     import onnx
     from onnxruntime.transformers.optimizer import optimize_model
     from transformers import AutoConfig
-
-    from groundwire.train.dequantize import dequantize_bundle
-    from groundwire.train.export import export_onnx
 
     bundle = Path(bundle)
     architecture = AutoConfig.from_pretrained(str(base_model))

@@ -320,3 +320,24 @@ def test_a_cascade_s_second_stage_is_held_to_the_pair_limit_too(settings, monkey
         assert scored == []
     with serving(settings, check=cascade, max_pairs=second.workload.pairs) as client:
         assert client.post("/v1/verify", headers=ALPHA, json=body).status_code == 200
+
+
+def test_a_cascade_s_second_stage_is_planned_once(settings, monkeypatch) -> None:
+    """The service plans every stage to hold it to the limits; the check then runs those plans, so the second stage
+    splits and windows the request once, not again when the answer reaches it (issue 36)."""
+    body = {"answer": "The pump station was rebuilt quickly by volunteers.",
+            "chunks": [{"id": "S1", "text": "The pump station runs at 3 bar and was rebuilt in spring by the city water "
+                                            "board."}]}
+    cascade = settings.check.model_copy(update={"scorer": "lexical", "cascade": "lexical"})
+    with serving(settings, check=cascade) as client:
+        second = client.app.state.runtime.verifier.escalate_to
+        planned = []
+        plan = second.plan
+        monkeypatch.setattr(second, "plan", lambda *args, **kwargs: planned.append(args) or plan(*args, **kwargs))
+        response = client.post("/v1/verify", headers=ALPHA, json=body)
+        assert response.status_code == 200, response.text
+        assert len(planned) == 1
+        # The answer did reach the second stage (the first escalates it), so the old code planned it twice.
+        report = client.app.state.runtime.verifier.verify(body["answer"], [body["chunks"][0]["text"]])
+    assert [stage["decision"] for stage in report.extra["cascade"]][0] == "escalate"
+    assert len(planned) == 2  # that direct verify planned the second stage itself: Plan.later is the service's

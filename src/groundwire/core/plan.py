@@ -52,6 +52,10 @@ class Plan:
     sentences: tuple[Sentence, ...] = ()
     """The answer's sentences, split once (those read before splitting stopped, when incomplete): the report's
     skipped sentences and the citation validator read them."""
+    later: Plan | None = None
+    """The next cascade stage's plan of the same claims, where the caller made it already (the service plans every
+    stage to refuse an answer by its limits before anything is scored): `Verifier.run` runs it rather than planning
+    that stage again. None: the stage plans itself if the answer reaches it."""
 
     @property
     def workload(self) -> Workload:

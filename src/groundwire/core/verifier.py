@@ -266,11 +266,8 @@ class Verifier:
         if report.decision is not Route.ESCALATE or self.escalate_to is None:
             return report
         following = self.escalate_to
-        later = following.run(
-            following.plan(plan.answer, plan.context, question=plan.question, claims=plan.claims),
-            require_citations=require_citations,
-            task=task,
-        )
+        next_plan = plan.later or following.plan(plan.answer, plan.context, question=plan.question, claims=plan.claims)
+        later = following.run(next_plan, require_citations=require_citations, task=task)
         stages = [_stage(report), *later.extra.get("cascade", [_stage(later, following.calibrated_after)])]
         total = report.timings.get("total", 0.0) + later.timings.get("total", 0.0)
         return replace(later, extra={**later.extra, "cascade": stages}, timings={**later.timings, "total": total})

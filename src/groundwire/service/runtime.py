@@ -162,13 +162,21 @@ class Runtime:
         check_plan(self.settings, plan)
         pairs = plan.workload.pairs
         # A cascade's later stage scores the same claims against windows of its own model's size: an escalated
-        # answer must fit the limits there too, so it is planned (not scored) here as well.
+        # answer must fit the limits there too, so it is planned (not scored) here as well, and the check runs
+        # those plans (`Plan.later`) rather than planning each stage again.
+        laters: list[Plan] = []
         stage = self.verifier.escalate_to
         while stage is not None:
             later = stage.plan(answer, chunks, question=question, claims=plan.claims)
             check_plan(self.settings, later)
             pairs += later.workload.pairs
+            laters.append(later)
             stage = stage.escalate_to
+        chain: Plan | None = None
+        for later in reversed(laters):
+            chain = replace(later, later=chain)
+        if chain is not None:
+            plan = replace(plan, later=chain)
         # With a budget (repair's own checks), what the earlier checks spent counts too: a repair whose parts add up to
         # more than a small check leaves the reserved worker for a main one.
         require_small(pairs + (budget.spent if budget is not None else 0) <= self.settings.small_pairs)

@@ -125,3 +125,23 @@ def test_parallel_runs_follow_the_cores_this_process_may_use() -> None:
     assert out.stdout.strip() == "1"
     expected = int(os.environ.get("OMP_NUM_THREADS") or 0) or len(os.sched_getaffinity(0))
     assert OnnxScorer(bundled_path(), form="int8").parallel_runs == expected
+
+
+def test_a_pair_met_twice_in_a_call_is_run_once_and_scored_alike() -> None:
+    scorer = OnnxScorer(bundled_path(), form="int8")
+    pairs = [("The shop opens at 9 am.", "It opens at 9."), ("The fee is $5.", "The fee is $6."),
+             ("The shop opens at 9 am.", "It opens at 9.")]
+    runs = []
+    session = scorer.session
+
+    class Counting:
+        def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            runs.append(1)
+            return session.run(*args, **kwargs)
+
+    alone = scorer.score(pairs[:2])
+    scorer.session = Counting()  # type: ignore[assignment]
+    twice = scorer.score(pairs)
+    assert len(runs) == 2
+    np.testing.assert_array_equal(twice.support, [alone.support[0], alone.support[1], alone.support[0]])
+    assert twice.truncated.tolist() == [False, False, False]

@@ -194,7 +194,15 @@ class OnnxScorer:
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Softmax over the labels for each pair, shape (n, labels), in input order."""
-        return self._probabilities(self._encode(pairs)[0])
+        return self._scored(pairs)[0]
+
+    def _scored(self, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Probabilities and truncation flags per pair. A pair met twice in a call (a chunk retrieved twice, a
+        sentence the answer repeats) is run once: one-pair runs give it the same score either way."""
+        distinct = list(dict.fromkeys(pairs))
+        where = np.array(_positions(distinct, pairs), dtype=np.int64)
+        encodings, truncated = self._encode(distinct)
+        return self._probabilities(encodings)[where], truncated[where]
 
     def _probabilities(self, encodings: Sequence[Encoding]) -> np.ndarray:
         n_labels = len(self.config["labels"])
@@ -233,12 +241,17 @@ class OnnxScorer:
         return self._executor
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> PairScores:
-        encodings, truncated = self._encode(pairs)
-        probs = self._probabilities(encodings)
+        probs, truncated = self._scored(pairs)
         contradiction = probs[:, self.contradiction_index] if self.contradiction_index is not None else None
         return PairScores(
             probs[:, self.support_index].copy(), None if contradiction is None else contradiction.copy(), truncated
         )
+
+
+def _positions(distinct: Sequence[tuple[str, str]], pairs: Sequence[tuple[str, str]]) -> list[int]:
+    """Where each of `pairs` sits in `distinct` (its pairs, each once)."""
+    index = {pair: position for position, pair in enumerate(distinct)}
+    return [index[pair] for pair in pairs]
 
 
 def model_id_of(bundle: Path, config: dict[str, Any] | None = None) -> str:

@@ -145,3 +145,24 @@ def test_a_pair_met_twice_in_a_call_is_run_once_and_scored_alike() -> None:
     assert len(runs) == 2
     np.testing.assert_array_equal(twice.support, [alone.support[0], alone.support[1], alone.support[0]])
     assert twice.truncated.tolist() == [False, False, False]
+
+
+def test_on_a_cpu_without_vnni_the_trial_loads_each_form_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxruntime
+
+    import groundwire.scoring.onnx as onnx_scorer
+
+    created: list[str] = []
+    session_class = onnxruntime.InferenceSession
+
+    def counting(path: str, *args: object, **kwargs: object) -> onnxruntime.InferenceSession:
+        created.append(Path(path).name)
+        return session_class(path, *args, **kwargs)
+
+    monkeypatch.setattr(onnx_scorer, "cpu_features", lambda: NO_VNNI)
+    monkeypatch.setattr(onnxruntime, "InferenceSession", counting)
+    monkeypatch.delenv("GROUNDWIRE_MODEL_FORM", raising=False)
+    scorer = OnnxScorer(bundled_path())
+    assert sorted(created) == ["model.fp32w8.onnx", "model.onnx"]  # timed, and the winner kept: no third load
+    assert scorer.form_reason.startswith("no VNNI")
+    assert scorer.score([("The shop opens at 9 am.", "It opens at 9 am.")]).support[0] > 0.5

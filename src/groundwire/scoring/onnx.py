@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from onnxruntime import InferenceSession
     from tokenizers import Encoding
 
 from groundwire.scoring.base import Calibration, Combiner, PairScores
@@ -93,6 +94,7 @@ class OnnxScorer:
         # onnxruntime sizes its pool to the whole machine; honour a CPU limit given the usual way (Ray sets it).
         self._threads = threads or int(os.environ.get("OMP_NUM_THREADS") or 0)
         self._executor: ThreadPoolExecutor | None = None
+        self._timed: dict[str, InferenceSession] = {}  # sessions the form trial loaded, kept until the choice
         forms = bundle_forms(self.config)
         if model_file is not None:  # one file asked for by name (benches, the export's agreement check)
             forms = {"given": ModelForm("given", model_file, next(iter(forms.values())).batch_size)}
@@ -104,6 +106,7 @@ class OnnxScorer:
             self._time_form,
         )
         self._load(chosen)
+        self._timed.clear()
         self.combiner: Combiner | None = own.combiner
         self.canonical_figures = own.canonical_figures
         self.meaning = own.meaning
@@ -128,7 +131,7 @@ class OnnxScorer:
             options.intra_op_num_threads = 1
         elif self._threads:
             options.intra_op_num_threads = self._threads
-        self.session = ort.InferenceSession(
+        self.session = self._timed.get(form.name) or ort.InferenceSession(
             str(self.bundle / form.model_file), options, providers=["CPUExecutionProvider"]
         )
         self._inputs = {i.name for i in self.session.get_inputs()}
@@ -136,6 +139,7 @@ class OnnxScorer:
     def _time_form(self, form: ModelForm) -> float:
         """Seconds `form` takes on the trial pairs."""
         self._load(form)
+        self._timed[form.name] = self.session
         return self.seconds_for(TRIAL_PAIRS)
 
     def seconds_for(self, pairs: Sequence[tuple[str, str]]) -> float:

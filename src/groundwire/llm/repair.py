@@ -30,7 +30,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from groundwire.core.claims import CITATION_RE, strip_citations
-from groundwire.core.novelty import added_content
+from groundwire.core.novelty import KnownContent, added_content
 from groundwire.core.plan import as_chunks
 from groundwire.core.textutil import STOPWORDS, WORD_RE, normalize
 from groundwire.core.types import REFUSAL_TOKEN, AnswerCheck, Chunk, ClaimResult, Report, Route, Verdict
@@ -159,7 +159,10 @@ def _split(
     parts = conjuncts(text)
     context = " ".join(chunk.text for chunk in chunks)
     # Each part is the claim's own words (its subject repeated): a part that would add anything is no split.
-    if len(parts) < 2 or any(added_content(text, part, context) for part in parts):
+    if len(parts) < 2:
+        return None
+    known = KnownContent.of(text, context)  # read once for every part
+    if any(known.added(part) for part in parts):
         return None
     verified = [(part, _verify_as(report, part, chunks, check)) for part in parts]
     if not any(_supported(part_report) for _, part_report in verified):

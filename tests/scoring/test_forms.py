@@ -166,3 +166,14 @@ def test_on_a_cpu_without_vnni_the_trial_loads_each_form_once(monkeypatch: pytes
     assert sorted(created) == ["model.fp32w8.onnx", "model.onnx"]  # timed, and the winner kept: no third load
     assert scorer.form_reason.startswith("no VNNI")
     assert scorer.score([("The shop opens at 9 am.", "It opens at 9 am.")]).support[0] > 0.5
+
+
+def test_the_environment_pins_a_form_only_where_the_bundle_has_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GROUNDWIRE_MODEL_FORM", "fp32")
+    assert OnnxScorer(bundled_path()).form == "fp32"
+    # A bundle of one model file (a user's export, a cascade's other stage) still loads.
+    single = OnnxScorer(bundled_path(), model_file="model.onnx")
+    assert (single.form, single.form_reason) == ("given", "the bundle's only form")
+    monkeypatch.setenv("GROUNDWIRE_MODEL_FORM", "fp16")
+    with pytest.raises(ValueError, match="fp16"):
+        OnnxScorer(bundled_path(), model_file="model.onnx")

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 from groundwire.scoring.base import Calibration, Combiner, PairScores
 from groundwire.scoring.combiner import load_combiner
 from groundwire.scoring.forms import (
+    FORM_NAMES,
     TRIAL_PAIRS,
     ModelForm,
     bundle_forms,
@@ -99,12 +100,12 @@ class OnnxScorer:
         if model_file is not None:  # one file asked for by name (benches, the export's agreement check)
             forms = {"given": ModelForm("given", model_file, next(iter(forms.values())).batch_size)}
         self._wanted_batch_size = batch_size
-        chosen, self.form_reason = choose_form(
-            forms,
-            form if form != "auto" else os.environ.get("GROUNDWIRE_MODEL_FORM", "auto"),
-            cpu_features(),
-            self._time_form,
-        )
+        # GROUNDWIRE_MODEL_FORM pins the form of every bundle that has it (a cascade's other bundle may not); a
+        # form asked for by name (`bundled:fp32`) must exist.
+        preferred = os.environ.get("GROUNDWIRE_MODEL_FORM", "auto")
+        if form == "auto" and (preferred not in FORM_NAMES or preferred in forms):
+            form = preferred
+        chosen, self.form_reason = choose_form(forms, form, cpu_features(), self._time_form)
         self._load(chosen)
         self._timed.clear()
         self.combiner: Combiner | None = own.combiner

@@ -6,7 +6,7 @@ without the list has one form, its `model_file`. The rule (measured in issue 35)
   - on any other CPU the int8 kernels lose VNNI's fused multiply-add while fp32 ones do not depend on it, so the
     scorer times both forms on a few pairs when it loads and keeps the faster. It switches to fp32 only when that
     is clearly faster (`FP32_MARGIN`), so that a noisy timing cannot flip the choice between runs on one machine.
-`form = "int8"` or `"fp32"` (`[verify] model_form`, GROUNDWIRE_MODEL_FORM) skips the rule.
+A form asked for (the scorer "bundled:int8" or "bundled:fp32", or GROUNDWIRE_MODEL_FORM) skips the rule.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ and `form` / `form_reason` say which and why (`groundwire doctor` prints them).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Sequence
@@ -43,6 +44,7 @@ from groundwire.scoring.forms import (
 )
 
 BUNDLED_DIR = "models/verifier"
+_log = logging.getLogger(__name__)
 _SUPPORT_LABEL = "entailment"
 _CONTRADICTION_LABEL = "contradiction"
 
@@ -108,6 +110,7 @@ class OnnxScorer:
         chosen, self.form_reason = choose_form(forms, form, cpu_features(), self._time_form)
         self._load(chosen)
         self._timed.clear()
+        _log.info("%s runs its %s form (%s)", self.model_id, self.form, self.form_reason)
         self.combiner: Combiner | None = own.combiner
         self.canonical_figures = own.canonical_figures
         self.meaning = own.meaning

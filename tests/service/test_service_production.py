@@ -341,3 +341,10 @@ def test_a_cascade_s_second_stage_is_planned_once(settings, monkeypatch) -> None
         report = client.app.state.runtime.verifier.verify(body["answer"], [body["chunks"][0]["text"]])
     assert [stage["decision"] for stage in report.extra["cascade"]][0] == "escalate"
     assert len(planned) == 2  # that direct verify planned the second stage itself: Plan.later is the service's
+
+
+def test_health_names_the_form_the_model_runs_in(settings) -> None:
+    with serving(settings, check=settings.check.model_copy(update={"scorer": "bundled:fp32"})) as client:
+        assert client.get("/healthz").json()["model_form"] == "fp32"
+    with serving(settings) as client:  # the lexical baseline has no forms
+        assert client.get("/healthz").json()["model_form"] is None

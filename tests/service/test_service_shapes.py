@@ -28,7 +28,8 @@ INGEST = [("doc_set_version", "str"), ("chunks", "list"), ("changed_doc_ids", "l
 INGEST_CHUNK = [("id", "str"), ("doc_id", "str"), ("title", "str"), ("page", "int"), ("type", "str"),
                 ("text", "str")]
 FEEDBACK = [("feedback_id", "str"), ("request_id", "str")]
-HEALTH = [("status", "str"), ("model_id", "str"), ("model_loads", "int"), ("release", "str"), ("store", "str")]
+HEALTH = [("status", "str"), ("model_id", "str"), ("model_form", "NoneType"), ("model_loads", "int"), ("release", "str"),
+          ("store", "str")]
 
 
 def shape(value: dict) -> list[tuple[str, str]]:

@@ -201,6 +201,9 @@ class RequestLogEntry(BaseModel):
 class HealthResponse(BaseModel):
     status: Literal["ok"]
     model_id: str | None
+    model_form: str | None = None
+    """The form the model runs in ("int8", or "fp32" on a CPU without VNNI where that is faster: `groundwire
+    doctor`); None for a scorer without forms."""
     model_loads: int
     release: str
     store: str

@@ -105,6 +105,7 @@ class Runtime:
         return models.HealthResponse(
             status="ok",
             model_id=self.verifier.model_id,
+            model_form=form if isinstance(form := getattr(self.verifier.scorer, "form", None), str) else None,
             model_loads=self.model_loads,
             release=self.settings.release,
             store=self.store.engine.dialect.name,

@@ -22,7 +22,7 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from groundwire.config import CheckSettings
 from groundwire.core.claims import Decomposer
@@ -231,14 +231,24 @@ def failure_of(error: Exception) -> tuple[ErrorCode, str]:
     return ErrorCode.INTERNAL_ERROR, f"{type(error).__name__}: {error}"
 
 
+class Planner(Protocol):
+    """Plans a check for a caller that holds it to limits first (the service's `Runtime.plan`)."""
+
+    def __call__(
+        self, answer: str, chunks: Sequence[Chunk], *, question: str | None, claims: Sequence[Claim] | None
+    ) -> Plan: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Checker:
     """A verifier (and judge) bound to `check`: what a component below this module is handed when it checks
     answers of its own (the generator's attempts and consistency samples, repair's edits, the citations
-    provenance adds), so that it checks through the one path without importing pipeline (core.types.AnswerCheck)."""
+    provenance adds), so that it checks through the one path without importing pipeline (core.types.AnswerCheck).
+    `planner`: plans each of those checks (the service holds repair's to its limits); None: `check` plans."""
 
     verifier: Verifier
     judge: Judge | None = None
+    planner: Planner | None = None
 
     @property
     def model_id(self) -> str:
@@ -261,7 +271,8 @@ class Checker:
     ) -> Report:
         """`check` the answer with the bound verifier (and judge)."""
         item = CheckItem(answer, chunks, question=question, task=task, claims=None if claims is None else tuple(claims))
-        return check(self.verifier, item, judge=self.judge)
+        plan = None if self.planner is None else self.planner(answer, chunks, question=question, claims=claims)
+        return check(self.verifier, item, judge=self.judge, plan=plan)
 
 
 _SHARED: dict[str, Verifier] = {}

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from groundwire.cli.output import console, literal
+from groundwire.core.errors import ErrorCode, InputError
 
 
 def register(app: typer.Typer) -> None:
@@ -30,8 +31,6 @@ def doctor(
     try:
         scorer = OnnxScorer.bundled(form)
     except ValueError as error:
-        from groundwire.core.errors import ErrorCode, InputError
-
         raise InputError(f"--form {form}: {error}", code=ErrorCode.INVALID_OPTION) from error
     # Windows of about 180 tokens, as a 5 x 5 check of 120-word chunks scores: each trial premise, two and a half times.
     pairs = [(f"{premise} {premise} {premise[: len(premise) // 2]}", claim) for premise, claim in TRIAL_PAIRS] * 4

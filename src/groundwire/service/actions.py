@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Sequence
 
 from groundwire.core.errors import ErrorCode
-from groundwire.core.types import Chunk, Claim, Report
+from groundwire.core.types import Chunk, Report
 from groundwire.data.provenance import Document
 from groundwire.llm.repair import Repaired
 from groundwire.llm.repair import repair as repair_answer
-from groundwire.pipeline import CheckItem, Judge, check
+from groundwire.pipeline import Checker, CheckItem, Judge, check
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.limits import WorkBudget
@@ -37,7 +38,7 @@ def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> model
     report = _checked(runtime, body, chunks)
     settings = runtime.config.repair
     # Without --llm the middle band is dropped rather than edited: repair still works offline.
-    repaired = repair_answer(report, chunks, check=RepairChecks(runtime), client=runtime.llm,
+    repaired = repair_answer(report, chunks, check=_repair_checks(runtime), client=runtime.llm,
                              min_surviving_share=settings.min_surviving_share,
                              abstain_message=settings.abstain_message)
     response = models.RepairResponse(
@@ -89,32 +90,16 @@ REPAIR_PAIRS = 2
 largest accepted answer split in two, each part checked against the whole context."""
 
 
-class RepairChecks:
+def _repair_checks(runtime: Runtime) -> Checker:
     """The checks repair makes of its own (each part of a claim it splits at its coordination, an LLM's edit, the
     repaired answer), each planned and held to the limits as a request's check is (`Runtime.plan`), and together to
     REPAIR_PAIRS x max_pairs pairs: past that, 413 `too_much_work` before the next is scored. Unbounded, one claim of
     31 coordinated verb phrases against a 200k context was checked 32 times: 35 s, where its verify took 1 s."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self._runtime = runtime
-        allowed = REPAIR_PAIRS * runtime.settings.max_pairs
-        self._budget = WorkBudget(allowed=allowed, limit=f"{REPAIR_PAIRS} x max_pairs = {allowed}",
-                                  why="Repairing this answer (each part of a claim it splits, and each edit, is "
-                                      "checked against the whole context)")
-
-    @property
-    def model_id(self) -> str:
-        return self._runtime.verifier.model_id
-
-    @property
-    def accept_at(self) -> float:
-        return self._runtime.verifier.accept_at
-
-    def __call__(self, answer: str, chunks: Sequence[Chunk], *, question: str | None = None,
-                 claims: Sequence[Claim] | None = None, task: str | None = None) -> Report:
-        plan = self._runtime.plan(answer, chunks, question=question, claims=claims, budget=self._budget)
-        item = CheckItem(answer, chunks, question=question, task=task, claims=None if claims is None else tuple(claims))
-        return check(self._runtime.verifier, item, plan=plan)
+    allowed = REPAIR_PAIRS * runtime.settings.max_pairs
+    budget = WorkBudget(allowed=allowed, limit=f"{REPAIR_PAIRS} x max_pairs = {allowed}",
+                        why="Repairing this answer (each part of a claim it splits, and each edit, is checked against "
+                            "the whole context)")
+    return Checker(runtime.verifier, planner=functools.partial(runtime.plan, budget=budget))
 
 
 def _checks(report: Report) -> list[str]:

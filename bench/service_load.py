@@ -3,6 +3,7 @@
     .venv/bin/python bench/service_load.py --scorer lexical
     .venv/bin/python bench/service_load.py --scorer bundled --requests 60
     .venv/bin/python bench/service_load.py --clients 16 64 --retry after     # clients that honour Retry-After
+    .venv/bin/python bench/service_load.py --serve-option=--refusal-rate --serve-option=0   # refusals unpaced
     PYTHONPATH=/tmp/other/src .venv/bin/python bench/service_load.py         # another tree (its `groundwire serve`)
 
 Starts `groundwire serve` (one uvicorn process, a fresh SQLite log in a temporary directory, the default
@@ -16,8 +17,9 @@ after its Retry-After (`--retry after`). Attempts are bounded (--max-attempts pe
 answer); the bodies are built before the clock starts, so the clients spend their CPU on HTTP only.
 
 Per level it prints goodput (answers checked per second of the level's wall time), all attempts per second, the
-refusals by status, p50 and p95 of a successful attempt's latency, the slowest refusal (a refusal must come at
-once), the server process's CPU seconds (from /proc) per checked answer, and the share of a core the load
+refusals by status, p50 and p95 of a successful attempt's latency, the slowest refusal (a refusal waits for no
+worker; past `serve --refusal-rate` refusals a second, 100 by default, it waits its turn, at most its Retry-After of
+1 s), the server process's CPU seconds (from /proc) per checked answer, and the share of a core the load
 generator itself used (with two cores, what it takes the server does not get). At the end: goodput at the most
 clients as a share of goodput at 16 (issue 38's target: at least 90%), and the request-log rows by kind (a refusal
 writes none: there should be exactly one `verify` row per checked answer, warm-up included, and no `error` row).
@@ -64,9 +66,9 @@ def payload(seed: int, claims: int, chunks: int) -> dict:
             "chunks": [{"id": f"S{i}", "text": text} for i, text in enumerate(row["context"], start=1)]}
 
 
-def start_server(port: int, scorer: str, workdir: Path) -> subprocess.Popen:
+def start_server(port: int, scorer: str, workdir: Path, options: list[str]) -> subprocess.Popen:
     command = [str(ROOT / ".venv" / "bin" / "groundwire"), "serve", "--host", "127.0.0.1", "--port", str(port),
-               "--db", str(workdir / "log.db"), "--scorer", scorer, "--log-level", "warning"]
+               "--db", str(workdir / "log.db"), "--scorer", scorer, "--log-level", "warning", *options]
     log = (workdir / "server.log").open("w")
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -243,6 +245,9 @@ def main() -> None:
     parser.add_argument("--max-attempts", type=int, default=10_000, help="attempts per answer before giving up")
     parser.add_argument("--client", choices=("raw", "httpx"), default="raw",
                         help="the load generator's HTTP client: a lean one of asyncio streams, or httpx")
+    parser.add_argument("--serve-option", action="append", default=[], metavar="ARG",
+                        help="one more argument for `groundwire serve` (repeat it: --serve-option=--refusal-rate "
+                             "--serve-option=0 serves refusals unpaced)")
     parser.add_argument("--claims", type=int, default=5)
     parser.add_argument("--chunks", type=int, default=5)
     parser.add_argument("--startup-timeout", type=float, default=180.0)
@@ -250,9 +255,10 @@ def main() -> None:
     args.size = (args.claims, args.chunks)
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        args.server = start_server(port, args.scorer, Path(tmp))
+        args.server = start_server(port, args.scorer, Path(tmp), args.serve_option)
         try:
-            print(f"groundwire serve on 127.0.0.1:{port}, scorer {args.scorer}, {args.claims}x{args.chunks} "
+            print(f"groundwire serve {' '.join(args.serve_option)} on 127.0.0.1:{port}, scorer {args.scorer}, "
+                  f"{args.claims}x{args.chunks} "
                   f"claims x chunks per request, retry {args.retry}, client {args.client}, {os.cpu_count()} CPUs "
                   "shared by server and clients")
             results = asyncio.run(bench(args, port))

@@ -9,6 +9,7 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -327,6 +328,57 @@ def test_a_busy_refusal_comes_before_the_body_is_parsed_and_keeps_the_connection
         assert sorted(row["endpoint"] for row in logged) == ["verify", "verify"]  # no row for the refusals
 
 
+def test_refusals_are_paced_in_order_and_none_waits_past_its_retry_after() -> None:
+    from groundwire.service.workers import RefusalPace
+
+    pace = RefusalPace(10.0, max_wait_s=0.35)
+    # Four decided at once are sent a tenth of a second apart, in the order they were decided...
+    assert [pace.wait(100.0) for _ in range(4)] == pytest.approx([0.0, 0.1, 0.2, 0.3])
+    # ...a fifth, whose turn (0.4 s) is past the longest wait, is sent at that wait, outside the pace...
+    assert pace.wait(100.0) == pytest.approx(0.35)
+    # ...so the next still takes the turn after the fourth (100.4), and the one after it (100.5) is outside again.
+    assert pace.wait(100.1) == pytest.approx(0.3)
+    assert pace.wait(100.1) == pytest.approx(0.35)
+    # Once the pace has caught up, a refusal is sent at once.
+    assert pace.wait(101.0) == 0.0
+    assert pace.wait(101.0) == pytest.approx(0.1)
+    unpaced = RefusalPace(0.0)
+    assert [unpaced.wait(5.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError):
+        RefusalPace(-1.0)
+
+
+def test_busy_refusals_sent_together_are_paced_though_no_worker_frees(settings, monkeypatch) -> None:
+    """Refusals decided together go out at `refusal_rate` a second: the last of five, at 20 a second, no sooner than
+    0.2 s after the first was sent, while the one worker stayed held the whole time. (A lower bound: a slow machine
+    only makes it later.)"""
+    from groundwire.core.errors import InputError
+
+    rate, count = 20.0, 5
+    with serving(settings, workers=1, max_waiting=0, reserved_workers=0, small_pairs=0, refusal_rate=rate) as client:
+        held = Held(client, monkeypatch)
+        holder, holder_out = in_thread(lambda: client.post("/v1/verify", headers=ALPHA, json=TINY))
+        try:
+            held.wait_for(1)
+            with live(client) as port, contextlib.ExitStack() as stack:
+                sockets = [stack.enter_context(socket.create_connection(("127.0.0.1", port), timeout=WAIT_S))
+                           for _ in range(count)]
+                started = time.monotonic()
+                for sock in sockets:
+                    sock.sendall(_request(json.dumps(TINY).encode()))
+                answers = [_response(sock) for sock in sockets]
+                elapsed = time.monotonic() - started
+                assert not held.release.is_set()  # no worker was free while they were refused
+        finally:
+            held.release.set()
+            holder.join(timeout=WAIT_S)
+        assert [(status, body["error"]["code"]) for status, body in answers] == [(503, "busy")] * count
+        assert elapsed >= (count - 1) / rate
+        assert holder_out[0].status_code == 200
+    with pytest.raises(InputError):
+        replace(settings, refusal_rate=-1.0)
+
+
 def test_too_much_work_is_refused_without_waiting_for_a_worker(settings, monkeypatch) -> None:
     """A 413 the request's own chunks decide is sent before the request is queued: it does not wait behind the
     checks that hold the workers to be told so."""
@@ -360,7 +412,10 @@ def test_serve_passes_the_reserved_lane_flags_on(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GROUNDWIRE_CONFIG", "")
     result = CliRunner().invoke(app, ["serve", "--db", str(tmp_path / "x.db"), "--scorer", "lexical",
-                                      "--reserved-workers", "2", "--small-pairs", "7"])
+                                      "--reserved-workers", "2", "--small-pairs", "7", "--refusal-rate", "12.5"])
     assert result.exit_code == 0, result.output
     settings = served[0].state.settings
     assert (settings.reserved_workers, settings.small_pairs, served[0].state.pool.reserved) == (2, 7, 2)
+    assert settings.refusal_rate == 12.5
+    refused = CliRunner().invoke(app, ["serve", "--db", str(tmp_path / "x.db"), "--refusal-rate", "-1"])
+    assert refused.exit_code != 0 and len(served) == 1

@@ -71,6 +71,10 @@ def serve(
                     "cores, at least 2.")] = None,
     max_waiting: Annotated[int, typer.Option(
         min=0, help="Checks that may wait for a worker; more get 503 busy at once.")] = _DEFAULTS["max_waiting"],
+    refusal_rate: Annotated[float, typer.Option(
+        min=0, help="Busy refusals (503) sent per second at most; past it a refusal waits its turn (at most its "
+                    "Retry-After, 1 s), so that clients resending at once cannot take the checks' CPU; 0: no pacing.",
+    )] = _DEFAULTS["refusal_rate"],
     reserved_workers: Annotated[int, typer.Option(
         min=0, help="Workers beside --workers that only small checks may use while the others are busy, one "
                     "with a large check, so a small one is not stuck behind it; 0: none.",
@@ -128,6 +132,7 @@ def serve(
         max_header_bytes=max_header_bytes,
         workers=workers,
         max_waiting=max_waiting,
+        refusal_rate=refusal_rate,
         reserved_workers=reserved_workers,
         small_pairs=small_pairs,
         max_claims=max_claims,

@@ -5,6 +5,7 @@ Built by `groundwire serve` from its flags (and groundwire.toml), or directly by
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -67,6 +68,11 @@ class ServiceSettings:
     least 2 (service/workers.py)."""
     max_waiting: int = 32
     """Checks that may wait for a worker; one more is refused at once with 503 `busy` naming the limit."""
+    refusal_rate: float = 100.0
+    """Busy refusals (503) sent per second at most, over the whole service; past it a refusal waits its turn, at
+    most its Retry-After (1 s), but never for a worker (service/workers.py, RefusalPace). Clients that send a
+    refused request again at once otherwise keep the event loop answering them, on the GIL the checks need. 0: no
+    pacing."""
     reserved_workers: int = 1
     """Workers beside `workers` that only small checks may use, when every other worker is busy and one of them with
     a check that is not small, so that a small check is not stuck behind large ones (service/workers.py); 0: none."""
@@ -107,6 +113,9 @@ class ServiceSettings:
                              code=ErrorCode.INVALID_SETTINGS)
         if (self.workers is not None and self.workers < 1) or self.max_waiting < 0:
             raise InputError("workers must be at least 1 and max_waiting at least 0", code=ErrorCode.INVALID_SETTINGS)
+        if not 0 <= self.refusal_rate < math.inf:
+            raise InputError("refusal_rate must be a number of refusals a second, at least 0 (0: no pacing)",
+                             code=ErrorCode.INVALID_SETTINGS)
         if min(self.reserved_workers, self.small_pairs, self.small_chars) < 0:
             raise InputError("reserved_workers, small_pairs and small_chars must be at least 0",
                              code=ErrorCode.INVALID_SETTINGS)

@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from anyio import CapacityLimiter
 
     from groundwire.llm.client import LLMClient
-    from groundwire.scoring.base import Scorer
 
 __all__ = [
     "CheckItem",

@@ -100,7 +100,7 @@ def test_the_pool_runs_up_to_its_workers_and_refuses_past_max_waiting() -> None:
 
     async def call(number: int) -> None:
         try:
-            outcomes.append(await pool.run(work, number))
+            outcomes.append(await pool.run(None, work, number))
         except ServiceError as error:
             outcomes.append(error)
 
@@ -120,6 +120,53 @@ def test_the_pool_runs_up_to_its_workers_and_refuses_past_max_waiting() -> None:
     assert sorted(o for o in outcomes if isinstance(o, int)) == [0, 1, 2]
     assert len(refused) == 1 and refused[0].status == 503 and refused[0].code == "busy"
     assert refused[0].details["limit"] == "max_waiting" and refused[0].headers == {"Retry-After": "1"}
+
+
+def test_one_scope_takes_at_most_its_waiting_places_and_the_others_still_wait() -> None:
+    """max_waiting 3, at most 2 of one scope: with the worker held, a third of scope A is refused although a place
+    is free, a check of scope B takes that place, and once the queue is full anyone is refused (max_waiting)."""
+    from groundwire.service.errors import ServiceError
+    from groundwire.service.workers import WorkerPool
+
+    pool = WorkerPool(workers=1, max_waiting=3, max_waiting_per_scope=2)
+    release = threading.Event()
+    started: list[str] = []
+    outcomes: dict[str, object] = {}
+
+    def work(name: str) -> str:
+        started.append(name)
+        assert release.wait(timeout=10)
+        return name
+
+    async def call(scope: str, name: str) -> None:
+        try:
+            outcomes[name] = await pool.run(scope, work, name)
+        except ServiceError as error:
+            outcomes[name] = error
+
+    async def settle(count: int) -> None:
+        with anyio.fail_after(10):
+            while len(started) + pool.waiting + sum(isinstance(o, ServiceError) for o in outcomes.values()) < count:
+                await anyio.sleep(0.01)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            for number, (scope, name) in enumerate([("A", "a0"), ("A", "a1"), ("A", "a2"), ("A", "a3"),
+                                                    ("B", "b0"), ("B", "b1")], start=1):
+                group.start_soon(call, scope, name)
+                await settle(number)  # in this order: each has run, waits or is refused before the next is sent
+                assert pool.full(small=False, scope="A") == (number >= 3)
+            assert pool.waiting == 3 and started == ["a0"]
+            release.set()
+
+    anyio.run(main)
+    refused = {name: o for name, o in outcomes.items() if isinstance(o, ServiceError)}
+    assert sorted(refused) == ["a3", "b1"]
+    assert refused["a3"].details == {"limit": "max_waiting_per_scope", "max": 2, "got": 3}
+    assert refused["b1"].details == {"limit": "max_waiting", "max": 3, "got": 4}
+    assert {name: o for name, o in outcomes.items() if name not in refused} == {n: n for n in ("a0", "a1", "a2", "b0")}
+    # Places are counted as they are taken and given back: the pool is empty again, for every scope.
+    assert pool.waiting == 0 and not pool.full(small=False, scope="A")
 
 
 def test_the_service_sizes_its_pool_from_the_settings(settings) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from service_common import ALPHA
+from service_common import ALPHA, BETA
 
 pytest.importorskip("fastapi")
 
@@ -227,7 +227,7 @@ def test_a_worker_takes_the_next_waiting_check_while_the_event_loop_is_blocked()
     outcomes: list[object] = []
 
     async def call(function: Any) -> None:
-        outcomes.append(await pool.run(function))
+        outcomes.append(await pool.run(None, function))
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
@@ -379,6 +379,40 @@ def test_busy_refusals_sent_together_are_paced_though_no_worker_frees(settings, 
         replace(settings, refusal_rate=-1.0)
 
 
+def test_one_scope_cannot_take_every_waiting_place(settings, monkeypatch) -> None:
+    """The test keys name three scopes, so by default one scope may hold half the waiting places (rounded up): with
+    max_waiting 2, one. Alpha's second waiting check is refused (503 naming max_waiting_per_scope) while beta's
+    still takes the place left, and every check let in is answered once the worker is free."""
+    from groundwire.core.errors import InputError
+
+    with serving(settings, workers=1, max_waiting=2, reserved_workers=0, small_pairs=0) as client:
+        pool = client.app.state.pool
+        assert pool.max_waiting_per_scope == 1
+        held = Held(client, monkeypatch)
+        post = lambda headers: lambda: client.post("/v1/verify", headers=headers, json=TINY)  # noqa: E731
+        let_in = [in_thread(post(ALPHA))]
+        try:
+            held.wait_for(1)
+            let_in.append(in_thread(post(ALPHA)))
+            until(lambda: pool.waiting == 1)
+            refused = client.post("/v1/verify", headers=ALPHA, json=TINY)
+            let_in.append(in_thread(post(BETA)))
+            until(lambda: pool.waiting == 2)
+        finally:
+            held.release.set()
+            for thread, _ in let_in:
+                thread.join(timeout=WAIT_S)
+        assert refused.status_code == 503
+        assert refused.json()["error"]["details"] == {"limit": "max_waiting_per_scope", "max": 1, "got": 2}
+        assert [answer[0].status_code for _, answer in let_in] == [200, 200, 200]
+    with serving(settings, max_waiting=32, api_keys={"key-alpha": "alpha"}) as client:  # one scope: every place
+        assert client.app.state.pool.max_waiting_per_scope == 32
+    with serving(settings, max_waiting=32, max_waiting_per_scope=5) as client:
+        assert client.app.state.pool.max_waiting_per_scope == 5
+    with pytest.raises(InputError):
+        replace(settings, max_waiting=4, max_waiting_per_scope=5)
+
+
 def test_too_much_work_is_refused_without_waiting_for_a_worker(settings, monkeypatch) -> None:
     """A 413 the request's own chunks decide is sent before the request is queued: it does not wait behind the
     checks that hold the workers to be told so."""
@@ -412,10 +446,12 @@ def test_serve_passes_the_reserved_lane_flags_on(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GROUNDWIRE_CONFIG", "")
     result = CliRunner().invoke(app, ["serve", "--db", str(tmp_path / "x.db"), "--scorer", "lexical",
-                                      "--reserved-workers", "2", "--small-pairs", "7", "--refusal-rate", "12.5"])
+                                      "--reserved-workers", "2", "--small-pairs", "7", "--refusal-rate", "12.5",
+                                      "--max-waiting-per-scope", "3"])
     assert result.exit_code == 0, result.output
     settings = served[0].state.settings
     assert (settings.reserved_workers, settings.small_pairs, served[0].state.pool.reserved) == (2, 7, 2)
     assert settings.refusal_rate == 12.5
+    assert (settings.max_waiting_per_scope, served[0].state.pool.max_waiting_per_scope) == (3, 3)
     refused = CliRunner().invoke(app, ["serve", "--db", str(tmp_path / "x.db"), "--refusal-rate", "-1"])
     assert refused.exit_code != 0 and len(served) == 1

@@ -71,6 +71,10 @@ def serve(
                     "cores, at least 2.")] = None,
     max_waiting: Annotated[int, typer.Option(
         min=0, help="Checks that may wait for a worker; more get 503 busy at once.")] = _DEFAULTS["max_waiting"],
+    max_waiting_per_scope: Annotated[int | None, typer.Option(
+        min=0, help="Checks of one scope (API key's scope) that may wait; more of that scope get 503 busy, so one "
+                    "scope's flood cannot refuse the others; default: half of --max-waiting when the keys name "
+                    "two or more scopes, else --max-waiting.")] = None,
     refusal_rate: Annotated[float, typer.Option(
         min=0, help="Busy refusals (503) sent per second at most; past it a refusal waits its turn (at most its "
                     "Retry-After, 1 s), so that clients resending at once cannot take the checks' CPU; 0: no pacing.",
@@ -132,6 +136,7 @@ def serve(
         max_header_bytes=max_header_bytes,
         workers=workers,
         max_waiting=max_waiting,
+        max_waiting_per_scope=max_waiting_per_scope,
         refusal_rate=refusal_rate,
         reserved_workers=reserved_workers,
         small_pairs=small_pairs,

@@ -37,7 +37,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     # Checks and the eval loop run on the worker pool (service/workers.py): a bounded number at once, a bounded
     # number waiting, and 503 `busy` past that; small checks may also use the reserved workers.
-    pool = WorkerPool(settings.workers or default_workers(), settings.max_waiting, reserved=settings.reserved_workers)
+    pool = WorkerPool(settings.workers or default_workers(), settings.max_waiting, reserved=settings.reserved_workers,
+                      max_waiting_per_scope=settings.waiting_places_per_scope)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -95,16 +96,16 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     @app.post("/v1/verify", response_model=models.VerifyResponse, tags=["verify"])
     async def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> models.VerifyResponse:
         small = runtime.looks_small(body)
-        return await pool.run_sized(small, actions.verify, runtime, body, scope=scope)
+        return await pool.run_sized(scope, small, actions.verify, runtime, body, scope=scope)
 
     @app.post("/v1/repair", response_model=models.RepairResponse, tags=["verify"])
     async def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> models.RepairResponse:
         small = runtime.looks_small(body, calls_llm=runtime.llm is not None)  # --llm: repair edits with the LLM
-        return await pool.run_sized(small, actions.repair, runtime, body, scope=scope)
+        return await pool.run_sized(scope, small, actions.repair, runtime, body, scope=scope)
 
     @app.post("/v1/generate", response_model=models.GenerateResponse, tags=["generate"])
     async def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> models.GenerateResponse:
-        return await pool.run(generation.generate, runtime, body, scope=scope)
+        return await pool.run(scope, generation.generate, runtime, body, scope=scope)
 
     @app.post("/v1/ingest", response_model=models.IngestResponse, tags=["documents"])
     def ingest(body: models.IngestRequest, scope: str = Depends(writer_scope)) -> models.IngestResponse:
@@ -137,18 +138,18 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     async def eval_dashboard(scope: str = Depends(caller_scope),
                              limit: int = Query(500, ge=1, le=10_000)) -> models.EvalSummary:
         """Eval-loop metrics over a rolling sample of your scope's request log (nothing is recorded)."""
-        return await pool.run(history.eval_summary, runtime, scope=scope, limit=limit)
+        return await pool.run(scope, history.eval_summary, runtime, scope=scope, limit=limit)
 
     @app.post("/v1/eval/runs", response_model=models.EvalSummary, tags=["eval"])
     async def record_eval_run(scope: str = Depends(writer_scope),
                               limit: int = Query(500, ge=1, le=10_000)) -> models.EvalSummary:
         """Run the eval loop and record the run in the history the dashboard plots."""
-        return await pool.run(history.eval_summary, runtime, scope=scope, limit=limit, save=True)
+        return await pool.run(scope, history.eval_summary, runtime, scope=scope, limit=limit, save=True)
 
     @app.get("/v1/eval/report", tags=["eval"], response_class=HTMLResponse)
     async def eval_report(scope: str = Depends(caller_scope),
                           limit: int = Query(500, ge=1, le=10_000)) -> HTMLResponse:
         """The eval loop's self-contained HTML report (plots over time, tables per release and segment)."""
-        return HTMLResponse(await pool.run(history.eval_report, runtime, scope=scope, limit=limit))
+        return HTMLResponse(await pool.run(scope, history.eval_report, runtime, scope=scope, limit=limit))
 
     return app

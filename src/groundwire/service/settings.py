@@ -68,6 +68,11 @@ class ServiceSettings:
     least 2 (service/workers.py)."""
     max_waiting: int = 32
     """Checks that may wait for a worker; one more is refused at once with 503 `busy` naming the limit."""
+    max_waiting_per_scope: int | None = None
+    """Checks of one permission scope that may wait; one more of that scope is refused with 503 `busy` naming the
+    limit, even with places free, so that one scope's flood cannot take every place and have the other scopes
+    refused. None: half of max_waiting (rounded up) when the API keys name two or more scopes, else max_waiting
+    (`waiting_places_per_scope`)."""
     refusal_rate: float = 100.0
     """Busy refusals (503) sent per second at most, over the whole service; past it a refusal waits its turn, at
     most its Retry-After (1 s), but never for a worker (service/workers.py, RefusalPace). Clients that send a
@@ -113,6 +118,9 @@ class ServiceSettings:
                              code=ErrorCode.INVALID_SETTINGS)
         if (self.workers is not None and self.workers < 1) or self.max_waiting < 0:
             raise InputError("workers must be at least 1 and max_waiting at least 0", code=ErrorCode.INVALID_SETTINGS)
+        if self.max_waiting_per_scope is not None and not 0 <= self.max_waiting_per_scope <= self.max_waiting:
+            raise InputError(f"max_waiting_per_scope must be between 0 and max_waiting ({self.max_waiting})",
+                             code=ErrorCode.INVALID_SETTINGS)
         if not 0 <= self.refusal_rate < math.inf:
             raise InputError("refusal_rate must be a number of refusals a second, at least 0 (0: no pacing)",
                              code=ErrorCode.INVALID_SETTINGS)
@@ -134,6 +142,14 @@ class ServiceSettings:
     @property
     def open_access(self) -> bool:
         return not self.api_keys
+
+    @property
+    def waiting_places_per_scope(self) -> int:
+        """max_waiting_per_scope, or its default: half of max_waiting (rounded up) once two or more scopes share the service
+        (one scope's flood then leaves the other half to the rest), else all of it."""
+        if self.max_waiting_per_scope is not None:
+            return self.max_waiting_per_scope
+        return (self.max_waiting + 1) // 2 if len(set(self.api_keys.values())) > 1 else self.max_waiting
 
 
 ACCESS = {"rw": False, "ro": True}

@@ -8,6 +8,10 @@ them all busy waits for one, and once `max_waiting` requests are already waiting
 `busy` naming the limit (and Retry-After), instead of hanging. A waiting request holds no thread, and a refusal
 needs none.
 
+Scopes: a check of one permission scope may take at most `max_waiting_per_scope` of the waiting places (by
+default half of them once the keys name two or more scopes), so that one scope's flood cannot take every place and
+have every other scope refused; past it, 503 `busy` names that limit. Waiting checks still run in arrival order.
+
 Sizing: one worker per usable core, and at least two. The threads share one verifier: its sentence splitter is per
 thread, and onnxruntime's `InferenceSession.run` is thread-safe. More workers than cores would only slice the same
 cores thinner.
@@ -41,7 +45,7 @@ import contextvars
 import math
 import queue
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -97,6 +101,8 @@ def require_small(small: bool) -> None:
 class _Job:
     call: Callable[[], object]
     small: bool
+    scope: str | None
+    """The caller's permission scope, whose checks may hold at most max_waiting_per_scope of the waiting places."""
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[object]
     counted_large: bool = False
@@ -107,11 +113,15 @@ _Ready = queue.SimpleQueue[_Job | None]
 
 
 class WorkerPool:
-    def __init__(self, workers: int, max_waiting: int, *, reserved: int = 0) -> None:
-        if workers < 1 or max_waiting < 0 or reserved < 0:
-            raise ValueError("workers must be at least 1, and max_waiting and reserved at least 0")
+    def __init__(self, workers: int, max_waiting: int, *, reserved: int = 0,
+                 max_waiting_per_scope: int | None = None) -> None:
+        if workers < 1 or max_waiting < 0 or reserved < 0 or (max_waiting_per_scope or 0) < 0:
+            raise ValueError("workers must be at least 1, and max_waiting, max_waiting_per_scope and reserved at "
+                             "least 0")
         self.workers = workers
         self.max_waiting = max_waiting
+        self.max_waiting_per_scope = max_waiting if max_waiting_per_scope is None else max_waiting_per_scope
+        """So that one scope's flood cannot take every waiting place and have every other scope refused."""
         self.reserved = reserved
         self._lock = threading.Lock()
         self._free: dict[Lane, int] = {"main": workers, "reserved": reserved}
@@ -119,6 +129,7 @@ class WorkerPool:
         """Main workers running a check that is not small (or not known to be): only beside one of them may a
         small check use a reserved worker. With small checks only, the pool runs `workers` at once."""
         self._waiting: deque[_Job] = deque()
+        self._waiting_by_scope: Counter[str | None] = Counter()
         self._ready: dict[Lane, _Ready] = {lane: queue.SimpleQueue() for lane in LANES}
         self._threads: list[tuple[Lane, threading.Thread]] = []
 
@@ -132,24 +143,32 @@ class WorkerPool:
         total = self.workers if lane == "main" else self.reserved
         return total - self._free[lane]
 
-    def full(self, *, small: bool) -> bool:
-        """Whether a check (`small`: one that may use a reserved worker) would be refused now."""
+    def must_wait(self, *, small: bool) -> bool:
+        """Whether no worker is free for a check (`small`: one that may use a reserved worker): it would wait, or
+        be refused."""
         with self._lock:
-            return self._lane_for_size(small) is None and len(self._waiting) >= self.max_waiting
+            return self._lane_for_size(small) is None
 
-    async def run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run `function` on a main worker; 503 `busy` when max_waiting requests already wait for one."""
-        return await self._submit(partial(function, *args, **kwargs), small=False)
+    def full(self, *, small: bool, scope: str | None = None) -> bool:
+        """Whether a check (`small`: one that may use a reserved worker) of `scope` would be refused now."""
+        with self._lock:
+            return self._lane_for_size(small) is None and self._no_place(scope)
 
-    async def run_sized(self, small: bool, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    async def run(self, scope: str | None, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run `function`, a check of `scope`, on a main worker; 503 `busy` when max_waiting requests already wait
+        for one, or max_waiting_per_scope of `scope`."""
+        return await self._submit(partial(function, *args, **kwargs), small=False, scope=scope)
+
+    async def run_sized(self, scope: str | None, small: bool, function: Callable[P, T], /, *args: P.args,
+                        **kwargs: P.kwargs) -> T:
         """`run`, for a check that may be `small`: with every main worker busy it may run on a reserved one (and
         calls `require_small` where it learns whether it really is)."""
-        return await self._submit(partial(function, *args, **kwargs), small=small)
+        return await self._submit(partial(function, *args, **kwargs), small=small, scope=scope)
 
-    async def _submit(self, call: Callable[[], T], *, small: bool) -> T:
+    async def _submit(self, call: Callable[[], T], *, small: bool, scope: str | None) -> T:
         loop = asyncio.get_running_loop()
         # The check runs in a copy of the request's context (its tracing span), as anyio's to_thread would.
-        job = _Job(partial(contextvars.copy_context().run, call), small, loop, loop.create_future())
+        job = _Job(partial(contextvars.copy_context().run, call), small, scope, loop, loop.create_future())
         with self._lock:
             self._start()
             refused = self._admit(job)
@@ -160,13 +179,14 @@ class WorkerPool:
         except asyncio.CancelledError:
             with self._lock:  # not started yet: it never will be; running: it finishes, and its result is dropped
                 if job in self._waiting:
-                    self._waiting.remove(job)
+                    self._unqueue(job)
             raise
 
     def close(self) -> None:
         """Stop the threads once their checks are done; checks still waiting get 503 `not_ready`."""
         with self._lock:
             waiting, self._waiting = list(self._waiting), deque()
+            self._waiting_by_scope.clear()
             for lane, _ in self._threads:
                 self._ready[lane].put(None)
             self._threads = []
@@ -194,19 +214,33 @@ class WorkerPool:
             return "reserved"
         return None
 
+    def _no_place(self, scope: str | None) -> bool:
+        """Whether a check of `scope` finds no waiting place: max_waiting wait, or max_waiting_per_scope of its
+        scope."""
+        return (len(self._waiting) >= self.max_waiting
+                or self._waiting_by_scope[scope] >= self.max_waiting_per_scope)
+
     def _admit(self, job: _Job, *, first: bool = False) -> ServiceError | None:
         """Give the job a free worker of a lane its size may use, else queue it (`first`: at the head), else, with
-        max_waiting already waiting, the 503 `busy` to answer it with."""
+        no waiting place for it, the 503 `busy` to answer it with."""
         lane = self._lane_for_size(job.small)
         if lane is not None:
             self._assign(job, lane)
-        elif len(self._waiting) >= self.max_waiting:
-            return self.refusal(small=job.small)
-        elif first:
-            self._waiting.appendleft(job)
+        elif self._no_place(job.scope):
+            return self.refusal(small=job.small, scope=job.scope)
         else:
-            self._waiting.append(job)
+            if first:
+                self._waiting.appendleft(job)
+            else:
+                self._waiting.append(job)
+            self._waiting_by_scope[job.scope] += 1
         return None
+
+    def _unqueue(self, job: _Job) -> None:
+        self._waiting.remove(job)
+        self._waiting_by_scope[job.scope] -= 1
+        if not self._waiting_by_scope[job.scope]:
+            del self._waiting_by_scope[job.scope]
 
     def _assign(self, job: _Job, lane: Lane) -> None:
         self._free[lane] -= 1
@@ -229,18 +263,23 @@ class WorkerPool:
                 return
             lane = self._lane_for_size(job.small)
             if lane is not None:
-                self._waiting.remove(job)
+                self._unqueue(job)
                 self._assign(job, lane)
 
-    def refusal(self, *, small: bool) -> ServiceError:
-        """503 `busy`, naming max_waiting, with Retry-After."""
+    def refusal(self, *, small: bool, scope: str | None = None) -> ServiceError:
+        """503 `busy`, naming the limit it met (max_waiting, else max_waiting_per_scope), with Retry-After."""
         lanes = f"All {self.workers} workers"
         if small and self.reserved:
             lanes += f" and the {self.reserved} reserved for small checks"
+        waiting, limit, maximum = len(self._waiting), "max_waiting", self.max_waiting
+        what = "requests are waiting"
+        if waiting < self.max_waiting:  # there are places, but not for this scope
+            waiting, limit, maximum = self._waiting_by_scope[scope], "max_waiting_per_scope", self.max_waiting_per_scope
+            what = "requests of your scope are waiting"
         return ServiceError(ErrorCode.BUSY,
-                            f"{lanes} are busy and {len(self._waiting)} requests are waiting; the limit "
-                            f"(max_waiting) is {self.max_waiting}. Retry in a moment.",
-                            details={"limit": "max_waiting", "max": self.max_waiting, "got": len(self._waiting) + 1},
+                            f"{lanes} are busy and {waiting} {what}; the limit ({limit}) is {maximum}. Retry in a "
+                            "moment.",
+                            details={"limit": limit, "max": maximum, "got": waiting + 1},
                             headers={"Retry-After": str(BUSY_RETRY_AFTER_S)})
 
     # --- on a worker thread -----------------------------------------------------------------------------------
@@ -359,7 +398,10 @@ class RefuseWhenFull:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         small = self.routes.get((scope.get("method", ""), scope.get("path", ""))) if scope["type"] == "http" else None
-        if small is None or not self.pool.full(small=small) or not await self._known_caller(scope):
+        caller = None
+        if small is not None and self.pool.must_wait(small=small):
+            caller = await self._caller_scope(scope)
+        if small is None or caller is None or not self.pool.full(small=small, scope=caller):
             await self.app(scope, receive, send)
             return
         try:
@@ -367,7 +409,7 @@ class RefuseWhenFull:
             while more:
                 message = await receive()
                 more = message["type"] == "http.request" and bool(message.get("more_body", False))
-            refused = self.pool.refusal(small=small)
+            refused = self.pool.refusal(small=small, scope=caller)
         except ServiceError as error:  # the body was too large, or too slow (BodySizeLimit): not paced
             refused = error
         else:
@@ -376,10 +418,10 @@ class RefuseWhenFull:
         await error_response(refused.code, refused.message, refused.details, headers=refused.headers)(
             scope, receive, send)
 
-    async def _known_caller(self, scope: Scope) -> bool:
+    async def _caller_scope(self, scope: Scope) -> str | None:
+        """The permission scope of the request's key; None for a missing or wrong key (the route answers 401)."""
         request = Request(scope)
         try:
-            scope_for_key(self.settings, presented_key(await BEARER(request), await API_KEY_HEADER(request)))
+            return scope_for_key(self.settings, presented_key(await BEARER(request), await API_KEY_HEADER(request)))
         except ServiceError:
-            return False
-        return True
+            return None

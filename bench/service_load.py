@@ -18,7 +18,7 @@ answer); the bodies are built before the clock starts, so the clients spend thei
 
 Per level it prints goodput (answers checked per second of the level's wall time), all attempts per second, the
 refusals by status, p50 and p95 of a successful attempt's latency, the slowest refusal (a refusal waits for no
-worker; past `serve --refusal-rate` refusals a second, 100 by default, it waits its turn, at most its Retry-After of
+worker; past `serve --refusal-rate` refusals a second, 60 by default, it waits its turn, at most its Retry-After of
 1 s), the server process's CPU seconds (from /proc) per checked answer, and the share of a core the load
 generator itself used (with two cores, what it takes the server does not get). At the end: goodput at the most
 clients as a share of goodput at 16 (issue 38's target: at least 90%), and the request-log rows by kind (a refusal

@@ -73,11 +73,12 @@ class ServiceSettings:
     limit, even with places free, so that one scope's flood cannot take every place and have the other scopes
     refused. None: half of max_waiting (rounded up) when the API keys name two or more scopes, else max_waiting
     (`waiting_places_per_scope`)."""
-    refusal_rate: float = 100.0
+    refusal_rate: float = 60.0
     """Busy refusals (503) sent per second at most, over the whole service; past it a refusal waits its turn, at
     most its Retry-After (1 s), but never for a worker (service/workers.py, RefusalPace). Clients that send a
-    refused request again at once otherwise keep the event loop answering them, on the GIL the checks need. 0: no
-    pacing."""
+    refused request again at once otherwise keep the event loop answering them, on the GIL the checks need. At 60
+    a second, 30 such clients wait about 0.5 s for each refusal and goodput at 64 clients was 0.96-0.97 of goodput
+    at 16 (bench/service_load.py, 2 cores); at 100, 0.3 s and 0.92-0.95. 0: no pacing."""
     reserved_workers: int = 1
     """Workers beside `workers` that only small checks may use, when every other worker is busy and one of them with
     a check that is not small, so that a small check is not stuck behind large ones (service/workers.py); 0: none."""
@@ -145,8 +146,8 @@ class ServiceSettings:
 
     @property
     def waiting_places_per_scope(self) -> int:
-        """max_waiting_per_scope, or its default: half of max_waiting (rounded up) once two or more scopes share the service
-        (one scope's flood then leaves the other half to the rest), else all of it."""
+        """max_waiting_per_scope, or its default: half of max_waiting (rounded up) once two or more scopes share
+        the service (one scope's flood then leaves the other half to the rest), else all of it."""
         if self.max_waiting_per_scope is not None:
             return self.max_waiting_per_scope
         return (self.max_waiting + 1) // 2 if len(set(self.api_keys.values())) > 1 else self.max_waiting

@@ -347,11 +347,12 @@ class RefusalPace:
     is answered, and sends again, as fast as the event loop can go, and the loop holds the GIL that the checks
     need. A cheaper refusal does not help: it is only sent again sooner (bench/service_load.py, an experiment:
     refusals at half the CPU came up to 1,174 a second instead of 708, and goodput at 64 clients was 0.69-0.93 of
-    goodput at 16 from round to round). Paced at 100 a second, such clients cost the loop at most that, and goodput
-    at 64 clients was 0.95-0.97 of goodput at 16. A refusal still waits for no worker: its body is read and dropped
-    at once, and it is sent when its turn comes, which below `rate` refusals a second is at once. One whose turn
-    would come later than its Retry-After is sent at Retry-After, outside the pace, so that no refusal waits longer
-    than it says to wait. rate 0: no pacing. Used on the event loop only, so it needs no lock."""
+    goodput at 16 from round to round). Paced at 60 a second, such clients cost the loop at most that, and goodput
+    at 64 clients was 0.96-0.97 of goodput at 16 (0.92-0.95 at 100 a second). A refusal still waits for no worker:
+    its body is read and dropped at once, and it is sent when its turn comes, which below `rate` refusals a second
+    is at once. One whose turn would come later than its Retry-After is sent at Retry-After, outside the pace, so
+    that no refusal waits longer than it says to wait. rate 0: no pacing. Used on the event loop only, so it needs
+    no lock."""
 
     def __init__(self, rate: float, *, max_wait_s: float = BUSY_RETRY_AFTER_S) -> None:
         if rate < 0 or max_wait_s < 0:

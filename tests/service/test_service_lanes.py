@@ -383,6 +383,8 @@ def test_one_scope_cannot_take_every_waiting_place(settings, monkeypatch) -> Non
     """The test keys name three scopes, so by default one scope may hold half the waiting places (rounded up): with
     max_waiting 2, one. Alpha's second waiting check is refused (503 naming max_waiting_per_scope) while beta's
     still takes the place left, and every check let in is answered once the worker is free."""
+    from prometheus_client.parser import text_string_to_metric_families
+
     from groundwire.core.errors import InputError
 
     with serving(settings, workers=1, max_waiting=2, reserved_workers=0, small_pairs=0) as client:
@@ -398,6 +400,14 @@ def test_one_scope_cannot_take_every_waiting_place(settings, monkeypatch) -> Non
             refused = client.post("/v1/verify", headers=ALPHA, json=TINY)
             let_in.append(in_thread(post(BETA)))
             until(lambda: pool.waiting == 2)
+            # What an operator scrapes meanwhile: the queue, the busy workers, the refusal by the limit it met.
+            scraped = {(sample.name, tuple(sample.labels.values())): sample.value
+                       for family in text_string_to_metric_families(client.get("/metrics").text)
+                       for sample in family.samples}
+            assert scraped[("groundwire_pool_waiting", ())] == 2
+            assert scraped[("groundwire_pool_busy_workers", ("main",))] == 1
+            assert scraped[("groundwire_busy_refusals_total", ("max_waiting_per_scope",))] == 1
+            assert scraped[("groundwire_busy_refusals_total", ("max_waiting",))] == 0
         finally:
             held.release.set()
             for thread, _ in let_in:

@@ -79,6 +79,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.add_middleware(FailureLog, runtime=runtime)  # outside the size limit, so its 413s are logged too
     app.add_middleware(SecurityHeaders)
     observability.install(app, runtime.metrics)
+    runtime.metrics.watch_pool(pool)
     static = resources.files("groundwire.service") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
     install_docs(app)

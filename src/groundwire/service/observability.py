@@ -2,19 +2,27 @@
 
 `/metrics` is served by prometheus-fastapi-instrumentator (requests by handler and status, latency histograms)
 plus groundwire's own series on the same per-app registry (so two apps in one process never collide):
-decisions, check latency by endpoint, judge calls and failures, cache lookups, and model load time.
+decisions, check latency by endpoint, judge calls and failures, cache lookups, model load time, and the worker
+pool's queue, busy workers and busy refusals (`watch_pool`).
 When the `otel` extra is installed, FastAPIInstrumentor adds a span per request; groundwire.core.tracing adds
 the verify, judge and generate spans inside it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from functools import partial
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from groundwire.core.types import Report
+
+if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.service.workers import WorkerPool
 
 
 class ServiceMetrics:
@@ -44,6 +52,36 @@ class ServiceMetrics:
         self.judge_failures.inc(int(judge.get("failed_calls", 0)))
         if extra is not None and "cached" in extra:
             self.cache_lookups.labels("hit" if extra["cached"] else "miss").inc()
+
+
+    def watch_pool(self, pool: WorkerPool) -> None:
+        """The worker pool's state, read at each scrape: checks waiting, workers busy by lane, and busy refusals by
+        the limit they met (no scope names: /metrics is unauthenticated)."""
+        from groundwire.service.workers import LANES
+
+        waiting = Gauge("groundwire_pool_waiting", "Checks waiting for a worker", registry=self.registry)
+        waiting.set_function(lambda: pool.waiting)
+        busy = Gauge("groundwire_pool_busy_workers", "Workers running a check, by lane", ["lane"],
+                     registry=self.registry)
+        for lane in LANES:
+            busy.labels(lane).set_function(partial(pool.busy, lane))
+        self.registry.register(_BusyRefusals(pool))
+
+
+class _BusyRefusals(Collector):
+    """groundwire_busy_refusals_total{limit}: the pool counts its refusals itself, so that it needs no metrics."""
+
+    LIMITS = ("max_waiting", "max_waiting_per_scope")
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self.pool = pool
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily("groundwire_busy_refusals", "503 busy refusals, by the limit they met",
+                                     labels=["limit"])
+        for limit in self.LIMITS:
+            family.add_metric([limit], self.pool.refused[limit])
+        yield family
 
 
 def install(app: FastAPI, metrics: ServiceMetrics) -> None:

@@ -130,6 +130,9 @@ class WorkerPool:
         small check use a reserved worker. With small checks only, the pool runs `workers` at once."""
         self._waiting: deque[_Job] = deque()
         self._waiting_by_scope: Counter[str | None] = Counter()
+        self.refused: Counter[str] = Counter()
+        """Busy refusals so far, by the limit each met (max_waiting, max_waiting_per_scope): /metrics reads them."""
+        self._refused_lock = threading.Lock()  # refusal() runs both under the pool's lock and outside it
         self._ready: dict[Lane, _Ready] = {lane: queue.SimpleQueue() for lane in LANES}
         self._threads: list[tuple[Lane, threading.Thread]] = []
 
@@ -267,7 +270,8 @@ class WorkerPool:
                 self._assign(job, lane)
 
     def refusal(self, *, small: bool, scope: str | None = None) -> ServiceError:
-        """503 `busy`, naming the limit it met (max_waiting, else max_waiting_per_scope), with Retry-After."""
+        """503 `busy`, naming the limit it met (max_waiting, else max_waiting_per_scope), with Retry-After; counted
+        in `refused`. Called once for each refusal sent."""
         lanes = f"All {self.workers} workers"
         if small and self.reserved:
             lanes += f" and the {self.reserved} reserved for small checks"
@@ -276,6 +280,8 @@ class WorkerPool:
         if waiting < self.max_waiting:  # there are places, but not for this scope
             waiting, limit, maximum = self._waiting_by_scope[scope], "max_waiting_per_scope", self.max_waiting_per_scope
             what = "requests of your scope are waiting"
+        with self._refused_lock:
+            self.refused[limit] += 1
         return ServiceError(ErrorCode.BUSY,
                             f"{lanes} are busy and {waiting} {what}; the limit ({limit}) is {maximum}. Retry in a "
                             "moment.",

@@ -3,6 +3,7 @@ flood (service/workers.py, max_waiting_per_scope).
 
     .venv/bin/python bench/scope_flood.py
     .venv/bin/python bench/scope_flood.py --serve-option=--max-waiting-per-scope --serve-option=32   # as before
+    .venv/bin/python bench/scope_flood.py --serve-option=--rate-limit --serve-option=10/second       # a 429 storm
 
 Starts `groundwire serve` (lexical scorer by default, a fresh SQLite log in a temporary directory, the default
 limits) with two API keys of two scopes, `steady` and `flood`. The steady scope sends --count POST /v1/verify

@@ -45,6 +45,21 @@ def test_rate_limit_is_per_key_and_answers_429_with_retry_after(settings) -> Non
         assert client.app.state.runtime.store.requests(scope="alpha") == []
 
 
+def test_429s_take_their_turn_in_the_refusal_pace(settings) -> None:
+    """A caller over its limit that resends at once is answered at the refusal pace (here 20 a second), not as fast
+    as the event loop can go: five 429s in a row take at least 0.2 s. (A lower bound: a slow machine only makes it
+    later.)"""
+    import time
+
+    with serving(settings, rate_limit="1/minute", refusal_rate=20.0) as client:
+        assert client.get("/v1/requests", headers=ALPHA).status_code == 200
+        started = time.monotonic()
+        statuses = [client.get("/v1/requests", headers=ALPHA).status_code for _ in range(5)]
+        elapsed = time.monotonic() - started
+    assert statuses == [429] * 5
+    assert elapsed >= 4 / 20
+
+
 def test_wrong_keys_are_rate_limited_by_address(settings) -> None:
     with serving(settings, rate_limit="2/minute") as client:
         wrong = {"Authorization": "Bearer not-a-key"}

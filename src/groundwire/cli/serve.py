@@ -76,8 +76,9 @@ def serve(
                     "scope's flood cannot refuse the others; default: half of --max-waiting when the keys name "
                     "two or more scopes, else --max-waiting.")] = None,
     refusal_rate: Annotated[float, typer.Option(
-        min=0, help="Busy refusals (503) sent per second at most; past it a refusal waits its turn (at most its "
-                    "Retry-After, 1 s), so that clients resending at once cannot take the checks' CPU; 0: no pacing.",
+        min=0, help="Refusals under load (503 busy, 429 rate_limited) sent per second at most; past it a refusal "
+                    "waits its turn (at most 1 s), so that clients resending at once cannot take the checks' CPU; "
+                    "0: no pacing.",
     )] = _DEFAULTS["refusal_rate"],
     reserved_workers: Annotated[int, typer.Option(
         min=0, help="Workers beside --workers that only small checks may use while the others are busy, one "

@@ -22,7 +22,7 @@ from groundwire.service.limits import BodySizeLimit, RefuseContentEncoding, Secu
 from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
-from groundwire.service.workers import RefuseWhenFull, WorkerPool, default_workers
+from groundwire.service.workers import RefusalPace, RefuseWhenFull, WorkerPool, default_workers
 from groundwire.version import __version__
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -59,6 +59,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.runtime = runtime
     app.state.rate_limiter = RateLimiter(settings.rate_limit) if settings.rate_limit is not None else None
+    # One pace for every refusal under load: the pool's 503 `busy` and the rate limit's 429.
+    app.state.refusal_pace = pace = RefusalPace(settings.refusal_rate)
     install_error_handlers(app)
 
     @app.exception_handler(InputError)
@@ -71,7 +73,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return error_response(ErrorCode.LLM_UNAVAILABLE, f"The LLM endpoint failed: {exc}")
 
     # Innermost: a check the pool cannot take is refused before its body is parsed (service/workers.py).
-    app.add_middleware(RefuseWhenFull, pool=pool, settings=settings, routes={
+    app.add_middleware(RefuseWhenFull, pool=pool, settings=settings, pace=pace, routes={
         ("POST", "/v1/verify"): True, ("POST", "/v1/repair"): not settings.use_llm, ("POST", "/v1/generate"): False,
         ("GET", "/v1/eval"): False, ("POST", "/v1/eval/runs"): False, ("GET", "/v1/eval/report"): False})
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)

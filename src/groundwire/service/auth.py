@@ -83,11 +83,21 @@ async def _caller(request: Request,
         scope = scope_for_key(settings, key)
     except ServiceError:
         if limiter is not None:
-            limiter.hit(f"address:{_address(request)}")  # a wrong key counts against its sender's address
+            await _count(request, limiter, f"address:{_address(request)}")  # a wrong key counts against its address
         raise
     if limiter is not None:
-        limiter.hit(f"address:{_address(request)}" if settings.open_access else f"key:{key}")
+        await _count(request, limiter, f"address:{_address(request)}" if settings.open_access else f"key:{key}")
     return Caller(scope, read_only=key in settings.read_only_keys)
+
+
+async def _count(request: Request, limiter: RateLimiter, caller: str) -> None:
+    """Count the request against `caller`'s limit; over it, its 429 waits its turn in the refusal pace (a caller
+    that resends at once would otherwise keep the event loop answering it, as a busy refusal's would)."""
+    try:
+        limiter.hit(caller)
+    except ServiceError:
+        await request.app.state.refusal_pace.turn()
+        raise
 
 
 def _address(request: Request) -> str:

@@ -74,8 +74,9 @@ class ServiceSettings:
     refused. None: half of max_waiting (rounded up) when the API keys name two or more scopes, else max_waiting
     (`waiting_places_per_scope`)."""
     refusal_rate: float = 60.0
-    """Busy refusals (503) sent per second at most, over the whole service; past it a refusal waits its turn, at
-    most its Retry-After (1 s), but never for a worker (service/workers.py, RefusalPace). Clients that send a
+    """Refusals under load (503 `busy`, 429 `rate_limited`) sent per second at most, over the whole service; past it
+    a refusal waits its turn, at most 1 s (never past its Retry-After), and never for a worker (service/workers.py,
+    RefusalPace). Clients that send a
     refused request again at once otherwise keep the event loop answering them, on the GIL the checks need. At 60
     a second, 30 such clients wait about 0.5 s for each refusal and goodput at 64 clients was 0.96-0.97 of goodput
     at 16 (bench/service_load.py, 2 cores); at 100, 0.3 s and 0.92-0.95. 0: no pacing."""

@@ -347,7 +347,8 @@ def _settle(job: _Job, result: object, error: BaseException | None) -> None:
 
 
 class RefusalPace:
-    """Busy refusals sent at most `rate` a second over the whole service, in the order they were decided.
+    """Refusals under load (503 `busy`, 429 `rate_limited`) sent at most `rate` a second over the whole service, in
+    the order they were decided.
 
     Why: a client that sends a refused request again at once (or gives up on it and sends its next one at once)
     is answered, and sends again, as fast as the event loop can go, and the loop holds the GIL that the checks
@@ -378,6 +379,11 @@ class RefusalPace:
         self._next = turn + self.interval
         return turn - now
 
+    async def turn(self) -> None:
+        """Wait for this refusal's turn (`wait`), on the running event loop."""
+        if wait := self.wait(asyncio.get_running_loop().time()):
+            await asyncio.sleep(wait)
+
 
 class RefuseWhenFull:
     """503 `busy`, without waiting for a worker, for a check the pool cannot take, before the route parses and
@@ -396,12 +402,12 @@ class RefuseWhenFull:
     `routes`: (method, path) of each route that runs on the pool, and whether its checks may be small."""
 
     def __init__(self, app: ASGIApp, *, pool: WorkerPool, routes: Mapping[tuple[str, str], bool],
-                 settings: ServiceSettings) -> None:
+                 settings: ServiceSettings, pace: RefusalPace) -> None:
         self.app = app
         self.pool = pool
         self.routes = routes
         self.settings = settings
-        self.pace = RefusalPace(settings.refusal_rate)
+        self.pace = pace
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         small = self.routes.get((scope.get("method", ""), scope.get("path", ""))) if scope["type"] == "http" else None
@@ -420,8 +426,7 @@ class RefuseWhenFull:
         except ServiceError as error:  # the body was too large, or too slow (BodySizeLimit): not paced
             refused = error
         else:
-            if wait := self.pace.wait(asyncio.get_running_loop().time()):
-                await asyncio.sleep(wait)
+            await self.pace.turn()
         await error_response(refused.code, refused.message, refused.details, headers=refused.headers)(
             scope, receive, send)
 

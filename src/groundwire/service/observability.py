@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from functools import partial
-from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -20,9 +19,7 @@ from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from groundwire.core.types import Report
-
-if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.service.workers import WorkerPool
+from groundwire.service.workers import LANES, WorkerPool
 
 
 class ServiceMetrics:
@@ -57,8 +54,6 @@ class ServiceMetrics:
     def watch_pool(self, pool: WorkerPool) -> None:
         """The worker pool's state, read at each scrape: checks waiting, workers busy by lane, and busy refusals by
         the limit they met (no scope names: /metrics is unauthenticated)."""
-        from groundwire.service.workers import LANES
-
         waiting = Gauge("groundwire_pool_waiting", "Checks waiting for a worker", registry=self.registry)
         waiting.set_function(lambda: pool.waiting)
         busy = Gauge("groundwire_pool_busy_workers", "Workers running a check, by lane", ["lane"],

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from service_load import ROOT, RawClient, free_port, nearest_rank, payload, wait_ready
+from service_load import RawClient, free_port, nearest_rank, payload, start_server, wait_ready
 
 KEYS = {"steady": "key-steady-0123456789", "flood": "key-flood-0123456789"}
 
@@ -113,11 +113,7 @@ def main() -> None:
         key_file = Path(tmp) / "keys"
         key_file.write_text("".join(f"{key}:{scope}\n" for scope, key in KEYS.items()))
         key_file.chmod(0o600)
-        command = [str(ROOT / ".venv" / "bin" / "groundwire"), "serve", "--host", "127.0.0.1", "--port", str(port),
-                   "--db", str(Path(tmp) / "log.db"), "--scorer", args.scorer, "--log-level", "warning",
-                   "--api-key-file", str(key_file), *args.serve_option]
-        with (Path(tmp) / "server.log").open("w") as log:
-            server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        server = start_server(port, args.scorer, Path(tmp), ["--api-key-file", str(key_file), *args.serve_option])
         try:
             print(f"groundwire serve {' '.join(args.serve_option)} on 127.0.0.1:{port}, scorer {args.scorer}; the "
                   f"steady scope sends {args.count} checks at {args.rate:g} a second; {os.cpu_count()} CPUs shared "

@@ -19,7 +19,7 @@ from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from groundwire.core.types import Report
-from groundwire.service.workers import LANES, WorkerPool
+from groundwire.service.workers import BUSY_LIMITS, LANES, WorkerPool
 
 
 class ServiceMetrics:
@@ -50,7 +50,6 @@ class ServiceMetrics:
         if extra is not None and "cached" in extra:
             self.cache_lookups.labels("hit" if extra["cached"] else "miss").inc()
 
-
     def watch_pool(self, pool: WorkerPool) -> None:
         """The worker pool's state, read at each scrape: checks waiting, workers busy by lane, and busy refusals by
         the limit they met (no scope names: /metrics is unauthenticated)."""
@@ -66,15 +65,13 @@ class ServiceMetrics:
 class _BusyRefusals(Collector):
     """groundwire_busy_refusals_total{limit}: the pool counts its refusals itself, so that it needs no metrics."""
 
-    LIMITS = ("max_waiting", "max_waiting_per_scope")
-
     def __init__(self, pool: WorkerPool) -> None:
         self.pool = pool
 
     def collect(self) -> Iterator[Metric]:
         family = CounterMetricFamily("groundwire_busy_refusals", "503 busy refusals, by the limit they met",
                                      labels=["limit"])
-        for limit in self.LIMITS:
+        for limit in BUSY_LIMITS:
             family.add_metric([limit], self.pool.refused[limit])
         yield family
 

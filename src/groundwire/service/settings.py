@@ -76,10 +76,10 @@ class ServiceSettings:
     refusal_rate: float = 60.0
     """Refusals under load (503 `busy`, 429 `rate_limited`) sent per second at most, over the whole service; past it
     a refusal waits its turn, at most 1 s (never past its Retry-After), and never for a worker (service/workers.py,
-    RefusalPace). Clients that send a
-    refused request again at once otherwise keep the event loop answering them, on the GIL the checks need. At 60
-    a second, 30 such clients wait about 0.5 s for each refusal and goodput at 64 clients was 0.96-0.97 of goodput
-    at 16 (bench/service_load.py, 2 cores); at 100, 0.3 s and 0.92-0.95. 0: no pacing."""
+    RefusalPace). Clients that send a refused request again at once otherwise keep the event loop answering them,
+    on the GIL the checks need. At 60 a second, 30 such clients wait about 0.5 s for each refusal and goodput at 64
+    clients was 0.96-0.97 of goodput at 16 (bench/service_load.py, 2 cores); at 100, 0.3 s and 0.92-0.95. 0: no
+    pacing."""
     reserved_workers: int = 1
     """Workers beside `workers` that only small checks may use, when every other worker is busy and one of them with
     a check that is not small, so that a small check is not stuck behind large ones (service/workers.py); 0: none."""

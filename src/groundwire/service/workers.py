@@ -66,6 +66,9 @@ P = ParamSpec("P")
 T = TypeVar("T")
 Lane = Literal["main", "reserved"]
 LANES: tuple[Lane, ...] = ("main", "reserved")
+BusyLimit = Literal["max_waiting", "max_waiting_per_scope"]
+BUSY_LIMITS: tuple[BusyLimit, ...] = ("max_waiting", "max_waiting_per_scope")
+"""The limits on waiting places a busy refusal names (and /metrics counts refusals by)."""
 BUSY_RETRY_AFTER_S = 1
 """A busy refusal's Retry-After, and the longest a paced refusal waits to be sent."""
 
@@ -130,7 +133,7 @@ class WorkerPool:
         small check use a reserved worker. With small checks only, the pool runs `workers` at once."""
         self._waiting: deque[_Job] = deque()
         self._waiting_by_scope: Counter[str | None] = Counter()
-        self.refused: Counter[str] = Counter()
+        self.refused: Counter[BusyLimit] = Counter()
         """Busy refusals so far, by the limit each met (max_waiting, max_waiting_per_scope): /metrics reads them."""
         self._refused_lock = threading.Lock()  # refusal() runs both under the pool's lock and outside it
         self._ready: dict[Lane, _Ready] = {lane: queue.SimpleQueue() for lane in LANES}
@@ -155,7 +158,7 @@ class WorkerPool:
     def full(self, *, small: bool, scope: str | None = None) -> bool:
         """Whether a check (`small`: one that may use a reserved worker) of `scope` would be refused now."""
         with self._lock:
-            return self._lane_for_size(small) is None and self._no_place(scope)
+            return self._lane_for_size(small) is None and self._limit_met(scope) is not None
 
     async def run(self, scope: str | None, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run `function`, a check of `scope`, on a main worker; 503 `busy` when max_waiting requests already wait
@@ -217,11 +220,14 @@ class WorkerPool:
             return "reserved"
         return None
 
-    def _no_place(self, scope: str | None) -> bool:
-        """Whether a check of `scope` finds no waiting place: max_waiting wait, or max_waiting_per_scope of its
-        scope."""
-        return (len(self._waiting) >= self.max_waiting
-                or self._waiting_by_scope[scope] >= self.max_waiting_per_scope)
+    def _limit_met(self, scope: str | None) -> BusyLimit | None:
+        """The limit that leaves a check of `scope` no waiting place (max_waiting wait, else max_waiting_per_scope of
+        its scope), or None where it finds one."""
+        if len(self._waiting) >= self.max_waiting:
+            return "max_waiting"
+        if self._waiting_by_scope[scope] >= self.max_waiting_per_scope:
+            return "max_waiting_per_scope"
+        return None
 
     def _admit(self, job: _Job, *, first: bool = False) -> ServiceError | None:
         """Give the job a free worker of a lane its size may use, else queue it (`first`: at the head), else, with
@@ -229,7 +235,7 @@ class WorkerPool:
         lane = self._lane_for_size(job.small)
         if lane is not None:
             self._assign(job, lane)
-        elif self._no_place(job.scope):
+        elif self._limit_met(job.scope) is not None:
             return self.refusal(small=job.small, scope=job.scope)
         else:
             if first:
@@ -275,10 +281,12 @@ class WorkerPool:
         lanes = f"All {self.workers} workers"
         if small and self.reserved:
             lanes += f" and the {self.reserved} reserved for small checks"
-        waiting, limit, maximum = len(self._waiting), "max_waiting", self.max_waiting
-        what = "requests are waiting"
-        if waiting < self.max_waiting:  # there are places, but not for this scope
-            waiting, limit, maximum = self._waiting_by_scope[scope], "max_waiting_per_scope", self.max_waiting_per_scope
+        # None: the queue moved on since the caller saw it full (RefuseWhenFull reads it outside the lock).
+        limit = self._limit_met(scope) or "max_waiting_per_scope"
+        if limit == "max_waiting":
+            waiting, maximum, what = len(self._waiting), self.max_waiting, "requests are waiting"
+        else:
+            waiting, maximum = self._waiting_by_scope[scope], self.max_waiting_per_scope
             what = "requests of your scope are waiting"
         with self._refused_lock:
             self.refused[limit] += 1

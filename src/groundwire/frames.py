@@ -12,11 +12,13 @@ import contextlib
 import functools
 import importlib
 import sys
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from groundwire.core.errors import ErrorCode, InputError
+from groundwire.core.tracing import batch_span
 from groundwire.core.types import Report
 from groundwire.data.results import result_row
 from groundwire.data.rows import COLUMN_ALIASES, EvalRow, RowError, canonical_record, parse_record
@@ -101,16 +103,18 @@ def verify_many(
     checker = given_or_shared(verifier, scorer)
     parsed = [_parse_row(label, record, columns) for label, record in zip(frame.index, frame.to_dict("records"),
                                                                           strict=True)]
-    checked = check_rows(checker, parsed, require_citations=require_citations)  # one outcome per row, in order
     answers: list[dict[str, Any]] = []
     claim_rows: list[dict[str, Any]] = []
-    with _progress_bar(len(parsed), progress) as advance:
+    # One span for the table, the rows' spans inside it (and it inside the caller's current span, if any).
+    with batch_span("groundwire.verify_many", len(parsed)) as summarise, _progress_bar(len(parsed), progress) as advance:
+        checked = check_rows(checker, parsed, require_citations=require_citations)  # one outcome per row, in order
         for label, outcome in zip(frame.index, checked, strict=True):
             # A row that could not be read or checked stays in the output, with the reason.
             answers.append(_answer_row(outcome.report, outcome.code, outcome.error))
             if outcome.report is not None and claims:
                 claim_rows.extend(_claim_rows(label, outcome.report))
             advance()
+        summarise(_batch_summary(answers))
     results = pd.DataFrame(answers, index=frame.index, columns=list(RESULT_COLUMNS))
     if not claims:
         return results
@@ -210,6 +214,13 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(item) for item in value]
     return value
+
+
+def _batch_summary(answers: list[dict[str, Any]]) -> dict[str, int]:
+    """The table's span attributes: rows not checked, and rows per decision (`decision.accept`, ...)."""
+    decisions = Counter(row["decision"] for row in answers if row.get("error_code") is None)
+    failed = sum(row.get("error_code") is not None for row in answers)
+    return {"failed_rows": failed} | {f"decision.{decision}": count for decision, count in sorted(decisions.items())}
 
 
 def _answer_row(report: Report | None, code: ErrorCode | None, error: str | None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from groundwire.config import CheckSettings
+from groundwire.core import tracing
 from groundwire.core.claims import Decomposer
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.plan import Plan, as_chunks
@@ -77,6 +78,9 @@ class CheckItem:
     claims: tuple[Claim, ...] | None = None
     """The answer's claims, split already (the generator's consistency samples re-check one report's claims);
     None: the verifier's decomposer splits the answer."""
+    response_id: str | None = None
+    """The id of the model response that wrote the answer (`gen_ai.response.id`): set on the check's spans and
+    GenAI evaluation events (core/tracing.py), so a tracing tool can join the evaluation to that completion."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,12 +167,16 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
         plan = verifier.plan(item.answer, item.chunks, question=item.question, claims=item.claims)
     elif (plan.answer, plan.question) != (item.answer, item.question):
         raise ValueError("the plan is for another answer or question than the item")
-    report = verifier.run(plan, task=item.task, require_citations=item.require_citations or None)
-    if judge is None:
-        return report
-    from groundwire.llm.judge import adjudicate
+    # One scope for the check: its final report (after the judge) is the evaluation recorded on the caller's span.
+    with tracing.check_scope(item.response_id) as scope:
+        report = verifier.run(plan, task=item.task, require_citations=item.require_citations or None)
+        if judge is not None:
+            from groundwire.llm.judge import adjudicate
 
-    return adjudicate(report, list(item.chunks), client=judge.client, required=judge.required)
+            report = adjudicate(report, list(item.chunks), client=judge.client, required=judge.required)
+        if scope is not None:
+            scope.record(report)
+    return report
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,10 +326,12 @@ def verify(
     canonical_figures: bool = True,
     route: RouteMode = "three-way",
     decide_at: float | None = None,
+    response_id: str | None = None,
 ) -> Report:
     """One-call verification. A named scorer (None: the bundled model) is loaded once per process and reused
     for the same settings; a scorer object gets a verifier of its own. `route` "decide": accept or reject at
-    `decide_at`, nothing escalated (CheckSettings.route)."""
+    `decide_at`, nothing escalated (CheckSettings.route). `response_id`: the id of the model response that wrote
+    the answer, put on the check's spans and GenAI evaluation events (`gen_ai.response.id`)."""
     settings = CheckSettings(
         scorer=scorer if isinstance(scorer, str) else None,
         accept_at=accept_at,
@@ -335,7 +345,14 @@ def verify(
         verifier = shared_verifier(settings)
     else:
         verifier = build_verifier(settings, scorer=scorer)
-    item = CheckItem(answer, as_chunks(chunks), question=question, task=task, require_citations=require_citations)
+    item = CheckItem(
+        answer,
+        as_chunks(chunks),
+        question=question,
+        task=task,
+        require_citations=require_citations,
+        response_id=response_id,
+    )
     return check(verifier, item)
 
 
@@ -349,13 +366,22 @@ async def averify(
     verifier: Verifier | None = None,
     scorer: str | None = None,
     limiter: CapacityLimiter | None = None,
+    response_id: str | None = None,
 ) -> Report:
     """Await one check, for async servers. The check is CPU-bound (tokenizer, onnxruntime), so it runs in a
     worker thread and the event loop keeps serving; onnxruntime releases the GIL while it scores, so several
     checks in flight overlap. Pass a loaded `verifier` to reuse it, or a `scorer` name (the shared verifier, as
-    verify() uses); `limiter` caps how many checks run at once (anyio's default is 40)."""
+    verify() uses); `limiter` caps how many checks run at once (anyio's default is 40); `response_id` as verify()'s.
+    The worker thread runs in a copy of this context, so the check's spans nest under the current one."""
     import anyio.to_thread  # lazy: only async callers need it
 
-    item = CheckItem(answer, as_chunks(chunks), question=question, task=task, require_citations=require_citations)
+    item = CheckItem(
+        answer,
+        as_chunks(chunks),
+        question=question,
+        task=task,
+        require_citations=require_citations,
+        response_id=response_id,
+    )
     call = functools.partial(check, given_or_shared(verifier, scorer), item)
     return await anyio.to_thread.run_sync(call, limiter=limiter)

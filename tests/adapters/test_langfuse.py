@@ -29,6 +29,7 @@ from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 
 from groundwire import verify_many  # noqa: E402
 from groundwire.adapters.langfuse import check_and_score, log_scores  # noqa: E402
+from groundwire.core import tracing  # noqa: E402
 
 PUBLIC, SECRET = "pk-lf-groundwire-test", "sk-lf-groundwire-test"
 OPENING = {Outcome.PASS: "pass:", Outcome.FAIL: "fail:", Outcome.REVIEW: "needs review:"}
@@ -109,12 +110,23 @@ def recorder() -> Iterator[Recorder]:
 
 
 @pytest.fixture(scope="module")
-def langfuse(recorder: Recorder) -> Iterator[Langfuse]:
-    # A TracerProvider of its own: Langfuse would otherwise install one as the process's global provider.
+def provider() -> TracerProvider:
+    """A TracerProvider of this module's own: Langfuse would otherwise install one as the process's global one."""
+    return TracerProvider()
+
+
+@pytest.fixture(scope="module")
+def langfuse(recorder: Recorder, provider: TracerProvider) -> Iterator[Langfuse]:
     client = Langfuse(public_key=PUBLIC, secret_key=SECRET, base_url=f"http://127.0.0.1:{recorder.server_port}",
-                      tracer_provider=TracerProvider(), environment="test")
+                      tracer_provider=provider, environment="test")
     yield client
     client.shutdown()
+
+
+@pytest.fixture
+def groundwire_spans(provider: TracerProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    """groundwire's tracer on Langfuse's provider, as where an app's spans all go through the one provider."""
+    monkeypatch.setattr(tracing, "_get_tracer", lambda: provider.get_tracer("groundwire"))
 
 
 @pytest.fixture(autouse=True)
@@ -189,3 +201,24 @@ def test_log_scores_with_claims_and_an_unchecked_row(langfuse, recorder, lexical
     broken = sent[trace_ids[1], "groundwire_faithfulness_decision"]
     assert broken["value"] == "error" and broken["comment"].startswith("error: ")
     assert broken["metadata"]["error_code"] == results.loc[trace_ids[1], "error_code"]
+
+
+def test_langfuses_default_filter_exports_groundwires_spans(langfuse, recorder, lexical, groundwire_spans) -> None:
+    """Langfuse's SDK exports only its own spans, known instrumentations' and spans with a `gen_ai.*` attribute
+    (langfuse.span_filter.is_default_export_span): groundwire's verify span reaches Langfuse inside the
+    observation it checked, and the GenAI evaluation events are on that observation, with the response's id."""
+    with langfuse.start_as_current_observation(name="rag", as_type="generation") as generation:
+        check_and_score(langfuse, BAD, [REFUND], QUESTION, check=AdapterCheck(verifier=lexical),
+                        response_id="chatcmpl-7")
+    langfuse.flush()
+    spans = {span.name: span for span in recorder.spans()}
+    verify, rag = spans["groundwire.verify"], spans["rag"]
+    assert verify.parent_span_id.hex() == generation.id and verify.trace_id.hex() == generation.trace_id
+    attributes = {a.key: a.value for a in verify.attributes}
+    assert attributes["gen_ai.evaluation.name"].string_value == "groundwire.grounding"
+    assert attributes["gen_ai.evaluation.score.label"].string_value == "reject"
+    assert attributes["gen_ai.response.id"].string_value == "chatcmpl-7"
+    events = [{a.key: a.value for a in event.attributes} for event in rag.events]
+    assert [e["gen_ai.evaluation.score.label"].string_value for e in events
+            if e["gen_ai.evaluation.name"].string_value == "groundwire.grounding"] == ["reject"]
+    assert {e["gen_ai.response.id"].string_value for e in events} == {"chatcmpl-7"}

@@ -118,3 +118,145 @@ def test_no_span_without_a_recording_tracer(monkeypatch: pytest.MonkeyPatch, lex
 
     monkeypatch.setattr(tracing, "_get_tracer", NoOpTracer)
     assert lexical.verify(BAD, [REFUND]).decision.value == "reject"  # nothing recorded, nothing raised
+
+
+def _caller(spans_provider: TracerProvider, name: str = "chat", **kwargs):
+    return spans_provider.get_tracer("rag-app").start_as_current_span(name, **kwargs)
+
+
+@pytest.fixture
+def provider(monkeypatch: pytest.MonkeyPatch) -> tuple[TracerProvider, InMemorySpanExporter]:
+    """The caller's spans and groundwire's on one provider of this test's own."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(tracing, "_get_tracer", lambda: provider.get_tracer("groundwire"))
+    return provider, exporter
+
+
+def _by_name(exporter: InMemorySpanExporter) -> dict[str, list]:
+    found: dict[str, list] = {}
+    for span in exporter.get_finished_spans():
+        found.setdefault(span.name, []).append(span)
+    return found
+
+
+def test_the_events_go_on_the_evaluated_span_with_the_response_id(provider, lexical) -> None:
+    """Under the caller's model-call span, the GenAI events are that span's (once per check), groundwire's span
+    keeps the attributes; both carry gen_ai.response.id."""
+    from groundwire.pipeline import CheckItem, check
+
+    tracer_provider, exporter = provider
+    with _caller(tracer_provider):
+        report = check(lexical, CheckItem(BAD, (REFUND,), question=QUESTION, response_id="chatcmpl-42"))
+    spans = _by_name(exporter)
+    (chat,), (verify,) = spans["chat"], spans["groundwire.verify"]
+    assert verify.parent.span_id == chat.context.span_id
+    assert not verify.events  # no copy: a tool counting evaluations counts this one once
+    answer_event, *claim_events = chat.events
+    assert {event.name for event in chat.events} == {"gen_ai.evaluation.result"}
+    assert len(claim_events) == len(report.claims)
+    assert answer_event.attributes["gen_ai.evaluation.score.label"] == "reject"
+    assert {event.attributes["gen_ai.response.id"] for event in chat.events} == {"chatcmpl-42"}
+    assert verify.attributes["gen_ai.response.id"] == "chatcmpl-42"
+    # the answer's GenAI evaluation as attributes of groundwire's span: what Langfuse's export filter looks for
+    assert {key: verify.attributes[key] for key in answer_event.attributes if key != "gen_ai.response.id"} == {
+        key: value for key, value in answer_event.attributes.items() if key != "gen_ai.response.id"}
+
+
+def test_a_verifier_called_directly_records_on_the_callers_span(provider, lexical) -> None:
+    tracer_provider, exporter = provider
+    with _caller(tracer_provider):
+        lexical.verify(GOOD, [REFUND], question=QUESTION)
+    spans = _by_name(exporter)
+    assert [e.attributes["gen_ai.evaluation.score.label"] for e in spans["chat"][0].events][0] == "accept"
+    assert not spans["groundwire.verify"][0].events
+    assert "gen_ai.response.id" not in spans["groundwire.verify"][0].attributes  # none given, none made up
+
+
+def test_a_server_span_is_not_the_evaluated_one(provider, lexical) -> None:
+    """A request span (the service's) is not the model call that wrote the answer: the events stay on
+    groundwire's span."""
+    from opentelemetry.trace import SpanKind
+
+    tracer_provider, exporter = provider
+    with _caller(tracer_provider, "POST /v1/verify", kind=SpanKind.SERVER):
+        lexical.verify(BAD, [REFUND], question=QUESTION)
+    spans = _by_name(exporter)
+    assert not spans["POST /v1/verify"][0].events
+    assert len(spans["groundwire.verify"][0].events) == 1 + spans["groundwire.verify"][0].attributes["groundwire.claims"]
+
+
+def test_verify_many_nests_its_rows_under_the_current_span(provider, lexical) -> None:
+    """One trace for the table: the caller's span, groundwire.verify_many inside it, a verify span per row inside
+    that, each row's events on its own span (a table evaluates no one span of the caller's)."""
+    pd = pytest.importorskip("pandas")
+    from groundwire import verify_many
+
+    tracer_provider, exporter = provider
+    frame = pd.DataFrame({"answer": [a for a, *_ in CASES] + [BAD], "context": [[c] for _, c, *_ in CASES] + [[]],
+                          "question": [q for _, _, q, *_ in CASES] + [QUESTION]})
+    with _caller(tracer_provider, "evaluate-nightly"):
+        results = verify_many(frame, verifier=lexical)
+    spans = _by_name(exporter)
+    (caller,), (batch,), rows = spans["evaluate-nightly"], spans["groundwire.verify_many"], spans["groundwire.verify"]
+    assert len({span.context.trace_id for span in exporter.get_finished_spans()}) == 1
+    assert batch.parent.span_id == caller.context.span_id
+    assert len(rows) == len(CASES) and all(row.parent.span_id == batch.context.span_id for row in rows)
+    assert [row.events[0].attributes["gen_ai.evaluation.score.label"] for row in rows] == [
+        label for *_, label, _ in CASES]
+    assert not caller.events and not batch.events
+    assert batch.attributes["openinference.span.kind"] == "CHAIN"
+    assert batch.attributes["gen_ai.evaluation.name"] == "groundwire.grounding"
+    assert (batch.attributes["groundwire.rows"], batch.attributes["groundwire.failed_rows"]) == (4, 1)
+    counts = results["decision"].value_counts()
+    assert {label: batch.attributes[f"groundwire.decision.{label}"] for label in counts.index} == counts.to_dict()
+
+
+def test_without_a_current_span_verify_many_is_one_trace(provider, lexical) -> None:
+    pd = pytest.importorskip("pandas")
+    from groundwire import verify_many
+
+    _, exporter = provider
+    frame = pd.DataFrame({"answer": [a for a, *_ in CASES], "context": [[c] for _, c, *_ in CASES]})
+    verify_many(frame, verifier=lexical)
+    finished = exporter.get_finished_spans()
+    assert len(finished) == 1 + len(CASES) and len({span.context.trace_id for span in finished}) == 1
+
+
+def test_averify_many_in_a_worker_thread_keeps_the_current_span(provider, lexical) -> None:
+    """averify_many checks the rows in a worker thread: the OpenTelemetry context goes with them."""
+    import asyncio
+
+    pd = pytest.importorskip("pandas")
+    from groundwire import averify_many
+
+    tracer_provider, exporter = provider
+    frame = pd.DataFrame({"answer": [GOOD, BAD], "context": [[REFUND], [REFUND]]})
+
+    async def main() -> None:
+        with _caller(tracer_provider, "async-eval"):
+            await averify_many(frame, verifier=lexical)
+
+    asyncio.run(main())
+    spans = _by_name(exporter)
+    (caller,), (batch,) = spans["async-eval"], spans["groundwire.verify_many"]
+    assert batch.parent.span_id == caller.context.span_id
+    assert {row.parent.span_id for row in spans["groundwire.verify"]} == {batch.context.span_id}
+
+
+def test_averify_passes_the_response_id(provider, lexical) -> None:
+    import asyncio
+
+    from groundwire import averify
+
+    tracer_provider, exporter = provider
+
+    async def main() -> None:
+        with _caller(tracer_provider):
+            await averify(GOOD, [REFUND], verifier=lexical, response_id="resp-7")
+
+    asyncio.run(main())
+    spans = _by_name(exporter)
+    assert spans["chat"][0].events[0].attributes["gen_ai.response.id"] == "resp-7"
+    assert spans["groundwire.verify"][0].parent.span_id == spans["chat"][0].context.span_id

@@ -59,9 +59,15 @@ def scored(tmp_path_factory: pytest.TempPathFactory, lexical):
     rag = RAG(CASES)
     app = TruApp(rag, app_name="groundwire-test", app_version="1", main_method=rag.query,
                  feedbacks=[_metric(provider.groundedness, "groundwire"), _metric(provider.passed, "passed")])
-    with app:
-        for key in rag.cases:
-            rag.query(key)
+    try:
+        with app:
+            for key in rag.cases:
+                rag.query(key)
+    finally:
+        # TruApp starts an evaluator, a daemon thread that computes the metrics of new records every 10 s; left
+        # running, it was still computing when the interpreter shut down, and each record's computation ended in
+        # "cannot schedule new futures after interpreter shutdown". The test computes them itself, below.
+        app.stop_evaluator()
     session.force_flush()
     app.compute_feedbacks()
     session.force_flush()

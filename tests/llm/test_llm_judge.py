@@ -187,3 +187,35 @@ def test_the_schema_asks_for_the_quote_before_one_of_three_rulings(scripted_llm:
     schema = scripted_llm.requests[0]["response_format"]["schema"]
     assert schema["required"] == ["quote", "chunk_id", "verdict", "reason"] == list(schema["properties"])
     assert schema["properties"]["verdict"]["enum"] == ["SUPPORTED", "CONTRADICTED", "NOT_FOUND"]
+
+
+def test_with_a_judge_the_callers_span_gets_the_final_evaluation_once(
+    scripted_llm: ScriptedLLMServer, client: LLMClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verify escalates, the judge accepts: the model-call span gets one answer evaluation, the judged one."""
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from groundwire import Verifier
+    from groundwire.core import tracing
+    from groundwire.pipeline import CheckItem, Judge, check
+    from groundwire.scoring import get_scorer
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(tracing, "_get_tracer", lambda: provider.get_tracer("groundwire"))
+    hours = "Our support team is available Monday to Friday, 9am to 5pm."
+    scripted_llm.script(judge_json(hours, "c0", "SUPPORTED"))
+    item = CheckItem("Support is open on weekdays from 9am to 5pm CET.", (Chunk("c0", hours),), response_id="r-1")
+    with provider.get_tracer("app").start_as_current_span("chat"):
+        report = check(Verifier(get_scorer("lexical")), item, judge=Judge(client))
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    assert spans["groundwire.verify"].attributes["groundwire.decision"] == "escalate"
+    assert report.decision is Route.ACCEPT == Route(spans["groundwire.judge"].attributes["groundwire.decision"])
+    answers = [e for e in spans["chat"].events if e.attributes["gen_ai.evaluation.name"] == "groundwire.grounding"]
+    assert [(e.attributes["gen_ai.evaluation.score.label"], e.attributes["gen_ai.response.id"]) for e in answers] == [
+        ("accept", "r-1")]
+    assert not spans["groundwire.verify"].events and not spans["groundwire.judge"].events

@@ -88,14 +88,19 @@ class AdapterCheck:
     def resolve(self) -> Verifier:
         return given_or_shared(self.verifier, self.scorer, accept_at=self.accept_at, reject_at=self.reject_at)
 
-    def run(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None) -> Assessment:
+    def run(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None, *,
+            response_id: str | None = None) -> Assessment:
+        """Check one answer. `response_id`: the id of the model response that wrote it, put on the check's spans
+        and GenAI evaluation events (`gen_ai.response.id`)."""
         verifier = self.resolve()
-        report = check(verifier, CheckItem(answer, as_chunks(contexts), question=question, task=self.task))
-        return assess(report, self.score, verifier.thresholds_for(self.task))
+        item = CheckItem(answer, as_chunks(contexts), question=question, task=self.task, response_id=response_id)
+        return assess(check(verifier, item), self.score, verifier.thresholds_for(self.task))
 
-    async def arun(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None) -> Assessment:
+    async def arun(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None, *,
+                   response_id: str | None = None) -> Assessment:
         verifier = self.resolve()
-        report = await averify(answer, contexts, question=question, task=self.task, verifier=verifier)
+        report = await averify(answer, contexts, question=question, task=self.task, verifier=verifier,
+                               response_id=response_id)
         return assess(report, self.score, verifier.thresholds_for(self.task))
 
 

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 DEFAULT_NAME = "groundwire_faithfulness"
 """The evaluation's name (Phoenix annotation, Langfuse score), as the RAGAS metric is named."""
 ERROR_LABEL = "error"
+DECISION_SUFFIX = "_decision"
+"""The decision's own record (a label, no score) is named the evaluation's name + this: a tool that shows a score
+when there is one (Phoenix's span list, Langfuse's numeric chart) shows accept / escalate / reject apart."""
 VERDICT_COLUMNS = {Verdict.SUPPORTED: "n_supported", Verdict.CONTRADICTED: "n_contradicted",
                    Verdict.NOT_FOUND: "n_not_found", Verdict.UNRESOLVED: "n_unresolved"}
 """verify_many's count column for each verdict."""
@@ -48,6 +51,16 @@ class Evaluation:
     @property
     def passed(self) -> bool:
         return self.outcome is Outcome.PASS
+
+    @property
+    def decision_name(self) -> str:
+        """The decision record's name: `name` + "_decision"."""
+        return self.name + DECISION_SUFFIX
+
+    @property
+    def headline(self) -> str:
+        """The explanation's first line (the outcome and counts), or all of it for a row that was not checked."""
+        return self.explanation if self.label == ERROR_LABEL else self.explanation.splitlines()[0]
 
 
 def from_frame(results: pd.DataFrame, *, claims: pd.DataFrame | None = None, score: AnswerScore = DEFAULT_SCORE,

@@ -29,14 +29,12 @@ from typing import TYPE_CHECKING
 from langfuse import Langfuse
 
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment
-from groundwire.adapters.evaluations import DEFAULT_NAME, ERROR_LABEL, Evaluation, from_assessment, from_frame
+from groundwire.adapters.evaluations import DEFAULT_NAME, Evaluation, from_assessment, from_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from groundwire.core.types import Chunk
-
-DECISION_SUFFIX = "_decision"
 
 
 def log_scores(langfuse: Langfuse, results: pd.DataFrame, *, claims: pd.DataFrame | None = None,
@@ -68,9 +66,11 @@ def score_assessment(langfuse: Langfuse, assessment: Assessment, *, trace_id: st
 
 def check_and_score(langfuse: Langfuse, answer: str, contexts: Sequence[Chunk | str], question: str | None = None,
                     *, check: AdapterCheck | None = None, trace_id: str | None = None,
-                    observation_id: str | None = None, name: str = DEFAULT_NAME) -> Assessment:
-    """Check an answer (AdapterCheck: the one rule) and score it on the trace; the Assessment comes back."""
-    assessment = (check or AdapterCheck()).run(answer, contexts, question)
+                    observation_id: str | None = None, name: str = DEFAULT_NAME,
+                    response_id: str | None = None) -> Assessment:
+    """Check an answer (AdapterCheck: the one rule) and score it on the trace; the Assessment comes back.
+    `response_id`: the id of the model response that wrote the answer, on groundwire's span and GenAI events."""
+    assessment = (check or AdapterCheck()).run(answer, contexts, question, response_id=response_id)
     score_assessment(langfuse, assessment, trace_id=trace_id, observation_id=observation_id, name=name)
     return assessment
 
@@ -80,7 +80,6 @@ def _send(langfuse: Langfuse, evaluation: Evaluation, trace_id: str, observation
         langfuse.create_score(name=evaluation.name, value=evaluation.score, data_type="NUMERIC", trace_id=trace_id,
                               observation_id=observation_id, comment=evaluation.explanation,
                               metadata=evaluation.metadata)
-    comment = evaluation.explanation if evaluation.label == ERROR_LABEL else evaluation.explanation.splitlines()[0]
-    langfuse.create_score(name=evaluation.name + DECISION_SUFFIX, value=evaluation.label, data_type="CATEGORICAL",
-                          trace_id=trace_id, observation_id=observation_id, comment=comment,
+    langfuse.create_score(name=evaluation.decision_name, value=evaluation.label, data_type="CATEGORICAL",
+                          trace_id=trace_id, observation_id=observation_id, comment=evaluation.headline,
                           metadata=evaluation.metadata)

@@ -6,17 +6,21 @@
 
     frame = ...                          # answer / context (/ question) per span, indexed by span id
     results, claims = verify_many(frame, claims=True)
-    log_evaluations(Client(), results, claims=claims)   # one "groundwire_faithfulness" annotation per span
+    log_evaluations(Client(), results, claims=claims)   # two annotations per span
 
-Each annotation follows the adapters' one rule (adapters/evaluations.py): score = the share of supported claims
-("min": the answer score), label = the decision (accept / escalate / reject), explanation = the outcome first
-(pass / fail / needs review) and, given the claims frame, the unsupported claims; metadata holds the outcome,
-`passed`, both scores and the claim count. Annotator kind CODE: groundwire's check calls no LLM. A row that
-verify_many could not check is annotated with the label "error" and the reason.
+Each span gets two annotations, after the adapters' one rule (adapters/evaluations.py), as Langfuse gets two scores:
+- `groundwire_faithfulness`: score = the share of supported claims ("min": the answer score), label = the decision
+  (accept / escalate / reject), explanation = the outcome first (pass / fail / needs review) and, given the claims
+  frame, the unsupported claims; metadata holds the outcome, `passed`, both scores and the claim count;
+- `groundwire_faithfulness_decision`: the decision as a label alone, with the explanation's first line. Phoenix's
+  span list shows an annotation's score when it has one and its label otherwise, so this is the chip that tells
+  an escalated answer from a rejected one of the same score. A row verify_many could not check gets only this
+  one, labelled "error", with the reason.
 
-groundwire's own `groundwire.verify` spans carry the same evaluation as OpenInference attributes
-(`evaluations.0.evaluation.*`, core/tracing.py); Phoenix 20 shows those as span attributes, and this module is
-how a result becomes an annotation on the span you choose (your RAG chain's, usually).
+Annotator kind CODE: groundwire's check calls no LLM. groundwire's own `groundwire.verify` spans carry the same
+evaluation as OpenInference attributes (`evaluations.0.evaluation.*`, core/tracing.py); Phoenix 20 shows those as
+span attributes, and this module is how a result becomes an annotation on the span you choose (your RAG chain's,
+usually).
 """
 
 from __future__ import annotations
@@ -40,11 +44,12 @@ def span_annotations(results: pd.DataFrame, *, claims: pd.DataFrame | None = Non
                      score: AnswerScore = DEFAULT_SCORE, name: str = DEFAULT_NAME,
                      span_ids: Sequence[str] | None = None, annotator_kind: AnnotatorKind = "CODE",
                      identifier: str | None = None) -> list[SpanAnnotationData]:
-    """verify_many's results as Phoenix span annotations (SpanAnnotationData), one per row: the span is the row's
-    index label, or the matching item of `span_ids`. `identifier` lets a later run replace these annotations
-    (Phoenix keeps one annotation per span, name and identifier)."""
-    return [_annotation(evaluation, annotator_kind, identifier)
-            for evaluation in from_frame(results, claims=claims, score=score, name=name, targets=span_ids)]
+    """verify_many's results as Phoenix span annotations (SpanAnnotationData), two per row (one for a row that was
+    not checked): the span is the row's index label, or the matching item of `span_ids`. `identifier` lets a later
+    run replace these annotations (Phoenix keeps one annotation per span, name and identifier)."""
+    return [annotation
+            for evaluation in from_frame(results, claims=claims, score=score, name=name, targets=span_ids)
+            for annotation in _annotations(evaluation, annotator_kind, identifier)]
 
 
 def log_evaluations(client: Client, results: pd.DataFrame, *, claims: pd.DataFrame | None = None,
@@ -61,13 +66,19 @@ def log_evaluations(client: Client, results: pd.DataFrame, *, claims: pd.DataFra
     return [item["id"] for item in inserted or []]
 
 
-def _annotation(evaluation: Evaluation, annotator_kind: AnnotatorKind, identifier: str | None) -> SpanAnnotationData:
-    result: AnnotationResult = {"label": evaluation.label, "explanation": evaluation.explanation}
+def _annotations(evaluation: Evaluation, annotator_kind: AnnotatorKind,
+                 identifier: str | None) -> list[SpanAnnotationData]:
+    """The scored annotation (when the row was checked), then the decision's, a label without a score."""
+    results: list[tuple[str, AnnotationResult]] = []
     if evaluation.score is not None:
-        result["score"] = evaluation.score
-    annotation: SpanAnnotationData = {"name": evaluation.name, "annotator_kind": annotator_kind,
-                                      "span_id": evaluation.target, "result": result,
-                                      "metadata": evaluation.metadata}
-    if identifier is not None:
-        annotation["identifier"] = identifier
-    return annotation
+        results.append((evaluation.name, {"label": evaluation.label, "score": evaluation.score,
+                                          "explanation": evaluation.explanation}))
+    results.append((evaluation.decision_name, {"label": evaluation.label, "explanation": evaluation.headline}))
+    annotations: list[SpanAnnotationData] = []
+    for name, result in results:
+        annotation: SpanAnnotationData = {"name": name, "annotator_kind": annotator_kind, "span_id": evaluation.target,
+                                          "result": result, "metadata": evaluation.metadata}
+        if identifier is not None:
+            annotation["identifier"] = identifier
+        annotations.append(annotation)
+    return annotations

@@ -6,7 +6,14 @@ groundwire's own `groundwire.*` attributes (docs/observability.md):
 
 - OpenInference (Phoenix, Arize): `openinference.span.kind` and one span evaluation, `evaluations.0.evaluation.*`
   (name, score, label, explanation, annotator_kind, metadata);
-- OpenTelemetry GenAI: a `gen_ai.evaluation.result` event for the answer and one per claim (its verdict and score).
+- OpenTelemetry GenAI: the answer's `gen_ai.evaluation.*` attributes on groundwire's span (Langfuse's SDK exports
+  only spans with a `gen_ai.*` attribute), and a `gen_ai.evaluation.result` event for the answer and one per claim
+  (its verdict and score), with `gen_ai.response.id` when the caller gives it.
+
+The events go on the span being evaluated, as the GenAI conventions ask: the caller's span current when the check
+began (its model call or RAG step; never an HTTP server's request span), once per check, for the final report
+(after the judge, after every cascade stage). With no such span, each groundwire span carries its own step's
+events. A generation evaluates its own answer: its events go on its `groundwire.generate` span.
 
 The score is the answer score (the weakest claim's, what routing reads), the label the decision (accept, escalate,
 reject). Spans never carry the answer, the context or a claim's text: explanations count claims, and a claim's
@@ -15,12 +22,18 @@ event names it by its position in the answer.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from groundwire.core.types import ClaimResult, Report, Verdict
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -36,8 +49,16 @@ EVALUATION_LABEL = "evaluation.label"  # EvaluationAttributes.EVALUATION_LABEL
 EVALUATION_EXPLANATION = "evaluation.explanation"  # EvaluationAttributes.EVALUATION_EXPLANATION
 EVALUATION_ANNOTATOR_KIND = "evaluation.annotator_kind"  # EvaluationAttributes.EVALUATION_ANNOTATOR_KIND
 EVALUATION_METADATA = "evaluation.metadata"  # EvaluationAttributes.EVALUATION_METADATA (a JSON object string)
-SPAN_KINDS = {"groundwire.verify": "EVALUATOR", "groundwire.judge": "EVALUATOR", "groundwire.generate": "CHAIN"}
-"""OpenInferenceSpanKindValues per span: checking an answer is an evaluator's work; generating one, a chain's."""
+SPAN_KINDS = {
+    "groundwire.verify": "EVALUATOR",
+    "groundwire.judge": "EVALUATOR",
+    "groundwire.generate": "CHAIN",
+    "groundwire.verify_many": "CHAIN",
+}
+"""OpenInferenceSpanKindValues per span: checking an answer is an evaluator's work; generating one, or checking a
+table of them, a chain's."""
+SELF_EVALUATED = frozenset({"groundwire.generate"})
+"""Steps whose report evaluates their own output: their events go on their own span, not on the caller's."""
 
 # OpenTelemetry GenAI semantic conventions (opentelemetry-semantic-conventions,
 # opentelemetry.semconv._incubating.attributes.gen_ai_attributes; the event is `gen_ai.evaluation.result` of
@@ -47,6 +68,7 @@ GEN_AI_EVALUATION_NAME = "gen_ai.evaluation.name"  # GEN_AI_EVALUATION_NAME
 GEN_AI_EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"  # GEN_AI_EVALUATION_SCORE_VALUE
 GEN_AI_EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"  # GEN_AI_EVALUATION_SCORE_LABEL
 GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"  # GEN_AI_EVALUATION_EXPLANATION
+GEN_AI_RESPONSE_ID = "gen_ai.response.id"  # GEN_AI_RESPONSE_ID: the evaluated completion's id
 
 ANSWER_EVALUATION = "groundwire.grounding"
 """The evaluation's name for the answer: score = answer score, label = decision."""
@@ -68,9 +90,57 @@ def _get_tracer() -> Any:
     return trace.get_tracer("groundwire")
 
 
+@dataclass(slots=True)
+class CheckScope:
+    """One check (or table of checks) in progress in this context: the span its evaluation events go on (None:
+    each groundwire span carries its own) and the evaluated response's id. The outermost groundwire step or
+    `check_scope` opens it; steps inside it (cascade stages, the judge, a generation's checks) share it."""
+
+    evaluated: Span | None
+    response_id: str | None = None
+
+    def record(self, result: object) -> None:
+        """The result's GenAI evaluation events on the evaluated span (nothing without one, or once it ended)."""
+        evaluation = evaluation_of(getattr(result, "report", result))  # a Generation carries its report
+        if evaluation is not None and self.evaluated is not None and self.evaluated.is_recording():
+            _add_events(self.evaluated, evaluation, self.response_id)
+
+
+_SCOPE: ContextVar[CheckScope | None] = ContextVar("groundwire_check_scope", default=None)
+
+
+@contextlib.contextmanager
+def check_scope(response_id: str | None = None, *, evaluated: bool = True) -> Iterator[CheckScope | None]:
+    """The scope of one check (pipeline.check) or of a table of them (`evaluated=False`: a batch evaluates no one
+    span, so each row's spans carry their own events). Yields the scope whose `record(report)` puts the final
+    report's events on the evaluated span; None without a tracer, or inside a check already in progress (whose
+    outermost step records)."""
+    if _get_tracer() is None or _SCOPE.get() is not None:
+        yield None
+        return
+    scope = CheckScope(_caller_span() if evaluated else None, response_id)
+    token = _SCOPE.set(scope)
+    try:
+        yield scope
+    finally:
+        _SCOPE.reset(token)
+
+
+def _caller_span() -> Span | None:
+    """The span current when a check begins, if it records and is not a server's request span (the request is not
+    the model call that wrote the answer; the service's checks keep their events on their own spans)."""
+    from opentelemetry import trace
+
+    span = trace.get_current_span()
+    if not span.is_recording() or getattr(span, "kind", None) is trace.SpanKind.SERVER:
+        return None
+    return span
+
+
 def traced(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Run the function inside a span `name`; a result with score / decision / claims is summarised on it, and
-    its evaluation recorded as OpenInference attributes and GenAI `gen_ai.evaluation.result` events."""
+    its evaluation recorded as OpenInference and GenAI attributes and GenAI `gen_ai.evaluation.result` events
+    (on the evaluated span: see the module's docstring)."""
 
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(function)
@@ -78,18 +148,53 @@ def traced(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
             tracer = _get_tracer()
             if tracer is None:
                 return function(*args, **kwargs)
-            kind = {OPENINFERENCE_SPAN_KIND: SPAN_KINDS[name]} if name in SPAN_KINDS else {}
-            with tracer.start_as_current_span(name, attributes=kind) as span:
-                result = function(*args, **kwargs)
-                for key, value in _summary(result).items():
-                    span.set_attribute(f"groundwire.{key}", value)
-                if span.is_recording():
-                    _record_evaluation(span, result)
-                return result
+            scope = _SCOPE.get()
+            owner = scope is None
+            if scope is None:
+                scope = CheckScope(None if name in SELF_EVALUATED else _caller_span())
+            token = _SCOPE.set(scope) if owner else None
+            try:
+                with tracer.start_as_current_span(name, attributes=start_attributes(name, scope)) as span:
+                    if owner and name in SELF_EVALUATED and span.is_recording():
+                        scope.evaluated = span
+                    result = function(*args, **kwargs)
+                    for key, value in _summary(result).items():
+                        span.set_attribute(f"groundwire.{key}", value)
+                    if span.is_recording():
+                        _record_evaluation(span, result, scope, owner)
+                    return result
+            finally:
+                if token is not None:
+                    _SCOPE.reset(token)
 
         return wrapper
 
     return decorate
+
+
+def start_attributes(name: str, scope: CheckScope | None) -> dict[str, Attribute]:
+    """What a groundwire span carries from its start: its OpenInference kind, the evaluation's name (a `gen_ai.*`
+    attribute, which Langfuse's export filter reads when the span starts and ends) and the response id."""
+    attributes: dict[str, Attribute] = {GEN_AI_EVALUATION_NAME: ANSWER_EVALUATION}
+    if name in SPAN_KINDS:
+        attributes[OPENINFERENCE_SPAN_KIND] = SPAN_KINDS[name]
+    if scope is not None and scope.response_id is not None:
+        attributes[GEN_AI_RESPONSE_ID] = scope.response_id
+    return attributes
+
+
+@contextlib.contextmanager
+def batch_span(name: str, rows: int) -> Iterator[Callable[[Mapping[str, Attribute]], None]]:
+    """A span around a table of checks (verify_many), its rows' spans inside it; yields a function that sets
+    `groundwire.<key>` attributes on it (counts, once the rows are done). Without a tracer, nothing."""
+    tracer = _get_tracer()
+    if tracer is None:
+        yield lambda _: None
+        return
+    with check_scope(evaluated=False) as scope:
+        with tracer.start_as_current_span(name, attributes=start_attributes(name, scope)) as span:
+            span.set_attribute("groundwire.rows", rows)
+            yield lambda summary: span.set_attributes({f"groundwire.{key}": value for key, value in summary.items()})
 
 
 def _summary(result: object) -> dict[str, str | float | int | bool]:
@@ -111,16 +216,27 @@ def _summary(result: object) -> dict[str, str | float | int | bool]:
     return out
 
 
-def _record_evaluation(span: Any, result: object) -> None:
-    """The report's evaluation on the span: OpenInference attributes, then the GenAI events."""
+def _record_evaluation(span: Span, result: object, scope: CheckScope, owner: bool) -> None:
+    """The report's evaluation on groundwire's span (OpenInference and GenAI attributes), and its GenAI events on
+    the evaluated span: by the step that opened the scope, once; on this span when there is no evaluated span."""
     evaluation = evaluation_of(getattr(result, "report", result))
     if evaluation is None:
         return
     prefix = f"{EVALUATIONS}.0."
     span.set_attributes({prefix + key: value for key, value in evaluation["openinference"].items()})
-    span.add_event(GEN_AI_EVALUATION_RESULT, evaluation["answer_event"])
+    span.set_attributes(evaluation["answer_event"])
+    if scope.evaluated is None:
+        _add_events(span, evaluation, scope.response_id)
+    elif owner and scope.evaluated.is_recording():
+        _add_events(scope.evaluated, evaluation, scope.response_id)
+
+
+def _add_events(span: Span, evaluation: dict[str, Any], response_id: str | None) -> None:
+    """The answer's `gen_ai.evaluation.result` event, then one per claim."""
+    extra: dict[str, Attribute] = {} if response_id is None else {GEN_AI_RESPONSE_ID: response_id}
+    span.add_event(GEN_AI_EVALUATION_RESULT, {**evaluation["answer_event"], **extra})
     for event in evaluation["claim_events"]:
-        span.add_event(GEN_AI_EVALUATION_RESULT, event)
+        span.add_event(GEN_AI_EVALUATION_RESULT, {**event, **extra})
 
 
 def evaluation_of(report: object) -> dict[str, Any] | None:

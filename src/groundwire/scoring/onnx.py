@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 from groundwire.scoring.base import Calibration, Combiner, PairScores
 from groundwire.scoring.combiner import load_combiner
+from groundwire.scoring.form_trials import FormTrials
 from groundwire.scoring.forms import (
     FORM_NAMES,
     TRIAL_PAIRS,
@@ -107,7 +108,16 @@ class OnnxScorer:
         preferred = os.environ.get("GROUNDWIRE_MODEL_FORM", "auto")
         if form == "auto" and (preferred not in FORM_NAMES or preferred in forms):
             form = preferred
-        chosen, self.form_reason = choose_form(forms, form, cpu_features(), self._time_form)
+        cpu = cpu_features()
+        trials = FormTrials.for_bundle(
+            self.bundle,
+            [f.model_file for f in forms.values()],
+            cpu_model=cpu.model,
+            threads=self._threads or usable_cores(),
+            batch_size=batch_size,
+            onnxruntime_version=_onnxruntime_version(),
+        )
+        chosen, self.form_reason = choose_form(forms, form, cpu, self._time_form, trials)
         self._load(chosen)
         self._timed.clear()
         _log.info("%s runs its %s form (%s)", self.model_id, self.form, self.form_reason)
@@ -200,6 +210,12 @@ class OnnxScorer:
         lengths = np.array([len(alone[premise].ids) + len(alone[hypothesis].ids) for premise, hypothesis in pairs])
         return encodings, lengths + 3 > (self.max_tokens or 0)
 
+    def run_size(self, pairs: Sequence[tuple[str, str]]) -> tuple[int, int]:
+        """(pairs, tokens) the model runs to score `pairs`: each distinct pair once, at its framed and truncated
+        length (for benches and `groundwire doctor`: counts that do not depend on the CPU)."""
+        distinct = list(dict.fromkeys(pairs))
+        return len(distinct), sum(len(encoding.ids) for encoding in self._encode(distinct)[0])
+
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Softmax over the labels for each pair, shape (n, labels), in input order."""
         return self._scored(pairs)[0]
@@ -260,6 +276,12 @@ def _positions(distinct: Sequence[tuple[str, str]], pairs: Sequence[tuple[str, s
     """Where each of `pairs` sits in `distinct` (its pairs, each once)."""
     index = {pair: position for position, pair in enumerate(distinct)}
     return [index[pair] for pair in pairs]
+
+
+def _onnxruntime_version() -> str:
+    import onnxruntime  # heavy: loaded with the scorer, not with the module
+
+    return str(onnxruntime.__version__)
 
 
 def model_id_of(bundle: Path, config: dict[str, Any] | None = None) -> str:

@@ -10,7 +10,6 @@ checkpoint's own files are checked again after extraction. The result goes outsi
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tempfile
 import zipfile
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from groundwire.core.errors import ErrorCode, InputError
+from groundwire.scoring.form_trials import groundwire_cache_dir
 
 _CHUNK = 1 << 20
 
@@ -60,7 +60,7 @@ BASES = {"mpnet": MPNET_BASE}
 
 
 def default_bases_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "groundwire" / "bases"
+    return groundwire_cache_dir() / "bases"
 
 
 def sha256_file(path: Path) -> str:

@@ -75,13 +75,19 @@ class Lexicon:
         self._lemmas = _words(arrays["lemmas"])
         self._exception_forms = _words(arrays["exception_forms"])
         self._members = _Rows(arrays["members_sizes"], arrays["members"])
-        # Each lemma's synsets are the members table read the other way (not shipped: a quarter of the file).
-        synset_of_entry = np.repeat(np.arange(len(arrays["members_sizes"]), dtype=np.int32), arrays["members_sizes"])
-        order = np.argsort(arrays["members"], kind="stable")
-        self._senses = _Rows(np.bincount(arrays["members"], minlength=len(self._lemmas)), synset_of_entry[order])
+        self._member_sizes = arrays["members_sizes"]
+        self._member_lemmas = arrays["members"]
         self._antonyms = _Rows(arrays["antonyms_sizes"], arrays["antonyms"])
         self._hypernym_antonyms = _Rows(arrays["hypernym_antonyms_sizes"], arrays["hypernym_antonyms"])
         self._exception_bases = _Rows(arrays["exception_bases_sizes"], arrays["exception_bases"])
+
+    @functools.cached_property
+    def _senses(self) -> _Rows:
+        """Each lemma's synsets: the members table read the other way, derived on the first `synonyms` (not
+        shipped: a quarter of the file; not derived at load: only the meaning layer asks, and it costs 10 ms)."""
+        synset_of_entry = np.repeat(np.arange(len(self._member_sizes), dtype=np.int32), self._member_sizes)
+        order = np.argsort(self._member_lemmas)  # the order of a lemma's synsets does not matter: sets are built
+        return _Rows(np.bincount(self._member_lemmas, minlength=len(self._lemmas)), synset_of_entry[order])
 
     def base_forms(self, word: str) -> frozenset[str]:
         """The word's lemmas in WordNet, the word itself first if it is one ("rose" -> {"rose", "rise"})."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import importlib.util
 import io
 import pickle
 import re
@@ -18,6 +17,7 @@ import pytest
 
 import groundwire
 from groundwire.core.errors import ErrorCode, InputError, Outcome
+from repo_scripts import load_script
 
 PACKAGE = Path(groundwire.__file__).parent
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,11 +120,7 @@ def test_the_service_writes_no_code_as_a_string_literal() -> None:
 
 
 def _errors_doc_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("errors_doc", ROOT / "scripts" / "errors_doc.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("errors_doc")
 
 
 def test_docs_errors_md_lists_exactly_the_registry() -> None:

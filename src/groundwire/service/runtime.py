@@ -74,8 +74,8 @@ class Runtime:
                 self._store = Store(self.settings.db_url)
             if self._cache is None:
                 self._cache = SemanticCache(threshold=self.settings.cache_threshold)
-                if self.llm is not None:  # /v1/generate embeds each question: load and warm the embedder now
-                    self._cache.embedder.embed(["Is the service warm?"])
+                if self.llm is not None:  # /v1/generate reads each question: load the embedder and guard now
+                    self._cache.warm()
 
     def close(self) -> None:
         if self.llm is not None:

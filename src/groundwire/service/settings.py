@@ -101,7 +101,8 @@ class ServiceSettings:
     """LLM endpoint, repair and generation settings; None uses load_config()'s defaults."""
     use_llm: bool = False
     """Use the configured LLM endpoint: /v1/generate, and minimal edits in /v1/repair (else the band is dropped)."""
-    cache_threshold: float = 0.97
+    cache_threshold: float = 0.92
+    """The semantic cache's cosine threshold (data.cache.DEFAULT_THRESHOLD; its guard decides the rest)."""
     history_limit: int = 200
     rate_limit: str | None = None
     """Requests per API key (or client address without keys), e.g. "60/minute"; None: no limit. Over it: 429."""

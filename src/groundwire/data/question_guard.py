@@ -142,8 +142,11 @@ def parser_available() -> bool:
     return entities.available()
 
 
+@functools.lru_cache(maxsize=1024)
 def read_question(query: str, *, parse: bool) -> QuestionShape:
-    """The question's markers, words, ordered items and (with `parse`) the relations spaCy reads between them."""
+    """The question's markers, words, ordered items and (with `parse`) the relations spaCy reads between them.
+    Remembered for the last questions: a miss is followed by a put of the same question, and the parse costs
+    12-16 ms a question (0.4 ms without)."""
     text = _normalised(query)
     lowered = text.lower()
     # Read as written, for acronyms and the parser, unless lower-casing moved the offsets (a few non-ASCII letters)

@@ -20,7 +20,7 @@ on a free port of 127.0.0.1 and measures, in order:
      and 200k characters and as the whole 400k context, the same text ingested and verified by doc_ids, a repair of
      one claim that splits into 31 parts, and the eval loop's routes at ?limit=10000 over the log the other requests
      left.
-It prints the counts of 2xx, 4xx, 5xx, hangs (no answer in 10 s) and connections closed without an answer, with
+It prints the counts of 2xx, 4xx (and apart, "plain 4xx": a 4xx whose body is not the JSON error shape), 5xx, hangs (no answer in 10 s) and connections closed without an answer, with
 the slowest response of each class and the slowest refusal (4xx, or a close) of a request that was not slow on
 purpose. Slow-header and slow-body requests are counted apart: they are answered when the server's timeout ends.
 Nothing is asserted; the figures depend on the machine and its load. /v1/generate needs an LLM and is not sent.
@@ -72,8 +72,24 @@ class Outcome:
     @property
     def kind(self) -> str:
         if isinstance(self.status, str):
-            return self.status
+            return PLAIN_4XX if self.status.startswith("plain") else self.status
         return f"{self.status // 100}xx"
+
+
+PLAIN_4XX = "plain 4xx"
+"""A 4xx whose body is not the service's JSON error shape (docs/errors.md): the server must write none (issue 47)."""
+
+
+def shaped(status: int, content_type: str, body: bytes) -> int | str:
+    """`status`, or "plain <status>" for a 4xx that is not a JSON body of the shape {"error": {"code": ...}}."""
+    if not 400 <= status < 500:
+        return status
+    try:
+        error = json.loads(body)["error"]
+        ok = "application/json" in content_type.lower() and isinstance(error["code"], str)
+    except (ValueError, KeyError, TypeError):
+        ok = False
+    return status if ok else f"plain {status}"
 
 
 # --- raw HTTP, for what a well-behaved client cannot send -----------------------------------------------------
@@ -93,13 +109,39 @@ def raw(port: int, chunks: list[bytes], *, pause_s: float = 0.0) -> tuple[int | 
             return "hang", time.perf_counter() - started
         except (ConnectionResetError, BrokenPipeError):
             return "closed", time.perf_counter() - started
-    elapsed = time.perf_counter() - started
-    if not data:
-        return "closed", elapsed
+        if data:
+            data += _rest_of_response(sock, data)
+    return parsed(data), time.perf_counter() - started
+
+
+def parsed(data: bytes) -> int | str:
+    """The status of the response in `data` (`shaped`), or "closed" when there is none."""
+    head, _, content = data.partition(b"\r\n\r\n")
     try:
-        return int(data.split(b" ", 2)[1]), elapsed
+        status = int(data.split(b" ", 2)[1])
     except (IndexError, ValueError):
-        return "closed", elapsed
+        return "closed"
+    content_type = next((line.split(b":", 1)[1].decode("latin-1") for line in head.split(b"\r\n")
+                         if line.lower().startswith(b"content-type:")), "")
+    return shaped(status, content_type, content)
+
+
+def _rest_of_response(sock: socket.socket, data: bytes) -> bytes:
+    """What is left of a response whose first bytes are `data`: up to its Content-Length, or until the server
+    closes (or HANG_S passes)."""
+    head, _, content = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), None)
+    rest = b""
+    try:
+        while length is None or len(content) + len(rest) < length:
+            more = sock.recv(65536)
+            if not more:
+                break
+            rest += more
+    except (TimeoutError, ConnectionResetError):
+        pass
+    return rest
 
 
 def slow_headers(port: int, *, trickle: bool) -> tuple[int | str, float]:
@@ -114,7 +156,7 @@ def slow_headers(port: int, *, trickle: bool) -> tuple[int | str, float]:
         while time.perf_counter() - started < HANG_S:
             try:
                 data = sock.recv(65536)
-                status: int | str = int(data.split(b" ", 2)[1]) if data else "closed"
+                status = parsed(data + _rest_of_response(sock, data)) if data else "closed"
                 return status, time.perf_counter() - started
             except TimeoutError:
                 try:
@@ -142,7 +184,9 @@ def hostile_requests(port: int) -> list[tuple[str, Callable[[], tuple[int | str,
             started = time.perf_counter()
             try:
                 response = client.request(method, path, **kwargs)  # type: ignore[arg-type]
-                return response.status_code, time.perf_counter() - started
+                status = response.status_code if method == "HEAD" else shaped(  # an answer to HEAD has no body
+                    response.status_code, response.headers.get("content-type", ""), response.content)
+                return status, time.perf_counter() - started
             except httpx.TimeoutException:
                 return "hang", time.perf_counter() - started
             except (httpx.RemoteProtocolError, httpx.ConnectError, httpx.ReadError, httpx.WriteError):
@@ -405,18 +449,18 @@ def hostile(port: int) -> None:
     print(f"hostile: {len(outcomes)} requests ({len(slow)} slow on purpose)")
     for label, group in (("sent whole", fast), ("slow on purpose", slow)):
         print(f"  {label}:")
-        for kind in ("2xx", "4xx", "5xx", "hang", "closed"):
+        for kind in ("2xx", "4xx", PLAIN_4XX, "5xx", "hang", "closed"):
             members = [o for o in group if o.kind == kind]
-            if members or kind in ("5xx", "hang"):
+            if members or kind in (PLAIN_4XX, "5xx", "hang"):
                 worst = max(members, key=lambda o: o.seconds, default=None)
                 slowest = f"slowest {worst.seconds:6.2f} s ({worst.name}: {worst.status})" if worst else ""
                 print(f"    {kind:<7}{len(members):>4}   {slowest}")
-    refused = [o for o in fast if o.kind in ("4xx", "closed")]
+    refused = [o for o in fast if o.kind in ("4xx", PLAIN_4XX, "closed")]
     over = [o for o in refused if o.seconds > 1.0]
     print(f"  refused (4xx or closed), sent whole: {len(refused)}; answered after more than 1 s: {len(over)}"
           + "".join(f"\n    {o.seconds:6.2f} s  {o.status}  {o.name}" for o in over))
     for o in outcomes:
-        if o.kind in ("5xx", "hang"):
+        if o.kind in (PLAIN_4XX, "5xx", "hang"):
             print(f"  {o.kind}: {o.name} ({o.status}, {o.seconds:.2f} s)")
 
 

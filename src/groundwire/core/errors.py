@@ -157,6 +157,13 @@ class ErrorCode(StrEnum):
         "No ingested document with these ids in the caller's scope; details lists them.",
     )
     BAD_REQUEST = ("bad_request", _BAD_INPUT, 400, "The request body could not be read.")
+    MALFORMED_REQUEST = (
+        "malformed_request",
+        _BAD_INPUT,
+        400,
+        "The request is not valid HTTP/1.1 (a garbage request line, a bad Content-Length or Transfer-Encoding, "
+        "invalid chunked framing); the connection is closed.",
+    )
     NOT_FOUND = ("not_found", _BAD_INPUT, 404, "No such route or static file.")
     METHOD_NOT_ALLOWED = ("method_not_allowed", _BAD_INPUT, 405, "The route does not take this HTTP method.")
     HEADER_TIMEOUT = (
@@ -213,6 +220,20 @@ class ErrorCode(StrEnum):
     )
     NOT_READY = ("not_ready", _INTERNAL, 503, "The service is starting or shutting down; retry in a moment.")
     BUSY = ("busy", _INTERNAL, 503, "Every worker is busy and the queue is full; retry after Retry-After.")
+    QUEUE_TIMEOUT = (
+        "queue_timeout",
+        _INTERNAL,
+        503,
+        "The request waited for a worker for its whole time budget (serve --time-budget) and did not start; "
+        "retry after Retry-After.",
+    )
+    TIME_BUDGET_EXCEEDED = (
+        "time_budget_exceeded",
+        _INTERNAL,
+        504,
+        "The work did not finish within the route's time budget (serve --time-budget) and was stopped; nothing "
+        "was logged. The eval routes answer with what they finished instead (meta says what was left out).",
+    )
 
 
 @unique

@@ -4,7 +4,8 @@ uvicorn writes every request's path with its query string to the access log at i
 keys only in headers, but a client that puts one in the URL (`?api_key=...`) would have it written there, for
 whoever reads the logs. So the log keeps the values of the query parameters the routes read (`limit`) and replaces
 every other value with "[redacted]"; the keys `groundwire serve` was given (groundwire.redact's registered secrets)
-are replaced wherever else they occur in the line.
+are replaced wherever else they occur in the line, in every spelling (percent-encoded, JSON-escaped, base64). The
+server's other log lines go through the same redaction.
 """
 
 from __future__ import annotations
@@ -50,9 +51,24 @@ class RedactQuery(logging.Filter):
         return True
 
 
+class RedactRecord(logging.Filter):
+    """A filter for the server's other log lines (uvicorn's, groundwire's): the message and its traceback, with the
+    registered keys redacted in every spelling (groundwire.redact)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        record.exc_info = None  # the formatter prints exc_text, redacted, instead
+        return True
+
+
 def access_log_config() -> dict[str, Any]:
-    """uvicorn's default logging config (its `log_config`) with RedactQuery on the access logger."""
+    """uvicorn's default logging config (its `log_config`) with RedactQuery on the access logger, and RedactRecord on
+    every other line: uvicorn's and groundwire's own (which would otherwise reach stderr unfiltered)."""
     config = copy.deepcopy(LOGGING_CONFIG)
-    config["filters"] = {"redact_query": {"()": RedactQuery}}
+    config["filters"] = {"redact_query": {"()": RedactQuery}, "redact_record": {"()": RedactRecord}}
     config["loggers"]["uvicorn.access"]["filters"] = ["redact_query"]
+    config["handlers"]["default"]["filters"] = ["redact_record"]
+    config["loggers"]["groundwire"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
     return config

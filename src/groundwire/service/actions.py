@@ -13,6 +13,7 @@ from groundwire.data.provenance import Document
 from groundwire.llm.repair import Repaired
 from groundwire.llm.repair import repair as repair_answer
 from groundwire.pipeline import Checker, CheckItem, Judge, check
+from groundwire.redact import redact_data
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.limits import WorkBudget
@@ -53,8 +54,9 @@ def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> model
 
 
 def ingest(runtime: Runtime, body: models.IngestRequest, *, scope: str) -> models.IngestResponse:
-    documents = [Document(doc_id=d.doc_id, title=d.title, text=d.text, page=d.page, type=d.type)
-                 for d in body.documents]
+    # No key at rest: a configured API key in a document is stored redacted, as everywhere else.
+    documents = redact_data([Document(doc_id=d.doc_id, title=d.title, text=d.text, page=d.page, type=d.type)
+                             for d in body.documents])
     result = runtime.store.ingest(documents, scope=scope)
     changed = result.changed_doc_ids
     invalidated = runtime.cache.invalidate(scope=scope, doc_ids=changed) if changed else 0
@@ -72,7 +74,8 @@ def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> m
     if runtime.store.get_request(body.request_id, scope=scope) is None:
         raise ServiceError(ErrorCode.REQUEST_NOT_FOUND, f"No request {body.request_id!r} in your scope.")
     thumbs = {"up": 1, "down": -1, None: None}[body.thumbs]
-    feedback_id = runtime.store.add_feedback(body.request_id, scope=scope, thumbs=thumbs, correction=body.correction)
+    feedback_id = runtime.store.add_feedback(body.request_id, scope=scope, thumbs=thumbs,
+                                            correction=redact_data(body.correction))
     return models.FeedbackResponse(feedback_id=str(feedback_id), request_id=body.request_id)
 
 

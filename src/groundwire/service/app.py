@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.llm.errors import LLMError
+from groundwire.redact import register_secret
 from groundwire.service import actions, generation, history, models, observability
 from groundwire.service.auth import caller_scope, writer_scope
 from groundwire.service.docs import install_docs
@@ -33,6 +34,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     """Build the service. The verifier model loads once, when the app starts (not per request)."""
     settings = settings if settings is not None else ServiceSettings()
+    for key in settings.api_keys:  # no key at rest: redacted, in every spelling, wherever the service writes
+        register_secret(key)
     runtime = Runtime(settings)
 
     # Checks and the eval loop run on the worker pool (service/workers.py): a bounded number at once, a bounded

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwire.core.errors import ErrorCode
 from groundwire.data.store import ERROR_KIND, RequestRecord
-from groundwire.redact import redact
+from groundwire.redact import redact, redact_data
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
 from groundwire.service.errors import ServiceError
 
@@ -78,17 +78,17 @@ class FailureLog:
 
     def _write(self, caller_scope: str, scope: Scope, status: int, error: dict[str, Any], started: float) -> None:
         route = f"{scope.get('method', '')} {scope.get('path', '')}"
-        self.runtime.store.log_request(RequestRecord(
+        self.runtime.store.log_request(redact_data(RequestRecord(  # the route too: a key in a path is not stored
             id=uuid.uuid4().hex, scope=caller_scope, kind=ERROR_KIND, response="", context="",
             latency_ms=(time.perf_counter() - started) * 1000.0, release=self.runtime.settings.release,
             extra={"status": status, "route": route, "error": error},
-        ))
+        )))
 
 
 def _error(body: bytes) -> dict[str, Any]:
     """The code and message of the service's JSON error shape, or what can be said without it."""
     try:
         sent = json.loads(body)["error"]
-        return {"code": str(sent["code"]), "message": redact(str(sent["message"]))}
-    except (ValueError, KeyError, TypeError):
-        return {"code": "unknown", "message": redact(body[:200].decode("utf-8", "replace"))}
+        return {"code": str(sent["code"]), "message": str(sent["message"])}
+    except (ValueError, KeyError, TypeError):  # redacted before it is cut, so that no part of a key is left
+        return {"code": "unknown", "message": redact(body.decode("utf-8", "replace"))[:200]}

@@ -9,7 +9,8 @@ headers are in, the deadline is off: the body has its own (`BodySizeLimit`), and
 
 h11 bounds a request's head only while it is incomplete (`h11_max_incomplete_event_size`): a head that arrives
 whole in one read, 100 KB or more, is parsed and handed to the app. This protocol measures the head before h11
-parses it, whole or not, and answers one over `max_bytes` with 431 in the same JSON shape.
+parses it, whole or not, and answers one over `max_bytes` with 431 in the same JSON shape. A request h11 cannot
+parse gets 400 `malformed_request` in that shape too, not uvicorn's plain text.
 """
 
 from __future__ import annotations
@@ -60,6 +61,17 @@ def header_limits_protocol(timeout_s: float, max_bytes: int) -> type[H11Protocol
                 self._refuse_head()
                 return
             super().handle_events()
+
+        def send_400_response(self, msg: str) -> None:
+            # h11 could not parse the request (a garbage request line, a bad Content-Length or Transfer-Encoding,
+            # invalid chunking): uvicorn's own answer is plain text; this one is the service's JSON error shape.
+            # Written whole, outside h11 (whose state is now ERROR), unless a response has already begun.
+            self._disarm()
+            if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                self.transport.write(_refusal(ErrorCode.MALFORMED_REQUEST,
+                                              "The request is not valid HTTP/1.1 and cannot be read; the connection "
+                                              "is closed.", None))
+            self.transport.close()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -116,7 +128,7 @@ def _head_too_large(buffered: bytes, max_bytes: int) -> bool:
     return len(buffered) > max_bytes and _HEAD_END.search(buffered, 0, max_bytes) is None
 
 
-def _refusal(code: ErrorCode, message: str, details: dict[str, Any]) -> bytes:
+def _refusal(code: ErrorCode, message: str, details: dict[str, Any] | None) -> bytes:
     """A whole HTTP response with the service's JSON error, sent before h11 has a request to answer."""
     body = json.dumps(error_body(code, message, details)).encode()
     head = (f"HTTP/1.1 {code.http_status} {HTTPStatus(code.http_status).phrase}\r\ncontent-type: application/json\r\n"

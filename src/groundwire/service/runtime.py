@@ -25,6 +25,7 @@ from groundwire.data.provenance import render_context
 from groundwire.data.store import RequestRecord, Store
 from groundwire.llm.client import LLMClient, client_from_config
 from groundwire.pipeline import CheckItem, build_verifier, check
+from groundwire.redact import redact_data
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
@@ -234,7 +235,8 @@ class Runtime:
             # the row's `report` column, stored once (history.get_request puts it back).
             extra={"body": {key: value for key, value in out.items() if key != "report"}, **(extra or {})},
         )
-        self.store.log_request(replace(record, id=str(out["request_id"])))
+        # No key at rest: a key the caller put in its question, answer, chunks or any other field is not stored.
+        self.store.log_request(redact_data(replace(record, id=str(out["request_id"]))))
         self.metrics.observe(kind, report, seconds=time.perf_counter() - started, extra=extra)
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from groundwire.config import CheckSettings
 from groundwire.core import tracing
+from groundwire.core.cancel import checkpoint
 from groundwire.core.claims import Decomposer
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.plan import Plan, as_chunks
@@ -163,14 +164,17 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
             "judge; check without the judge, or with a verifier that routes three ways",
             code=ErrorCode.INVALID_OPTION,
         )
+    checkpoint()  # a service request whose caller has gone, or whose time is up, stops here (core.cancel)
     if plan is None:
         plan = verifier.plan(item.answer, item.chunks, question=item.question, claims=item.claims)
+        checkpoint()
     elif (plan.answer, plan.question) != (item.answer, item.question):
         raise ValueError("the plan is for another answer or question than the item")
     # One scope for the check: its final report (after the judge) is the evaluation recorded on the caller's span.
     with tracing.check_scope(item.response_id) as scope:
         report = verifier.run(plan, task=item.task, require_citations=item.require_citations or None)
         if judge is not None:
+            checkpoint()
             from groundwire.llm.judge import adjudicate
 
             report = adjudicate(report, list(item.chunks), client=judge.client, required=judge.required)

@@ -1,15 +1,20 @@
-"""Start `groundwire serve` in a subprocess on 127.0.0.1 with a free port, for tests that need a real server."""
+"""Start `groundwire serve` in a subprocess on 127.0.0.1 with a free port, for tests that need a real server; or
+serve a test client's app with uvicorn in a thread (`live`), for tests that need sockets and the app's internals."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import httpx
 
@@ -79,3 +84,28 @@ class LiveServer:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def live(client: Any, *, wait_s: float = 30.0) -> Iterator[int]:
+    """The test client's app served by uvicorn on 127.0.0.1 in a thread, with the protocol `groundwire serve` uses;
+    yields its port."""
+    import uvicorn
+
+    from groundwire.service.headertimeout import header_limits_protocol
+
+    config = uvicorn.Config(client.app, host="127.0.0.1", port=free_port(), log_level="warning", log_config=None,
+                            lifespan="off", http=header_limits_protocol(10.0, 16_384))
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + wait_s
+        while not server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
+        yield config.port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=wait_s)

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from live_server import live
 from service_common import ALPHA, BETA
 
 pytest.importorskip("fastapi")
@@ -250,29 +251,6 @@ def test_a_worker_takes_the_next_waiting_check_while_the_event_loop_is_blocked()
 
 
 # --- what a refusal costs ---------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def live(client: Any) -> Iterator[int]:
-    """The client's app served by uvicorn on 127.0.0.1, with the protocol `groundwire serve` uses."""
-    import uvicorn
-
-    from groundwire.service.headertimeout import header_limits_protocol
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    config = uvicorn.Config(client.app, host="127.0.0.1", port=port, log_level="warning", log_config=None,
-                            lifespan="off", http=header_limits_protocol(10.0, 16_384))
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        until(lambda: server.started)
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=WAIT_S)
 
 
 def _request(body: bytes, key: bytes = b"key-alpha") -> bytes:

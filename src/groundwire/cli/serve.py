@@ -80,6 +80,11 @@ def serve(
                     "waits its turn (at most 1 s), so that clients resending at once cannot take the checks' CPU; "
                     "0: no pacing.",
     )] = _DEFAULTS["refusal_rate"],
+    time_budget: Annotated[float, typer.Option(
+        min=0.001, help="Seconds within which every check (verify, repair, generate, the eval loop's routes) must "
+                        "answer, waiting for a worker included: 503 queue_timeout if it never started, 504 "
+                        "time_budget_exceeded once stopped; the eval routes answer with what they finished.",
+    )] = _DEFAULTS["time_budget_s"],
     reserved_workers: Annotated[int, typer.Option(
         min=0, help="Workers beside --workers that only small checks may use while the others are busy, one "
                     "with a large check, so a small one is not stuck behind it; 0: none.",
@@ -139,6 +144,7 @@ def serve(
         max_waiting=max_waiting,
         max_waiting_per_scope=max_waiting_per_scope,
         refusal_rate=refusal_rate,
+        time_budget_s=time_budget,
         reserved_workers=reserved_workers,
         small_pairs=small_pairs,
         max_claims=max_claims,

@@ -197,6 +197,13 @@ class ErrorCode(StrEnum):
         415,
         "The request has a Content-Encoding (gzip, ...) the service does not decode; send the body uncompressed.",
     )
+    CLIENT_CLOSED_REQUEST = (
+        "client_closed_request",
+        _BAD_INPUT,
+        499,
+        "The client disconnected before the answer was ready: its work stopped at its next boundary and nothing was "
+        "logged (nginx's 499; no client receives it, /metrics counts it).",
+    )
     RATE_LIMITED = ("rate_limited", _BAD_INPUT, 429, "Too many requests for this API key; retry after Retry-After.")
     HEADERS_TOO_LARGE = (
         "headers_too_large",

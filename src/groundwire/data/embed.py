@@ -8,12 +8,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from groundwire.core.cancel import checkpoint
 from groundwire.core.textutil import split_text
 from groundwire.scoring.embedder import Embedder
 
 WINDOW_CHARS = 300
 """One to a few sentences: far inside the model's 256 word pieces, and short enough that a sentence-sized query
 is compared with text of its own size instead of being diluted by a long chunk."""
+WINDOW_BATCH = 32
+"""Windows embedded between two cancellation checkpoints (core.cancel): the embedder's own batch, about 10k
+characters, a tenth of a second or so of one core (bench/abandoned.py: 256 windows took 14 s on a machine loaded 7
+times over its cores), so that a service request whose caller has gone, or whose time is up, stops soon after."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +41,10 @@ def index_texts(embedder: Embedder, texts: Sequence[str], *, window_chars: int =
     for text in texts:
         starts.append(len(windows))
         windows.extend(split_text(text, max_chars=window_chars) or [text])
-    vectors = embedder.embed(windows) if windows else np.zeros((0, embedder.dim), dtype=np.float32)
+    vectors = np.zeros((len(windows), embedder.dim), dtype=np.float32)
+    for at in range(0, len(windows), WINDOW_BATCH):
+        checkpoint()
+        vectors[at : at + WINDOW_BATCH] = embedder.embed(windows[at : at + WINDOW_BATCH])
     return WindowIndex(vectors, np.array(starts, dtype=np.int64))
 
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from groundwire.core.cancel import Cancelled, checkpoint
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.textutil import content_words
 from groundwire.core.types import Chunk, Route, Verdict
@@ -233,6 +234,8 @@ class EvidenceBudget:
     """Failures left undetermined because one of their evidence checks was over `per_check` or `max_claims`."""
     over_total: int = 0
     """Failures left undetermined because an evidence check of theirs did not fit in what was left of `total`."""
+    over_time: int = 0
+    """Failures left undetermined because the call's time was up (core.cancel: the service's time budget)."""
 
     def index(self, corpus: Sequence[Chunk]) -> None:
         """NotChecked (counted) when `corpus` is over `corpus_chars`."""
@@ -275,13 +278,16 @@ class EvidenceBudget:
         if self.over_total:
             reasons.append(f"{self.over_total} because an evidence check of theirs did not fit in what was left of "
                            f"the {self.total} pairs one call may score (eval_max_pairs)")
-        not_checked = self.over_corpus + self.over_check + self.over_total
+        if self.over_time:
+            reasons.append(f"{self.over_time} because the call's time budget ran out first (time_budget_s)")
+        not_checked = self.over_corpus + self.over_check + self.over_total + self.over_time
         return {
             "max_pairs": self.total,
             "max_pairs_per_check": self.per_check,
             "max_corpus_chars": self.corpus_chars,
             "pairs": self.spent,
             "failures_not_checked": not_checked,
+            "failures_not_checked_for_time": self.over_time,
             "reason": None if not not_checked else (
                 f"{not_checked} failure(s) were not checked against the corpus and count as undetermined: "
                 + "; ".join(reasons) + "."),
@@ -313,9 +319,20 @@ class EvidenceFinder:
         self._index: WindowIndex | None = None  # built on the first failure: a clean sample never pays for it
 
     def supported_outside(self, claims: Sequence[str], retrieved_ids: Sequence[str]) -> bool:
-        """True when every claim is supported by some corpus chunk outside the retrieved set."""
+        """True when every claim is supported by some corpus chunk outside the retrieved set. With a `budget`, a
+        call whose time is up (core.cancel's deadline) raises NotChecked, counted there, at its next checkpoint."""
         if not self._corpus or not claims:
             return False
+        try:
+            checkpoint()
+            return self._supported_outside(claims, retrieved_ids)
+        except Cancelled as stop:
+            if stop.reason != "deadline" or self._budget is None:
+                raise
+            self._budget.over_time += 1
+            raise NotChecked("the call's time budget ran out") from None
+
+    def _supported_outside(self, claims: Sequence[str], retrieved_ids: Sequence[str]) -> bool:
         if self._budget is not None:  # a corpus over the limit, or a spent budget, costs no embedding
             self._budget.index(self._corpus)
             self._budget.require_left()

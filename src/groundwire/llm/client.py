@@ -22,6 +22,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from groundwire.config import JsonMode, load_config
+from groundwire.core import cancel
 from groundwire.llm.errors import LLMError
 from groundwire.redact import redact, register_secret
 
@@ -146,9 +147,8 @@ class LLMClient:
     def __post_init__(self) -> None:
         register_secret(self.api_key)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        timeout = httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s)
         self._http = httpx.Client(
-            base_url=self.base_url.rstrip("/"), headers=headers, timeout=timeout, transport=self.transport
+            base_url=self.base_url.rstrip("/"), headers=headers, timeout=self._timeout(), transport=self.transport
         )
 
     @classmethod
@@ -242,10 +242,14 @@ class LLMClient:
         last_error: LLMError | None = None
         for attempt in range(1, self.max_retries + 2):
             if attempt > 1:
-                self.sleep(self._backoff(attempt - 1, last_error))
+                left = cancel.remaining()  # no backoff past a service request's time budget
+                self.sleep(self._backoff(attempt - 1, last_error) if left is None else
+                           min(left, self._backoff(attempt - 1, last_error)))
+            cancel.checkpoint()  # a service request whose caller has gone, or whose time is up, makes no more calls
             try:
-                response = self._http.post("/chat/completions", json=body)
+                response = self._http.post("/chat/completions", json=body, timeout=self._timeout())
             except httpx.TimeoutException as exc:
+                cancel.checkpoint()  # cut short by a service request's time budget: stopped, not the endpoint's fault
                 last_error = LLMTimeout(f"{self.base_url}: no reply within {self.timeout_s:g}s ({type(exc).__name__})")
                 log.warning("llm attempt %d timed out", attempt)
                 continue
@@ -279,6 +283,13 @@ class LLMClient:
         final = type(last_error)(f"{last_error} (gave up after {self.max_retries + 1} attempts)", **_extra(last_error))
         final.attempts = self.max_retries + 1
         raise final
+
+    def _timeout(self) -> httpx.Timeout:
+        """The configured timeouts, cut to what is left of a service request's time budget (core.cancel)."""
+        left = cancel.remaining()
+        if left is None:
+            return httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s)
+        return httpx.Timeout(min(self.timeout_s, left), connect=min(self.connect_timeout_s, left))
 
     def _backoff(self, retry: int, error: LLMError | None) -> float:
         retry_after = error.retry_after if isinstance(error, LLMHTTPError) else None

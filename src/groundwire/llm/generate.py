@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from groundwire.config import Config, GenerateConfig, PolicyConfig, load_config
+from groundwire.core.cancel import checkpoint
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.explain import format_threshold
 from groundwire.core.plan import as_chunks
@@ -142,6 +143,7 @@ class Generator:
         strengths = [Strength(name) for name in self.settings.strengths]
         step = 0
         while step < len(strengths):
+            checkpoint()  # the attempts share a service request's time budget, and stop once its caller has gone
             strength, model = strengths[step], models[tier]
             result = self._attempt(question, context, strength=strength, model=model, number=len(attempts) + 1)
             context = result.context
@@ -195,6 +197,7 @@ class Generator:
             context = context + added
             log.info("generate: retrieval round %d on %r added %s", retrievals, query, [c.id for c in added])
             completion, answer, reflection = self._complete(question, context, strength=strength, model=model)
+        checkpoint()
         report = self._check(question, answer, context, completion, reflection)
         outcome = apply_policy(report, config=self.policy, fallback=self.settings.fallback_answer)
         attempt = Attempt(

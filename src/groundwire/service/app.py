@@ -16,6 +16,7 @@ from groundwire.llm.errors import LLMError
 from groundwire.redact import register_secret
 from groundwire.service import actions, generation, history, models, observability
 from groundwire.service.auth import caller_scope, writer_scope
+from groundwire.service.cancellation import CancelWhenGone
 from groundwire.service.docs import install_docs
 from groundwire.service.errors import ServiceError, error_response, install_error_handlers
 from groundwire.service.failures import FailureLog
@@ -27,7 +28,8 @@ from groundwire.service.workers import RefusalPace, RefuseWhenFull, WorkerPool, 
 from groundwire.version import __version__
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": models.ErrorResponse} for status in (401, 403, 404, 408, 413, 415, 422, 429, 500, 502, 503)
+    status: {"model": models.ErrorResponse}
+    for status in (400, 401, 403, 404, 408, 413, 415, 422, 429, 500, 502, 503, 504)
 }
 
 
@@ -76,11 +78,14 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return error_response(ErrorCode.LLM_UNAVAILABLE, f"The LLM endpoint failed: {exc}")
 
     # Innermost: a check the pool cannot take is refused before its body is parsed (service/workers.py).
-    app.add_middleware(RefuseWhenFull, pool=pool, settings=settings, pace=pace, routes={
-        ("POST", "/v1/verify"): True, ("POST", "/v1/repair"): not settings.use_llm, ("POST", "/v1/generate"): False,
-        ("GET", "/v1/eval"): False, ("POST", "/v1/eval/runs"): False, ("GET", "/v1/eval/report"): False})
+    pooled = {("POST", "/v1/verify"): True, ("POST", "/v1/repair"): not settings.use_llm,
+              ("POST", "/v1/generate"): False, ("GET", "/v1/eval"): False, ("POST", "/v1/eval/runs"): False,
+              ("GET", "/v1/eval/report"): False}
+    app.add_middleware(RefuseWhenFull, pool=pool, settings=settings, pace=pace, routes=pooled)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
     app.add_middleware(RefuseContentEncoding)  # before the size limit: a gzip body is refused whatever its size
+    # The pooled routes' time budget, and their work stopped when the client goes (service/cancellation.py).
+    app.add_middleware(CancelWhenGone, routes=pooled.keys(), budget_s=settings.time_budget_s)
     app.add_middleware(FailureLog, runtime=runtime)  # outside the size limit, so its 413s are logged too
     app.add_middleware(SecurityHeaders)
     observability.install(app, runtime.metrics)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from groundwire.core import cancel
+from groundwire.core.cancel import CancelToken, cancellable
 from groundwire.data.store import ERROR_KIND
 from groundwire.evaluation.evalloop import EvidenceBudget, render_html, run_eval_loop
 from groundwire.service import models
@@ -13,6 +15,7 @@ from groundwire.version import __version__
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.data.store import RequestRecord
     from groundwire.evaluation.evalloop import EvalLoopResult
+    from groundwire.service.settings import ServiceSettings
 
 
 def list_requests(runtime: Runtime, *, scope: str, limit: int) -> list[dict[str, Any]]:
@@ -99,14 +102,24 @@ def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> 
     def run() -> EvalLoopResult:
         budget = EvidenceBudget(total=settings.eval_max_pairs, per_check=settings.max_pairs,
                                 max_claims=settings.max_claims, corpus_chars=settings.eval_max_corpus_chars)
-        return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
-                             release=settings.release, save=save, budget=budget)
+        # The evidence checks stop a reserve before the request's deadline, so that the rest (the summary, the
+        # report's HTML) is done and answered within the time budget; a caller that has gone stops it all.
+        token = cancel.current()
+        with cancellable(token.within(_eval_reserve_s(settings)) if token is not None else CancelToken()):
+            return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
+                                 release=settings.release, save=save, budget=budget)
 
     if save:
         result = run()
         runtime.eval_cache.put(_eval_key(runtime, scope, sample_size), result)
         return result
     return runtime.eval_cache.get_or_compute(_eval_key(runtime, scope, sample_size), run)
+
+
+def _eval_reserve_s(settings: ServiceSettings) -> float:
+    """What the eval routes keep of their time budget for the work after the evidence checks: a tenth, at least
+    1 s, at most half."""
+    return min(settings.time_budget_s / 2, max(1.0, settings.time_budget_s / 10))
 
 
 def _eval_key(runtime: Runtime, scope: str, sample_size: int) -> tuple[object, ...]:

@@ -63,6 +63,12 @@ class ServiceSettings:
     characters, and its checks of the claims against the nearest ones may score at most eval_max_pairs (claim,
     window) pairs in all, each at most max_pairs. A failure not looked up counts as undetermined, and the response's
     meta.evidence says how many and why."""
+    time_budget_s: float = 30.0
+    """Every route that runs on the worker pool (verify, repair, generate, the eval loop's) must answer within this
+    many seconds of the request's arrival, waiting for a worker included (service/cancellation.py): a check still
+    waiting then gets 503 `queue_timeout`, one still running is stopped at its next boundary and gets 504
+    `time_budget_exceeded` (generate's attempts share it), and the eval routes answer with what they finished
+    (meta.evidence says what was left out). A request whose client disconnects stops at its next boundary too."""
     workers: int | None = None
     """Checks (verify, repair, generate, and the eval loop's routes) that run at once; None: the usable cores, at
     least 2 (service/workers.py)."""
@@ -114,6 +120,8 @@ class ServiceSettings:
             raise InputError("body_timeout_s must be positive", code=ErrorCode.INVALID_SETTINGS)
         if self.header_timeout_s <= 0:
             raise InputError("header_timeout_s must be positive", code=ErrorCode.INVALID_SETTINGS)
+        if not 0 < self.time_budget_s < math.inf:
+            raise InputError("time_budget_s must be a positive number of seconds", code=ErrorCode.INVALID_SETTINGS)
         if self.max_header_bytes <= 0:
             raise InputError("max_header_bytes must be positive", code=ErrorCode.INVALID_SETTINGS)
         if min(self.eval_max_pairs, self.eval_max_corpus_chars) < 0:

@@ -54,6 +54,8 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar, cast
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from groundwire.core import cancel
+from groundwire.core.cancel import Cancelled, CancelToken
 from groundwire.core.errors import ErrorCode
 from groundwire.scoring.forms import usable_cores
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
@@ -108,6 +110,8 @@ class _Job:
     """The caller's permission scope, whose checks may hold at most max_waiting_per_scope of the waiting places."""
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[object]
+    token: CancelToken
+    """Cancelled when the caller goes; its deadline is the route's time budget (service/cancellation.py)."""
     counted_large: bool = False
     """Counted in the pool's large checks running on main workers."""
 
@@ -173,20 +177,39 @@ class WorkerPool:
 
     async def _submit(self, call: Callable[[], T], *, small: bool, scope: str | None) -> T:
         loop = asyncio.get_running_loop()
-        # The check runs in a copy of the request's context (its tracing span), as anyio's to_thread would.
-        job = _Job(partial(contextvars.copy_context().run, call), small, scope, loop, loop.create_future())
+        # The request's token (service/cancellation.py), or one that never stops the check outside it.
+        token = cancel.current() or CancelToken()
+        # The check runs in a copy of the request's context (its tracing span, its token), as anyio's to_thread would.
+        job = _Job(partial(contextvars.copy_context().run, call), small, scope, loop, loop.create_future(), token)
         with self._lock:
             self._start()
             refused = self._admit(job)
         if refused is not None:
             raise refused
+        left = token.remaining()
+        expiry = None if left is None else loop.call_later(left, self._expire, job)
         try:
             return cast(T, await job.future)
+        except Cancelled as stopped:
+            raise _stopped(stopped) from None
         except asyncio.CancelledError:
-            with self._lock:  # not started yet: it never will be; running: it finishes, and its result is dropped
+            token.cancel()  # running: it stops at its next checkpoint, and its result is dropped
+            with self._lock:  # not started yet: it never will be
                 if job in self._waiting:
                     self._unqueue(job)
             raise
+        finally:
+            if expiry is not None:
+                expiry.cancel()
+
+    def _expire(self, job: _Job) -> None:
+        """On the event loop, at the job's deadline: one still waiting for a worker is refused, 503 queue_timeout."""
+        with self._lock:
+            if job not in self._waiting:
+                return
+            self._unqueue(job)
+        if not job.future.done():
+            job.future.set_exception(_queue_timeout())
 
     def close(self) -> None:
         """Stop the threads once their checks are done; checks still waiting get 503 `not_ready`."""
@@ -317,6 +340,9 @@ class WorkerPool:
         result: object = None
         error: BaseException | None = None
         try:
+            if job.token.reason == "deadline":  # its time ran out as a worker took it: it never started
+                raise _queue_timeout()
+            job.token.check()  # its caller has gone while it waited: the worker is free at once
             result = job.call()
         except NotSmall as failure:
             if lane == "main":  # cannot happen (require_small does not raise there); never queue it again
@@ -339,6 +365,20 @@ class WorkerPool:
             self._finish(job, lane)
             self._dispatch()
         _settle(job, result, error)
+
+
+def _queue_timeout() -> ServiceError:
+    return ServiceError(ErrorCode.QUEUE_TIMEOUT, "The request waited for a worker for its whole time budget and did "
+                        "not start. Retry in a moment.", headers={"Retry-After": str(BUSY_RETRY_AFTER_S)})
+
+
+def _stopped(stopped: Cancelled) -> ServiceError:
+    """The answer to a check stopped at a checkpoint: its time budget was spent (504), or its caller went (499,
+    which no one receives)."""
+    if stopped.reason == "deadline":
+        return ServiceError(ErrorCode.TIME_BUDGET_EXCEEDED, "The request did not finish within its time budget and was "
+                            "stopped; send less work, or ask the operator for a larger --time-budget.")
+    return ServiceError(ErrorCode.CLIENT_CLOSED_REQUEST, "The client closed the connection.")
 
 
 def _settle(job: _Job, result: object, error: BaseException | None) -> None:

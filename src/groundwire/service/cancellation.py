@@ -1,0 +1,95 @@
+"""Work that stops when its caller goes, and a time budget for every route that runs on the worker pool.
+
+Without this a check, an eval-loop call or a generation ran to its end after its client had gone (six /v1/eval/report
+calls abandoned after 1 s kept two cores busy for about 190 s), and a call took as long as its work did (285 s for
+GET /v1/eval over a 950k-character corpus). `CancelWhenGone`, a middleware on the pooled routes, gives each request a
+`core.cancel.CancelToken` whose deadline is the route's time budget from the request's arrival
+(`ServiceSettings.time_budget_s`, `serve --time-budget`); the pool runs the check under it (the token travels in the
+request's context to the worker thread), and the check's boundaries (a plan, a batch of embedded windows, a generation
+attempt, an LLM call) stop it once the client has disconnected or the budget is spent. A disconnect is seen by
+waiting for the next ASGI message once the body is read: uvicorn sends `http.disconnect` when the connection closes.
+
+What the caller gets: a check still waiting for a worker at its deadline 503 `queue_timeout`; a check past its
+deadline 504 `time_budget_exceeded` (nothing is logged); the eval routes stop their evidence checks a reserve before
+the deadline and answer with what they finished (`meta.evidence` counts what the time left out). A request whose
+client has gone is answered 499 `client_closed_request`, which no client receives, so that /metrics counts it as a
+4xx rather than as the 500 a response never sent would be counted as; it writes no log row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from groundwire.core.cancel import CancelToken, cancellable
+from groundwire.core.errors import ErrorCode
+from groundwire.service.errors import error_response
+
+_BODILESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
+"""Methods whose routes read no body: the disconnect watch starts at once."""
+
+
+class CancelWhenGone:
+    """For each request to one of `routes` ((method, path) pairs): a CancelToken with a deadline `budget_s` after
+    arrival, that the request's work runs under, cancelled (and the route's task with it) when the client
+    disconnects before the response has started."""
+
+    def __init__(self, app: ASGIApp, *, routes: Collection[tuple[str, str]], budget_s: float) -> None:
+        self.app = app
+        self.routes = frozenset(routes)
+        self.budget_s = budget_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or (scope.get("method", ""), scope.get("path", "")) not in self.routes:
+            await self.app(scope, receive, send)
+            return
+        token = CancelToken.after(self.budget_s)
+        responded = gone = False
+        watcher: asyncio.Task[Message] | None = None
+
+        async def watch() -> Message:
+            """Wait for the client to go; the body, if any, has been read."""
+            nonlocal gone
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    if not responded:  # uvicorn says disconnect after a response too: not a caller that left
+                        gone = True
+                        token.cancel()
+                        work.cancel()
+                    return message
+
+        def start_watch() -> asyncio.Task[Message]:
+            nonlocal watcher
+            watcher = asyncio.ensure_future(watch())
+            return watcher
+
+        async def receiving() -> Message:
+            if watcher is not None:  # the app asks for more after its body: it gets what the watch gets
+                return await asyncio.shield(watcher)
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                start_watch()
+            return message
+
+        async def sending(message: Message) -> None:
+            nonlocal responded
+            responded = responded or message["type"] == "http.response.start"
+            await send(message)
+
+        with cancellable(token):  # the task copies the context, token included, and the pool's job copies it again
+            work = asyncio.ensure_future(self.app(scope, receiving, sending))
+        if scope.get("method") in _BODILESS:
+            start_watch()
+        try:
+            await work
+        except asyncio.CancelledError:
+            if not gone:
+                raise
+            await error_response(ErrorCode.CLIENT_CLOSED_REQUEST, "The client closed the connection.")(
+                scope, receive, send)  # sent to no one (uvicorn drops it): for /metrics
+        finally:
+            if watcher is not None and not watcher.done():
+                watcher.cancel()

@@ -47,28 +47,39 @@ class CancelWhenGone:
             return
         token = CancelToken.after(self.budget_s)
         responded = gone = False
-        watcher: asyncio.Task[Message] | None = None
+        ahead: asyncio.Queue[Message] = asyncio.Queue()
+        """Messages the watch has read for the app: a bodiless request's empty body, and the disconnect."""
+        ended: Message | None = None
+        watcher: asyncio.Task[None] | None = None
 
-        async def watch() -> Message:
-            """Wait for the client to go; the body, if any, has been read."""
-            nonlocal gone
+        async def watch(*, body_ahead: bool) -> None:
+            """Wait for the client to go, once the body is read (`body_ahead`: read its first message for the app)."""
+            nonlocal gone, ended
             while True:
                 message = await receive()
+                ahead.put_nowait(message)
                 if message["type"] == "http.disconnect":
+                    ended = message
                     if not responded:  # uvicorn says disconnect after a response too: not a caller that left
                         gone = True
                         token.cancel()
                         work.cancel()
-                    return message
+                    return
+                if body_ahead and message.get("more_body", False):
+                    return  # a body after all: the app reads it, and the watch starts again after it
+                body_ahead = False
 
-        def start_watch() -> asyncio.Task[Message]:
+        def start_watch(*, body_ahead: bool = False) -> None:
             nonlocal watcher
-            watcher = asyncio.ensure_future(watch())
-            return watcher
+            watcher = asyncio.ensure_future(watch(body_ahead=body_ahead))
 
         async def receiving() -> Message:
-            if watcher is not None:  # the app asks for more after its body: it gets what the watch gets
-                return await asyncio.shield(watcher)
+            if not ahead.empty():
+                return ahead.get_nowait()
+            if ended is not None:
+                return ended
+            if watcher is not None and not watcher.done():
+                return await ahead.get()
             message = await receive()
             if message["type"] == "http.request" and not message.get("more_body", False):
                 start_watch()
@@ -81,8 +92,8 @@ class CancelWhenGone:
 
         with cancellable(token):  # the task copies the context, token included, and the pool's job copies it again
             work = asyncio.ensure_future(self.app(scope, receiving, sending))
-        if scope.get("method") in _BODILESS:
-            start_watch()
+        if scope.get("method") in _BODILESS:  # routes that read no body: the watch reads the empty one for them
+            start_watch(body_ahead=True)
         try:
             await work
         except asyncio.CancelledError:

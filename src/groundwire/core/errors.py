@@ -231,15 +231,15 @@ class ErrorCode(StrEnum):
         "queue_timeout",
         _INTERNAL,
         503,
-        "The request waited for a worker for its whole time budget (serve --time-budget) and did not start; "
-        "retry after Retry-After.",
+        "The request waited for a worker for its whole time budget (serve --time-budget) and did not start "
+        "(not logged, as busy is not); retry after Retry-After.",
     )
     TIME_BUDGET_EXCEEDED = (
         "time_budget_exceeded",
         _INTERNAL,
         504,
-        "The work did not finish within the route's time budget (serve --time-budget) and was stopped; nothing "
-        "was logged. The eval routes answer with what they finished instead (meta says what was left out).",
+        "The work did not finish within the route's time budget (serve --time-budget) and was stopped at its next "
+        "boundary (no result is logged). The eval routes answer with what they finished instead (meta says what).",
     )
 
 

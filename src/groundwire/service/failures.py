@@ -2,7 +2,7 @@
 
 A row of kind "error" has no report; the eval loop leaves such rows out and the history shows the error.
 Not logged: a request whose key is missing or wrong (no scope may read it; uvicorn's access log has it), and the
-refusals of a loaded service, 429 `rate_limited` and 503 `busy`: they must cost no writes (and no thread), so that
+refusals of a loaded service, 429 `rate_limited`, 503 `busy` and 503 `queue_timeout`: they must cost no writes (and no thread), so that
 a flood of them cannot add to the load that caused them; and a request whose client went away before its answer
 (499 `client_closed_request`, service/cancellation.py), which no one reads.
 """
@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("groundwire.service")
 _KEPT_BODY_BYTES = 8_192
 """Enough for the JSON error shape; a longer body is cut (its message is then not read)."""
-_NOT_LOGGED = frozenset({ErrorCode.RATE_LIMITED.value, ErrorCode.BUSY.value, ErrorCode.CLIENT_CLOSED_REQUEST.value})
+_NOT_LOGGED = frozenset({ErrorCode.RATE_LIMITED.value, ErrorCode.BUSY.value, ErrorCode.QUEUE_TIMEOUT.value,
+                         ErrorCode.CLIENT_CLOSED_REQUEST.value})
 
 
 class FailureLog:

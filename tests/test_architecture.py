@@ -18,8 +18,8 @@ import groundwire
 from groundwire.cli.main import COMMAND_MODULES
 
 PACKAGE = Path(groundwire.__file__).parent
-FOUNDATION = frozenset({"groundwire.core.errors", "groundwire.core.types", "groundwire.core.textutil",
-                        "groundwire.version"})
+FOUNDATION = frozenset({"groundwire.core.errors", "groundwire.core.extras", "groundwire.core.types",
+                        "groundwire.core.textutil", "groundwire.version"})
 """The shared vocabulary every layer may use; it imports nothing of groundwire but itself."""
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("scoring",),

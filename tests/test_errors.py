@@ -34,6 +34,8 @@ SERVICE_CODES_BEFORE = {
 EXIT_STATUSES_BEFORE = {"ok": 0, "not_grounded": 1, "llm_fallback": 1, "interrupted": 130}
 # Issue 34: a batch with rows in error was 2, the status of a usage error too; now apart from it and from "all rows".
 BATCH_STATUSES = {"rows_in_error": 5, "all_rows_in_error": 6}
+# Issue 49: check --fail-on escalate fails an escalated answer with a status of its own, apart from a rejected one (1).
+GATE_STATUSES = {"escalated": 7}
 
 
 # --- the registry ----------------------------------------------------------------------------------------------
@@ -54,7 +56,7 @@ def test_every_code_is_unique_snake_case_and_has_both_statuses_and_a_meaning() -
 def test_the_codes_clients_already_match_on_are_kept_with_their_statuses() -> None:
     assert {name: ErrorCode(name).http_status for name in SERVICE_CODES_BEFORE} == SERVICE_CODES_BEFORE
     assert ErrorCode.LLM_UNAVAILABLE.exit_status == 3 and ErrorCode.INTERNAL_ERROR.exit_status == 4
-    assert {outcome.value: outcome.exit_status for outcome in Outcome} == EXIT_STATUSES_BEFORE | BATCH_STATUSES
+    assert {outcome.value: outcome.exit_status for outcome in Outcome} == EXIT_STATUSES_BEFORE | BATCH_STATUSES | GATE_STATUSES
 
 
 def test_an_input_error_defaults_to_the_generic_code_and_keeps_its_code_across_processes() -> None:

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from groundwire.core.errors import ErrorCode, InputError
+from groundwire.core.extras import optional_import
 from groundwire.core.tracing import batch_span
 from groundwire.core.types import Report
 from groundwire.data.results import result_row
@@ -145,12 +146,9 @@ async def averify_many(
 
 
 def _pandas() -> ModuleType:
-    """pandas, or an InputError that names the extra that brings it."""
-    try:
+    """pandas, or a MissingExtraError that names the extra that brings it."""
+    with optional_import("frames", needed_by="verify_many"):
         return importlib.import_module("pandas")
-    except ModuleNotFoundError:
-        raise InputError("verify_many needs pandas: pip install 'groundwire[frames]'",
-                         code=ErrorCode.MISSING_EXTRA) from None
 
 
 @contextlib.contextmanager

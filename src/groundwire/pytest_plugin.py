@@ -71,7 +71,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--groundwire-scorer",
         default=None,
-        help="scorer the assert_grounded fixture checks with (e.g. lexical); default: the bundled model",
+        help="scorer the assert_grounded fixture checks with (e.g. hhem:<path>); default: the bundled model",
     )
     parser.addini("groundwire_scorer", "scorer the assert_grounded fixture checks with", default="")
 

@@ -97,7 +97,7 @@ def test_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     context.write_text("The Pro plan costs $19 per month.", encoding="utf-8")
     base = ("check", "-c", str(context), "--scorer", "lexical")
     assert cli(*base, "-a", "The Pro plan costs $19 per month.")[0] == 0
-    assert cli(*base, "-a", "The Pro plan costs $49 per month.", "--fail-under", "0.5")[0] == 1
+    assert cli(*base, "-a", "The Pro plan costs $49 per month.")[0] == 1  # rejected
     assert cli(*base, "-a", "   ")[0] == 2
     assert cli(*base, "-a", "x", "--no-such-option")[0] == 2
 
@@ -113,6 +113,58 @@ def test_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "Traceback" not in err
     status, _, err = cli("--debug", *base, "-a", "The Pro plan costs $19 per month.")
     assert status == 4 and "Traceback" in err
+
+
+POLICY = ("Refunds are accepted within 30 days of purchase. Shipping to EU countries takes 3 to 5 business days "
+          "and costs 15 euros. Support answers email on weekdays between 9 am and 5 pm.")
+# The lexical scorer decides these three (the bundled model may move a score, never this contract).
+ACCEPTED = "Refunds are accepted within 30 days of purchase."
+ESCALATED = "Support is open on weekdays from 9am to 5pm CET."
+REJECTED = "Shipping to EU countries costs 25 euros."
+
+
+@pytest.mark.parametrize("answer, decision, fail_on, status", [
+    (ACCEPTED, "accept", "reject", 0), (ESCALATED, "escalate", "reject", 0), (REJECTED, "reject", "reject", 1),
+    (ACCEPTED, "accept", "escalate", 0), (ESCALATED, "escalate", "escalate", 7), (REJECTED, "reject", "escalate", 1),
+    (ESCALATED, "escalate", "never", 0), (REJECTED, "reject", "never", 0),
+])
+def test_the_exit_status_follows_the_decision_and_fail_on(tmp_path: Path, answer: str, decision: str, fail_on: str,
+                                                         status: int) -> None:
+    context = tmp_path / "policy.txt"
+    context.write_text(POLICY, encoding="utf-8")
+    got, out, err = cli("check", "-c", str(context), "-a", answer, "--scorer", "lexical", "--json", "--fail-on", fail_on)
+    assert json.loads(out)["decision"] == decision
+    assert got == status, err
+    if fail_on == "reject":  # the default
+        assert cli("check", "-c", str(context), "-a", answer, "--scorer", "lexical", "--json")[0] == status
+
+
+def test_a_batch_exits_with_its_worst_row_and_row_errors_come_first(tmp_path: Path) -> None:
+    def rows(*answers: str) -> Path:
+        path = tmp_path / f"rows{len(list(tmp_path.iterdir()))}.jsonl"
+        path.write_text("".join(json.dumps({"id": str(i), "context": [POLICY], "answer": answer}) + "\n"
+                                for i, answer in enumerate(answers)), encoding="utf-8")
+        return path
+
+    def check(path: Path, *flags: str) -> tuple[int, str]:
+        status, _, err = cli("check", "--input", str(path), "--scorer", "lexical", *flags)
+        return status, err
+
+    status, err = check(rows(ACCEPTED, ESCALATED, REJECTED))
+    assert status == 1 and "checked 3 of 3 rows (1 accepted, 1 escalated, 1 rejected)" in err
+    mixed = rows(ACCEPTED, ESCALATED)
+    assert check(mixed)[0] == 0 and check(mixed, "--fail-on", "escalate")[0] == 7
+    assert check(rows(REJECTED, ESCALATED), "--fail-on", "escalate")[0] == 1  # the worst decision's status
+    assert check(rows(REJECTED, "   "))[0] == 5  # a row in error outranks a rejection
+    assert check(rows(REJECTED), "--fail-on", "never")[0] == 0
+
+
+def test_fail_under_is_refused_with_the_decision_rule_that_replaces_it(tmp_path: Path) -> None:
+    context = tmp_path / "policy.txt"
+    context.write_text(POLICY, encoding="utf-8")
+    status, out, err = cli("check", "-c", str(context), "-a", ESCALATED, "--scorer", "lexical", "--fail-under", "0.5")
+    assert status == 2 and not out
+    assert "--fail-under was removed" in err and "--fail-on escalate --accept-at 0.5" in " ".join(err.split())
 
 
 def test_main_exits_with_the_status_of_run_cli(tmp_path: Path) -> None:
@@ -155,3 +207,47 @@ def test_hostile_text_survives_check_repair_and_eval(tmp_path: Path, fragment: s
     summary = json.loads(out.splitlines()[0])
     assert list(summary["per_task"]) == [fragment] and summary["errors"][0]["id"] == fragment
     assert cli("eval", str(rows), "--scorer", "lexical")[0] == 0
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "a binary file, not text"),  # a NUL byte
+    (bytes(range(1, 32)) * 20, "a binary file, not text"),  # control bytes, no NUL
+    ("Support hours are 9am to 5pm.".encode("utf-16"), "UTF-16 text, not UTF-8; convert it, e.g. iconv -f utf-16"),
+    ("Café prices rose.".encode("latin-1"), "not UTF-8 (bad byte at offset 3); convert it, e.g. iconv -f latin1"),
+])
+def test_a_context_file_that_is_not_utf8_text_is_named_for_what_it_is(tmp_path: Path, content: bytes,
+                                                                      message: str) -> None:
+    context = tmp_path / "context.bin"
+    context.write_bytes(content)
+    status, out, err = cli("check", "-c", str(context), "-a", "Prices rose.", "--scorer", "lexical")
+    assert status == 2 and not out
+    assert f"error [invalid_file]: {context}: {message}" in " ".join(err.split())
+    if "binary" in message:
+        assert "iconv" not in err  # converting the encoding cannot help a binary file
+
+
+def test_text_with_tabs_escapes_and_crlf_is_read_as_text(tmp_path: Path) -> None:
+    context = tmp_path / "context.txt"
+    context.write_bytes(b"Refunds:\twithin 30 days.\r\n\x1b[1mShipping\x1b[0m costs 15 euros.\r\n")
+    status, _, err = cli("check", "-c", str(context), "-a", "Refunds are accepted within 30 days.", "--scorer",
+                         "lexical")
+    assert status in (0, 1), err  # checked, whatever its decision
+
+
+@pytest.mark.parametrize("command", ["check", "repair"])
+def test_an_answer_that_names_a_file_without_the_at_is_refused_with_the_fix(tmp_path: Path, command: str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("policy.txt").write_text(POLICY, encoding="utf-8")
+    Path("answer.txt").write_text(ESCALATED, encoding="utf-8")
+    status, out, err = cli(command, "-c", "policy.txt", "-a", "answer.txt", "--scorer", "lexical",
+                           *(["--no-llm"] if command == "repair" else []))
+    assert status == 2 and not out
+    assert ("error [invalid_option]: --answer answer.txt names a file: give --answer @answer.txt to check the text "
+            "it holds") in " ".join(err.split())
+    # an answer that is not a file's name, and @FILE, are checked as before
+    assert cli(command, "-c", "policy.txt", "-a", "answer.md", "--scorer", "lexical", "--json",
+               *(["--no-llm"] if command == "repair" else []))[0] in (0, 1)
+    status, out, err = cli(command, "-c", "policy.txt", "-a", "@answer.txt", "--scorer", "lexical", "--json",
+                           *(["--no-llm"] if command == "repair" else []))
+    assert status in (0, 1) and ESCALATED in out, err

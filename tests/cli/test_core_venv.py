@@ -16,14 +16,18 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import pkgutil
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+import groundwire.adapters
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -108,7 +112,7 @@ def test_core_install_checks_the_examples_with_the_bundled_model(core_venv):
                   str(EXAMPLES / "refund_policy.md"), "--context", str(EXAMPLES / "shipping.md"), "--answer",
                   f"@{EXAMPLES / 'answer.txt'}", "--question", (EXAMPLES / "question.txt").read_text().strip(),
                   "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # rejected: Outcome.NOT_GROUNDED
     report = json.loads(done.stdout)
     assert report["model_id"].startswith("groundwire")  # the bundled ONNX verifier, not the lexical fallback
     assert report["decision"] == "reject"  # the fabricated shipping price is caught
@@ -128,3 +132,100 @@ def test_core_install_serve_names_its_extra(core_venv):
     done = run_in(core_venv, str(core_venv / "bin" / "groundwire"), "serve", "--port", "0")
     assert done.returncode == 2
     assert "pip install 'groundwire[serve]'" in done.stderr
+
+
+ADAPTERS_WITHOUT_A_FRAMEWORK = {
+    "common": "the adapters' one rule, on the core alone",
+    "evaluations": "the observability adapters' shared records, on the core alone",
+    "trulens": "imports no TruLens code: TruLens calls the provider's methods",
+}
+"""Adapter modules that import in the core venv; every other one needs the extra named after it."""
+PROBE_IMPORT = """
+import importlib, json, sys
+found = {}
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except ImportError as error:
+        found[name] = [type(error).__name__, str(error)]
+    else:
+        found[name] = ["imported", ""]
+print(json.dumps(found))
+"""
+
+
+def test_every_adapter_imported_without_its_extra_names_the_extra(core_venv):
+    adapters = sorted(module.name for module in pkgutil.iter_modules(groundwire.adapters.__path__))
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert set(ADAPTERS_WITHOUT_A_FRAMEWORK) <= set(adapters) and len(adapters) >= 12
+    done = run_in(core_venv, str(core_venv / "bin" / "python"), "-c", PROBE_IMPORT,
+                  *(f"groundwire.adapters.{name}" for name in adapters))
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    for name in adapters:
+        kind, message = found[f"groundwire.adapters.{name}"]
+        if name in ADAPTERS_WITHOUT_A_FRAMEWORK:
+            assert kind == "imported", message
+            continue
+        assert name in extras, f"groundwire.adapters.{name} has no extra of its name in pyproject.toml"
+        assert kind == "MissingExtraError", message
+        assert message.startswith(f"groundwire.adapters.{name} needs "), message
+        assert message.endswith(f"pip install 'groundwire[{name}]'"), message
+
+
+PROBE_EXTRAS = """
+import json
+from groundwire.core.errors import InputError
+found = {}
+
+def probe(name, call):
+    try:
+        call()
+    except ImportError as error:
+        found[name] = [isinstance(error, InputError) and error.code.value, str(error)]
+
+def frames():
+    from groundwire import verify_many
+    verify_many([{"answer": "a", "context": ["a"]}])
+
+def serve():
+    from groundwire.service import create_app
+    create_app
+
+def store():
+    from groundwire.data.store import Store
+    Store
+
+def hf():
+    from groundwire.scoring import get_scorer
+    get_scorer("hf:/no/such/model")
+
+def entities():
+    from groundwire.config import CheckSettings
+    from groundwire.pipeline import build_verifier
+    build_verifier(CheckSettings(scorer="lexical", entities=True))
+
+def ray(tmp=__import__("tempfile").mkdtemp()):
+    from groundwire.batch import run_batch
+    run_batch(tmp + "/in.jsonl", tmp + "/out", engine="ray")
+
+def charts():
+    from groundwire.evaluation.charts import element_id, _figure
+    with _figure("t", (1, 1)):
+        pass
+
+for call in (frames, serve, store, hf, entities, ray, charts):
+    probe(call.__name__, call)
+print(json.dumps(found))
+"""
+
+
+def test_the_library_names_the_extra_of_every_optional_dependency(core_venv):
+    done = run_in(core_venv, str(core_venv / "bin" / "python"), "-c", PROBE_EXTRAS)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    extras = {"frames": "frames", "serve": "serve", "store": "serve", "hf": "hf", "entities": "entities", "ray": "ray",
+              "charts": "eval"}
+    for name, extra in extras.items():
+        code, message = found[name]
+        assert code == "missing_extra" and message.endswith(f"pip install 'groundwire[{extra}]'"), (name, message)

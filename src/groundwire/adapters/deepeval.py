@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from deepeval.metrics import BaseMetric
-from deepeval.test_case import LLMTestCase
-
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome, refuse_threshold
+from groundwire.core.extras import optional_import
 from groundwire.core.types import Report
+
+with optional_import("deepeval", needed_by=__name__):
+    from deepeval.metrics import BaseMetric
+    from deepeval.test_case import LLMTestCase
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier

@@ -27,14 +27,16 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from guardrails.validators import FailResult, PassResult, ValidationResult, Validator, register_validator
-
 from groundwire.adapters.common import AdapterCheck
 from groundwire.core.claims import CITATION_RE, cited_ids
 from groundwire.core.explain import explain, unsupported
+from groundwire.core.extras import optional_import
 from groundwire.core.types import Chunk, Report, Route
 from groundwire.llm.repair import repair
 from groundwire.pipeline import Checker
+
+with optional_import("guardrails", needed_by=__name__):
+    from guardrails.validators import FailResult, PassResult, ValidationResult, Validator, register_validator
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier

@@ -15,11 +15,13 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from haystack import component, default_from_dict, default_to_dict
-from haystack.core.errors import SerializationError
-
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment
+from groundwire.core.extras import optional_import
 from groundwire.core.types import Verdict
+
+with optional_import("haystack", needed_by=__name__):
+    from haystack import component, default_from_dict, default_to_dict
+    from haystack.core.errors import SerializationError
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier

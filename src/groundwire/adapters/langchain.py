@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage
-from langchain_core.runnables import Runnable, RunnableConfig
-
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome, context_texts
+from groundwire.core.extras import optional_import
 from groundwire.core.types import Report
+
+with optional_import("langchain", needed_by=__name__):
+    from langchain_core.messages import BaseMessage
+    from langchain_core.runnables import Runnable, RunnableConfig
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier

@@ -26,10 +26,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from langfuse import Langfuse
-
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment
 from groundwire.adapters.evaluations import DEFAULT_NAME, Evaluation, from_assessment, from_frame
+from groundwire.core.extras import optional_import
+
+with optional_import("langfuse", needed_by=__name__):
+    from langfuse import Langfuse
 
 if TYPE_CHECKING:
     import pandas as pd

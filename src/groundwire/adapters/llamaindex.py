@@ -10,11 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from llama_index.core.base.base_query_engine import BaseQueryEngine
-from llama_index.core.base.response.schema import Response
-from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
-from llama_index.core.schema import QueryBundle
-
 from groundwire.adapters.common import (
     DEFAULT_SCORE,
     OUTCOME_OF_ROUTE,
@@ -23,10 +18,17 @@ from groundwire.adapters.common import (
     context_texts,
     refuse_threshold,
 )
+from groundwire.core.extras import optional_import
 from groundwire.core.plan import as_chunks
 from groundwire.core.types import REFUSAL_TOKEN, Report
 from groundwire.llm.repair import repair
 from groundwire.pipeline import Checker, CheckItem, check
+
+with optional_import("llamaindex", needed_by=__name__):
+    from llama_index.core.base.base_query_engine import BaseQueryEngine
+    from llama_index.core.base.response.schema import Response
+    from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
+    from llama_index.core.schema import QueryBundle
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier

@@ -27,11 +27,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mlflow.entities import AssessmentSource, Feedback
-from mlflow.genai.scorers import Scorer
-from mlflow.genai.utils.trace_utils import extract_retrieval_context_from_trace
-
 from groundwire.adapters.common import AdapterSettings, Assessment, Outcome, context_texts
+from groundwire.core.extras import optional_import
+
+with optional_import("mlflow", needed_by=__name__):
+    from mlflow.entities import AssessmentSource, Feedback
+    from mlflow.genai.scorers import Scorer
+    from mlflow.genai.utils.trace_utils import extract_retrieval_context_from_trace
 
 if TYPE_CHECKING:
     from mlflow.entities import Trace

@@ -28,10 +28,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
-from phoenix.client import Client
-
 from groundwire.adapters.common import DEFAULT_SCORE, AnswerScore
 from groundwire.adapters.evaluations import DEFAULT_NAME, Evaluation, from_frame
+from groundwire.core.extras import optional_import
+
+with optional_import("phoenix", needed_by=__name__):
+    from phoenix.client import Client
 
 if TYPE_CHECKING:
     import pandas as pd

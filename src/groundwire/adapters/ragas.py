@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragas.dataset_schema import SingleTurnSample
-from ragas.metrics.base import MetricType, SingleTurnMetric
-from ragas.metrics.collections.base import BaseMetric
-from ragas.metrics.result import MetricResult
-from ragas.metrics.validators import DiscreteValidator
-
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome
+from groundwire.core.extras import optional_import
+
+with optional_import("ragas", needed_by=__name__):
+    from ragas.dataset_schema import SingleTurnSample
+    from ragas.metrics.base import MetricType, SingleTurnMetric
+    from ragas.metrics.collections.base import BaseMetric
+    from ragas.metrics.result import MetricResult
+    from ragas.metrics.validators import DiscreteValidator
 
 if TYPE_CHECKING:
     from ragas.run_config import RunConfig

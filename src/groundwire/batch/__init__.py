@@ -11,7 +11,6 @@ file; they never stop the run. At the end, rows in = done + errors + skipped, or
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from groundwire.batch.sink import ResultSink, default_errors_path
 from groundwire.batch.sources import count_rows, input_format, iter_rows
 from groundwire.batch.worker import CheckOptions, parse_input_row
 from groundwire.core.errors import ErrorCode, InputError
+from groundwire.core.extras import require_extra
 from groundwire.data.results import RESULT_FIELDS
 from groundwire.data.rows import RowError
 
@@ -78,10 +78,8 @@ def run_batch(
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose one of {sorted(ENGINES)}")
-    for module in ("pyarrow", "ray") if engine == "ray" else ("pyarrow",):
-        if importlib.util.find_spec(module) is None:
-            raise InputError(f"groundwire batch needs {module}: pip install 'groundwire[ray]'",
-                             code=ErrorCode.MISSING_EXTRA)
+    require_extra("ray", *(("pyarrow", "ray") if engine == "ray" else ("pyarrow",)),
+                  needed_by=f"groundwire batch --engine {engine}")
     source = Path(input_path)
     fmt = input_format(source)
     if strict:

@@ -9,7 +9,6 @@ Every command module imports this one, so it imports nothing heavy: the verifier
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -29,6 +28,24 @@ def read_chunks(paths: list[Path] | None) -> list[Chunk]:
         raise InputError("give at least one --context FILE (each file is one retrieved chunk)",
                          code=ErrorCode.NO_CONTEXT)
     return [Chunk(id=f"S{i}", text=read_text(path), doc_id=path.name) for i, path in enumerate(paths, start=1)]
+
+
+def read_answer(value: str) -> str:
+    """--answer: the text itself, or with @FILE the file's text. A value that names a file, without the @, is
+    refused: checked as the answer it would be a meaningless text whose rejection looks like a verdict."""
+    if value.startswith("@"):
+        return read_text(value[1:])
+    if "\n" not in value and _is_file(value):
+        raise InputError(f"--answer {value} names a file: give --answer @{value} to check the text it holds",
+                         code=ErrorCode.INVALID_OPTION)
+    return value
+
+
+def _is_file(value: str) -> bool:
+    try:
+        return Path(value).is_file()
+    except OSError:  # a name too long for the file system is no file
+        return False
 
 
 RouteOption = Annotated[
@@ -66,14 +83,3 @@ def require_llm(config: Config, needed_by: str) -> None:
             f"{needed_by} needs an LLM endpoint: set [llm] base_url and model in groundwire.toml "
             "(or GROUNDWIRE_LLM_BASE_URL / GROUNDWIRE_LLM_MODEL)"
         , code=ErrorCode.LLM_NOT_CONFIGURED)
-
-
-def require_extra(command: str, extra: str, *modules: str) -> None:
-    """A command whose optional dependencies are not installed fails before any work: exit 2, naming the extra.
-
-    The command still appears in `groundwire --help`: its module imports those dependencies only when it runs.
-    """
-    missing = [name for name in modules if importlib.util.find_spec(name) is None]
-    if missing:
-        raise InputError(f"groundwire {command} needs {', '.join(missing)}: pip install 'groundwire[{extra}]'",
-                         code=ErrorCode.MISSING_EXTRA)

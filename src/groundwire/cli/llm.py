@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from groundwire.cli.common import check_settings, read_chunks, require_llm
+from groundwire.cli.common import check_settings, read_answer, read_chunks, require_llm
 from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.errors import Outcome
 from groundwire.core.types import Chunk
@@ -20,7 +20,7 @@ from groundwire.core.types import Chunk
 if TYPE_CHECKING:
     from groundwire.config import Config
 
-ContextOption = Annotated[list[Path] | None, typer.Option("--context", "-c", help="A context file (one chunk each).")]
+ContextOption = Annotated[list[Path] | None, typer.Option("--context", "-c", metavar="FILE", help="A context file, one retrieved chunk; repeat it for each chunk.")]
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", help="groundwire.toml to read (default: ./groundwire.toml).")
 ]
@@ -68,7 +68,7 @@ def generate_command(
 def repair_command(
     answer: Annotated[str, typer.Option("--answer", "-a", help="Answer text, or @FILE to read it.")],
     context: ContextOption = None,
-    question: Annotated[str | None, typer.Option("--question", "-q")] = None,
+    question: Annotated[str | None, typer.Option("--question", "-q", help="The question the answer replies to.")] = None,
     config_file: ConfigOption = None,
     scorer: ScorerOption = None,
     llm: Annotated[
@@ -83,14 +83,13 @@ def repair_command(
     fail_on_fallback: Annotated[bool, typer.Option(help="Exit 1 when the repaired answer abstains.")] = False,
 ) -> None:
     """Repair an answer: keep supported claims, edit the middle band (with an LLM), drop the rest."""
-    from groundwire.data.rows import read_text
     from groundwire.llm.client import client_from_config
     from groundwire.llm.repair import repair
     from groundwire.pipeline import Checker, CheckItem, Judge, build_verifier, check
 
     config = _config(config_file)
     chunks = read_chunks(context)
-    text = read_text(answer[1:]) if answer.startswith("@") else answer
+    text = read_answer(answer)
     item = CheckItem(text, chunks, question=question)  # require_citations: the verifier's own, from [verify]
     settings = check_settings(config, scorer)
     use_llm = config.llm_configured if llm is None else llm

@@ -1,9 +1,9 @@
 """The `groundwire` command line: a thin layer over the library.
 
-Exit status: 0 OK; 1 not grounded (only when --fail-under is given); 2 bad input; 3 the LLM endpoint failed;
+Exit status: 0 OK; 1 `check` rejected the answer (a row, with --input); 2 bad input; 3 the LLM endpoint failed;
 4 an unexpected internal error (one line; the traceback with --debug); a batch that ran to the end with rows in
-error: 5 some of them, 6 every one. Each error's status is its code's, in the
-registry groundwire.core.errors (ErrorCode, Outcome; docs/errors.md).
+error: 5 some of them, 6 every one; 7 `check --fail-on escalate` escalated the answer (a row) and rejected none.
+Each status is its code's or outcome's, in the registry groundwire.core.errors (ErrorCode, Outcome; docs/errors.md).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 Start-up: this module, and every command module, imports only typer, rich and groundwire's light modules, so that
 `groundwire --help` starts fast; a command imports what it needs (the settings, the verifier, the LLM client)
@@ -19,7 +19,7 @@ import sys
 import typing
 from pathlib import Path
 from types import FunctionType
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -28,14 +28,16 @@ from groundwire.cli.common import (
     DecideAtOption,
     RouteOption,
     check_settings,
+    read_answer,
     read_chunks,
-    require_extra,
     require_llm,
 )
 from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.errors import ErrorCode, InputError, Outcome
 from groundwire.core.explain import format_threshold
-from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows, read_text
+from groundwire.core.extras import require_extra
+from groundwire.core.types import Route
+from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows
 from groundwire.llm.errors import LLMError
 from groundwire.redact import redact
 
@@ -67,6 +69,17 @@ ColumnsOption = Annotated[
 ScorerOption = Annotated[
     str | None, typer.Option("--scorer", help="lexical, bundled, hf:<id or path>, hhem:<id or path> (default: bundled)")
 ]
+FailOnOption = Annotated[
+    Literal["reject", "escalate", "never"],
+    typer.Option("--fail-on", help="The decision that fails the command: reject (exit 1), escalate (exit 7 for an "
+                                   "escalated answer, 1 for a rejected one) or never (exit 0 whatever the decision)."),
+]
+# The decisions each --fail-on value fails, worst first: the exit status is the worst one met's.
+FAILING_DECISIONS: dict[str, tuple[Route, ...]] = {
+    "reject": (Route.REJECT,), "escalate": (Route.REJECT, Route.ESCALATE), "never": (),
+}
+_STATUS_OF_DECISION = {Route.REJECT: Outcome.NOT_GROUNDED, Route.ESCALATE: Outcome.ESCALATED}
+_PAST_TENSE = {Route.ACCEPT: "accepted", Route.ESCALATE: "escalated", Route.REJECT: "rejected"}
 StrictOption = Annotated[
     bool, typer.Option("--strict", help="Stop at the first malformed row (exit 2 naming its line) instead of reporting it.")
 ]
@@ -82,16 +95,19 @@ def _options(
 
 @app.command()
 def check(
-    context: Annotated[list[Path] | None, typer.Option("--context", "-c", help="A context file (one chunk each).")] = None,
+    context: Annotated[list[Path] | None, typer.Option("--context", "-c", metavar="FILE", help="A context file, one retrieved chunk; repeat it for each chunk.")] = None,
     answer: Annotated[str | None, typer.Option("--answer", "-a", help="Answer text, or @FILE to read it.")] = None,
-    question: Annotated[str | None, typer.Option("--question", "-q")] = None,
+    question: Annotated[str | None, typer.Option("--question", "-q", help="The question the answer replies to: "
+                                                                          "a bare answer (\"1959\") is checked as "
+                                                                          "its claim.")] = None,
     task: Annotated[str | None, typer.Option(help="qa, summary, data2text, dialogue or claim: the calibration to use "
                                                   "(default: data2text for a JSON context, else pooled).")] = None,
     input_file: Annotated[Path | None, typer.Option("--input", "-i", help="Batch: a grounding-eval JSONL file.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Batch: write one JSON report per line here.")] = None,
     scorer: ScorerOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    fail_under: Annotated[float | None, typer.Option(help="Exit 1 when an answer scores below this.")] = None,
+    fail_on: FailOnOption = "reject",
+    fail_under: Annotated[float | None, typer.Option(hidden=True, help="Removed: see --fail-on.")] = None,
     accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     route: RouteOption = None,
@@ -106,7 +122,14 @@ def check(
     config_file: ConfigOption = None,
     columns: ColumnsOption = None,
 ) -> None:
-    """Check one answer against context files, or a batch with --input."""
+    """Check one answer against context files, or a batch with --input.
+
+    Exit status 1 when the answer is rejected, 7 with --fail-on escalate when it is escalated (with --input: the
+    worst row's), 0 otherwise; --fail-on never always exits 0 once every answer was checked."""
+    if fail_under is not None:  # removed: its score cut let an escalated answer pass; the decision is the gate
+        raise InputError(f"--fail-under was removed: check's exit status follows its decision (1 on REJECT; with "
+                         f"--fail-on escalate, 7 on ESCALATE). For the same cut as --fail-under {fail_under:g}, "
+                         f"give --fail-on escalate --accept-at {fail_under:g}", code=ErrorCode.INVALID_OPTION)
     from groundwire.config import load_config
     from groundwire.pipeline import CheckItem, Judge, build_verifier
     from groundwire.pipeline import check as check_item
@@ -124,23 +147,29 @@ def check(
         if context or answer:
             raise InputError("use either --input FILE.jsonl or --context/--answer, not both",
                              code=ErrorCode.INVALID_OPTION)
-        _check_batch(verifier, input_file, output, fail_under, judge_with, strict=strict, columns=columns)
+        _check_batch(verifier, input_file, output, fail_on, judge_with, strict=strict, columns=columns)
         return
     if answer is None:
         raise InputError("give --context FILE (one or more) and --answer TEXT|@FILE, or --input FILE.jsonl",
                          code=ErrorCode.INVALID_OPTION)
     chunks = read_chunks(context)
-    answer_text = read_text(answer[1:]) if answer.startswith("@") else answer
+    answer_text = read_answer(answer)
     report = check_item(verifier, CheckItem(answer_text, chunks, question=question, task=task), judge=judge_with)
     if as_json:
         print_json(report.to_dict())
     else:
         render_report(report, chunks)
-    if fail_under is not None and report.score < fail_under:
-        raise typer.Exit(Outcome.NOT_GROUNDED.exit_status)
+    _exit_on([report.decision], fail_on)
 
 
-def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail_under: float | None,
+def _exit_on(decisions: list[Route], fail_on: str) -> None:
+    """Exit with the status of the worst decision that --fail-on fails (REJECT: 1, ESCALATE: 7), if any."""
+    for decision in FAILING_DECISIONS[fail_on]:
+        if decision in decisions:
+            raise typer.Exit(_STATUS_OF_DECISION[decision].exit_status)
+
+
+def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail_on: str,
                  judge: Judge | None, *, strict: bool, columns: str | None = None) -> None:
     """One JSON record per row, in input order: a report, or an error record (id, line, error_code, error) for a
     row that could not be read or checked; one row never ends the batch. With --output each record is written
@@ -155,7 +184,8 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
     done_before = written_ids(output) if output else set()
     todo = [row for row in rows if row.id not in done_before]
     checked = check_rows(verifier, todo, judge=judge)  # one outcome per row, in order
-    failing = done = bad = 0
+    decisions: list[Route] = []
+    bad = 0
     # Line-buffered: a record is on disk once it is written, whatever ends the run after it.
     sink = output.open("a", encoding="utf-8", buffering=1) if output else sys.stdout
     try:
@@ -169,8 +199,7 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
                     record |= {"error_code": (outcome.code or ErrorCode.INTERNAL_ERROR).value,
                                "error": outcome.error or ""}
                 else:
-                    done += 1
-                    failing += int(fail_under is not None and report.score < fail_under)
+                    decisions.append(report.decision)
                     record |= {"score": report.score, "decision": report.decision.value, "report": report.to_dict()}
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                 progress.advance(task)
@@ -178,14 +207,13 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
         if output:
             sink.close()
     skipped = len(rows) - len(todo)
-    errors.print(literal(f"checked {done} of {len(rows)} rows; {bad} could not be checked"
-                         + (f"; {skipped} skipped, in {output} from an earlier run" if skipped else "")
-                         + f"; {failing} below --fail-under"))
-    if bad:
-        outcome_of_run = Outcome.ALL_ROWS_IN_ERROR if done == 0 else Outcome.ROWS_IN_ERROR
+    counts = ", ".join(f"{decisions.count(route)} {word}" for route, word in _PAST_TENSE.items())
+    errors.print(literal(f"checked {len(decisions)} of {len(rows)} rows ({counts}); {bad} could not be checked"
+                         + (f"; {skipped} skipped, in {output} from an earlier run" if skipped else "")))
+    if bad:  # rows in error come first: a gate on the others' decisions would hide them
+        outcome_of_run = Outcome.ALL_ROWS_IN_ERROR if not decisions else Outcome.ROWS_IN_ERROR
         raise typer.Exit(outcome_of_run.exit_status)
-    if failing:
-        raise typer.Exit(Outcome.NOT_GROUNDED.exit_status)
+    _exit_on(decisions, fail_on)
 
 
 @app.command("eval")
@@ -194,8 +222,8 @@ def eval_command(
     scorer: ScorerOption = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
-    accept_at: Annotated[float | None, typer.Option()] = None,
-    reject_at: Annotated[float | None, typer.Option()] = None,
+    accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
+    reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
     target_far: Annotated[float | None, typer.Option(
@@ -219,7 +247,7 @@ def eval_command(
         raise InputError("--target-far / --target-frr set the three-way thresholds (accept_at, reject_at): "
                          "run them without --route decide", code=ErrorCode.INVALID_OPTION)
     if html_report is not None:  # its charts are drawn with matplotlib; fail before any work without it
-        require_extra("eval --html", "eval", "matplotlib")
+        require_extra("eval", "matplotlib", needed_by="groundwire eval --html")
     from rich.progress import Progress
 
     from groundwire.config import load_config

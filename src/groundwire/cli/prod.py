@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
 
 def eval_loop(
     frozen: Annotated[
-        list[Path] | None, typer.Option("--frozen", "-f", help="A frozen set: grounding-eval JSONL. Repeatable.")
+        list[Path] | None, typer.Option("--frozen", "-f", metavar="FILE", help="A frozen set: grounding-eval JSONL. Repeatable.")
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Read at most this many rows of each frozen file.")] = None,
     db: Annotated[str | None, typer.Option(help="The request log: SQLAlchemy URL or SQLite file path.")] = None,

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from groundwire.cli.common import require_extra
 from groundwire.core.errors import ErrorCode, InputError
+from groundwire.core.extras import require_extra
 from groundwire.data.rows import read_text
 from groundwire.redact import register_secret
 from groundwire.service.settings import ServiceSettings, api_key_file_entries, parse_api_keys
@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
 def serve(
     host: Annotated[str, typer.Option(
         help="Interface to bind; keep 127.0.0.1 unless API keys are set.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535)] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port to listen on (0: any free port).")] = 8000,
     db: Annotated[str, typer.Option(
         help="SQLAlchemy URL, or an SQLite file path, for the request log and documents.")] = "groundwire.db",
     api_key_file: Annotated[Path | None, typer.Option(
@@ -37,7 +37,7 @@ def serve(
              "feedback or eval runs) a line; blank lines and # comments are skipped. Keep it mode 600. Without "
              "any key (here, --api-key or $GROUNDWIRE_API_KEYS), access is open in one 'default' scope.")] = None,
     api_key: Annotated[list[str] | None, typer.Option(
-        "--api-key", envvar="GROUNDWIRE_API_KEYS",
+        "--api-key", envvar="GROUNDWIRE_API_KEYS", metavar="KEY:SCOPE",
         help="KEY:SCOPE or KEY:SCOPE:ro, repeatable; from the environment, comma-separated. On the command line a "
              "key is visible to every local user (ps, /proc/PID/cmdline): prefer --api-key-file or "
              "$GROUNDWIRE_API_KEYS.")] = None,
@@ -95,7 +95,7 @@ def serve(
     review_threshold: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = 0.5,
     high_risk: Annotated[list[str] | None, typer.Option(
-        "--high-risk", help="Regex; a request whose question or answer matches goes to the review queue.")] = None,
+        "--high-risk", metavar="REGEX", help="Regex; a request whose question or answer matches goes to the review queue.")] = None,
     release: Annotated[str, typer.Option(help="Release tag written on every request-log row.")] = "dev",
     llm: Annotated[bool, typer.Option(
         "--llm/--no-llm", help="Use the LLM endpoint of groundwire.toml: /v1/generate, judge, repair edits.")] = False,
@@ -109,7 +109,7 @@ def serve(
 ) -> None:
     """Serve the verification API (/v1/...), its OpenAPI spec (/docs) and the web page (/)."""
     # Lazy: uvicorn and the service (FastAPI, SQLAlchemy) load only when this command runs.
-    require_extra("serve", "serve", "fastapi", "uvicorn", "sqlalchemy")
+    require_extra("serve", "fastapi", "uvicorn", "sqlalchemy", needed_by="groundwire serve")
     import uvicorn
 
     from groundwire.config import load_config

@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 
 import typer
 
-from groundwire.cli.common import require_extra
 from groundwire.core.errors import ErrorCode, InputError
+from groundwire.core.extras import require_extra
 
 train_app = typer.Typer(no_args_is_help=True, help="Train, export and calibrate groundwire's own verifier.")
 
@@ -42,7 +42,7 @@ def prepare(
         help="With --soft: keep a seeded sample of the hard training pairs so the soft ones are this share.")] = None,
 ) -> None:
     """Synthetic RAG-style pairs from real contexts + a length-balanced sample of the real pair files."""
-    require_extra("train prepare", "train", "sklearn")
+    require_extra("train", "sklearn", needed_by="groundwire train prepare")
     from groundwire.train.data import MIXES, Pair, build, iter_jsonl
 
     if not data.is_dir():
@@ -76,19 +76,19 @@ def run(
     data: Annotated[Path, typer.Option(help="Output of `groundwire train prepare`.")] = Path("runs/data"),
     out: Annotated[Path, typer.Option(help="Run directory: checkpoint/, final/, record.json. Rerun to resume.")] = Path("runs/model"),
     base_model: Annotated[str | None, typer.Option(help="Base checkpoint (default: the all-MiniLM-L6-v2 package).")] = None,
-    max_length: Annotated[int, typer.Option(min=16)] = 192,
-    batch_size: Annotated[int, typer.Option(min=1)] = 16,
-    lr: Annotated[float, typer.Option(min=0.0)] = 8e-5,
-    warmup: Annotated[float, typer.Option(min=0.0, max=0.5)] = 0.03,
+    max_length: Annotated[int, typer.Option(min=16, help="Tokens of one (window, claim) pair; longer ones are cut.")] = 192,
+    batch_size: Annotated[int, typer.Option(min=1, help="Pairs per training step.")] = 16,
+    lr: Annotated[float, typer.Option(min=0.0, help="Peak learning rate (AdamW).")] = 8e-5,
+    warmup: Annotated[float, typer.Option(min=0.0, max=0.5, help="Share of the steps the learning rate warms up over.")] = 0.03,
     freeze_layers: Annotated[int, typer.Option(min=0, help="Lowest encoder layers kept frozen (CPU budget).")] = 2,
     budget_minutes: Annotated[float, typer.Option(min=0.1, help="Wall-clock budget; the LR schedule ends with it.")] = 60.0,
-    seed: Annotated[int, typer.Option()] = 13,
-    threads: Annotated[int, typer.Option(min=1)] = 2,
+    seed: Annotated[int, typer.Option(help="Seed of the batch order and of torch's random state.")] = 13,
+    threads: Annotated[int, typer.Option(min=1, help="CPU threads torch may use.")] = 2,
     max_steps: Annotated[int | None, typer.Option(
         min=1, help="Batches to train (the LR schedule ends there) instead of one pass over the mix.")] = None,
 ) -> None:
     """Fine-tune the cross-encoder (3 labels: entailment / neutral / contradiction)."""
-    require_extra("train run", "train", "torch", "transformers")
+    require_extra("train", "torch", "transformers", needed_by="groundwire train run")
     from groundwire.train.loop import TrainConfig, default_base_model, train
 
     if not (data / "train.jsonl").is_file():
@@ -106,7 +106,7 @@ def pool(
     data: Annotated[Path, typer.Option(help="A train/ directory of pair files; their labels are not read.")] = Path("../shared/data/train"),
     out: Annotated[Path, typer.Option(help="The unlabelled pool (JSONL) to write.")] = Path("runs/distill/pool.jsonl"),
     scorer: Annotated[str, typer.Option(help="The model to distil into: its token window sets the windows.")] = "bundled",
-    seed: Annotated[int, typer.Option()] = 13,
+    seed: Annotated[int, typer.Option(help="Seed of the sample of pairs (the same seed gives the same pool).")] = 13,
     per_row: Annotated[int, typer.Option(min=1, help="At most this many (window, claim) pairs from one row.")] = 12,
 ) -> None:
     """Unlabelled (window, claim) pairs, split as the verifier splits at check time, for a teacher to label."""
@@ -124,7 +124,7 @@ def distill(
     teacher: Annotated[str, typer.Option(help="The larger model as a scorer: hf:<checkpoint dir> or onnx:<bundle dir>.")],
     pool: Annotated[Path, typer.Option(help="Output of `groundwire train pool`.")] = Path("runs/distill/pool.jsonl"),
     out: Annotated[Path, typer.Option(help="Labelled pairs (JSONL); rerun to continue where it stopped.")] = Path("runs/distill/labelled.jsonl"),
-    batch_size: Annotated[int, typer.Option(min=1)] = 32,
+    batch_size: Annotated[int, typer.Option(min=1, help="Pairs the teacher scores per call.")] = 32,
     limit: Annotated[int | None, typer.Option(min=1, help="Label only the first N pairs of the pool.")] = None,
 ) -> None:
     """Label the pool with the teacher's probabilities (soft labels), for `train prepare --soft`."""
@@ -151,7 +151,7 @@ def export(
     model_id: Annotated[str, typer.Option(help="The name reports and logs give the model.")] = "groundwire-verifier",
 ) -> None:
     """ONNX export + dynamic int8 quantization + tokenizer.json + config.json."""
-    require_extra("train export", "train", "torch", "transformers", "onnx")
+    require_extra("train", "torch", "transformers", "onnx", needed_by="groundwire train export")
     from groundwire.train.agreement import write_fixture
     from groundwire.train.export import write_bundle
 
@@ -166,7 +166,7 @@ def export(
 @train_app.command("combiner")
 def combiner(
     bundle: Annotated[Path, typer.Option(help="An exported bundle; combiner.json and thresholds are written into it.")],
-    dev: Annotated[list[Path], typer.Option(help="Grounding-eval JSONL files to fit on. Repeatable.")],
+    dev: Annotated[list[Path], typer.Option(metavar="FILE", help="Grounding-eval JSONL files to fit on. Repeatable.")],
     limit: Annotated[int | None, typer.Option(min=1, help="At most this many answers per file (seeded sample).")] = None,
     cache: Annotated[Path | None, typer.Option(help="Claim-feature cache (JSONL); reused when it exists.")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Score dev files in this many one-thread processes.")] = 1,
@@ -183,7 +183,7 @@ def combiner(
              "paraphrase gate (recorded in the bundle as `meaning`).")] = "mono",
 ) -> None:
     """Fit the combiner and routing thresholds on claim features; report them leave-one-dataset-out."""
-    require_extra("train combiner", "train", "sklearn")
+    require_extra("train", "sklearn", needed_by="groundwire train combiner")
     from groundwire.train.calibrate import calibrate_bundle
 
     if after is not None and not (after / "config.json").is_file():
@@ -236,7 +236,7 @@ def dequantize(
         help="The checkpoint whose architecture and tokenizer the bundle was trained from (default: all-MiniLM-L6-v2).")] = None,
 ) -> None:
     """Rebuild an fp32 checkpoint from an int8 bundle's weights, so a shipped model can be trained further."""
-    require_extra("train dequantize", "train", "torch", "transformers")
+    require_extra("train", "torch", "transformers", needed_by="groundwire train dequantize")
     from groundwire.train.dequantize import dequantize_bundle
     from groundwire.train.export import MODEL_FILE
     from groundwire.train.loop import default_base_model
@@ -255,7 +255,7 @@ def fp32_form(
         help="The checkpoint whose architecture and tokenizer the bundle was trained from (default: all-MiniLM-L6-v2).")] = None,
 ) -> None:
     """Add the bundle's fp32 form (its int8 weights run in fp32), which CPUs without VNNI may run faster."""
-    require_extra("train fp32-form", "train", "torch", "transformers", "onnx")
+    require_extra("train", "torch", "transformers", "onnx", needed_by="groundwire train fp32-form")
     from groundwire.train.export import MODEL_FILE
     from groundwire.train.forms import write_fp32_form
     from groundwire.train.loop import default_base_model

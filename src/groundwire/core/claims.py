@@ -8,8 +8,10 @@ safely: semicolons, ", and/but <new subject>" and relative ", which ..." clauses
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -404,7 +406,17 @@ def _segmenter() -> Any:  # pysbd has no type hints
     """One pysbd segmenter per thread: a segmenter keeps per-call state on itself and is not thread-safe."""
     segmenter = getattr(_THREAD_STATE, "segmenter", None)
     if segmenter is None:
-        import pysbd
-
-        segmenter = _THREAD_STATE.segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+        segmenter = _THREAD_STATE.segmenter = _pysbd().Segmenter(language="en", clean=False, char_span=True)
     return segmenter
+
+
+@functools.cache
+def _pysbd() -> Any:
+    """pysbd, imported once. Three of its modules hold invalid escape sequences ("\\s"): compiling them, at a first
+    import without cached bytecode, warns (DeprecationWarning; SyntaxWarning from Python 3.12), and a test suite
+    that calls groundwire would show those warnings in every run. Only these are silenced, only here."""
+    with warnings.catch_warnings():
+        for category in (DeprecationWarning, SyntaxWarning):
+            warnings.filterwarnings("ignore", "invalid escape sequence", category, module=r".*pysbd")
+        import pysbd
+    return pysbd

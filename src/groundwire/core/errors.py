@@ -73,7 +73,7 @@ class ErrorCode(StrEnum):
         "invalid_file",
         _BAD_INPUT,
         422,
-        "A file is not what it should be: not UTF-8, not a wheel or zip, a wrong SHA-256, "
+        "A file is not what it should be: binary or not UTF-8 text, not a wheel or zip, a wrong SHA-256, "
         "no config.json, mixed formats.",
     )
     INVALID_ROW = (
@@ -259,7 +259,11 @@ class Outcome(Enum):
         return outcome
 
     OK = ("ok", 0, "The command did its work.")
-    NOT_GROUNDED = ("not_grounded", 1, "check: an answer (with --input, a row) scores below --fail-under.")
+    NOT_GROUNDED = (
+        "not_grounded",
+        1,
+        "check: the answer was rejected (with --input, at least one row was); --fail-on never turns this off.",
+    )
     LLM_FALLBACK = (
         "llm_fallback",
         1,
@@ -275,6 +279,12 @@ class Outcome(Enum):
         "all_rows_in_error",
         6,
         "check --input, batch: rows were read and not one of them could be checked; each is an error record.",
+    )
+    ESCALATED = (
+        "escalated",
+        7,
+        "check --fail-on escalate: the answer was escalated for review (with --input, a row was and none was "
+        "rejected).",
     )
     INTERRUPTED = ("interrupted", 130, "Interrupted (Ctrl-C).")
 

@@ -11,6 +11,7 @@ object with `answer` and `context` (`chunks` is another name for it): a list of 
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import re
@@ -86,12 +87,29 @@ def read_text(path: str | Path) -> str:
     if not file.is_file():
         raise InputError(f"{file}: no such file", code=ErrorCode.FILE_NOT_FOUND)
     data = file.read_bytes()
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # before the binary test: UTF-16 is half NULs
+        raise InputError(f"{file}: UTF-16 text, not UTF-8; convert it, e.g. iconv -f utf-16 -t utf-8",
+                         code=ErrorCode.INVALID_FILE)
+    if _looks_binary(data):
+        raise InputError(f"{file}: a binary file, not text; give the text it holds (e.g. pdftotext for a PDF)",
+                         code=ErrorCode.INVALID_FILE)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(
             f"{file}: not UTF-8 (bad byte at offset {error.start}); convert it, e.g. iconv -f latin1 -t utf-8"
         , code=ErrorCode.INVALID_FILE) from None
+
+
+# Control bytes that text holds: tab, newline, vertical tab, form feed, carriage return, escape (ANSI colours).
+_TEXT_CONTROLS = frozenset(b"\t\n\v\f\r\x1b")
+
+
+def _looks_binary(data: bytes, sample: int = 8192) -> bool:
+    """A NUL byte, or more than a tenth control bytes, in the first `sample` bytes (the test git and file(1) make)."""
+    head = data[:sample]
+    controls = sum(1 for byte in head if byte < 0x20 and byte not in _TEXT_CONTROLS)
+    return b"\0" in head or controls * 10 > len(head)
 
 
 def parse_columns(spec: str | None) -> dict[str, str]:

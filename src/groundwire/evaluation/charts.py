@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from groundwire.core.explain import format_threshold
+from groundwire.core.extras import optional_import
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -48,10 +49,11 @@ def element_id(*parts: str) -> str:
 @contextmanager
 def _figure(title: str, size: tuple[float, float]) -> Iterator[tuple[Axes, list[str]]]:
     """A figure whose SVG text lands in the list the caller gets back (after the block)."""
-    import matplotlib
+    with optional_import("eval", needed_by="groundwire's charts (eval --html, the eval-loop report)"):
+        import matplotlib
 
-    matplotlib.use("Agg")  # no display, no GUI toolkit
-    import matplotlib.pyplot as plt
+        matplotlib.use("Agg")  # no display, no GUI toolkit
+        import matplotlib.pyplot as plt
 
     out: list[str] = []
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "groundwire", "font.size": 9}):

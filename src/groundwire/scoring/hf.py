@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from groundwire.core.extras import optional_import
 from groundwire.scoring.base import PairScores
 
 _SUPPORT_NAMES = ("entail", "support", "consistent", "faithful", "grounded")
@@ -68,8 +69,9 @@ class HFClassifierScorer:
     """A sequence-classification model over (premise, hypothesis) pairs, e.g. an NLI cross-encoder."""
 
     def __init__(self, model_name: str, *, batch_size: int = 16, device: str = "cpu") -> None:
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        with optional_import("hf", needed_by=f"the scorer hf:{model_name}"):
+            import torch
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self._torch = torch
         _require_local(model_name)
@@ -136,7 +138,9 @@ class HHEMScorer:
     """Vectara HHEM-2.1-Open (or any remote-code model exposing `predict(pairs) -> scores`)."""
 
     def __init__(self, model_name: str, *, max_tokens: int = 512, batch_size: int = 8) -> None:
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        with optional_import("hf", needed_by=f"the scorer hhem:{model_name}"):
+            import torch  # noqa: F401  # score() needs it: missing, the scorer fails here, not at its first pair
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         _require_local(model_name)
         self.model: Any = AutoModelForSequenceClassification.from_pretrained(

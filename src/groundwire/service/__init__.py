@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from groundwire.core.extras import optional_import
 from groundwire.service.settings import ServiceSettings
 
 if TYPE_CHECKING:
@@ -18,7 +19,8 @@ __all__ = ["ServiceSettings", "create_app"]
 
 def __getattr__(name: str) -> Any:  # PEP 562: FastAPI loads only when create_app is asked for
     if name == "create_app":
-        from groundwire.service.app import create_app
+        with optional_import("serve", needed_by="groundwire.service.create_app"):
+            from groundwire.service.app import create_app
 
         return create_app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from groundwire.core.checks import certainty, citations, entities, figures, negation, opposites, roles
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
+from groundwire.core.extras import require_extra
 
 CLAIM_CHECKS: tuple[ClaimCheck, ...] = (
     figures.CHECK,
@@ -30,10 +31,8 @@ def check_opt_ins(names: frozenset[str]) -> None:
     known = {check.name for check in CLAIM_CHECKS if check.opt_in}
     if unknown := names - known:
         raise ValueError(f"unknown opt-in check(s) {sorted(unknown)}; the opt-in checks are {sorted(known)}")
-    if "entities" in names and not entities.available():
-        raise ValueError(
-            'the "entities" check needs spaCy and its English pipeline: pip install "groundwire[entities]"'
-        )
+    if "entities" in names:  # else it would silently find nothing
+        require_extra("entities", "spacy", entities.MODEL, needed_by='the "entities" check')
 
 
 __all__ = ["CLAIM_CHECKS", "CheckEffect", "ClaimCheck", "ClaimCheckInput", "check_opt_ins"]

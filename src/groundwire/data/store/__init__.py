@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from groundwire.core.extras import optional_import
 from groundwire.data.store.records import (
     ERROR_KIND,
     ClaimLog,
@@ -40,14 +41,19 @@ __all__ = [
 ]
 
 
+_NEEDED_BY = "groundwire's store (serve, eval-loop --db)"
+
+
 def __getattr__(name: str) -> Any:
     # SQLAlchemy loads with the store, not with its records.
     if name == "Store":
-        from groundwire.data.store.database import Store
+        with optional_import("serve", needed_by=_NEEDED_BY):
+            from groundwire.data.store.database import Store
 
         return Store
     if name == "DEFAULT_URL":
-        from groundwire.data.store.schema import DEFAULT_URL
+        with optional_import("serve", needed_by=_NEEDED_BY):
+            from groundwire.data.store.schema import DEFAULT_URL
 
         return DEFAULT_URL
     raise AttributeError(name)

@@ -29,6 +29,7 @@ from groundwire.core import tracing
 from groundwire.core.cancel import checkpoint
 from groundwire.core.claims import Decomposer
 from groundwire.core.errors import ErrorCode, InputError
+from groundwire.core.extras import MissingExtraError
 from groundwire.core.plan import Plan, as_chunks
 from groundwire.core.pruning import Pruner, get_pruner
 from groundwire.core.types import Chunk, Claim, Report, RouteMode
@@ -140,6 +141,8 @@ def build_verifier(
             meaning=settings.meaning,
             checks_on=("entities",) if settings.entities else (),
         )
+    except MissingExtraError:  # an InputError of its own code (missing_extra), not a bad setting
+        raise
     except ValueError as error:  # an unknown scorer or pruner, thresholds out of order: the user's input
         raise InputError(str(error), code=ErrorCode.INVALID_SETTINGS) from None
 

@@ -164,7 +164,7 @@ def test_batch_check_writes_one_report_per_row(tmp_path):
     data = write_jsonl(tmp_path / "mini.jsonl", eval_rows())
     out = tmp_path / "reports.jsonl"
     result = run("check", "--input", str(data), "--output", str(out), "--scorer", "lexical")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # two rows are rejected
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in records] == ["a", "b", "c", "d"]
     assert [r["decision"] for r in records] == ["accept", "reject", "accept", "reject"]

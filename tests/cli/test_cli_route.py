@@ -36,8 +36,9 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _report(*extra: str) -> dict:
     status, out, err = cli("check", "-c", "ctx.txt", "-a", HALF, "--scorer", "lexical", "--json", *extra)
-    assert status == 0, err
-    return json.loads(out)
+    report = json.loads(out)
+    assert status == (1 if report["decision"] == "reject" else 0), err  # the exit status follows the decision
+    return report
 
 
 def test_the_route_flag_changes_the_decision(here: Path) -> None:
@@ -56,7 +57,7 @@ def test_the_route_flag_changes_the_decision(here: Path) -> None:
 def test_the_table_footer_names_the_decide_threshold(here: Path) -> None:
     status, out, err = cli("check", "-c", "ctx.txt", "-a", HALF, "--scorer", "lexical", "--route", "decide",
                            "--decide-at", "0.9")
-    assert status == 0, err
+    assert status == 1, err  # rejected at 0.9
     assert "decided: accept >= 0.9, else reject;" in " ".join(out.split())
 
 

@@ -147,8 +147,8 @@ def test_check_eval_and_batch_read_ragas_and_mapped_columns(tmp_path: Path) -> N
     rows = list(read_eval_jsonl(ragas))
     assert rows[0].answer == RAGAS_ROWS[0]["response"] and rows[0].question == RAGAS_ROWS[0]["user_input"]
     runner = CliRunner()
-    checked = runner.invoke(app, ["check", "--input", str(ragas), "--scorer", "lexical"])
-    assert checked.exit_code == 0, checked.output
+    checked = runner.invoke(app, ["check", "--input", str(ragas), "--scorer", "lexical", "--fail-on", "never"])
+    assert checked.exit_code == 0, checked.output  # every row checked, whatever its decision
     decisions = [json.loads(line)["decision"] for line in checked.stdout.splitlines() if line.startswith("{")]
     assert decisions[0] == "accept" and decisions[1] != "accept"
     unmapped = runner.invoke(app, ["check", "--input", str(custom), "--scorer", "lexical"])

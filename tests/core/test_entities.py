@@ -17,6 +17,7 @@ from groundwire.core.checks import (
     entities,
 )
 from groundwire.core.checks.context import ContextIndex
+from groundwire.core.extras import MissingExtraError
 from groundwire.core.types import Chunk, Claim, Finding, Route, Verdict
 from groundwire.core.verifier import Verifier
 from groundwire.scoring import get_scorer
@@ -164,8 +165,10 @@ def test_the_check_is_registered_after_roles_and_signals_in_verify() -> None:
 def test_an_unknown_or_uninstalled_opt_in_check_is_refused_clearly(monkeypatch) -> None:
     with pytest.raises(ValueError, match="unknown opt-in check"):
         Verifier(get_scorer("lexical"), checks_on=("entitys",))
-    monkeypatch.setattr(entities, "available", lambda: False)
-    with pytest.raises(ValueError, match=r"groundwire\[entities\]"):
+    # spaCy's pipeline not installed: a MissingExtraError (a ValueError, as InputError is) that names the extra
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == entities.MODEL else real(name, *a))
+    with pytest.raises(MissingExtraError, match=rf"""the "entities" check needs {entities.MODEL}: pip install 'groundwire\[entities\]'"""):
         Verifier(get_scorer("lexical"), checks_on=("entities",))
 
 

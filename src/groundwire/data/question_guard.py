@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from groundwire.core import textutil
 from groundwire.core.checks import entities
-from groundwire.core.errors import ErrorCode, InputError
+from groundwire.core.extras import MissingExtraError
 from groundwire.core.figures import extract_figures
 from groundwire.core.lexicon import lexicon
 
@@ -157,10 +157,7 @@ def read_question(query: str, *, parse: bool) -> QuestionShape:
     if parse:
         nlp = entities.pipeline()
         if nlp is None:
-            raise InputError(
-                "the cache's parse guard needs spaCy's English pipeline: pip install 'groundwire[entities]'",
-                code=ErrorCode.INVALID_SETTINGS,
-            )
+            raise MissingExtraError("entities", ("spacy", entities.MODEL), "the cache's parse guard")
         relations = _relations(nlp(written), items)
     words = frozenset(textutil.words(expand_contractions(lowered)))
     return QuestionShape(written, meaning_markers(text), words, items, relations)

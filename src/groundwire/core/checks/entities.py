@@ -81,6 +81,11 @@ _ALIASES: dict[str, tuple[str, ...]] = {
 _CAPITALISED_RUN_RE = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|and|the|for|de|du|la|von|van)\s+)?[A-Z][\w'-]*)+")
 
 
+def available() -> bool:
+    """Whether spaCy and its small English pipeline are installed (`pip install groundwire[entities]`)."""
+    return importlib.util.find_spec("spacy") is not None and importlib.util.find_spec(MODEL) is not None
+
+
 @lru_cache(maxsize=1)
 def pipeline() -> Language | None:
     """spaCy's small English pipeline, loaded once per process; None when spacy or the model is not installed."""

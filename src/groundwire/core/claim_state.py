@@ -14,6 +14,7 @@ from groundwire.core.figures import Figure, claim_figures, unreadable_figures
 from groundwire.core.meaning import Alignment
 from groundwire.core.textutil import WORD_RE, content_words, sentence_spans
 from groundwire.core.types import Chunk, Claim, Finding, Verdict
+from groundwire.core.verbatim import VerbatimMatch
 from groundwire.core.windows import Window
 from groundwire.scoring.base import Thresholds
 
@@ -56,6 +57,14 @@ class Evidence:
         chunk = context[alignment.chunk_index]
         return cls(chunk=chunk, span=alignment.span, text=chunk.text[alignment.span[0] : alignment.span[1]])
 
+    @classmethod
+    def copied(cls, match: VerbatimMatch, windows: list[Window], context: list[Chunk]) -> Evidence:
+        """The citation of a claim copied from a window: the window's chunk and the sentence it was copied from."""
+        window = windows[match.window]
+        chunk = context[window.chunk_index]
+        start, end = window.start + match.span[0], window.start + match.span[1]
+        return cls(chunk=chunk, span=(start, end), text=chunk.text[start:end])
+
 
 @dataclass(slots=True)
 class ClaimState:
@@ -76,6 +85,8 @@ class ClaimState:
     """The figures the claim states, read once (`read_figures`) for the figure check and `figures_match`."""
     paraphrase: bool = False
     """The meaning layer's gate passed: the claim says what its aligned evidence sentence says (core.meaning)."""
+    copied: VerbatimMatch | None = None
+    """The window sentence the claim copies word for word, or nearly (core.verbatim); None: no such sentence."""
 
     def read_figures(self, index: ContextIndex) -> None:
         self.figures = claim_figures(self.claim.text)
@@ -102,6 +113,12 @@ class ClaimState:
     @property
     def signalled(self) -> bool:
         return any(effect is CheckEffect.SIGNAL for effect, _ in self.findings)
+
+    @property
+    def verbatim(self) -> bool:
+        """The claim copies a window sentence and no check found anything against it (notes aside): the copy
+        decides it. The checks come first: a copy whose figures, negation or roles a check doubts is scored."""
+        return self.copied is not None and all(effect is CheckEffect.NOTE for effect, _ in self.findings)
 
 
 def claim_note(claim: str, *, fully_scored: bool, scorable: bool) -> str | None:

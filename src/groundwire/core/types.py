@@ -33,6 +33,22 @@ class Route(StrEnum):
     REJECT = "reject"
 
 
+class DecidedBy(StrEnum):
+    """Who set a claim's verdict (`ClaimResult.decided_by`); a plain string in the report's JSON."""
+
+    SCORER = "scorer"
+    """The scorer's score (through the combiner, where the scorer has one) against the thresholds."""
+    CHECKS = "checks"
+    """A verdict-deciding deterministic check: a figure, date, hour or record attribute the context contradicts or
+    lacks."""
+    MEANING = "meaning"
+    """The meaning layer's paraphrase gate (core.meaning)."""
+    VERBATIM = "verbatim"
+    """The claim is in one window word for word, or nearly so (core.verbatim), and no check found anything."""
+    JUDGE = "judge"
+    """The LLM judge (llm.judge)."""
+
+
 RouteMode = Literal["three-way", "decide"]
 """How a verifier routes ([verify] route): "three-way" accepts, escalates or rejects; "decide" accepts or rejects
 at one threshold (decide_at), escalating nothing, for a check with no judge (README "Three-way routing or decided
@@ -106,8 +122,8 @@ class ClaimResult:
     route: Route
     scored: bool = True
     """False when some (window, claim) pair could not be scored, e.g. the claim alone overflows the model."""
-    decided_by: str = "scorer"
-    """Who set the verdict: "scorer", "checks", "meaning" (the paraphrase gate, core.meaning) or "judge"."""
+    decided_by: DecidedBy = DecidedBy.SCORER
+    """Who set the verdict (`DecidedBy`): "scorer", "checks", "meaning", "verbatim" or "judge"."""
     note: str | None = None
     features: dict[str, float] = field(default_factory=dict)
     """The claim-level features the score was computed from (model, lexical, checks); see verify.claim_features."""

@@ -38,7 +38,18 @@ from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.textutil import content_words, looks_english
 from groundwire.core.tracing import traced
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Report, Route, RouteMode, Verdict
+from groundwire.core.types import (
+    REFUSAL_TOKEN,
+    Chunk,
+    Claim,
+    ClaimResult,
+    DecidedBy,
+    Report,
+    Route,
+    RouteMode,
+    Verdict,
+)
+from groundwire.core.verbatim import verbatim_match
 from groundwire.core.verdicts import checked_score, claim_verdict
 from groundwire.core.windows import Window, make_windows, premise_budget
 from groundwire.scoring import get_scorer
@@ -347,7 +358,7 @@ class Verifier:
         stats["thresholds"] = self.router.described(thresholds)  # with the decide_at of a decided check
         # A claim the model could not see at all has no score to take the min of: it is left out of the
         # answer score, and the answer can then at best be escalated (in decide mode, rejected).
-        scored = [r.score for r in results if r.support is not None or r.decided_by == "checks"]
+        scored = [r.score for r in results if r.support is not None or r.decided_by is DecidedBy.CHECKS]
         score = min(scored, default=NO_CLAIMS_SCORE)
         if len(scored) < len(results):
             warnings += (
@@ -405,14 +416,20 @@ class Verifier:
         lexical = self._lexical_support(compared_claims, compared_windows, allowed, matrix)
         scorable_rows = [bool(allowed[position].any()) for position in range(len(claims))]
         alignments = self._align([claim.text for claim in claims], context, timings)
+        window_texts = [window.text for window in windows]
         for state, scorable in zip(states, scorable_rows, strict=True):
             state.scorable = scorable
             aligned = alignments[state.position]
-            state.evidence = (
-                claim_evidence(state.claim.text, matrix.support[state.position], windows, context)
-                if aligned is None
-                else Evidence.aligned(aligned, context)
-            )
+            # A copied claim cites the sentence it copies; of several, in the window the model scored highest.
+            row = matrix.support[state.position]
+            own = sorted(map(int, np.flatnonzero(allowed[state.position])), key=lambda j: -float(row[j]))
+            state.copied = verbatim_match(state.claim.text, window_texts, own)
+            if state.copied is not None:
+                state.evidence = Evidence.copied(state.copied, windows, context)
+            elif aligned is None:
+                state.evidence = claim_evidence(state.claim.text, row, windows, context)
+            else:
+                state.evidence = Evidence.aligned(aligned, context)
             state.run_checks(index, chunk_ids, with_evidence=True, opted_in=self.checks_on)
             state.features = claim_features(state, scoring, n_claims=len(claims)) | {
                 "lexical_support": float(lexical[state.position]),
@@ -528,22 +545,29 @@ class Verifier:
         note = claim_note(state.claim.text, fully_scored=fully_scored, scorable=state.scorable)
 
         hard = state.hard_verdicts
-        score = checked_score(
-            score,
-            thresholds,
-            hard=bool(hard),
-            negation=state.signalled,
-            contradiction=contradiction or 0.0,
-            paraphrase=state.paraphrase,
-        )
-        # Not scored and no finding: unknown, not unsupported (a person or the judge should look; decide mode
-        # rejects it). Scored only in part, or negated against its evidence: never accepted outright (the negation
-        # cap keeps such a claim below accept_at; decide mode, with no one to look, rejects it).
-        unknown = support is None and not hard
-        route = self.route(None if unknown else score, thresholds, doubtful=not fully_scored or state.signalled)
-        # A negation flip is the claim's own signal of a contradiction the figures cannot show.
-        figures_match = state.figures_match and not state.signalled
-        verdict = claim_verdict(route, support or 0.0, contradiction, findings=hard, figures_match=figures_match)
+        copied = state.verbatim and support is not None
+        if copied:
+            # The window states the claim word for word and no check doubts it: SUPPORTED whatever the model made
+            # of the pair (it scores a sentence against itself anywhere from 0.18 to 0.87; core.verbatim), with
+            # score 1.0 as a judge's acceptance has. `support` keeps the model's own number.
+            score, route, verdict = 1.0, self.route(1.0, thresholds), Verdict.SUPPORTED
+        else:
+            score = checked_score(
+                score,
+                thresholds,
+                hard=bool(hard),
+                negation=state.signalled,
+                contradiction=contradiction or 0.0,
+                paraphrase=state.paraphrase,
+            )
+            # Not scored and no finding: unknown, not unsupported (a person or the judge should look; decide mode
+            # rejects it). Scored only in part, or negated against its evidence: never accepted outright (the
+            # negation cap keeps such a claim below accept_at; decide mode, with no one to look, rejects it).
+            unknown = support is None and not hard
+            route = self.route(None if unknown else score, thresholds, doubtful=not fully_scored or state.signalled)
+            # A negation flip is the claim's own signal of a contradiction the figures cannot show.
+            figures_match = state.figures_match and not state.signalled
+            verdict = claim_verdict(route, support or 0.0, contradiction, findings=hard, figures_match=figures_match)
         cited = state.evidence if support is not None else None
         return ClaimResult(
             claim=state.claim,
@@ -557,10 +581,18 @@ class Verifier:
             checks=tuple(finding for _, finding in state.findings),
             route=route,
             scored=fully_scored,
-            decided_by="checks" if hard else "meaning" if state.paraphrase and route is Route.ACCEPT else "scorer",
+            decided_by=_decided_by(copied=copied, hard=bool(hard), paraphrase=state.paraphrase, route=route),
             note=note,
             features=state.features,
         )
+
+
+def _decided_by(*, copied: bool, hard: bool, paraphrase: bool, route: Route) -> DecidedBy:
+    if copied:
+        return DecidedBy.VERBATIM
+    if hard:
+        return DecidedBy.CHECKS
+    return DecidedBy.MEANING if paraphrase and route is Route.ACCEPT else DecidedBy.SCORER
 
 
 def _named_scorer(name: str | None) -> Scorer:

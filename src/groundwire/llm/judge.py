@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from groundwire.core.plan import as_chunks
 from groundwire.core.textutil import content_words
 from groundwire.core.tracing import traced
-from groundwire.core.types import Chunk, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.core.types import Chunk, ClaimResult, DecidedBy, Finding, Report, Route, Verdict
 from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, LLMOutputError, parse_json_reply
 from groundwire.llm.errors import LLMError
@@ -264,7 +264,7 @@ def _judged(result: ClaimResult, judgement: Judgement, chunks_text: dict[str, st
         verdict=judgement.verdict,
         score=1.0 if supported else 0.0,
         route=Route.ACCEPT if supported else Route.REJECT,
-        decided_by="judge",
+        decided_by=DecidedBy.JUDGE,
         chunk_id=chunk_id,
         evidence=evidence,
         evidence_span=span,

@@ -23,7 +23,7 @@ _MODAL_HEDGE = (
 )
 _SCOPE_HEDGE = r"some|many|most|several|often|sometimes|usually|certain\s+(?:patients|people|cases)"
 _HEDGE_RE = re.compile(rf"\b(?:{_MODAL_HEDGE}|{_SCOPE_HEDGE})\b", re.IGNORECASE)
-_MODAL_HEDGE_RE = re.compile(rf"\b(?:{_MODAL_HEDGE})\b", re.IGNORECASE)
+MODAL_HEDGE_RE = re.compile(rf"\b(?:{_MODAL_HEDGE})\b", re.IGNORECASE)
 _SCOPE_HEDGE_RE = re.compile(rf"\b(?:{_SCOPE_HEDGE})\b", re.IGNORECASE)
 _CERTAIN_RE = re.compile(
     r"\b(?:definitely|certainly|undoubtedly|conclusively|proven|proved|proves|guaranteed|guarantees|cures?|cured)\b",
@@ -46,7 +46,7 @@ def certainty_findings(claim: str, evidence: str | None) -> list[Finding]:
     if word_share(words, set(content_words(evidence))) < _RESTATED:
         return []
     stated = {w.lower() for w in re.findall(r"[\w']+", evidence)}
-    pairs = ((_CERTAIN_RE, _MODAL_HEDGE_RE), (_WIDE_RE, _SCOPE_HEDGE_RE))
+    pairs = ((_CERTAIN_RE, MODAL_HEDGE_RE), (_WIDE_RE, _SCOPE_HEDGE_RE))
     for certain_re, hedge_re in pairs:
         added = [m.group(0) for m in certain_re.finditer(claim) if m.group(0).lower() not in stated]
         if added and (hedge := hedge_re.search(evidence)) is not None:

@@ -1,0 +1,188 @@
+"""Sentences copied from dev contexts: how many a check accepts, and that a copy with one figure changed is not.
+
+    PYTHONPATH=src .venv/bin/python bench/verbatim.py                      # bundled, canonical figures on and off
+    PYTHONPATH=src .venv/bin/python bench/verbatim.py --scorer lexical
+    PYTHONPATH=/work/main/src .venv/bin/python bench/verbatim.py           # the same cases on another checkout
+    PYTHONPATH=src .venv/bin/python bench/verbatim.py --failures           # list each copy that was not accepted
+
+Cases (issue 49), drawn with a fixed seed from the contexts of /work/shared/data/dev (or --dev):
+- one kind per figure form that canonical figures rewrite (times, dates, money, units, ranges, percentages,
+  numbers with separators or in words): a context sentence holding such a figure, copied as the answer;
+- light edits of a copied sentence: lower case, no punctuation, a "the" dropped;
+- swapped figures: a copied sentence with one figure changed to a value the context lacks. These must not be
+  SUPPORTED; the script prints how many are.
+Each answer is checked against its row's whole context. "supported": every claim SUPPORTED; "accept": the
+answer's decision. The script reads only the public API, so that it runs on any checkout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from groundwire.config import CheckSettings
+from groundwire.core.figures import canonical_text, extract_figures
+from groundwire.core.textutil import sentence_spans
+from groundwire.core.types import Route, Verdict
+from groundwire.core.units import UNIT_SPELLINGS
+from groundwire.pipeline import build_verifier
+
+DEV = Path("/work/shared/data/dev")
+FIGURE_KINDS = ("time", "date", "money", "unit", "range", "percent", "number")
+EDITS = ("case", "punctuation", "drop-the")
+_RANGE_RE = re.compile(r"\d\s*(?:-|\u2013|to|and)\s*\$?\d", re.IGNORECASE)
+_WORD_RE = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Case:
+    kind: str
+    answer: str
+    context: tuple[str, ...]
+    source: str
+
+
+def figure_kind(sentence: str) -> str | None:
+    """The form of the first figure canonical figures rewrite in the sentence, or None when it rewrites none."""
+    if canonical_text(sentence) == sentence:
+        return None
+    for figure in extract_figures(sentence):
+        rewritten = canonical_text(figure.text) != figure.text or figure.unit in UNIT_SPELLINGS
+        if not rewritten and figure.kind != "money":
+            continue
+        after = sentence[figure.start : figure.start + len(figure.text) + 12]
+        if figure.kind in ("time", "number", "money") and _RANGE_RE.search(after):
+            return "range"
+        if figure.kind == "number" and figure.unit in UNIT_SPELLINGS:
+            return "unit"
+        return figure.kind
+    return "number"
+
+
+def copied_sentences(rows: list[dict[str, object]]) -> Iterator[tuple[str, tuple[str, ...], str]]:
+    """(sentence, context, row id) for each plain prose sentence of 8 to 40 words in the rows' contexts."""
+    for row in rows:
+        context = tuple(str(chunk) for chunk in row["context"])  # type: ignore[attr-defined]
+        for chunk in context:
+            for start, end in sentence_spans(chunk):
+                sentence = chunk[start:end]
+                if 8 <= len(sentence.split()) <= 40 and sentence[-1] in ".!" and sentence[0].isupper():
+                    yield sentence, context, str(row["id"])
+
+
+def edited(kind: str, sentence: str, rng: random.Random) -> str | None:
+    if kind == "case":
+        return sentence.lower() if rng.random() < 0.5 else sentence.upper()
+    if kind == "punctuation":
+        stripped = re.sub(r"[,;:.!]+(?=\s|$)", "", sentence)
+        return stripped if stripped != sentence else None
+    words = _WORD_RE.findall(sentence)
+    at = [i for i, word in enumerate(words) if word.lower() == "the"]
+    if not at:
+        return None
+    drop = rng.choice(at)
+    kept = [word for i, word in enumerate(words) if i != drop]
+    kept[0] = kept[0][:1].upper() + kept[0][1:]
+    return " ".join(kept)
+
+
+def swapped(sentence: str, context: tuple[str, ...]) -> str | None:
+    """The sentence with its first written number changed to one the context does not hold."""
+    known = {figure.key for chunk in context for figure in extract_figures(chunk)}
+    for match in re.finditer(r"(?<![\w.,])\d+(?![\d,.]\d)", sentence):
+        value = int(match.group(0))
+        for candidate in (value + 3, value * 2 + 7, value + 11):
+            if str(candidate) not in known:
+                return sentence[: match.start()] + str(candidate) + sentence[match.end() :]
+    return None
+
+
+def build_cases(dev: Path, per_kind: int, seed: int) -> list[Case]:
+    rng = random.Random(seed)
+    rows = [json.loads(line) for path in sorted(dev.glob("*.jsonl")) for line in path.open(encoding="utf-8")]
+    rng.shuffle(rows)
+    cases: list[Case] = []
+    counts: Counter[str] = Counter()
+    seen: set[str] = set()
+    for sentence, context, source in copied_sentences(rows):
+        if sentence in seen:
+            continue
+        seen.add(sentence)
+        kind = figure_kind(sentence)
+        if kind is not None and counts[kind] < per_kind:
+            counts[kind] += 1
+            cases.append(Case(kind, sentence, context, source))
+            change = swapped(sentence, context)
+            if change is not None and counts["swapped"] < per_kind * len(FIGURE_KINDS):
+                counts["swapped"] += 1
+                cases.append(Case("swapped", change, context, source))
+        elif kind is None:
+            for edit in EDITS:
+                answer = edited(edit, sentence, rng)
+                if answer is not None and counts[edit] < per_kind and rng.random() < 0.3:
+                    counts[edit] += 1
+                    cases.append(Case(edit, answer, context, source))
+                    break
+        if all(counts[kind] >= per_kind for kind in (*FIGURE_KINDS, *EDITS)):
+            break
+    return cases
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dev", type=Path, default=DEV)
+    parser.add_argument("--per-kind", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=49)
+    parser.add_argument("--scorer", default="bundled")
+    parser.add_argument("--canonical", choices=("on", "off", "both"), default="both")
+    parser.add_argument("--failures", action="store_true")
+    args = parser.parse_args()
+    cases = build_cases(args.dev, args.per_kind, args.seed)
+    settings = [True, False] if args.canonical == "both" else [args.canonical == "on"]
+    for canonical in settings:
+        verifier = build_verifier(CheckSettings(scorer=args.scorer, canonical_figures=canonical))
+        supported: Counter[str] = Counter()
+        accepted: Counter[str] = Counter()
+        totals: Counter[str] = Counter()
+        deciders: Counter[str] = Counter()
+        failures: list[str] = []
+        for case in cases:
+            report = verifier.verify(case.answer, list(case.context))
+            totals[case.kind] += 1
+            all_supported = bool(report.claims) and all(c.verdict is Verdict.SUPPORTED for c in report.claims)
+            supported[case.kind] += all_supported
+            accepted[case.kind] += report.decision is Route.ACCEPT
+            deciders.update(c.decided_by for c in report.claims)
+            wrong = all_supported if case.kind == "swapped" else not all_supported
+            if wrong:
+                weakest = min(report.claims, key=lambda c: c.score) if report.claims else None
+                failures.append(f"  {case.kind:11} {case.source}: {case.answer!r} -> {report.decision.value} "
+                                f"{report.score:.3f}" + (f" ({weakest.verdict.value}, support "
+                                                         f"{weakest.support}, {weakest.decided_by})" if weakest else ""))
+        print(f"scorer {args.scorer}, canonical figures {'on' if canonical else 'off'} ({verifier.model_id})")
+        print(f"  {'kind':11} {'cases':>5} {'supported':>10} {'accept':>8}")
+        copies = [kind for kind in totals if kind != "swapped"]
+        for kind in [*FIGURE_KINDS, *EDITS, "swapped"]:
+            if totals[kind]:
+                print(f"  {kind:11} {totals[kind]:5d} {supported[kind] / totals[kind]:10.1%} "
+                      f"{accepted[kind] / totals[kind]:8.1%}")
+        n = sum(totals[kind] for kind in copies)
+        print(f"  {'copies':11} {n:5d} {sum(supported[k] for k in copies) / n:10.1%} "
+              f"{sum(accepted[k] for k in copies) / n:8.1%}")
+        print(f"  swapped-figure cases SUPPORTED: {supported['swapped']} of {totals['swapped']}; "
+              f"claims decided by {dict(deciders)}")
+        if args.failures:
+            print("\n".join(failures))
+
+
+if __name__ == "__main__":
+    main()

@@ -2,8 +2,9 @@
 
     PYTHONPATH=src .venv/bin/python bench/verbatim.py                      # bundled, canonical figures on and off
     PYTHONPATH=src .venv/bin/python bench/verbatim.py --scorer lexical
-    PYTHONPATH=/work/main/src .venv/bin/python bench/verbatim.py           # the same cases on another checkout
+    .venv/bin/python /other/checkout/bench/verbatim.py                      # the same cases there (a copy of this file)
     PYTHONPATH=src .venv/bin/python bench/verbatim.py --failures           # list each copy that was not accepted
+    PYTHONPATH=src .venv/bin/python bench/verbatim.py --dev-check          # the rule on every dev answer (safety)
 
 Cases (issue 49), drawn with a fixed seed from the contexts of /work/shared/data/dev (or --dev):
 - one kind per figure form that canonical figures rewrite (times, dates, money, units, ranges, percentages,
@@ -12,7 +13,14 @@ Cases (issue 49), drawn with a fixed seed from the contexts of /work/shared/data
 - swapped figures: a copied sentence with one figure changed to a value the context lacks. These must not be
   SUPPORTED; the script prints how many are.
 Each answer is checked against its row's whole context. "supported": every claim SUPPORTED; "accept": the
-answer's decision. The script reads only the public API, so that it runs on any checkout.
+answer's decision. It imports the groundwire beside it and reads only the public API, so that a copy of it runs
+on any checkout (the checkout before issue 49 gives the "before" figures).
+
+--dev-check: every dev answer with a claim that copies a context sentence (core.verbatim) is checked with the
+copy rule and without it (the verifier's `verbatim_match` replaced by one that finds nothing: the check as it was
+before the rule), with the bundled and the lexical scorer. Per file: such answers, how many changed decision,
+how many of those are labelled hallucinated, how many became ACCEPT, and copied claims that overlap a labelled
+hallucinated span of the answer.
 """
 
 from __future__ import annotations
@@ -29,7 +37,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+import groundwire.core.verifier as verifier_module
 from groundwire.config import CheckSettings
+from groundwire.core.claims import RuleDecomposer
 from groundwire.core.figures import canonical_text, extract_figures
 from groundwire.core.textutil import sentence_spans
 from groundwire.core.types import Route, Verdict
@@ -69,13 +79,15 @@ def figure_kind(sentence: str) -> str | None:
 
 
 def copied_sentences(rows: list[dict[str, object]]) -> Iterator[tuple[str, tuple[str, ...], str]]:
-    """(sentence, context, row id) for each plain prose sentence of 8 to 40 words in the rows' contexts."""
+    """(sentence, context, row id) for each prose sentence of 8 to 40 words in the rows' contexts."""
     for row in rows:
         context = tuple(str(chunk) for chunk in row["context"])  # type: ignore[attr-defined]
         for chunk in context:
             for start, end in sentence_spans(chunk):
                 sentence = chunk[start:end]
-                if 8 <= len(sentence.split()) <= 40 and sentence[-1] in ".!" and sentence[0].isupper():
+                # No question (the claim splitter skips one, with any figure in it) and no JSON record piece.
+                prose = not any(mark in sentence for mark in "?{}")
+                if prose and 8 <= len(sentence.split()) <= 40 and sentence[-1] in ".!" and sentence[0].isupper():
                     yield sentence, context, str(row["id"])
 
 
@@ -137,6 +149,47 @@ def build_cases(dev: Path, per_kind: int, seed: int) -> list[Case]:
     return cases
 
 
+def dev_check(dev: Path, scorer: str) -> None:
+    """The copy rule on and off over every dev answer it can touch (see the module docstring)."""
+    from groundwire.core.verbatim import verbatim_match  # the rule itself: only on a checkout that has it
+
+    decomposer = RuleDecomposer()
+    verifier = build_verifier(CheckSettings(scorer=scorer))
+    print(f"scorer {scorer}: dev answers with a copied claim, the copy rule on against off")
+    print(f"  {'file':28} {'answers':>7} {'copies':>6} {'changed':>7} {'halluc.':>7} {'->accept':>8} "
+          f"{'halluc.->accept':>15} {'copied claims in halluc. spans':>30}")
+    for path in sorted(dev.glob("*.jsonl")):
+        rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+        counts: Counter[str] = Counter(answers=len(rows))
+        for row in rows:
+            context = [str(chunk) for chunk in row["context"]]
+            claims = decomposer.decompose(row["answer"], question=row["question"])
+            copied = [c for c in claims if verbatim_match(c.text, context, range(len(context))) is not None]
+            if not copied:
+                continue
+            counts["copies"] += 1
+            after = verifier.verify(row["answer"], context, question=row["question"])
+            verifier_module.verbatim_match = lambda *_: None  # the check without the rule
+            try:
+                before = verifier.verify(row["answer"], context, question=row["question"])
+            finally:
+                verifier_module.verbatim_match = verbatim_match
+            spans = [(start, end) for start, end, *_ in row["spans"]]
+            counts["in_spans"] += sum(
+                r.decided_by == "verbatim" and any(s < r.claim.span[1] and r.claim.span[0] < e for s, e in spans)
+                for r in after.claims
+            )
+            if after.decision is not before.decision:
+                counts["changed"] += 1
+                counts["changed_hallucinated"] += bool(row["hallucinated"])
+                if after.decision is Route.ACCEPT:
+                    counts["to_accept"] += 1
+                    counts["hallucinated_to_accept"] += bool(row["hallucinated"])
+        print(f"  {path.stem:28} {counts['answers']:7d} {counts['copies']:6d} {counts['changed']:7d} "
+              f"{counts['changed_hallucinated']:7d} {counts['to_accept']:8d} {counts['hallucinated_to_accept']:15d} "
+              f"{counts['in_spans']:30d}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dev", type=Path, default=DEV)
@@ -145,7 +198,12 @@ def main() -> None:
     parser.add_argument("--scorer", default="bundled")
     parser.add_argument("--canonical", choices=("on", "off", "both"), default="both")
     parser.add_argument("--failures", action="store_true")
+    parser.add_argument("--dev-check", action="store_true", help="the copy rule on and off over every dev answer")
     args = parser.parse_args()
+    if args.dev_check:
+        for scorer in dict.fromkeys([args.scorer, "lexical"]):
+            dev_check(args.dev, scorer)
+        return
     cases = build_cases(args.dev, args.per_kind, args.seed)
     settings = [True, False] if args.canonical == "both" else [args.canonical == "on"]
     for canonical in settings:
@@ -161,7 +219,7 @@ def main() -> None:
             all_supported = bool(report.claims) and all(c.verdict is Verdict.SUPPORTED for c in report.claims)
             supported[case.kind] += all_supported
             accepted[case.kind] += report.decision is Route.ACCEPT
-            deciders.update(c.decided_by for c in report.claims)
+            deciders.update(str(c.decided_by) for c in report.claims)
             wrong = all_supported if case.kind == "swapped" else not all_supported
             if wrong:
                 weakest = min(report.claims, key=lambda c: c.score) if report.claims else None

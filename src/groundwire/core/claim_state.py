@@ -14,7 +14,7 @@ from groundwire.core.figures import Figure, claim_figures, unreadable_figures
 from groundwire.core.meaning import Alignment
 from groundwire.core.textutil import WORD_RE, content_words, sentence_spans
 from groundwire.core.types import Chunk, Claim, Finding, Verdict
-from groundwire.core.verbatim import VerbatimMatch
+from groundwire.core.verbatim import VerbatimMatch, verbatim_match
 from groundwire.core.windows import Window
 from groundwire.scoring.base import Thresholds
 
@@ -179,6 +179,13 @@ def claim_evidence(claim: str, row: np.ndarray, windows: list[Window], context: 
     chunk = context[window.chunk_index]
     span = best_sentence(claim, chunk.text, window.start, window.end)
     return Evidence(chunk=chunk, span=span, text=chunk.text[span[0] : span[1]])
+
+
+def copy_of(claim: str, windows: list[Window], own: np.ndarray, row: np.ndarray) -> VerbatimMatch | None:
+    """The window sentence the claim copies word for word, or nearly (core.verbatim), among the claim's own windows
+    (`own`, a mask); of several, the one in the window the model scored highest (`row`)."""
+    ranked = sorted(map(int, np.flatnonzero(own)), key=lambda j: -float(row[j]))
+    return verbatim_match(claim, [window.text for window in windows], ranked)
 
 
 def best_sentence(claim: str, text: str, start: int, end: int) -> tuple[int, int]:

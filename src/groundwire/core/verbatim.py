@@ -1,17 +1,18 @@
 """Claims a context window states word for word, or nearly: the answer copied a sentence (or a clause) of it.
 
-The scorer alone cannot be trusted with a copy: the bundled cross-encoder scores a sentence paired with itself
-anywhere from 0.18 to 0.87, and one incidental token moves it by half ("9am" or "9 am", a "CET", a "from"; issue
-49), because pairs whose hypothesis is the premise itself are almost absent from NLI training data (52 of the
-134,771 pairs it was trained on). A copy is decided here instead, deterministically.
+The scorer alone cannot be trusted with a copy: the bundled cross-encoder scored one sentence paired with itself
+from 0.18 to 0.82 as incidental tokens changed ("9am" or "9 am", a "CET", a "from"; issue 49), and 0.14-0.9 on
+sentences copied from the dev contexts, in canonical spelling or not: pairs whose hypothesis is the premise itself
+are almost absent from its NLI training data (52 of 134,771 pairs). A copy is decided here, deterministically.
 
 A claim is a near-verbatim copy of a window when its words are a run of the words of one sentence of the window,
 both read in one normal form (`verbatim_words`): figures in their one spelling (core.figures.canonical_text,
 whatever the verifier's own setting, so "9am to 5pm" and "9:00 to 17:00" read alike), case and punctuation
 ignored, and the articles "a", "an" and "the" left out. Every other word, figure and name is the window's own, in
-its order, so no figure, negation or name can differ. A copied piece of a sentence must also mean in the claim
-what it means in the window (`_stands_alone`): the sentence does not question, deny, hedge, attribute or make
-conditional what the claim copies, and the claim does not stop before a condition ("waived if you pay annually").
+its order, so no figure, negation or name can differ. A copied piece must also mean in the claim what it means in
+the window: it is the sentence or one of its clauses (`_clause_starts`), and the sentence does not question, deny,
+hedge, attribute or make conditional what the claim copies, nor go on with a condition ("waived if you pay
+annually"; `_stands_alone`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ _CONTINUES_RE = re.compile(
     re.IGNORECASE,
 )
 """What may follow a copied piece of a sentence: its end, a clause break, or a clause that adds to it."""
+_CLAUSE_BREAK_RE = re.compile(r"[,;:()\[\]\u2014\u2013]|\s-\s")
+_CLAUSE_OPENERS = frozenset("and but yet so then while whereas although though because".split())
+"""Words after which a clause the claim may copy begins ("..., and the Team plan costs $99")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +103,17 @@ def _copied_from(wanted: tuple[str, ...], sentence: str) -> bool:
     words, size = read.words, len(wanted)
     if wanted[0] not in words:  # cheap: most sentences share not even the first word
         return False
-    at = [i for i in range(len(words) - size + 1) if words[i : i + size] == wanted]
+    at = [i for i in range(len(words) - size + 1) if words[i : i + size] == wanted and _clause_starts(read, i)]
     return any(_stands_alone(read.text, words[:i], read.ends[i + size - 1]) for i in at)
+
+
+def _clause_starts(read: _Words, at: int) -> bool:
+    """Word `at` begins its sentence or a clause of it: a claim copies a clause, not a phrase ("actor and film
+    director" is no claim the sentence makes about whoever the question asked after)."""
+    if at == 0:
+        return True
+    between = read.text[read.ends[at - 1] : read.starts[at]]
+    return bool(_CLAUSE_BREAK_RE.search(between)) or read.words[at - 1] in _CLAUSE_OPENERS
 
 
 def _stands_alone(sentence: str, before: tuple[str, ...], end: int) -> bool:

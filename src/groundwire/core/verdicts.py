@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from groundwire.core.types import Route, Verdict
+from groundwire.core.types import DecidedBy, Route, Verdict
 from groundwire.scoring.base import Thresholds
 
 CONTRADICTION_AT = 0.5
@@ -70,3 +70,13 @@ def claim_verdict(
     if contradicts and not figures_match:
         return Verdict.CONTRADICTED
     return Verdict.UNRESOLVED if route is Route.ESCALATE else Verdict.NOT_FOUND
+
+
+def decided_by(*, copied: bool, hard: bool, paraphrase: bool, route: Route) -> DecidedBy:
+    """Who set a claim's verdict: the copy rule (core.verbatim), a deciding check, the meaning layer's paraphrase
+    gate (for a claim it accepts), else the scorer."""
+    if copied:
+        return DecidedBy.VERBATIM
+    if hard:
+        return DecidedBy.CHECKS
+    return DecidedBy.MEANING if paraphrase and route is Route.ACCEPT else DecidedBy.SCORER

@@ -26,6 +26,7 @@ from groundwire.core.claim_state import (
     claim_evidence,
     claim_features,
     claim_note,
+    copy_of,
 )
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.errors import ErrorCode, InputError
@@ -38,19 +39,8 @@ from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.textutil import content_words, looks_english
 from groundwire.core.tracing import traced
-from groundwire.core.types import (
-    REFUSAL_TOKEN,
-    Chunk,
-    Claim,
-    ClaimResult,
-    DecidedBy,
-    Report,
-    Route,
-    RouteMode,
-    Verdict,
-)
-from groundwire.core.verbatim import verbatim_match
-from groundwire.core.verdicts import checked_score, claim_verdict
+from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Report, Route, RouteMode, Verdict
+from groundwire.core.verdicts import checked_score, claim_verdict, decided_by
 from groundwire.core.windows import Window, make_windows, premise_budget
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Combiner, Scorer, StagedScorer, Thresholds, calibration_of
@@ -358,7 +348,7 @@ class Verifier:
         stats["thresholds"] = self.router.described(thresholds)  # with the decide_at of a decided check
         # A claim the model could not see at all has no score to take the min of: it is left out of the
         # answer score, and the answer can then at best be escalated (in decide mode, rejected).
-        scored = [r.score for r in results if r.support is not None or r.decided_by is DecidedBy.CHECKS]
+        scored = [r.score for r in results if r.support is not None or r.decided_by == "checks"]
         score = min(scored, default=NO_CLAIMS_SCORE)
         if len(scored) < len(results):
             warnings += (
@@ -416,15 +406,12 @@ class Verifier:
         lexical = self._lexical_support(compared_claims, compared_windows, allowed, matrix)
         scorable_rows = [bool(allowed[position].any()) for position in range(len(claims))]
         alignments = self._align([claim.text for claim in claims], context, timings)
-        window_texts = [window.text for window in windows]
         for state, scorable in zip(states, scorable_rows, strict=True):
             state.scorable = scorable
             aligned = alignments[state.position]
-            # A copied claim cites the sentence it copies; of several, in the window the model scored highest.
             row = matrix.support[state.position]
-            own = sorted(map(int, np.flatnonzero(allowed[state.position])), key=lambda j: -float(row[j]))
-            state.copied = verbatim_match(state.claim.text, window_texts, own)
-            if state.copied is not None:
+            state.copied = copy_of(state.claim.text, windows, allowed[state.position], row)
+            if state.copied is not None:  # a copied claim cites the sentence it copies
                 state.evidence = Evidence.copied(state.copied, windows, context)
             elif aligned is None:
                 state.evidence = claim_evidence(state.claim.text, row, windows, context)
@@ -545,11 +532,7 @@ class Verifier:
         note = claim_note(state.claim.text, fully_scored=fully_scored, scorable=state.scorable)
 
         hard = state.hard_verdicts
-        copied = state.verbatim and support is not None
-        if copied:
-            # The window states the claim word for word and no check doubts it: SUPPORTED whatever the model made
-            # of the pair (it scores a sentence against itself anywhere from 0.18 to 0.87; core.verbatim), with
-            # score 1.0 as a judge's acceptance has. `support` keeps the model's own number.
+        if copied := state.verbatim and support is not None:  # SUPPORTED, whatever the model made of it (verbatim.py)
             score, route, verdict = 1.0, self.route(1.0, thresholds), Verdict.SUPPORTED
         else:
             score = checked_score(
@@ -581,18 +564,10 @@ class Verifier:
             checks=tuple(finding for _, finding in state.findings),
             route=route,
             scored=fully_scored,
-            decided_by=_decided_by(copied=copied, hard=bool(hard), paraphrase=state.paraphrase, route=route),
+            decided_by=decided_by(copied=copied, hard=bool(hard), paraphrase=state.paraphrase, route=route),
             note=note,
             features=state.features,
         )
-
-
-def _decided_by(*, copied: bool, hard: bool, paraphrase: bool, route: Route) -> DecidedBy:
-    if copied:
-        return DecidedBy.VERBATIM
-    if hard:
-        return DecidedBy.CHECKS
-    return DecidedBy.MEANING if paraphrase and route is Route.ACCEPT else DecidedBy.SCORER
 
 
 def _named_scorer(name: str | None) -> Scorer:

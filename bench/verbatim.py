@@ -17,7 +17,7 @@ answer's decision. It imports the groundwire beside it and reads only the public
 on any checkout (the checkout before issue 49 gives the "before" figures).
 
 --dev-check: every dev answer with a claim that copies a context sentence (core.verbatim) is checked with the
-copy rule and without it (the verifier's `verbatim_match` replaced by one that finds nothing: the check as it was
+copy rule and without it (claim_state's `verbatim_match` replaced by one that finds nothing: the check as it was
 before the rule), with the bundled and the lexical scorer. Per file: such answers, how many changed decision,
 how many of those are labelled hallucinated, how many became ACCEPT, and copied claims that overlap a labelled
 hallucinated span of the answer.
@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import groundwire.core.verifier as verifier_module
+import groundwire.core.claim_state as claim_state_module
 from groundwire.config import CheckSettings
 from groundwire.core.claims import RuleDecomposer
 from groundwire.core.figures import canonical_text, extract_figures
@@ -169,11 +169,12 @@ def dev_check(dev: Path, scorer: str) -> None:
                 continue
             counts["copies"] += 1
             after = verifier.verify(row["answer"], context, question=row["question"])
-            verifier_module.verbatim_match = lambda *_: None  # the check without the rule
+            claim_state_module.verbatim_match = lambda *_: None  # the check without the rule
             try:
                 before = verifier.verify(row["answer"], context, question=row["question"])
             finally:
-                verifier_module.verbatim_match = verbatim_match
+                claim_state_module.verbatim_match = verbatim_match
+            assert not any(r.decided_by == "verbatim" for r in before.claims), "the rule was not turned off"
             spans = [(start, end) for start, end, *_ in row["spans"]]
             counts["in_spans"] += sum(
                 r.decided_by == "verbatim" and any(s < r.claim.span[1] and r.claim.span[0] < e for s, e in spans)

@@ -363,7 +363,8 @@ def test_a_per_task_combiner_is_chosen_by_the_task():
     doubting = LogisticCombiner(names=("support",), mean=(0.0,), scale=(1.0,), coef=(8.0,), intercept=-7.0)
     verifier = Verifier(get_scorer("lexical"), combiner=TaskCombiner(default=trusting, by_task={"data2text": doubting}))
     chunks = ["The plan costs $10 a month."]
-    default, record = (verifier.verify("The plan costs $10 a month.", chunks, task=t) for t in (None, "data2text"))
+    # Every word in the context, but no copy of it (a copy is SUPPORTED at 1.0 whatever the combiner says).
+    default, record = (verifier.verify("The plan costs $10 for a month.", chunks, task=t) for t in (None, "data2text"))
     assert default.claims[0].score == pytest.approx(1 / (1 + np.exp(-4.0)))
     assert record.claims[0].score == pytest.approx(1 / (1 + np.exp(-1.0)))
 

@@ -21,6 +21,13 @@ copy rule and without it (claim_state's `verbatim_match` replaced by one that fi
 before the rule), with the bundled and the lexical scorer. Per file: such answers, how many changed decision,
 how many of those are labelled hallucinated, how many became ACCEPT, and copied claims that overlap a labelled
 hallucinated span of the answer.
+
+Measured (issue 49, seed 49, 20 per kind; 192 copies, 116 swapped), before the copy rule -> with it:
+- bundled, canonical figures on: copies SUPPORTED 74.5% -> 100%; off: 76.0% -> 100%; swapped SUPPORTED 0 -> 0;
+- lexical: copies 100% -> 100%; swapped 6 -> 6 (the changed figure occurs elsewhere in the context).
+--dev-check, bundled: 11 of 6,705 answers change decision, all to ACCEPT; 3 are labelled hallucinated (BEGIN
+"did you know that thomas jefferson created his own version of the bible?", which the context states word for
+word; BEGIN labels whole answers, no spans); lexical: none change.
 """
 
 from __future__ import annotations

@@ -211,7 +211,7 @@ def test_hostile_text_survives_check_repair_and_eval(tmp_path: Path, fragment: s
 
 @pytest.mark.parametrize("content, message", [
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "a binary file, not text"),  # a NUL byte
-    (bytes(range(1, 32)) * 20, "a binary file, not text"),  # control bytes, no NUL
+    (bytes(range(1, 32)) * 20 + bytes(range(0x80, 0xA0)), "a binary file, not text"),  # control bytes, no NUL
     ("Support hours are 9am to 5pm.".encode("utf-16"), "UTF-16 text, not UTF-8; convert it, e.g. iconv -f utf-16"),
     ("Café prices rose.".encode("latin-1"), "not UTF-8 (bad byte at offset 3); convert it, e.g. iconv -f latin1"),
 ])

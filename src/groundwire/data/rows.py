@@ -90,12 +90,13 @@ def read_text(path: str | Path) -> str:
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # before the binary test: UTF-16 is half NULs
         raise InputError(f"{file}: UTF-16 text, not UTF-8; convert it, e.g. iconv -f utf-16 -t utf-8",
                          code=ErrorCode.INVALID_FILE)
-    if _looks_binary(data):
-        raise InputError(f"{file}: a binary file, not text; give the text it holds (e.g. pdftotext for a PDF)",
-                         code=ErrorCode.INVALID_FILE)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
+        # Only a file that is not UTF-8 is judged binary: valid UTF-8 is text, whatever control characters it holds.
+        if _looks_binary(data):
+            raise InputError(f"{file}: a binary file, not text; give the text it holds (e.g. pdftotext for a PDF)",
+                             code=ErrorCode.INVALID_FILE) from None
         raise InputError(
             f"{file}: not UTF-8 (bad byte at offset {error.start}); convert it, e.g. iconv -f latin1 -t utf-8"
         , code=ErrorCode.INVALID_FILE) from None

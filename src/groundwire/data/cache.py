@@ -27,7 +27,13 @@ import numpy as np
 
 from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.lexicon import lexicon
-from groundwire.data.question_guard import QuestionShape, parser_available, read_question, same_question
+from groundwire.data.question_guard import (
+    QuestionShape,
+    missing_parser,
+    parser_available,
+    read_question,
+    same_question,
+)
 from groundwire.scoring.embedder import default_embedder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -119,10 +125,7 @@ class SemanticCache:
         self.threshold = threshold
         self.max_entries = max_entries
         if parse and not parser_available():
-            raise InputError(
-                "parse=True needs spaCy's English pipeline: pip install 'groundwire[entities]'",
-                code=ErrorCode.INVALID_SETTINGS,
-            )
+            raise missing_parser("SemanticCache(parse=True)")
         self.parse = parser_available() if parse is None else parse
         self._lock = threading.Lock()
         self._scopes: dict[str, OrderedDict[str, _Entry]] = {}

@@ -142,6 +142,11 @@ def parser_available() -> bool:
     return entities.available()
 
 
+def missing_parser(needed_by: str) -> MissingExtraError:
+    """The error for a parse asked for without spaCy's English pipeline: it names the [entities] extra."""
+    return MissingExtraError("entities", ("spacy", entities.MODEL), needed_by)
+
+
 @functools.lru_cache(maxsize=1024)
 def read_question(query: str, *, parse: bool) -> QuestionShape:
     """The question's markers, words, ordered items and (with `parse`) the relations spaCy reads between them.
@@ -157,7 +162,7 @@ def read_question(query: str, *, parse: bool) -> QuestionShape:
     if parse:
         nlp = entities.pipeline()
         if nlp is None:
-            raise MissingExtraError("entities", ("spacy", entities.MODEL), "the cache's parse guard")
+            raise missing_parser("the cache's parse guard")
         relations = _relations(nlp(written), items)
     words = frozenset(textutil.words(expand_contractions(lowered)))
     return QuestionShape(written, meaning_markers(text), words, items, relations)

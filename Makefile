@@ -39,7 +39,7 @@ LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -D
 	-DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
 
 # The formatted, strictly typed layers; the rest of the tree is linted (ruff check) but not yet reformatted.
-FORMATTED := src/groundwire/core src/groundwire/scoring src/groundwire/pipeline.py
+FORMATTED := src/groundwire/foundation src/groundwire/core src/groundwire/scoring src/groundwire/pipeline.py
 
 .PHONY: demo test test-guardrails test-trulens lint env clean
 

@@ -59,8 +59,8 @@ def corpus_items(path: Path, limit: int | None = None) -> Iterator[tuple[str, st
 
 
 def run_file(path: Path, limit: int | None) -> tuple[str, Tally]:
-    from groundwire.core.errors import InputError
     from groundwire.core.figures import canonical_text, extract_figures
+    from groundwire.foundation.errors import InputError
     from groundwire.pipeline import CheckItem, CheckSettings, build_verifier, check
 
     verifier = build_verifier(CheckSettings(scorer="lexical", canonical_figures=True))

@@ -30,7 +30,7 @@ def report_digest(report: dict[str, object]) -> str:
 
 def snapshot(out: Path, scorers: list[str], limit: int) -> None:
     from groundwire.config import CheckSettings
-    from groundwire.core.types import Chunk
+    from groundwire.foundation.types import Chunk
     from groundwire.pipeline import CheckItem, build_verifier, check
 
     with out.open("w", encoding="utf-8") as sink:

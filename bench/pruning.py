@@ -29,8 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from groundwire.core.errors import InputError
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.errors import InputError
 from groundwire.pipeline import build_pruner
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Calibration, PairScores, calibration_of

@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.config import CheckSettings
 from groundwire.core.spans import span_overlap_counts
-from groundwire.core.textutil import trim_span
-from groundwire.core.types import Verdict
 from groundwire.data.rows import read_eval_jsonl
 from groundwire.evaluation.evaluate import row_chunks
+from groundwire.foundation.textutil import trim_span
+from groundwire.foundation.types import Verdict
 from groundwire.pipeline import build_verifier
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev" / "ragtruth_dev.jsonl"

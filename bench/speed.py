@@ -100,7 +100,7 @@ STAGES = (
     ("tokenising", ("tokenizers", "<method 'encode_batch'", "<method 'post_process'")),
     ("checks", ("core/checks/", "core/claim_state.py", "core/lexicon.py")),
     ("figures", ("core/figures.py", "core/units.py")),
-    ("claims, windows, plan", ("core/claims.py", "core/windows.py", "core/plan.py", "core/textutil.py", "pysbd")),
+    ("claims, windows, plan", ("core/claims.py", "core/windows.py", "core/plan.py", "foundation/textutil.py", "pysbd")),
     ("scores to verdicts", ("core/verdicts.py", "scoring/combiner.py", "core/verifier.py", "scoring/onnx.py")),
 )
 """Where a check's time goes, by the code that spends it (cProfile's own time per function, main thread)."""

@@ -48,9 +48,9 @@ import groundwire.core.claim_state as claim_state_module
 from groundwire.config import CheckSettings
 from groundwire.core.claims import RuleDecomposer
 from groundwire.core.figures import canonical_text, extract_figures
-from groundwire.core.textutil import sentence_spans
-from groundwire.core.types import Route, Verdict
 from groundwire.core.units import UNIT_SPELLINGS
+from groundwire.foundation.textutil import sentence_spans
+from groundwire.foundation.types import Route, Verdict
 from groundwire.pipeline import build_verifier
 
 DEV = Path("/work/shared/data/dev")

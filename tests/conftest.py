@@ -14,7 +14,7 @@ import pytest
 from hypothesis import settings
 
 from groundwire.core.claims import RuleDecomposer
-from groundwire.core.types import Claim
+from groundwire.foundation.types import Claim
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

@@ -18,10 +18,8 @@ import groundwire
 from groundwire.cli.main import COMMAND_MODULES
 
 PACKAGE = Path(groundwire.__file__).parent
-FOUNDATION = frozenset({"groundwire.core.errors", "groundwire.core.extras", "groundwire.core.types",
-                        "groundwire.core.textutil", "groundwire.version"})
-"""The shared vocabulary every layer may use; it imports nothing of groundwire but itself."""
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("foundation", "version"),
     ("scoring",),
     ("core",),
     ("config", "redact"),
@@ -33,8 +31,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
     ("__main__",),
 )
-"""Bottom first. A module imports from its own folder, the foundation, and lower layers only: never from a folder of
-its own layer or of a higher one. ("groundwire" is the package root, `groundwire/__init__.py`.)"""
+"""Bottom first. A module imports from its own folder and lower layers only: never from a folder of its own layer or
+of a higher one. The bottom layer is the foundation (`foundation/` and `version.py`): the shared vocabulary every layer
+may use, which imports nothing of groundwire above it. ("groundwire" is the package root, `groundwire/__init__.py`.)"""
 LAZY_GROUNDWIRE: dict[str, str] = {
     "groundwire.cli.*": "a command imports what it runs when it runs, so `groundwire --help` starts fast "
                         "(tests/cli/test_cli_core_install.py pins what the CLI loads at start-up)",
@@ -179,9 +178,9 @@ def _rank(layer: str) -> int:
 
 
 def _runs_up(i: Import) -> bool:
-    """An import of a folder of the importer's own layer, or of a higher one (the foundation is everyone's)."""
+    """An import of a folder of the importer's own layer, or of a higher one."""
     source, target = _layer(i.source), _layer(i.target)
-    return i.target not in FOUNDATION and source != target and _rank(target) >= _rank(source)
+    return source != target and _rank(target) >= _rank(source)
 
 
 def _lazy_reason(module: str) -> str | None:
@@ -222,17 +221,13 @@ def test_no_import_cycle_between_modules():
 def test_no_import_cycle_between_subpackages():
     layers: dict[str, set[str]] = defaultdict(set)
     for i in _internal(_imports()):
-        if i.target not in FOUNDATION and _layer(i.source) != _layer(i.target):
+        if _layer(i.source) != _layer(i.target):
             layers[_layer(i.source)].add(_layer(i.target))
     assert _cycle(layers) is None, dict(layers)
 
 
-def test_the_foundation_imports_only_itself():
-    assert not [i for i in _internal(_imports()) if i.source in FOUNDATION and i.target not in FOUNDATION]
-
-
 def test_every_folder_has_a_layer():
-    assert {_layer(m) for m in _modules() if m not in FOUNDATION} == {name for names in LAYERS for name in names}
+    assert {_layer(m) for m in _modules()} == {name for names in LAYERS for name in names}
 
 
 def test_imports_run_down_the_layers():
@@ -249,12 +244,12 @@ def test_imports_inside_functions_are_heavy_packages_or_listed_places():
 
 
 def test_the_rules_catch_what_they_forbid():
-    code = ("from groundwire.core.types import Chunk\n"
+    code = ("from groundwire.foundation.types import Chunk\n"
             "if TYPE_CHECKING:\n    from groundwire.pipeline import Judge\n"
             "def f():\n    import json\n    import torch\n    from groundwire.data.embed import embed_texts\n")
     found = _imports_in("groundwire.core.claims", ast.parse(code), is_package=False, known=set(_modules()))
     assert [(i.target, i.in_function) for i in found] == [
-        ("groundwire.core.types", False), ("json", True), ("torch", True), ("groundwire.data.embed", True)]
+        ("groundwire.foundation.types", False), ("json", True), ("torch", True), ("groundwire.data.embed", True)]
     assert [_runs_up(i) for i in found if i.target.startswith("groundwire")] == [False, True]
     assert [_allowed_inside_a_function(i) for i in found if i.in_function] == [False, True, False]
 
@@ -323,7 +318,7 @@ def test_a_check_splits_its_answer_into_sentences_once(monkeypatch) -> None:
     sentences, the citation validator, a bare answer read them); no global cache hides a second split."""
     from groundwire.config import CheckSettings
     from groundwire.core import claims
-    from groundwire.core.types import Chunk
+    from groundwire.foundation.types import Chunk
     from groundwire.pipeline import CheckItem, build_verifier, check
 
     split: list[str] = []

@@ -17,8 +17,8 @@ import pytest
 import groundwire
 from groundwire.adapters.common import AdapterCheck
 from groundwire.config import CheckSettings
-from groundwire.core.errors import InputError
 from groundwire.core.plan import as_chunks
+from groundwire.foundation.errors import InputError
 from groundwire.pipeline import (
     Checker,
     CheckItem,

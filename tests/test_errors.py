@@ -1,4 +1,4 @@
-"""The registry of error codes (groundwire.core.errors): every code is unique and complete, every raise in the
+"""The registry of error codes (groundwire.foundation.errors): every code is unique and complete, every raise in the
 package names one, docs/errors.md lists exactly the registry, and a code reaches the CLI's user with its exit
 status and the service's caller with its HTTP status."""
 
@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 import groundwire
-from groundwire.core.errors import ErrorCode, InputError, Outcome
+from groundwire.foundation.errors import ErrorCode, InputError, Outcome
 from repo_scripts import load_script
 
 PACKAGE = Path(groundwire.__file__).parent

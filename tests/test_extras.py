@@ -1,4 +1,4 @@
-"""The one helper for optional dependencies (groundwire.core.extras): a missing one is a MissingExtraError, both an
+"""The one helper for optional dependencies (groundwire.foundation.extras): a missing one is a MissingExtraError, both an
 InputError (code missing_extra) and a ModuleNotFoundError, whose message names the extra (issue 49). Each surface is
 checked in a real core-only environment by tests/cli/test_core_venv.py."""
 
@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.extras import MissingExtraError, optional_import, require_extra
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.extras import MissingExtraError, optional_import, require_extra
 
 
 def test_an_import_in_the_block_that_fails_names_the_extra_and_the_missing_module() -> None:

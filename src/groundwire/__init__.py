@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
 from groundwire.version import __version__ as __version__
 
 if TYPE_CHECKING:

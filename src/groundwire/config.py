@@ -35,8 +35,8 @@ from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.types import REFUSAL_TOKEN, RouteMode
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import REFUSAL_TOKEN, RouteMode
 
 JsonMode = Literal["json_object", "json_schema", "json_object_schema", "none"]
 """How the LLM client asks for a JSON reply (LLMConfig.json_mode)."""

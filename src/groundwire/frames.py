@@ -17,12 +17,12 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.extras import optional_import
 from groundwire.core.tracing import batch_span
-from groundwire.core.types import Report
 from groundwire.data.results import result_row
 from groundwire.data.rows import COLUMN_ALIASES, EvalRow, RowError, canonical_record, parse_record
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.extras import optional_import
+from groundwire.foundation.types import Report
 from groundwire.pipeline import check_rows, given_or_shared
 
 if TYPE_CHECKING:

@@ -28,13 +28,13 @@ from groundwire.config import CheckSettings
 from groundwire.core import tracing
 from groundwire.core.cancel import checkpoint
 from groundwire.core.claims import Decomposer
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.extras import MissingExtraError
 from groundwire.core.plan import Plan, as_chunks
 from groundwire.core.pruning import Pruner, get_pruner
-from groundwire.core.types import Chunk, Claim, Report, RouteMode
 from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow, RowError
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.extras import MissingExtraError
+from groundwire.foundation.types import Chunk, Claim, Report, RouteMode
 from groundwire.llm.errors import LLMError
 from groundwire.scoring import Scorer, get_scorer
 from groundwire.scoring.embedder import embed_texts
@@ -257,7 +257,7 @@ class Planner(Protocol):
 class Checker:
     """A verifier (and judge) bound to `check`: what a component below this module is handed when it checks
     answers of its own (the generator's attempts and consistency samples, repair's edits, the citations
-    provenance adds), so that it checks through the one path without importing pipeline (core.types.AnswerCheck).
+    provenance adds), so that it checks through the one path without importing pipeline (foundation.types.AnswerCheck).
     `planner`: plans each of those checks (the service holds repair's to its limits); None: `check` plans."""
 
     verifier: Verifier

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from groundwire.core.explain import explain
-from groundwire.core.types import Chunk, Report, Route
+from groundwire.foundation.types import Chunk, Report, Route
 
 if TYPE_CHECKING:
     from groundwire.core.verifier import Verifier

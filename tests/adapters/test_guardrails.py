@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 from conftest import BAD, GOOD, QUESTION, REFUND
-from groundwire.core.types import REFUSAL_TOKEN, Chunk
+from groundwire.foundation.types import REFUSAL_TOKEN, Chunk
 
 # find_spec, not importorskip: importing guardrails here, at collection, would run its import-time work (the punkt
 # download) before the offline fixture below is in place.

@@ -11,7 +11,7 @@ import pytest
 from conftest import BAD, GOOD, HOURS, HOURS_QUESTION, PLAUSIBLE, QUESTION, REFUND
 from groundwire import Verifier
 from groundwire.adapters.common import AdapterCheck, Outcome, assess
-from groundwire.core.types import Route
+from groundwire.foundation.types import Route
 
 CASES = [(GOOD, REFUND, QUESTION, Outcome.PASS), (BAD, REFUND, QUESTION, Outcome.FAIL),
          (PLAUSIBLE, HOURS, HOURS_QUESTION, Outcome.REVIEW)]

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from groundwire.core import tracing
-from groundwire.core.types import Verdict
+from groundwire.foundation.types import Verdict
 
 CASES = [(GOOD, REFUND, QUESTION, "accept", "pass:"), (BAD, REFUND, QUESTION, "reject", "fail:"),
          (PLAUSIBLE, HOURS, HOURS_QUESTION, "escalate", "needs review:")]

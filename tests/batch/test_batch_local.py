@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.sink import ResultSink
 from groundwire.config import CheckSettings
-from groundwire.core.errors import InputError, Outcome
 from groundwire.core.verifier import Verifier
 from groundwire.data.results import RESULT_FIELDS
+from groundwire.foundation.errors import InputError, Outcome
 from groundwire.scoring import get_scorer
 
 LEXICAL = CheckOptions(CheckSettings(scorer="lexical"))

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from groundwire.batch.sources import count_rows, input_format, iter_lines, iter_rows
-from groundwire.core.errors import InputError
-from groundwire.core.types import Chunk
 from groundwire.data.rows import EvalRow, RowError, parse_line, parse_record
+from groundwire.foundation.errors import InputError
+from groundwire.foundation.types import Chunk
 from groundwire.scoring import get_scorer
 
 
@@ -92,8 +92,8 @@ def test_input_errors_are_clear(tmp_path):
 
 def test_result_row_counts_every_claim_state_once():
     from groundwire import Verifier
-    from groundwire.core.types import Verdict
     from groundwire.data.results import RESULT_FIELDS, result_row
+    from groundwire.foundation.types import Verdict
 
     report = Verifier(get_scorer("lexical")).verify(
         "The plan costs 19 dollars. It includes support. Delivery takes 40 days. Staff sometimes help.",

@@ -19,9 +19,9 @@ from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.worker import Worker
 from groundwire.cli.main import run_cli
 from groundwire.config import CheckSettings
-from groundwire.core.errors import ErrorCode, Outcome
-from groundwire.core.types import Chunk
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.errors import ErrorCode, Outcome
+from groundwire.foundation.types import Chunk
 from groundwire.frames import averify_many, verify_many
 from groundwire.pipeline import CheckItem, build_verifier, check_many
 

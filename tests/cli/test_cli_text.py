@@ -65,7 +65,7 @@ def test_config_error_keeps_pydantic_detail_and_names_the_env_var(tmp_path: Path
 
 def test_secret_config_value_is_never_echoed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from groundwire.config import load_config
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
 
     toml = tmp_path / "g.toml"
     toml.write_text('[llm]\napi_key = 12345678901\napi_kye = "sk-secretsecret"\n', encoding="utf-8")
@@ -86,7 +86,7 @@ def test_misspelt_env_var_warns_with_the_closest_name(caplog: pytest.LogCaptureF
 
 def test_example_toml_keeps_the_refusal_token() -> None:
     from groundwire.config import load_config
-    from groundwire.core.types import REFUSAL_TOKEN
+    from groundwire.foundation.types import REFUSAL_TOKEN
 
     config = load_config(Path(__file__).parents[2] / "examples" / "groundwire.example.toml", env={})
     assert config.repair.abstain_message == REFUSAL_TOKEN

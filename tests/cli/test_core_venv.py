@@ -175,7 +175,7 @@ def test_every_adapter_imported_without_its_extra_names_the_extra(core_venv):
 
 PROBE_EXTRAS = """
 import json
-from groundwire.core.errors import InputError
+from groundwire.foundation.errors import InputError
 found = {}
 
 def probe(name, call):

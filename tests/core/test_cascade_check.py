@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from groundwire.config import CheckSettings
-from groundwire.core.types import Route
+from groundwire.foundation.types import Route
 from groundwire.pipeline import build_verifier
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import PairScores
@@ -82,7 +82,7 @@ def test_check_reads_the_cascade_from_groundwire_toml(tmp_path: Path) -> None:
 
 
 def test_an_unknown_second_stage_is_an_input_error() -> None:
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
 
     with pytest.raises(InputError, match="unknown scorer"):
         build_verifier(CheckSettings(cascade="no-such-scorer"))

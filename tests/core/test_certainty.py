@@ -6,8 +6,8 @@ import pytest
 
 from groundwire.core.checks import CLAIM_CHECKS, CheckEffect
 from groundwire.core.checks.certainty import certainty_findings
-from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.types import Verdict
 from groundwire.scoring import get_scorer
 
 HEDGED = "A small study suggests the supplement may improve sleep in some older adults."

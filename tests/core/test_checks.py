@@ -6,7 +6,7 @@ from groundwire.core.checks.figures import figure_findings
 from groundwire.core.checks.negation import negation_finding
 from groundwire.core.claims import sentences
 from groundwire.core.figures import claim_figures
-from groundwire.core.types import Chunk, Verdict
+from groundwire.foundation.types import Chunk, Verdict
 
 CONTEXT = [
     Chunk("S1", "The Pro plan costs 3,600 dollars a year and launched in May 2023. Version v2.3.1 shipped on "

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
 from groundwire.evaluation.claim_cases import ClaimCase, decided, kinds, load_cases, pass_rates, run_case
+from groundwire.foundation.types import Verdict
 from groundwire.scoring import get_scorer
 from groundwire.scoring.onnx import bundled_path
 

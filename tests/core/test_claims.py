@@ -120,7 +120,7 @@ def test_a_bare_answer_to_a_question_is_checked():
 
 def test_a_bare_answer_is_not_listed_as_skipped():
     from groundwire import verify
-    from groundwire.core.types import Route
+    from groundwire.foundation.types import Route
 
     report = verify("1959", ["Arthur's Magazine was founded in 1844."], question="When was it founded?",
                     scorer="lexical")

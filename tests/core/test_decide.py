@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from groundwire.config import CheckSettings, load_config
-from groundwire.core.errors import InputError
-from groundwire.core.types import Chunk, Route, Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.errors import InputError
+from groundwire.foundation.types import Chunk, Route, Verdict
 from groundwire.pipeline import CheckItem, Judge, build_verifier, check
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Calibration

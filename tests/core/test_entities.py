@@ -17,9 +17,9 @@ from groundwire.core.checks import (
     entities,
 )
 from groundwire.core.checks.context import ContextIndex
-from groundwire.core.extras import MissingExtraError
-from groundwire.core.types import Chunk, Claim, Finding, Route, Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.extras import MissingExtraError
+from groundwire.foundation.types import Chunk, Claim, Finding, Route, Verdict
 from groundwire.scoring import get_scorer
 
 CRITICISED = "The mayor criticised the committee."

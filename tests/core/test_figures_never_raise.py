@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.checks.figures import figure_findings
 from groundwire.core.figures import canonical_text, claim_figures, extract_figures, unreadable_figures
-from groundwire.core.types import Chunk, Verdict
+from groundwire.foundation.types import Chunk, Verdict
 from groundwire.pipeline import CheckItem, CheckSettings, build_verifier, check
 
 # The list, and forms beside them.

@@ -6,7 +6,7 @@ from groundwire.core.checks.context import ContextIndex
 from groundwire.core.checks.figures import figure_findings
 from groundwire.core.checks.hours import context_schedule, hours_mismatches
 from groundwire.core.structured import rendered_chunk
-from groundwire.core.types import Chunk
+from groundwire.foundation.types import Chunk
 
 RECORD = {"name": "Hollister Brewing", "hours": {
     "Monday": "11:30-19:30", "Tuesday": "11:30-19:30", "Wednesday": "11:30-19:30", "Thursday": "11:30-19:30",

@@ -10,8 +10,8 @@ import pytest
 
 from groundwire.core.meaning import GATE_SIMILARITY, align, context_sentences, gate_closed_by, paraphrase
 from groundwire.core.plan import as_chunks
-from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.types import Verdict
 from groundwire.scoring import get_scorer
 from groundwire.scoring.embedder import default_embedder
 

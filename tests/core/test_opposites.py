@@ -8,8 +8,8 @@ import pytest
 from groundwire.core.checks import CLAIM_CHECKS, CheckEffect
 from groundwire.core.checks.negation import negation_finding
 from groundwire.core.checks.opposites import opposite_finding
-from groundwire.core.types import Route, Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.types import Route, Verdict
 from groundwire.scoring import get_scorer
 
 FLIPPED = [

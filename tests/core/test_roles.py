@@ -6,8 +6,8 @@ import pytest
 
 from groundwire.core.checks import CLAIM_CHECKS, CheckEffect
 from groundwire.core.checks.roles import Relation, relations, role_findings
-from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.types import Verdict
 from groundwire.scoring import get_scorer
 
 WRITTEN = "The audit report was written by Alice Moreno and reviewed by Bob Chen."

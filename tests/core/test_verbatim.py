@@ -8,8 +8,8 @@ from groundwire.config import CheckSettings
 from groundwire.core.checks import CheckEffect
 from groundwire.core.claim_state import ClaimState
 from groundwire.core.figures import canonical_text
-from groundwire.core.types import Chunk, Claim, DecidedBy, Finding, Route, Verdict
 from groundwire.core.verbatim import VerbatimMatch, verbatim_match, verbatim_words
+from groundwire.foundation.types import Chunk, Claim, DecidedBy, Finding, Route, Verdict
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.onnx import bundled_path
 

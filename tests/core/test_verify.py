@@ -344,7 +344,7 @@ def test_a_json_record_context_is_verified_as_data2text():
 
 
 def test_claims_carry_the_lexical_baseline_as_a_feature():
-    from groundwire.core.textutil import content_words
+    from groundwire.foundation.textutil import content_words
     from groundwire.scoring.lexical import weighted_recall
 
     chunks = ["The plan costs $10 a month.", "Roaming is included in the EU."]
@@ -382,7 +382,7 @@ def test_flagged_claims_say_which_words_are_unsupported():
 
 def test_a_flagged_claim_with_no_novel_word_is_flagged_whole():
     from groundwire.core.spans import unsupported_spans
-    from groundwire.core.textutil import content_words
+    from groundwire.foundation.textutil import content_words
 
     answer = "Shipping is not free."
     context_words = frozenset(content_words("Shipping is free."))

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from groundwire.core.errors import InputError
-from groundwire.core.textutil import STOPWORDS, stem, words
 from groundwire.data.cache import SemanticCache
 from groundwire.data.provenance import Document
 from groundwire.data.question_guard import CONTRASTIVE_WORDS, opposed
 from groundwire.data.store import Store
+from groundwire.foundation.errors import InputError
+from groundwire.foundation.textutil import STOPWORDS, stem, words
 from groundwire.scoring.embedder import default_embedder
 
 

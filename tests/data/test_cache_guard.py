@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from groundwire.core.errors import InputError
 from groundwire.data import question_guard
 from groundwire.data.cache import DEFAULT_THRESHOLD, SemanticCache
 from groundwire.data.question_guard import parser_available, read_question, same_question, same_word
+from groundwire.foundation.errors import InputError
 from groundwire.scoring.embedder import default_embedder
 
 PAIRS = Path(__file__).resolve().parents[1] / "fixtures" / "cache_pairs.jsonl"

@@ -9,8 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groundwire import Verifier
-from groundwire.core.errors import InputError
-from groundwire.core.types import Verdict
 from groundwire.data.provenance import (
     IMAGE_HEDGE,
     UNVERIFIED,
@@ -26,6 +24,8 @@ from groundwire.data.provenance import (
     source_line,
     split_text,
 )
+from groundwire.foundation.errors import InputError
+from groundwire.foundation.types import Verdict
 from groundwire.pipeline import Checker
 from groundwire.scoring import get_scorer
 

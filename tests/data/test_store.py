@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from groundwire import Verifier
-from groundwire.core.errors import InputError
 from groundwire.data.provenance import Document, render_context
 from groundwire.data.store import RequestRecord, RetrievedChunk, Store
+from groundwire.foundation.errors import InputError
 from groundwire.scoring import get_scorer
 
 MANUAL = "Run start.sh to start the cluster.\n\nRun stop.sh to stop the cluster.\n\nLogs live in /var/log/cluster."

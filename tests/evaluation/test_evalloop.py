@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 
 from groundwire import Verifier
 from groundwire.cli.prod import register
-from groundwire.core.types import REFUSAL_TOKEN
 from groundwire.data.provenance import Document, render_context
 from groundwire.data.rows import read_eval_jsonl
 from groundwire.data.store import RequestRecord, Store
@@ -25,6 +24,7 @@ from groundwire.evaluation.evalloop import (
     render_html,
     run_eval_loop,
 )
+from groundwire.foundation.types import REFUSAL_TOKEN
 from groundwire.scoring import get_scorer
 
 DAY0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -319,8 +319,8 @@ def test_feedback_enters_the_metrics(logged: tuple[Store, dict[str, str]], verif
 
 
 def test_one_invented_claim_makes_the_failure_drift(verifier: Verifier) -> None:
-    from groundwire.core.types import Chunk
     from groundwire.evaluation.evalloop import EvalItem, EvidenceFinder, LoggedClaim, partition_failures
+    from groundwire.foundation.types import Chunk
 
     corpus = [Chunk("manual", "Run start.sh to start the cluster."), Chunk("warranty", "The warranty lasts two years.")]
     finder = EvidenceFinder(corpus, verifier)
@@ -348,9 +348,9 @@ def test_one_answer_the_check_fails_on_is_undetermined_and_the_rest_are_partitio
                                                                                      monkeypatch) -> None:
     # Issue 34: re-checking a logged claim against the corpus raised for one answer (as canonical figures once did
     # on "2010-13-45"), and the whole eval loop, a GET /v1/eval with it, ended in an error.
-    from groundwire.core.types import Chunk
     from groundwire.evaluation import evalloop
     from groundwire.evaluation.evalloop import EvalItem, EvidenceFinder, LoggedClaim, partition_failures
+    from groundwire.foundation.types import Chunk
 
     crash = "The cluster was installed on 2010-13-45."
     real_check = evalloop.check

@@ -11,8 +11,8 @@ import pytest
 
 import groundwire
 from groundwire import Chunk, Verdict, Verifier
-from groundwire.core.errors import InputError
 from groundwire.data.rows import canonical_record, parse_columns, read_eval_jsonl
+from groundwire.foundation.errors import InputError
 from groundwire.scoring import get_scorer
 
 pd = pytest.importorskip("pandas")

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from groundwire.config import load_config
-from groundwire.core.errors import InputError
-from groundwire.core.types import REFUSAL_TOKEN
+from groundwire.foundation.errors import InputError
+from groundwire.foundation.types import REFUSAL_TOKEN
 from groundwire.llm.client import client_from_config
 
 

@@ -8,9 +8,9 @@ import pytest
 from scripted_llm import Reply, ScriptedLLMServer
 
 from groundwire.config import GenerateConfig, PolicyConfig
-from groundwire.core.textutil import content_words
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.textutil import content_words
+from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.llm.client import Completion, LLMClient, TokenLogprob
 from groundwire.llm.generate import Generator, false_sufficiency, low_confidence_spans
 from groundwire.pipeline import Checker

@@ -5,7 +5,7 @@ import json
 import pytest
 from scripted_llm import Reply, ScriptedLLMServer
 
-from groundwire.core.types import Chunk, Claim, ClaimResult, Report, Route, Verdict
+from groundwire.foundation.types import Chunk, Claim, ClaimResult, Report, Route, Verdict
 from groundwire.llm.client import LLMClient, LLMError
 from groundwire.llm.judge import adjudicate, judge_claim, normalise_quote, quote_in_chunk
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundwire.core.types import REFUSAL_TOKEN, Chunk
+from groundwire.foundation.types import REFUSAL_TOKEN, Chunk
 from groundwire.llm import prompts
 from groundwire.llm.prompts import Strength
 

@@ -6,8 +6,8 @@ import pytest
 from scripted_llm import ScriptedLLMServer
 
 from groundwire.core.novelty import added_content
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.llm.client import LLMClient
 from groundwire.llm.repair import repair
 from groundwire.pipeline import Checker

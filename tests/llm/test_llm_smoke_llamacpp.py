@@ -29,8 +29,8 @@ import pytest
 from groundwire.config import GenerateConfig
 from groundwire.core.claims import sentences
 from groundwire.core.novelty import added_content
-from groundwire.core.types import Chunk, Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.types import Chunk, Verdict
 from groundwire.llm.client import LLMClient
 from groundwire.llm.decompose import LLMDecomposer
 from groundwire.llm.generate import Generator

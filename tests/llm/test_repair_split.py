@@ -14,8 +14,8 @@ import pytest
 from scripted_llm import ScriptedLLMServer
 
 from groundwire.cli.main import run_cli
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, Route
 from groundwire.llm.client import LLMClient
 from groundwire.llm.repair import conjuncts, repair
 from groundwire.pipeline import Checker

@@ -170,7 +170,7 @@ def test_one_scope_takes_at_most_its_waiting_places_and_the_others_still_wait() 
 
 
 def test_the_service_sizes_its_pool_from_the_settings(settings) -> None:
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
     from groundwire.service import ServiceSettings
     from groundwire.service.workers import default_workers
 

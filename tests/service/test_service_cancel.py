@@ -245,7 +245,7 @@ def test_the_time_budget_is_a_setting_and_a_serve_flag(settings, tmp_path, monke
     from typer.testing import CliRunner
 
     from groundwire.cli.main import app
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
     from groundwire.service import ServiceSettings
 
     assert ServiceSettings().time_budget_s == 30.0  # the default

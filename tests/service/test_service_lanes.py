@@ -197,7 +197,7 @@ def test_a_repair_whose_own_checks_add_up_past_small_pairs_is_moved_to_a_main_wo
 
 
 def test_what_may_be_small_is_decided_from_the_body(settings) -> None:
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
     from groundwire.service import ServiceSettings, models
 
     with serving(settings, small_chars=150) as client:  # TINY: 119 characters, LARGE: 170
@@ -330,7 +330,7 @@ def test_busy_refusals_sent_together_are_paced_though_no_worker_frees(settings, 
     """Refusals decided together go out at `refusal_rate` a second: the last of five, at 20 a second, no sooner than
     0.2 s after the first was sent, while the one worker stayed held the whole time. (A lower bound: a slow machine
     only makes it later.)"""
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
 
     rate, count = 20.0, 5
     with serving(settings, workers=1, max_waiting=0, reserved_workers=0, small_pairs=0, refusal_rate=rate) as client:
@@ -363,7 +363,7 @@ def test_one_scope_cannot_take_every_waiting_place(settings, monkeypatch) -> Non
     still takes the place left, and every check let in is answered once the worker is free."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
 
     with serving(settings, workers=1, max_waiting=2, reserved_workers=0, small_pairs=0) as client:
         pool = client.app.state.pool

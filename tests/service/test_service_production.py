@@ -73,7 +73,7 @@ def test_no_rate_limit_by_default(settings) -> None:
 
 
 def test_a_malformed_rate_limit_fails_at_start_up(settings) -> None:
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
 
     with pytest.raises(InputError, match="60 a minute"):
         replace(settings, rate_limit="60 a minute")
@@ -265,7 +265,7 @@ def test_read_only_keys_verify_and_read_but_do_not_change_the_scope(settings) ->
 
 
 def test_api_keys_parse_with_an_optional_access_suffix() -> None:
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
     from groundwire.service.settings import parse_api_keys
 
     keys, read_only = parse_api_keys(["k1:team-a", "k2:team-a:ro", "k3:team-b:rw", "k4:a:b"])

@@ -128,7 +128,7 @@ def test_the_eval_limits_are_settings_with_flags(settings) -> None:
     from typer.testing import CliRunner
 
     from groundwire.cli import app
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
 
     with pytest.raises(InputError, match="eval_max_pairs and eval_max_corpus_chars"):
         replace(settings, eval_max_corpus_chars=-1)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from groundwire.core.errors import InputError
+from groundwire.foundation.errors import InputError
 from groundwire.train.bases import MPNET_BASE, SplitBase, assemble, find_wheels
 
 FILES = {"config.json": b'{"model_type": "toy"}', "tokenizer.json": b'{"vocab": ["a"]}',

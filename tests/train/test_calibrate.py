@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from groundwire.core.errors import InputError
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.errors import InputError
 from groundwire.scoring.combiner import LogisticCombiner
 from groundwire.scoring.onnx import OnnxScorer
 from groundwire.train import calibrate, combine

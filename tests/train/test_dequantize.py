@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from groundwire.core.errors import InputError
+from groundwire.foundation.errors import InputError
 from groundwire.train.dequantize import dequantize_bundle
 
 PAIRS = [("The museum sold 4,500 tickets in March.", "It sold 4,500 tickets."),

@@ -55,7 +55,7 @@ def test_the_pool_holds_the_pairs_the_verifier_scores() -> None:
 
 
 def test_build_pool_dedupes_and_names_missing_files(tmp_path: Path) -> None:
-    from groundwire.core.errors import InputError
+    from groundwire.foundation.errors import InputError
 
     rows = [{"premise": "The museum opens at 9 am.", "hypothesis": "It opens at 9 am.", "label": "entailment"}] * 3
     _write(tmp_path / "a.jsonl", rows)

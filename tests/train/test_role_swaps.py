@@ -7,7 +7,7 @@ import random
 import pytest
 
 from groundwire.core.checks.roles import role_findings
-from groundwire.core.types import Verdict
+from groundwire.foundation.types import Verdict
 from groundwire.train import perturb
 from groundwire.train.data import MixSpec, synthetic_pairs
 from groundwire.train.perturb import CONTRADICTION, Doc

@@ -20,11 +20,12 @@ from pydantic import BaseModel, PrivateAttr
 
 from groundwire.core.explain import format_threshold, unsupported
 from groundwire.core.plan import as_chunks
-from groundwire.core.types import Chunk, Report, Route
+from groundwire.foundation.types import Chunk, Report, Route
 from groundwire.pipeline import CheckItem, averify, check, given_or_shared
 
 if TYPE_CHECKING:
-    from groundwire.core.verifier import Thresholds, Verifier
+    from groundwire.core.verifier import Verifier
+    from groundwire.foundation.types import Thresholds
 
 AnswerScore = Literal["share", "min"]
 """Which number a framework's metric reports: "share" of SUPPORTED claims (default), or "min", the weakest

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome, refuse_threshold
-from groundwire.core.extras import optional_import
-from groundwire.core.types import Report
+from groundwire.foundation.extras import optional_import
+from groundwire.foundation.types import Report
 
 with optional_import("deepeval", needed_by=__name__):
     from deepeval.metrics import BaseMetric

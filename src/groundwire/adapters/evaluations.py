@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from groundwire.adapters.common import DEFAULT_SCORE, OUTCOME_OF_ROUTE, AnswerScore, Assessment, Outcome
 from groundwire.core.tracing import explain
-from groundwire.core.types import Route, Verdict
+from groundwire.foundation.types import Route, Verdict
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from groundwire.adapters.common import AdapterCheck
 from groundwire.core.claims import CITATION_RE, cited_ids
 from groundwire.core.explain import explain, unsupported
-from groundwire.core.extras import optional_import
-from groundwire.core.types import Chunk, Report, Route
+from groundwire.foundation.extras import optional_import
+from groundwire.foundation.types import Chunk, Report, Route
 from groundwire.llm.repair import repair
 from groundwire.pipeline import Checker
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment
-from groundwire.core.extras import optional_import
-from groundwire.core.types import Verdict
+from groundwire.foundation.extras import optional_import
+from groundwire.foundation.types import Verdict
 
 with optional_import("haystack", needed_by=__name__):
     from haystack import component, default_from_dict, default_to_dict

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome, context_texts
-from groundwire.core.extras import optional_import
-from groundwire.core.types import Report
+from groundwire.foundation.extras import optional_import
+from groundwire.foundation.types import Report
 
 with optional_import("langchain", needed_by=__name__):
     from langchain_core.messages import BaseMessage

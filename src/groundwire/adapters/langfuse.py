@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment
 from groundwire.adapters.evaluations import DEFAULT_NAME, Evaluation, from_assessment, from_frame
-from groundwire.core.extras import optional_import
+from groundwire.foundation.extras import optional_import
 
 with optional_import("langfuse", needed_by=__name__):
     from langfuse import Langfuse
@@ -36,7 +36,7 @@ with optional_import("langfuse", needed_by=__name__):
 if TYPE_CHECKING:
     import pandas as pd
 
-    from groundwire.core.types import Chunk
+    from groundwire.foundation.types import Chunk
 
 
 def log_scores(langfuse: Langfuse, results: pd.DataFrame, *, claims: pd.DataFrame | None = None,

@@ -18,9 +18,9 @@ from groundwire.adapters.common import (
     context_texts,
     refuse_threshold,
 )
-from groundwire.core.extras import optional_import
 from groundwire.core.plan import as_chunks
-from groundwire.core.types import REFUSAL_TOKEN, Report
+from groundwire.foundation.extras import optional_import
+from groundwire.foundation.types import REFUSAL_TOKEN, Report
 from groundwire.llm.repair import repair
 from groundwire.pipeline import Checker, CheckItem, check
 

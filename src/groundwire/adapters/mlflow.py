@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from groundwire.adapters.common import AdapterSettings, Assessment, Outcome, context_texts
-from groundwire.core.extras import optional_import
+from groundwire.foundation.extras import optional_import
 
 with optional_import("mlflow", needed_by=__name__):
     from mlflow.entities import AssessmentSource, Feedback

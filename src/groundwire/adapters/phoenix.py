@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Literal
 
 from groundwire.adapters.common import DEFAULT_SCORE, AnswerScore
 from groundwire.adapters.evaluations import DEFAULT_NAME, Evaluation, from_frame
-from groundwire.core.extras import optional_import
+from groundwire.foundation.extras import optional_import
 
 with optional_import("phoenix", needed_by=__name__):
     from phoenix.client import Client

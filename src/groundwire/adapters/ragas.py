@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome
-from groundwire.core.extras import optional_import
+from groundwire.foundation.extras import optional_import
 
 with optional_import("ragas", needed_by=__name__):
     from ragas.dataset_schema import SingleTurnSample

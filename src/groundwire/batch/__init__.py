@@ -22,10 +22,10 @@ from groundwire.batch.engines import ENGINES, EngineOptions, Job
 from groundwire.batch.sink import ResultSink, default_errors_path
 from groundwire.batch.sources import count_rows, input_format, iter_rows
 from groundwire.batch.worker import CheckOptions, parse_input_row
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.extras import require_extra
 from groundwire.data.results import RESULT_FIELDS
 from groundwire.data.rows import RowError
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.extras import require_extra
 
 if TYPE_CHECKING:
     from groundwire.batch.sources import Format

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from groundwire.core.errors import ErrorCode, InputError
 from groundwire.data.results import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED, written_ids
+from groundwire.foundation.errors import ErrorCode, InputError
 
 if TYPE_CHECKING:
     import pyarrow as pa

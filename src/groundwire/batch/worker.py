@@ -14,10 +14,10 @@ from typing import Any
 from groundwire.batch.sink import result_schema
 from groundwire.batch.sources import Format
 from groundwire.config import CheckSettings, Config
-from groundwire.core.errors import ErrorCode
 from groundwire.core.verifier import Verifier
 from groundwire.data.results import RESULT_FIELDS, STATUS_DONE, STATUS_ERROR, STATUS_SKIPPED, result_row
 from groundwire.data.rows import EvalRow, RowError, parse_line, parse_record
+from groundwire.foundation.errors import ErrorCode
 from groundwire.llm.client import LLMClient, client_from_config
 from groundwire.pipeline import CheckItem, build_verifier, check_many
 

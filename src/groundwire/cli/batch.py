@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from groundwire.cli.common import DecideAtOption, RouteOption
-from groundwire.core.errors import ErrorCode, InputError, Outcome
 from groundwire.data.rows import parse_columns
+from groundwire.foundation.errors import ErrorCode, InputError, Outcome
 
 
 def register(app: typer.Typer) -> None:

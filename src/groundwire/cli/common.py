@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.types import Chunk
 from groundwire.data.rows import read_text
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import Chunk
 
 if TYPE_CHECKING:
     from groundwire.config import CheckSettings, Config

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from groundwire.cli.output import console, literal
-from groundwire.core.errors import ErrorCode, InputError
+from groundwire.foundation.errors import ErrorCode, InputError
 
 
 def register(app: typer.Typer) -> None:

@@ -14,8 +14,8 @@ import typer
 
 from groundwire.cli.common import check_settings, read_answer, read_chunks, require_llm
 from groundwire.cli.output import console, literal, print_json, render_report, styled
-from groundwire.core.errors import Outcome
-from groundwire.core.types import Chunk
+from groundwire.foundation.errors import Outcome
+from groundwire.foundation.types import Chunk
 
 if TYPE_CHECKING:
     from groundwire.config import Config

@@ -3,7 +3,7 @@
 Exit status: 0 OK; 1 `check` rejected the answer (a row, with --input); 2 bad input; 3 the LLM endpoint failed;
 4 an unexpected internal error (one line; the traceback with --debug); a batch that ran to the end with rows in
 error: 5 some of them, 6 every one; 7 `check --fail-on escalate` escalated the answer (a row) and rejected none.
-Each status is its code's or outcome's, in the registry groundwire.core.errors (ErrorCode, Outcome; docs/errors.md).
+Each status is its code's or outcome's, in the registry groundwire.foundation.errors (ErrorCode, Outcome; docs/errors.md).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 Start-up: this module, and every command module, imports only typer, rich and groundwire's light modules, so that
 `groundwire --help` starts fast; a command imports what it needs (the settings, the verifier, the LLM client)
@@ -33,11 +33,11 @@ from groundwire.cli.common import (
     require_llm,
 )
 from groundwire.cli.output import console, literal, print_json, render_report, styled
-from groundwire.core.errors import ErrorCode, InputError, Outcome
 from groundwire.core.explain import format_threshold
-from groundwire.core.extras import require_extra
-from groundwire.core.types import Route
 from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows
+from groundwire.foundation.errors import ErrorCode, InputError, Outcome
+from groundwire.foundation.extras import require_extra
+from groundwire.foundation.types import Route
 from groundwire.llm.errors import LLMError
 from groundwire.redact import redact
 

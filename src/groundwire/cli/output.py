@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from groundwire.core.explain import format_threshold
-from groundwire.core.types import Chunk, Report, Route, Verdict
+from groundwire.foundation.types import Chunk, Report, Route, Verdict
 
 console = Console()
 """stdout, for what people read (tables, one-line results); JSON goes through print_json."""

@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 
 from groundwire.cli.common import check_settings
-from groundwire.core.errors import ErrorCode, InputError
 from groundwire.data.rows import read_eval_jsonl
+from groundwire.foundation.errors import ErrorCode, InputError
 
 
 def register(app: typer.Typer) -> None:

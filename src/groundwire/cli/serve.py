@@ -10,9 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.extras import require_extra
 from groundwire.data.rows import read_text
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.extras import require_extra
 from groundwire.redact import register_secret
 from groundwire.service.settings import ServiceSettings, api_key_file_entries, parse_api_keys
 

@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 
 import typer
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.extras import require_extra
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.extras import require_extra
 
 train_app = typer.Typer(no_args_is_help=True, help="Train, export and calibrate groundwire's own verifier.")
 

@@ -12,11 +12,10 @@ from groundwire.core.checks.citations import resolve_cited_id
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.figures import Figure, claim_figures, unreadable_figures
 from groundwire.core.meaning import Alignment
-from groundwire.core.textutil import WORD_RE, content_words, sentence_spans
-from groundwire.core.types import Chunk, Claim, Finding, Verdict
 from groundwire.core.verbatim import VerbatimMatch, verbatim_match
 from groundwire.core.windows import Window
-from groundwire.scoring.base import Thresholds
+from groundwire.foundation.textutil import WORD_RE, content_words, sentence_spans
+from groundwire.foundation.types import Chunk, Claim, Finding, Thresholds, Verdict
 
 
 @dataclass(frozen=True, slots=True)

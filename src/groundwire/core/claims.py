@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from groundwire.core.textutil import content_words, trim_span
-from groundwire.core.types import REFUSAL_TOKEN, Claim
+from groundwire.foundation.textutil import content_words, trim_span
+from groundwire.foundation.types import REFUSAL_TOKEN, Claim
 
 # [S1], [S1, S2], [c_8f21ab], [Source 2], [1], [1, 3], [doc3], [Unverified]. A marker must contain a digit
 # (or be [Unverified]) so that editorial brackets such as [sic] survive.

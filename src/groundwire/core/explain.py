@@ -8,7 +8,7 @@ accept_at or reject_at.
 
 from __future__ import annotations
 
-from groundwire.core.types import ClaimResult, Report, Verdict
+from groundwire.foundation.types import ClaimResult, Report, Verdict
 
 EVIDENCE_CHARS = 200
 """Longer evidence is cut here (with an ellipsis): the failure stays readable, and the report has it all."""

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from groundwire.core.lexicon import lexicon
-from groundwire.core.textutil import STOPWORDS, WORD_RE, normalize, sentence_spans, stem
-from groundwire.core.types import Chunk
+from groundwire.foundation.textutil import STOPWORDS, WORD_RE, normalize, sentence_spans, stem
+from groundwire.foundation.types import Chunk
 from groundwire.scoring.embedder import Embedder
 
 GATE_SIMILARITY = 0.80

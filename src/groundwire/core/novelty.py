@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from groundwire.core.figures import extract_figures
-from groundwire.core.textutil import content_words
+from groundwire.foundation.textutil import content_words
 
 
 @dataclass(frozen=True, slots=True)

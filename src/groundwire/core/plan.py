@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from groundwire.core.claims import Sentence
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.types import Chunk, Claim
 from groundwire.core.windows import Window
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import Chunk, Claim
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from groundwire.core.types import Route, RouteMode
-from groundwire.scoring.base import Thresholds
+from groundwire.foundation.types import Route, RouteMode, Thresholds
 
 ROUTE_MODES: tuple[RouteMode, ...] = ("three-way", "decide")
 MIDPOINT_WARNING = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from groundwire.core.claims import CITATION_RE
-from groundwire.core.textutil import STOPWORDS, WORD_RE, normalize, stem, trim_span
+from groundwire.foundation.textutil import STOPWORDS, WORD_RE, normalize, stem, trim_span
 
 Span = tuple[int, int]
 

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from groundwire.core.types import Chunk, ChunkType
+from groundwire.foundation.types import Chunk, ChunkType
 
 # Split camelCase after three lower-case letters, so "OutdoorSeating" splits but "WiFi" stays one word.
 _CAMEL_RE = re.compile(r"(?<=[a-z]{2}[a-z0-9])(?=[A-Z])")

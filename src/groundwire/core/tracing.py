@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from groundwire.core.types import ClaimResult, Report, Verdict
+from groundwire.foundation.types import ClaimResult, Report, Verdict
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from groundwire.core.checks.certainty import MODAL_HEDGE_RE
 from groundwire.core.figures import canonical_text
-from groundwire.core.textutil import NEGATION_WORDS, STOPWORDS, normalize, sentence_spans
+from groundwire.foundation.textutil import NEGATION_WORDS, STOPWORDS, normalize, sentence_spans
 
 __all__ = ["VerbatimMatch", "verbatim_match", "verbatim_words"]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from groundwire.core.types import DecidedBy, Route, Verdict
-from groundwire.scoring.base import Thresholds
+from groundwire.foundation.types import DecidedBy, Route, Thresholds, Verdict
 
 CONTRADICTION_AT = 0.5
 """The scorer's contradiction probability at or above which a claim without findings may be CONTRADICTED."""

@@ -29,7 +29,6 @@ from groundwire.core.claim_state import (
     copy_of,
 )
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
-from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.figures import canonical_text
 from groundwire.core.meaning import Alignment, align, meaning_features, paraphrase
 from groundwire.core.plan import Plan, Workload, as_chunks
@@ -37,18 +36,27 @@ from groundwire.core.pruning import Pruner
 from groundwire.core.routing import Router
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
-from groundwire.core.textutil import content_words, looks_english
 from groundwire.core.tracing import traced
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Report, Route, RouteMode, Verdict
 from groundwire.core.verdicts import checked_score, claim_verdict, decided_by
 from groundwire.core.windows import Window, make_windows, premise_budget
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.textutil import content_words, looks_english
+from groundwire.foundation.types import (
+    REFUSAL_TOKEN,
+    Chunk,
+    Claim,
+    ClaimResult,
+    Report,
+    Route,
+    RouteMode,
+    Thresholds,
+    Verdict,
+)
 from groundwire.scoring import get_scorer
-from groundwire.scoring.base import Combiner, Scorer, StagedScorer, Thresholds, calibration_of
+from groundwire.scoring.base import Combiner, Scorer, StagedScorer, calibration_of
 from groundwire.scoring.combiner import calibration_key, threshold_keys
 from groundwire.scoring.embedder import Embedder, default_embedder
 from groundwire.scoring.lexical import LexicalScorer
-
-__all__ = ["Combiner", "Pruner", "Thresholds", "Verifier"]
 
 DEFAULT_ACCEPT_AT = 0.8
 DEFAULT_REJECT_AT = 0.2

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from groundwire.core.textutil import sentence_spans
-from groundwire.core.types import Chunk
+from groundwire.foundation.textutil import sentence_spans
+from groundwire.foundation.types import Chunk
 
 # Sub-word counts of separate pieces drift a little from the count of their concatenation.
 _SAFETY_TOKENS = 4

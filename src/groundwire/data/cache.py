@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.lexicon import lexicon
 from groundwire.data.question_guard import (
     QuestionShape,
@@ -34,6 +33,7 @@ from groundwire.data.question_guard import (
     read_question,
     same_question,
 )
+from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.scoring.embedder import default_embedder
 
 if TYPE_CHECKING:  # pragma: no cover

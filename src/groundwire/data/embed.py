@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from groundwire.core.cancel import checkpoint
-from groundwire.core.textutil import split_text
+from groundwire.foundation.textutil import split_text
 from groundwire.scoring.embedder import Embedder
 
 WINDOW_CHARS = 300

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from groundwire.core.claims import CITATION_RE, sentences
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.textutil import split_text
-from groundwire.core.types import AnswerCheck, Chunk, ChunkType, Verdict
 from groundwire.data.embed import best_similarity, index_texts
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.textutil import split_text
+from groundwire.foundation.types import AnswerCheck, Chunk, ChunkType, Verdict
 from groundwire.scoring.embedder import Embedder, default_embedder
 
 CITE_ID_HEX = 20

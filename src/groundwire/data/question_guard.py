@@ -34,11 +34,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from groundwire.core import textutil
 from groundwire.core.checks import entities
-from groundwire.core.extras import MissingExtraError
 from groundwire.core.figures import extract_figures
 from groundwire.core.lexicon import lexicon
+from groundwire.foundation import textutil
+from groundwire.foundation.extras import MissingExtraError
 
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.tokens import Token

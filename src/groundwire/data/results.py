@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.types import Report, Verdict
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import Report, Verdict
 
 RESULT_FIELDS: tuple[tuple[str, str], ...] = (
     ("id", "string"),

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.types import Chunk
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import Chunk
 
 EVAL_TASKS = frozenset({"qa", "summary", "data2text", "claim", "dialogue"})
 UNKNOWN_TASK = "unknown"

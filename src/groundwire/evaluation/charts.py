@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from groundwire.core.explain import format_threshold
-from groundwire.core.extras import optional_import
+from groundwire.foundation.extras import optional_import
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

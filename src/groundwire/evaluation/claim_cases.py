@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from groundwire.core.plan import as_chunks
-from groundwire.core.types import Verdict
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.types import Verdict
 from groundwire.pipeline import CheckItem, Judge, check
 
 

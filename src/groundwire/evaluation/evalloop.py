@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from groundwire.core.cancel import Cancelled, checkpoint
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.textutil import content_words
-from groundwire.core.types import Chunk, Route, Verdict
 from groundwire.data.embed import best_similarity, index_texts
 from groundwire.evaluation.charts import line_chart, svg_block
 from groundwire.evaluation.metrics import detection_metrics
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.textutil import content_words
+from groundwire.foundation.types import Chunk, Route, Verdict
 from groundwire.pipeline import CheckItem, check, check_many, failure_of
 from groundwire.scoring.embedder import default_embedder
 

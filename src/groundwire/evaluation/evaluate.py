@@ -8,12 +8,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.types import Chunk, Report, Route
 from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow
 from groundwire.evaluation.metrics import DetectionMetrics, detection_metrics
 from groundwire.evaluation.operating import RoutingRates, rates_of_routes
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import Chunk, Report, Route
 from groundwire.pipeline import CheckItem, check_many
 
 

@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from groundwire.core.types import Verdict
 from groundwire.evaluation.charts import (
     LABEL_COLOURS,
     ROUTE_COLOURS,
@@ -24,6 +23,7 @@ from groundwire.evaluation.charts import (
 from groundwire.evaluation.evaluate import EvalSummary, RowOutcome
 from groundwire.evaluation.metrics import precision_recall_curve, roc_curve
 from groundwire.evaluation.operating import RoutingRates
+from groundwire.foundation.types import Verdict
 
 Thresholds = Callable[[str | None], tuple[float, float]]
 """(accept_at, reject_at) for a task (None = pooled): Verifier.thresholds_for."""

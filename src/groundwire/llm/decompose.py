@@ -23,8 +23,8 @@ from pydantic import BaseModel
 
 from groundwire.core.claims import RuleDecomposer, Sentence, Split, cited_ids, strip_citations
 from groundwire.core.novelty import added_content
-from groundwire.core.textutil import WORD_RE, content_words
-from groundwire.core.types import Claim
+from groundwire.foundation.textutil import WORD_RE, content_words
+from groundwire.foundation.types import Claim
 from groundwire.llm import prompts
 from groundwire.llm.client import LLMClient
 from groundwire.llm.errors import LLMError

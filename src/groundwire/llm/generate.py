@@ -29,12 +29,12 @@ from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from groundwire.config import Config, GenerateConfig, PolicyConfig, load_config
 from groundwire.core.cancel import checkpoint
-from groundwire.core.errors import ErrorCode, InputError
 from groundwire.core.explain import format_threshold
 from groundwire.core.plan import as_chunks
-from groundwire.core.textutil import sentence_spans
 from groundwire.core.tracing import traced
-from groundwire.core.types import REFUSAL_TOKEN, AnswerCheck, Chunk, Finding, Report, Route, Verdict
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.textutil import sentence_spans
+from groundwire.foundation.types import REFUSAL_TOKEN, AnswerCheck, Chunk, Finding, Report, Route, Verdict
 from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, TokenLogprob
 from groundwire.llm.policy import DELIVERED, PolicyOutcome, apply_policy

@@ -17,9 +17,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from groundwire.core.plan import as_chunks
-from groundwire.core.textutil import content_words
 from groundwire.core.tracing import traced
-from groundwire.core.types import Chunk, ClaimResult, DecidedBy, Finding, Report, Route, Verdict
+from groundwire.foundation.textutil import content_words
+from groundwire.foundation.types import Chunk, ClaimResult, DecidedBy, Finding, Report, Route, Verdict
 from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, LLMOutputError, parse_json_reply
 from groundwire.llm.errors import LLMError

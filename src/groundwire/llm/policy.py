@@ -15,7 +15,7 @@ from typing import Literal
 
 from groundwire.config import PolicyConfig
 from groundwire.core.explain import format_threshold
-from groundwire.core.types import Report, Route
+from groundwire.foundation.types import Report, Route
 
 Action = Literal["accept", "escalate", "reject", "disclaim", "abstain"]
 DELIVERED: frozenset[str] = frozenset({"accept", "disclaim", "abstain"})

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, ChunkType
+from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, ChunkType
 
 Messages = list[dict[str, str]]
 

@@ -32,8 +32,8 @@ from pydantic import BaseModel
 from groundwire.core.claims import CITATION_RE, strip_citations
 from groundwire.core.novelty import KnownContent, added_content
 from groundwire.core.plan import as_chunks
-from groundwire.core.textutil import STOPWORDS, WORD_RE, normalize
-from groundwire.core.types import REFUSAL_TOKEN, AnswerCheck, Chunk, ClaimResult, Report, Route, Verdict
+from groundwire.foundation.textutil import STOPWORDS, WORD_RE, normalize
+from groundwire.foundation.types import REFUSAL_TOKEN, AnswerCheck, Chunk, ClaimResult, Report, Route, Verdict
 from groundwire.llm import prompts
 from groundwire.llm.client import LLMClient, LLMOutputError
 

@@ -13,6 +13,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from groundwire.foundation.types import Thresholds
+
 
 @dataclass(frozen=True, slots=True)
 class PairScores:
@@ -49,10 +51,6 @@ class Scorer(Protocol):
     def score(self, pairs: Sequence[tuple[str, str]]) -> PairScores:
         """Score every (premise, hypothesis) pair in one batched call."""
         ...
-
-
-Thresholds = tuple[float, float]
-"""(accept_at, reject_at)."""
 
 
 class Combiner(Protocol):

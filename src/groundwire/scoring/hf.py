@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from groundwire.core.extras import optional_import
+from groundwire.foundation.extras import optional_import
 from groundwire.scoring.base import PairScores
 
 _SUPPORT_NAMES = ("entail", "support", "consistent", "faithful", "grounded")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from groundwire.core.textutil import WORD_RE, content_words, stem
+from groundwire.foundation.textutil import WORD_RE, content_words, stem
 from groundwire.scoring.base import Calibration, PairScores
 
 # Words that carry names and figures weigh more: a missing "Berlin" or "49" matters more than a missing "offer".

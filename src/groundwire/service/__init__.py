@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from groundwire.core.extras import optional_import
+from groundwire.foundation.extras import optional_import
 from groundwire.service.settings import ServiceSettings
 
 if TYPE_CHECKING:

@@ -7,9 +7,9 @@ import time
 import uuid
 from collections.abc import Sequence
 
-from groundwire.core.errors import ErrorCode
-from groundwire.core.types import Chunk, Report
 from groundwire.data.provenance import Document
+from groundwire.foundation.errors import ErrorCode
+from groundwire.foundation.types import Chunk, Report
 from groundwire.llm.repair import Repaired
 from groundwire.llm.repair import repair as repair_answer
 from groundwire.pipeline import Checker, CheckItem, Judge, check

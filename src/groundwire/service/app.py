@@ -11,7 +11,7 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from groundwire.core.errors import ErrorCode, InputError
+from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.llm.errors import LLMError
 from groundwire.redact import register_secret
 from groundwire.service import actions, generation, history, models, observability

@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
-from groundwire.core.errors import ErrorCode
+from groundwire.foundation.errors import ErrorCode
 from groundwire.service.errors import ServiceError
 from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.settings import DEFAULT_SCOPE, ServiceSettings

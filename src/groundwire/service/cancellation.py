@@ -24,7 +24,7 @@ from collections.abc import Collection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwire.core.cancel import CancelToken, cancellable
-from groundwire.core.errors import ErrorCode
+from groundwire.foundation.errors import ErrorCode
 from groundwire.service.errors import error_response
 
 _BODILESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})

@@ -2,7 +2,7 @@
 
     {"error": {"status": 413, "code": "payload_too_large", "message": "...", "details": [...]}}
 
-The code and its HTTP status come from the registry, groundwire.core.errors.ErrorCode (docs/errors.md).
+The code and its HTTP status come from the registry, groundwire.foundation.errors.ErrorCode (docs/errors.md).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from groundwire.core.errors import ErrorCode
+from groundwire.foundation.errors import ErrorCode
 
 log = logging.getLogger("groundwire.service")
 

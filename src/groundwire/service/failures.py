@@ -19,8 +19,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from groundwire.core.errors import ErrorCode
 from groundwire.data.store import ERROR_KIND, RequestRecord
+from groundwire.foundation.errors import ErrorCode
 from groundwire.redact import redact, redact_data
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
 from groundwire.service.errors import ServiceError

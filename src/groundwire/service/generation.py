@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from groundwire.core.types import Chunk, Report
+from groundwire.foundation.types import Chunk, Report
 from groundwire.llm.generate import Generator
 from groundwire.pipeline import Checker
 from groundwire.service import models

@@ -24,7 +24,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from groundwire.core.errors import ErrorCode
+from groundwire.foundation.errors import ErrorCode
 from groundwire.service.errors import error_body
 
 _HEAD_END = re.compile(rb"\n\r?\n")

@@ -17,7 +17,7 @@ import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwire.core.claims import SENTENCES_PER_CLAIM
-from groundwire.core.errors import ErrorCode
+from groundwire.foundation.errors import ErrorCode
 from groundwire.service.errors import ServiceError, error_body, error_response
 
 if TYPE_CHECKING:  # pragma: no cover

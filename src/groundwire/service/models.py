@@ -1,7 +1,7 @@
 """The HTTP contract: request and response bodies of the /v1 endpoints.
 
 Field limits live here so a malformed or oversized field gets a 422 that names it,
-before any model runs. Reports travel as `Report.to_dict()` (see groundwire.core.types).
+before any model runs. Reports travel as `Report.to_dict()` (see groundwire.foundation.types).
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class IngestedChunk(BaseModel):
 class VerifyResponse(BaseModel):
     request_id: str
     report: dict[str, Any]
-    """`Report.to_dict()`: its shape is the report's (groundwire.core.types), not repeated here."""
+    """`Report.to_dict()`: its shape is the report's (groundwire.foundation.types), not repeated here."""
     review: Review
     chunks: list[ChunkOut]
     """The chunks the answer was checked against (so a page can show the evidence span)."""

@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from groundwire.core.types import Report
+from groundwire.foundation.types import Report
 from groundwire.service.workers import BUSY_LIMITS, LANES, WorkerPool
 
 

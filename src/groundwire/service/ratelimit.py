@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 
-from groundwire.core.errors import ErrorCode, InputError
+from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.service.errors import ServiceError
 
 

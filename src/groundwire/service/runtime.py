@@ -16,13 +16,13 @@ from typing import TypeVar
 
 from groundwire.config import Config
 from groundwire.core.claims import RuleDecomposer, sentences
-from groundwire.core.errors import ErrorCode
 from groundwire.core.plan import Plan
-from groundwire.core.types import Chunk, Claim, Report
 from groundwire.core.verifier import Verifier
 from groundwire.data.cache import SemanticCache
 from groundwire.data.provenance import render_context
 from groundwire.data.store import RequestRecord, Store
+from groundwire.foundation.errors import ErrorCode
+from groundwire.foundation.types import Chunk, Claim, Report
 from groundwire.llm.client import LLMClient, client_from_config
 from groundwire.pipeline import CheckItem, build_verifier, check
 from groundwire.redact import redact_data

@@ -56,7 +56,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from groundwire.core import cancel
 from groundwire.core.cancel import Cancelled, CancelToken
-from groundwire.core.errors import ErrorCode
+from groundwire.foundation.errors import ErrorCode
 from groundwire.scoring.forms import usable_cores
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
 from groundwire.service.errors import ServiceError, error_response

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from groundwire.core.errors import ErrorCode, InputError
+from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.scoring.form_trials import groundwire_cache_dir
 
 _CHUNK = 1 << 20

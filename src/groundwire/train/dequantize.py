@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from groundwire.core.errors import ErrorCode, InputError
+from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.train.export import MODEL_FILE
 from groundwire.train.hf import load_tokenizer
 from groundwire.train.loop import ID2LABEL

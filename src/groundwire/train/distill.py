@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from groundwire.config import CheckSettings
-from groundwire.core.errors import ErrorCode, InputError
+from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.base import Scorer
 from groundwire.train.data import LABELS, Pair, PairRow, read_pairs

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from groundwire.core.checks import certainty, citations, entities, figures, negation, opposites, roles
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
-from groundwire.core.extras import require_extra
+from groundwire.foundation.extras import require_extra
 
 CLAIM_CHECKS: tuple[ClaimCheck, ...] = (
     figures.CHECK,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundwire.core.structured import humanize, parse_json
-from groundwire.core.textutil import NEGATION_WORDS, stem
-from groundwire.core.types import Finding, Verdict
+from groundwire.foundation.textutil import NEGATION_WORDS, stem
+from groundwire.foundation.types import Finding, Verdict
 
 # Words of a key that name the record's kind, not the attribute ("RestaurantsTakeOut" is "take out").
 _GENERIC_KEY_WORDS = frozenset({"restaurants", "restaurant", "business"})

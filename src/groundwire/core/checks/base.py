@@ -9,7 +9,7 @@ from enum import StrEnum
 
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.figures import Figure
-from groundwire.core.types import Claim, Finding
+from groundwire.foundation.types import Claim, Finding
 
 
 class CheckEffect(StrEnum):

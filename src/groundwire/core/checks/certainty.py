@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
-from groundwire.core.textutil import content_words, word_share
-from groundwire.core.types import Finding, Verdict
+from groundwire.foundation.textutil import content_words, word_share
+from groundwire.foundation.types import Finding, Verdict
 
 _MODAL_HEDGE = (
     r"may|might|could|possibly|probably|perhaps|likely|suggests?|suggested|suspects?|suspected|believes?|believed"

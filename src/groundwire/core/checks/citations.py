@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 from groundwire.core.claims import Sentence, cited_ids
-from groundwire.core.types import REFUSAL_TOKEN, Chunk, Finding, Verdict
+from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, Finding, Verdict
 
 
 def resolve_cited_id(raw: str, chunk_ids: Sequence[str]) -> str | None:

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from groundwire.core.checks.attributes import RecordAttribute, record_attributes
 from groundwire.core.checks.hours import context_schedule
 from groundwire.core.figures import Figure, extract_figures
-from groundwire.core.textutil import content_words, sentence_spans
-from groundwire.core.types import Chunk
+from groundwire.foundation.textutil import content_words, sentence_spans
+from groundwire.foundation.types import Chunk
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 from groundwire.core.checks.roles import role_findings
-from groundwire.core.types import Finding, Verdict
+from groundwire.foundation.types import Finding, Verdict
 
 if TYPE_CHECKING:
     from spacy.language import Language

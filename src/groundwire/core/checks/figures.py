@@ -16,8 +16,8 @@ from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.checks.hours import hours_findings
 from groundwire.core.figures import Figure, claim_figures
-from groundwire.core.textutil import content_words
-from groundwire.core.types import Finding, Verdict
+from groundwire.foundation.textutil import content_words
+from groundwire.foundation.types import Finding, Verdict
 
 
 def figure_findings(claim: str, context: ContextIndex, figures: Sequence[Figure] | None = None) -> list[Finding]:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 from groundwire.core.checks.wording import content_sequence, in_place
 from groundwire.core.lexicon import lexicon
-from groundwire.core.textutil import STOPWORDS, has_negation, normalize, stem, word_share, words
-from groundwire.core.types import Finding
+from groundwire.foundation.textutil import STOPWORDS, has_negation, normalize, stem, word_share, words
+from groundwire.foundation.types import Finding
 
 _NEGATION_OVERLAP = 0.6
 """Only a near-restatement counts: most of the claim's content words must be in the evidence sentence."""

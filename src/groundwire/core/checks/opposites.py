@@ -31,8 +31,8 @@ from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 from groundwire.core.checks.negation import negated_clauses
 from groundwire.core.checks.wording import content_sequence, in_place
 from groundwire.core.lexicon import lexicon
-from groundwire.core.textutil import WORD_RE, stem, word_share, words
-from groundwire.core.types import Finding
+from groundwire.foundation.textutil import WORD_RE, stem, word_share, words
+from groundwire.foundation.types import Finding
 
 _RESTATED = 0.5
 """The claim restates the sentence when this share of its content words, the opposite aside, occur there."""

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
-from groundwire.core.types import Finding, Verdict
+from groundwire.foundation.types import Finding, Verdict
 
 # verb -> (past-participle forms for "by" phrases, past/present forms for the active voice); synonyms share a verb.
 _VERBS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

@@ -6,7 +6,7 @@ A word and its opposite in two sentences say opposite things only where they sta
 
 from __future__ import annotations
 
-from groundwire.core.textutil import STOPWORDS, WORD_RE, stem
+from groundwire.foundation.textutil import STOPWORDS, WORD_RE, stem
 
 NEAR = 2
 """How many content words on each side of a word make its place."""

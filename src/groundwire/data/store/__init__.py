@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from groundwire.core.extras import optional_import
 from groundwire.data.store.records import (
     ERROR_KIND,
     ClaimLog,
@@ -23,6 +22,7 @@ from groundwire.data.store.records import (
     RequestRecord,
     RetrievedChunk,
 )
+from groundwire.foundation.extras import optional_import
 
 if TYPE_CHECKING:
     from groundwire.data.store.database import Store

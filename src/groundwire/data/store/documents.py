@@ -9,11 +9,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from groundwire.core.errors import ErrorCode, InputError
-from groundwire.core.textutil import split_text
 from groundwire.data.provenance import CiteKey, Document, Passage, cite_key, make_cite_id, resolve_cite_id
 from groundwire.data.store.records import IngestResult
 from groundwire.data.store.schema import StoreBase, check_scope, insert_ignore, now
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.textutil import split_text
 
 
 class Documents(StoreBase):

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from groundwire.core.types import REFUSAL_TOKEN, Report, Route, Verdict
 from groundwire.data.provenance import Passage
+from groundwire.foundation.types import REFUSAL_TOKEN, Report, Route, Verdict
 
 ERROR_KIND = "error"
 """The kind of a request-log row for a failed request (4xx/5xx): no report, nothing for the eval loop."""

@@ -10,7 +10,6 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from groundwire.core.errors import ErrorCode, InputError
 from groundwire.data.store.records import (
     ERROR_KIND,
     Feedback,
@@ -21,6 +20,7 @@ from groundwire.data.store.records import (
     record_from_row,
 )
 from groundwire.data.store.schema import StoreBase, check_json, check_scope, now
+from groundwire.foundation.errors import ErrorCode, InputError
 
 
 class RequestLog(StoreBase):

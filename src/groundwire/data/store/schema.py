@@ -10,8 +10,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from groundwire.core.errors import ErrorCode, InputError
 from groundwire.data.provenance import CITE_ID_HEX
+from groundwire.foundation.errors import ErrorCode, InputError
 
 DEFAULT_URL = "sqlite:///groundwire.db"
 SUPPORTED_DIALECTS = ("sqlite", "postgresql")

@@ -13,7 +13,7 @@ A command or a function that reaches an extra only later checks for it before an
 
 Both raise MissingExtraError: an InputError (code missing_extra; the CLI exits 2 with its message, the service
 answers with its HTTP status) and a ModuleNotFoundError, so that `except ImportError` around an optional import
-keeps working. This module imports only the foundation (core/errors.py): every layer may use it.
+keeps working. This module imports only the foundation (foundation/errors.py): every layer may use it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from groundwire.core.errors import ErrorCode, InputError
+from groundwire.foundation.errors import ErrorCode, InputError
 
 
 class MissingExtraError(InputError, ModuleNotFoundError):

@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
-from groundwire.core.errors import ErrorCode, InputError
+from groundwire.foundation.errors import ErrorCode, InputError
 
 WORD_RE = re.compile(r"[^\W_]+(?:[-'.][^\W_]+)*", re.UNICODE)
 

@@ -13,6 +13,9 @@ from typing import Any, Literal, Protocol
 REFUSAL_TOKEN = "NOT_IN_CONTEXT"
 NO_CLAIMS_SHARE = 1.0
 
+Thresholds = tuple[float, float]
+"""(accept_at, reject_at): a support score at or above accept_at accepts; at or below reject_at rejects."""
+
 
 class Verdict(StrEnum):
     """What is known about a claim. UNRESOLVED is the escalation band: some evidence, not enough to accept;

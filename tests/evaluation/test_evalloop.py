@@ -16,14 +16,9 @@ from groundwire.cli.prod import register
 from groundwire.data.provenance import Document, render_context
 from groundwire.data.rows import read_eval_jsonl
 from groundwire.data.store import RequestRecord, Store
-from groundwire.evaluation.evalloop import (
-    GENERATOR_DRIFT,
-    RETRIEVAL_MISS,
-    UNDETERMINED,
-    is_concrete,
-    render_html,
-    run_eval_loop,
-)
+from groundwire.evaluation.evalloop import render_html, run_eval_loop
+from groundwire.evaluation.evalloop.items import GENERATOR_DRIFT, RETRIEVAL_MISS, UNDETERMINED
+from groundwire.evaluation.evalloop.summary import is_concrete
 from groundwire.foundation.types import REFUSAL_TOKEN
 from groundwire.scoring import get_scorer
 
@@ -319,7 +314,8 @@ def test_feedback_enters_the_metrics(logged: tuple[Store, dict[str, str]], verif
 
 
 def test_one_invented_claim_makes_the_failure_drift(verifier: Verifier) -> None:
-    from groundwire.evaluation.evalloop import EvalItem, EvidenceFinder, LoggedClaim, partition_failures
+    from groundwire.evaluation.evalloop.evidence import EvidenceFinder, partition_failures
+    from groundwire.evaluation.evalloop.items import EvalItem, LoggedClaim
     from groundwire.foundation.types import Chunk
 
     corpus = [Chunk("manual", "Run start.sh to start the cluster."), Chunk("warranty", "The warranty lasts two years.")]
@@ -348,19 +344,20 @@ def test_one_answer_the_check_fails_on_is_undetermined_and_the_rest_are_partitio
                                                                                      monkeypatch) -> None:
     # Issue 34: re-checking a logged claim against the corpus raised for one answer (as canonical figures once did
     # on "2010-13-45"), and the whole eval loop, a GET /v1/eval with it, ended in an error.
-    from groundwire.evaluation import evalloop
-    from groundwire.evaluation.evalloop import EvalItem, EvidenceFinder, LoggedClaim, partition_failures
+    from groundwire.evaluation.evalloop import evidence
+    from groundwire.evaluation.evalloop.evidence import EvidenceFinder, partition_failures
+    from groundwire.evaluation.evalloop.items import EvalItem, LoggedClaim
     from groundwire.foundation.types import Chunk
 
     crash = "The cluster was installed on 2010-13-45."
-    real_check = evalloop.check
+    real_check = evidence.check
 
     def failing_check(verifier, item, **kwargs):
         if item.answer == crash:
             raise IndexError("tuple index out of range")
         return real_check(verifier, item, **kwargs)
 
-    monkeypatch.setattr(evalloop, "check", failing_check)
+    monkeypatch.setattr(evidence, "check", failing_check)
     corpus = [Chunk("manual", "Run start.sh to start the cluster."), Chunk("warranty", "The warranty lasts two years.")]
     finder = EvidenceFinder(corpus, verifier)
     items = [

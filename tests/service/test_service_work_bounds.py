@@ -74,11 +74,11 @@ def test_within_the_limits_every_failure_is_looked_up_and_the_work_is_reported(s
 
 
 def test_a_corpus_over_the_limit_is_not_embedded_and_the_response_says_why(settings, monkeypatch) -> None:
-    from groundwire.evaluation import evalloop
+    from groundwire.evaluation.evalloop import evidence
 
     embedded: list[int] = []
-    real_index = evalloop.index_texts
-    monkeypatch.setattr(evalloop, "index_texts", lambda e, texts, **k: embedded.append(len(texts)) or real_index(
+    real_index = evidence.index_texts
+    monkeypatch.setattr(evidence, "index_texts", lambda e, texts, **k: embedded.append(len(texts)) or real_index(
         e, texts, **k))
     with logged_failures(settings, 2, eval_max_corpus_chars=CORPUS_CHARS - 1) as client:
         calls = _evidence_checks(client, monkeypatch)

@@ -1,5 +1,6 @@
-"""The registry of error codes (groundwire.foundation.errors): every code is unique and complete, every raise in the
-package names one, docs/errors.md lists exactly the registry, and a code reaches the CLI's user with its exit
+"""The registry of error codes (groundwire.foundation.errors): every code is unique and complete, has an exit status
+in the CLI's table (cli/exit_status.py) and an HTTP status in the service's (service/http_status.py), every raise in
+the package names one, docs/errors.md lists exactly the registry, and a code reaches the CLI's user with its exit
 status and the service's caller with its HTTP status."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import contextlib
 import io
 import pickle
 import re
+from collections.abc import Mapping
 from http import HTTPStatus
 from pathlib import Path
 from types import ModuleType
@@ -16,7 +18,9 @@ from types import ModuleType
 import pytest
 
 import groundwire
-from groundwire.foundation.errors import ErrorCode, InputError, Outcome
+from groundwire.cli.exit_status import EXIT_STATUS, Outcome
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.service.http_status import HTTP_STATUS
 from repo_scripts import load_script
 
 PACKAGE = Path(groundwire.__file__).parent
@@ -41,21 +45,35 @@ GATE_STATUSES = {"escalated": 7}
 # --- the registry ----------------------------------------------------------------------------------------------
 
 
-def test_every_code_is_unique_snake_case_and_has_both_statuses_and_a_meaning() -> None:
+def test_every_code_is_unique_snake_case_and_has_a_meaning() -> None:
     names = [code.value for code in ErrorCode]
     assert len(names) == len(set(names))
     for code in ErrorCode:
         assert re.fullmatch(r"[a-z]+(_[a-z]+)*", code.value), code
         assert code.name == code.value.upper(), code  # ErrorCode.EMPTY_ANSWER is "empty_answer"
-        assert code.exit_status in (2, 3, 4), code
-        # 499 is nginx's "client closed request", which HTTP does not name: only /metrics and the logs see it.
-        assert code.http_status in {status.value for status in HTTPStatus} | {499} and code.http_status >= 400, code
         assert code.meaning.strip() and "\n" not in code.meaning and "|" not in code.meaning, code
 
 
+@pytest.mark.parametrize(("surface", "table"), [("cli/exit_status.py EXIT_STATUS", EXIT_STATUS),
+                                                ("service/http_status.py HTTP_STATUS", HTTP_STATUS)])
+def test_every_code_has_a_row_in_each_surfaces_status_table(surface: str, table: object) -> None:
+    # A new code without a status on either surface fails here, not when a user first meets it (a KeyError).
+    assert isinstance(table, Mapping)
+    missing = [code.value for code in ErrorCode if code not in table]
+    assert missing == [], f"give these codes a row in {surface}: {missing}"
+    assert set(table) == set(ErrorCode)  # and no row for anything else
+
+
+def test_the_statuses_are_of_their_kind() -> None:
+    assert all(EXIT_STATUS[code] in (2, 3, 4) for code in ErrorCode)
+    # 499 is nginx's "client closed request", which HTTP does not name: only /metrics and the logs see it.
+    known = {status.value for status in HTTPStatus} | {499}
+    assert all(HTTP_STATUS[code] in known and HTTP_STATUS[code] >= 400 for code in ErrorCode)
+
+
 def test_the_codes_clients_already_match_on_are_kept_with_their_statuses() -> None:
-    assert {name: ErrorCode(name).http_status for name in SERVICE_CODES_BEFORE} == SERVICE_CODES_BEFORE
-    assert ErrorCode.LLM_UNAVAILABLE.exit_status == 3 and ErrorCode.INTERNAL_ERROR.exit_status == 4
+    assert {name: HTTP_STATUS[ErrorCode(name)] for name in SERVICE_CODES_BEFORE} == SERVICE_CODES_BEFORE
+    assert EXIT_STATUS[ErrorCode.LLM_UNAVAILABLE] == 3 and EXIT_STATUS[ErrorCode.INTERNAL_ERROR] == 4
     assert {outcome.value: outcome.exit_status for outcome in Outcome} == EXIT_STATUSES_BEFORE | BATCH_STATUSES | GATE_STATUSES
 
 
@@ -132,7 +150,7 @@ def test_docs_errors_md_lists_exactly_the_registry() -> None:
     assert text == script.rendered(text), "docs/errors.md is out of date: run python scripts/errors_doc.py"
     rows = re.findall(r"^\| `([a-z_]+)` \| (\d+) \| (\d+) \|", text, flags=re.MULTILINE)
     assert [(name, int(exit_status), int(http)) for name, exit_status, http in rows] == [
-        (code.value, code.exit_status, code.http_status) for code in ErrorCode
+        (code.value, EXIT_STATUS[code], HTTP_STATUS[code]) for code in ErrorCode
     ]
 
 
@@ -157,7 +175,7 @@ def test_the_cli_prints_the_code_with_the_message_and_exits_with_its_status(tmp_
     context = tmp_path / "ctx.txt"
     context.write_text("The Pro plan costs $19 per month.", encoding="utf-8")
     status, err = _cli("check", "-c", str(context), "-a", "   ", "--scorer", "lexical")
-    assert status == ErrorCode.EMPTY_ANSWER.exit_status == 2
+    assert status == EXIT_STATUS[ErrorCode.EMPTY_ANSWER] == 2
     assert "error [empty_answer]: the answer is empty" in err  # the brackets are printed, not read as markup
     status, err = _cli("check", "-c", str(tmp_path / "missing.txt"), "-a", "x", "--scorer", "lexical")
     assert status == 2 and f"error [file_not_found]: {tmp_path / 'missing.txt'}: no such file" in err
@@ -176,7 +194,7 @@ def test_the_cli_exit_status_is_the_codes(tmp_path: Path, monkeypatch: pytest.Mo
     context = tmp_path / "ctx.txt"
     context.write_text("The Pro plan costs $19 per month.", encoding="utf-8")
     status, err = _cli("check", "-c", str(context), "-a", "The Pro plan costs $19 per month.", "--scorer", "lexical")
-    assert status == ErrorCode.LLM_UNAVAILABLE.exit_status == 3
+    assert status == EXIT_STATUS[ErrorCode.LLM_UNAVAILABLE] == 3
     assert "error [llm_unavailable]: a code whose exit status is not 2" in err
 
 
@@ -204,8 +222,8 @@ def test_the_service_answers_an_input_error_with_its_code_and_http_status(tmp_pa
         route = client.get("/v1/no-such-route", headers=headers)
     for response, code in ((empty, ErrorCode.EMPTY_ANSWER), (blank, ErrorCode.INVALID_DOCUMENT),
                            (llm, ErrorCode.LLM_NOT_CONFIGURED), (route, ErrorCode.NOT_FOUND)):
-        assert response.status_code == code.http_status, response.text
-        assert response.json()["error"]["status"] == code.http_status
+        assert response.status_code == HTTP_STATUS[code], response.text
+        assert response.json()["error"]["status"] == HTTP_STATUS[code]
         assert response.json()["error"]["code"] == code.value
     assert "the answer is empty" in empty.json()["error"]["message"]
     assert blank.json()["error"]["message"] == "document 'd1' has no text; send its text, or leave it out"

@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.sink import ResultSink
+from groundwire.cli.exit_status import Outcome
 from groundwire.config import CheckSettings
 from groundwire.core.verifier import Verifier
 from groundwire.data.results import RESULT_FIELDS
-from groundwire.foundation.errors import InputError, Outcome
+from groundwire.foundation.errors import InputError
 from groundwire.scoring import get_scorer
 
 LEXICAL = CheckOptions(CheckSettings(scorer="lexical"))

@@ -10,8 +10,8 @@ from batch_rows import BAD_LINES, GOOD_ROWS, write_jsonl
 
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.engines import EngineOptions
+from groundwire.cli.exit_status import Outcome
 from groundwire.config import CheckSettings
-from groundwire.foundation.errors import Outcome
 
 # Small batches so that rows are spread over both actors and come back out of order.
 SMALL = EngineOptions(batch_size=2, num_actors=2)

@@ -17,10 +17,11 @@ import pytest
 
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.worker import Worker
+from groundwire.cli.exit_status import Outcome
 from groundwire.cli.main import run_cli
 from groundwire.config import CheckSettings
 from groundwire.core.verifier import Verifier
-from groundwire.foundation.errors import ErrorCode, Outcome
+from groundwire.foundation.errors import ErrorCode
 from groundwire.foundation.types import Chunk
 from groundwire.frames import averify_many, verify_many
 from groundwire.pipeline import CheckItem, build_verifier, check_many

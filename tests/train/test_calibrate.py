@@ -108,6 +108,7 @@ def test_a_second_stage_is_calibrated_on_what_the_first_escalates(tiny_bundle: P
 def test_the_combiner_command_refuses_a_first_stage_that_is_not_a_bundle(tiny_bundle: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
+    from groundwire.cli.exit_status import EXIT_STATUS
     from groundwire.cli.main import app
 
     dev = _dev_file(tmp_path / "alpha.jsonl", 4, "qa", 0)
@@ -115,4 +116,4 @@ def test_the_combiner_command_refuses_a_first_stage_that_is_not_a_bundle(tiny_bu
                                     "--after", str(tmp_path)])
     # `groundwire` turns an InputError into its message and exit status 2 (cli.main.main).
     assert isinstance(done.exception, InputError) and "not a bundle" in str(done.exception)
-    assert done.exception.code.exit_status == 2
+    assert EXIT_STATUS[done.exception.code] == 2

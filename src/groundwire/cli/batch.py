@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from groundwire.cli.common import DecideAtOption, RouteOption
+from groundwire.cli.exit_status import Outcome
 from groundwire.data.rows import parse_columns
-from groundwire.foundation.errors import ErrorCode, InputError, Outcome
+from groundwire.foundation.errors import ErrorCode, InputError
 
 
 def register(app: typer.Typer) -> None:

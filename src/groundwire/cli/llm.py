@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from groundwire.cli.common import check_settings, read_answer, read_chunks, require_llm
+from groundwire.cli.exit_status import Outcome
 from groundwire.cli.output import console, literal, print_json, render_report, styled
-from groundwire.foundation.errors import Outcome
 from groundwire.foundation.types import Chunk
 
 if TYPE_CHECKING:

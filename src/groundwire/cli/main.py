@@ -3,7 +3,7 @@
 Exit status: 0 OK; 1 `check` rejected the answer (a row, with --input); 2 bad input; 3 the LLM endpoint failed;
 4 an unexpected internal error (one line; the traceback with --debug); a batch that ran to the end with rows in
 error: 5 some of them, 6 every one; 7 `check --fail-on escalate` escalated the answer (a row) and rejected none.
-Each status is its code's or outcome's, in the registry groundwire.foundation.errors (ErrorCode, Outcome; docs/errors.md).
+Each status is its code's or outcome's, in cli/exit_status.py (EXIT_STATUS, Outcome; docs/errors.md).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 Start-up: this module, and every command module, imports only typer, rich and groundwire's light modules, so that
 `groundwire --help` starts fast; a command imports what it needs (the settings, the verifier, the LLM client)
@@ -32,10 +32,11 @@ from groundwire.cli.common import (
     read_chunks,
     require_llm,
 )
+from groundwire.cli.exit_status import EXIT_STATUS, Outcome
 from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.explain import format_threshold
 from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows
-from groundwire.foundation.errors import ErrorCode, InputError, Outcome
+from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import require_extra
 from groundwire.foundation.types import Route
 from groundwire.llm.errors import LLMError
@@ -391,22 +392,22 @@ def run_cli(args: list[str] | None = None) -> int:
         status = app(args=args, standalone_mode=False)  # returns the code of a typer.Exit raised by a command
     except InputError as error:
         errors.print(styled((f"error [{error.code}]:", "red"), f" {redact(str(error))}"))
-        return error.code.exit_status
+        return EXIT_STATUS[error.code]
     except (typer.Abort, KeyboardInterrupt):
         return Outcome.INTERRUPTED.exit_status
     except LLMError as error:
         errors.print(styled(("LLM endpoint failed:", "red"), f" {redact(str(error))}"))
         errors.print(literal("Check [llm] base_url / model / api_key in groundwire.toml or GROUNDWIRE_LLM_* in the "
                              "environment."))
-        return ErrorCode.LLM_UNAVAILABLE.exit_status
+        return EXIT_STATUS[ErrorCode.LLM_UNAVAILABLE]
     except typer.exceptions.TyperException as error:  # usage errors: unknown option, bad value...
         error.show()  # type: ignore[attr-defined]
-        return ErrorCode.INVALID_OPTION.exit_status
+        return EXIT_STATUS[ErrorCode.INVALID_OPTION]
     except Exception as error:
         if _debug["on"]:
             errors.print_exception()
         first_line = (str(error).splitlines() or [""])[0]
         errors.print(styled(("internal error:", "red"), f" {type(error).__name__}: {redact(first_line)} "
                             "(run with --debug for the traceback)"))
-        return ErrorCode.INTERNAL_ERROR.exit_status
+        return EXIT_STATUS[ErrorCode.INTERNAL_ERROR]
     return status if isinstance(status, int) else Outcome.OK.exit_status

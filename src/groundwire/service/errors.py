@@ -2,7 +2,8 @@
 
     {"error": {"status": 413, "code": "payload_too_large", "message": "...", "details": [...]}}
 
-The code and its HTTP status come from the registry, groundwire.foundation.errors.ErrorCode (docs/errors.md).
+The code comes from the registry, groundwire.foundation.errors.ErrorCode, and its HTTP status from http_status.py
+(docs/errors.md lists both).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from groundwire.foundation.errors import ErrorCode
+from groundwire.service.http_status import HTTP_STATUS
 
 log = logging.getLogger("groundwire.service")
 
@@ -31,8 +33,8 @@ class ServiceError(StarletteHTTPException):
 
     def __init__(self, code: ErrorCode, message: str, *, details: Any = None,
                  headers: dict[str, str] | None = None) -> None:
-        super().__init__(status_code=code.http_status, detail=message, headers=headers)
-        self.status = code.http_status
+        super().__init__(status_code=HTTP_STATUS[code], detail=message, headers=headers)
+        self.status = HTTP_STATUS[code]
         self.code = code
         self.message = message
         self.details = details
@@ -40,7 +42,7 @@ class ServiceError(StarletteHTTPException):
 
 def error_body(code: ErrorCode, message: str, details: Any = None, *, status: int | None = None) -> dict[str, Any]:
     """The JSON body of an error; `status` only where it is not the code's own (see _code_for)."""
-    body: dict[str, Any] = {"status": code.http_status if status is None else status, "code": code.value,
+    body: dict[str, Any] = {"status": HTTP_STATUS[code] if status is None else status, "code": code.value,
                             "message": message}
     if details is not None:
         body["details"] = details
@@ -49,7 +51,7 @@ def error_body(code: ErrorCode, message: str, details: Any = None, *, status: in
 
 def error_response(code: ErrorCode, message: str, details: Any = None, *, status: int | None = None,
                    headers: Mapping[str, str] | None = None) -> JSONResponse:
-    status = code.http_status if status is None else status
+    status = HTTP_STATUS[code] if status is None else status
     return JSONResponse(error_body(code, message, details, status=status), status_code=status, headers=headers)
 
 

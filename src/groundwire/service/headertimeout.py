@@ -26,6 +26,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from groundwire.foundation.errors import ErrorCode
 from groundwire.service.errors import error_body
+from groundwire.service.http_status import HTTP_STATUS
 
 _HEAD_END = re.compile(rb"\n\r?\n")
 """The blank line that ends a request's head (h11 takes a bare LF as a line end too)."""
@@ -131,6 +132,7 @@ def _head_too_large(buffered: bytes, max_bytes: int) -> bool:
 def _refusal(code: ErrorCode, message: str, details: dict[str, Any] | None) -> bytes:
     """A whole HTTP response with the service's JSON error, sent before h11 has a request to answer."""
     body = json.dumps(error_body(code, message, details)).encode()
-    head = (f"HTTP/1.1 {code.http_status} {HTTPStatus(code.http_status).phrase}\r\ncontent-type: application/json\r\n"
+    status = HTTP_STATUS[code]
+    head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
             f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode()
     return head + body

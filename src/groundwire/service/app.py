@@ -1,30 +1,29 @@
-"""The FastAPI app factory: routes only. The work is in actions.py, generation.py and history.py."""
+"""The FastAPI app factory: the service's state, middleware and error handlers; the routes are in routes/, the work
+in actions.py, generation.py and history.py."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib import resources
 from typing import Any
 
-from fastapi import Depends, FastAPI, Query, Request
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.llm.errors import LLMError
 from groundwire.redact import register_secret
-from groundwire.service import actions, generation, history, models, observability
-from groundwire.service.auth import caller_scope, writer_scope
-from groundwire.service.cancellation import CancelWhenGone
+from groundwire.service import models, observability
 from groundwire.service.docs import install_docs
-from groundwire.service.errors import ServiceError, error_response, install_error_handlers
+from groundwire.service.errors import error_response, install_error_handlers
 from groundwire.service.failures import FailureLog
 from groundwire.service.limits import BodySizeLimit, RefuseContentEncoding, SecurityHeaders
 from groundwire.service.ratelimit import RateLimiter
+from groundwire.service.routes import ROUTERS
+from groundwire.service.routes.pages import STATIC
 from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
-from groundwire.service.workers import RefusalPace, RefuseWhenFull, WorkerPool, default_workers
+from groundwire.service.workers import RefusalPace, WorkerPool, default_workers
 from groundwire.version import __version__
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -65,7 +64,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.state.runtime = runtime
     app.state.rate_limiter = RateLimiter(settings.rate_limit) if settings.rate_limit is not None else None
     # One pace for every refusal under load: the pool's 503 `busy` and the rate limit's 429.
-    app.state.refusal_pace = pace = RefusalPace(settings.refusal_rate)
+    app.state.refusal_pace = RefusalPace(settings.refusal_rate)
+    app.state.pool = pool
     install_error_handlers(app)
 
     @app.exception_handler(InputError)
@@ -77,90 +77,16 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         # The configured LLM endpoint failed (after its retries): a bad gateway, not our bug.
         return error_response(ErrorCode.LLM_UNAVAILABLE, f"The LLM endpoint failed: {exc}")
 
-    # Innermost: a check the pool cannot take is refused before its body is parsed (service/workers.py).
-    pooled = {("POST", "/v1/verify"): True, ("POST", "/v1/repair"): not settings.use_llm,
-              ("POST", "/v1/generate"): False, ("GET", "/v1/eval"): False, ("POST", "/v1/eval/runs"): False,
-              ("GET", "/v1/eval/report"): False}
-    app.add_middleware(RefuseWhenFull, pool=pool, settings=settings, pace=pace, routes=pooled)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
     app.add_middleware(RefuseContentEncoding)  # before the size limit: a gzip body is refused whatever its size
-    # The pooled routes' time budget, and their work stopped when the client goes (service/cancellation.py).
-    app.add_middleware(CancelWhenGone, routes=pooled.keys(), budget_s=settings.time_budget_s)
     app.add_middleware(FailureLog, runtime=runtime)  # outside the size limit, so its 413s are logged too
     app.add_middleware(SecurityHeaders)
     observability.install(app, runtime.metrics)
     runtime.metrics.watch_pool(pool)
-    static = resources.files("groundwire.service") / "static"
-    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     install_docs(app)
-
-    @app.get("/", include_in_schema=False)
-    def index() -> FileResponse:
-        return FileResponse(str(static / "index.html"))
-
-    @app.get("/healthz", response_model=models.HealthResponse, tags=["service"])
-    def healthz() -> models.HealthResponse:
-        return runtime.health()
-
-    app.state.pool = pool
-
-    @app.post("/v1/verify", response_model=models.VerifyResponse, tags=["verify"])
-    async def verify(body: models.VerifyRequest, scope: str = Depends(caller_scope)) -> models.VerifyResponse:
-        small = runtime.looks_small(body)
-        return await pool.run_sized(scope, small, actions.verify, runtime, body, scope=scope)
-
-    @app.post("/v1/repair", response_model=models.RepairResponse, tags=["verify"])
-    async def repair(body: models.RepairRequest, scope: str = Depends(caller_scope)) -> models.RepairResponse:
-        small = runtime.looks_small(body, calls_llm=runtime.llm is not None)  # --llm: repair edits with the LLM
-        return await pool.run_sized(scope, small, actions.repair, runtime, body, scope=scope)
-
-    @app.post("/v1/generate", response_model=models.GenerateResponse, tags=["generate"])
-    async def generate(body: models.GenerateRequest, scope: str = Depends(caller_scope)) -> models.GenerateResponse:
-        return await pool.run(scope, generation.generate, runtime, body, scope=scope)
-
-    @app.post("/v1/ingest", response_model=models.IngestResponse, tags=["documents"])
-    def ingest(body: models.IngestRequest, scope: str = Depends(writer_scope)) -> models.IngestResponse:
-        return actions.ingest(runtime, body, scope=scope)
-
-    @app.post("/v1/feedback", response_model=models.FeedbackResponse, tags=["log"])
-    def feedback(body: models.FeedbackRequest, scope: str = Depends(writer_scope)) -> models.FeedbackResponse:
-        return actions.feedback(runtime, body, scope=scope)
-
-    @app.get("/v1/requests", response_model=models.RequestList, tags=["log"])
-    def list_requests(scope: str = Depends(caller_scope),
-                      limit: int = Query(50, ge=1, le=1000)) -> models.RequestList:
-        return models.RequestList(requests=history.list_requests(runtime, scope=scope, limit=limit))
-
-    @app.get("/v1/requests/{request_id}", tags=["log"])
-    def get_request(request_id: str, scope: str = Depends(caller_scope)) -> dict[str, Any]:
-        entry = history.get_request(runtime, request_id, scope=scope)
-        if entry is None:
-            # Another scope's id looks exactly like an id that does not exist.
-            raise ServiceError(ErrorCode.REQUEST_NOT_FOUND, f"No request {request_id!r} in your scope.")
-        return entry
-
-    @app.get("/v1/review", response_model=models.ReviewQueue, tags=["log"])
-    def review_queue(scope: str = Depends(caller_scope),
-                     limit: int = Query(100, ge=1, le=1000)) -> models.ReviewQueue:
-        return history.review_queue(runtime, scope=scope, limit=limit)
-
-    # The eval loop re-runs the verifier over up to `limit` logged requests: a check's work, on the same pool.
-    @app.get("/v1/eval", response_model=models.EvalSummary, tags=["eval"])
-    async def eval_dashboard(scope: str = Depends(caller_scope),
-                             limit: int = Query(500, ge=1, le=10_000)) -> models.EvalSummary:
-        """Eval-loop metrics over a rolling sample of your scope's request log (nothing is recorded)."""
-        return await pool.run(scope, history.eval_summary, runtime, scope=scope, limit=limit)
-
-    @app.post("/v1/eval/runs", response_model=models.EvalSummary, tags=["eval"])
-    async def record_eval_run(scope: str = Depends(writer_scope),
-                              limit: int = Query(500, ge=1, le=10_000)) -> models.EvalSummary:
-        """Run the eval loop and record the run in the history the dashboard plots."""
-        return await pool.run(scope, history.eval_summary, runtime, scope=scope, limit=limit, save=True)
-
-    @app.get("/v1/eval/report", tags=["eval"], response_class=HTMLResponse)
-    async def eval_report(scope: str = Depends(caller_scope),
-                          limit: int = Query(500, ge=1, le=10_000)) -> HTMLResponse:
-        """The eval loop's self-contained HTML report (plots over time, tables per release and segment)."""
-        return HTMLResponse(await pool.run(scope, history.eval_report, runtime, scope=scope, limit=limit))
-
+    # The routes; those on the worker pool say so themselves, and are refused at once when it is full, before their
+    # body is parsed, and stopped at their time budget or when their client goes (service/routing.py).
+    for router in ROUTERS:
+        app.include_router(router)
     return app

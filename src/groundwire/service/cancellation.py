@@ -2,10 +2,10 @@
 
 Without this a check, an eval-loop call or a generation ran to its end after its client had gone (six /v1/eval/report
 calls abandoned after 1 s kept two cores busy for about 190 s), and a call took as long as its work did (285 s for
-GET /v1/eval over a 950k-character corpus). `CancelWhenGone`, a middleware on the pooled routes, gives each request a
-`core.cancel.CancelToken` whose deadline is the route's time budget from the request's arrival
-(`ServiceSettings.time_budget_s`, `serve --time-budget`); the pool runs the check under it (the token travels in the
-request's context to the worker thread), and the check's boundaries (a plan, a batch of embedded windows, a generation
+GET /v1/eval over a 950k-character corpus). `cancel_when_gone`, which every route declared on the pool runs
+(routing.on_the_pool), gives each request a `core.cancel.CancelToken` whose deadline is the route's time budget from
+the request's arrival (`ServiceSettings.time_budget_s`, `serve --time-budget`); the pool runs the check under it (the
+token travels in the request's context to the worker thread), and the check's boundaries (a plan, a batch of embedded windows, a generation
 attempt, an LLM call) stop it once the client has disconnected or the budget is spent. A disconnect is seen by
 waiting for the next ASGI message once the body is read: uvicorn sends `http.disconnect` when the connection closes.
 
@@ -19,7 +19,6 @@ client has gone is answered 499 `client_closed_request`, which no client receive
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -31,76 +30,66 @@ _BODILESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 """Methods whose routes read no body: the disconnect watch starts at once."""
 
 
-class CancelWhenGone:
-    """For each request to one of `routes` ((method, path) pairs): a CancelToken with a deadline `budget_s` after
-    arrival, that the request's work runs under, cancelled (and the route's task with it) when the client
-    disconnects before the response has started."""
+async def cancel_when_gone(app: ASGIApp, scope: Scope, receive: Receive, send: Send, *, budget_s: float) -> None:
+    """Run `app` for one request of a route on the pool (routing.ServiceRoute) under a CancelToken with a deadline
+    `budget_s` after arrival, that the request's work runs under, cancelled (and the route's task with it) when the
+    client disconnects before the response has started."""
+    token = CancelToken.after(budget_s)
+    responded = gone = False
+    ahead: asyncio.Queue[Message] = asyncio.Queue()
+    """Messages the watch has read for the app: a bodiless request's empty body, and the disconnect."""
+    ended: Message | None = None
+    watcher: asyncio.Task[None] | None = None
 
-    def __init__(self, app: ASGIApp, *, routes: Collection[tuple[str, str]], budget_s: float) -> None:
-        self.app = app
-        self.routes = frozenset(routes)
-        self.budget_s = budget_s
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or (scope.get("method", ""), scope.get("path", "")) not in self.routes:
-            await self.app(scope, receive, send)
-            return
-        token = CancelToken.after(self.budget_s)
-        responded = gone = False
-        ahead: asyncio.Queue[Message] = asyncio.Queue()
-        """Messages the watch has read for the app: a bodiless request's empty body, and the disconnect."""
-        ended: Message | None = None
-        watcher: asyncio.Task[None] | None = None
-
-        async def watch(*, body_ahead: bool) -> None:
-            """Wait for the client to go, once the body is read (`body_ahead`: read its first message for the app)."""
-            nonlocal gone, ended
-            while True:
-                message = await receive()
-                ahead.put_nowait(message)
-                if message["type"] == "http.disconnect":
-                    ended = message
-                    if not responded:  # uvicorn says disconnect after a response too: not a caller that left
-                        gone = True
-                        token.cancel()
-                        work.cancel()
-                    return
-                if body_ahead and message.get("more_body", False):
-                    return  # a body after all: the app reads it, and the watch starts again after it
-                body_ahead = False
-
-        def start_watch(*, body_ahead: bool = False) -> None:
-            nonlocal watcher
-            watcher = asyncio.ensure_future(watch(body_ahead=body_ahead))
-
-        async def receiving() -> Message:
-            if not ahead.empty():
-                return ahead.get_nowait()
-            if ended is not None:
-                return ended
-            if watcher is not None and not watcher.done():
-                return await ahead.get()
+    async def watch(*, body_ahead: bool) -> None:
+        """Wait for the client to go, once the body is read (`body_ahead`: read its first message for the app)."""
+        nonlocal gone, ended
+        while True:
             message = await receive()
-            if message["type"] == "http.request" and not message.get("more_body", False):
-                start_watch()
-            return message
+            ahead.put_nowait(message)
+            if message["type"] == "http.disconnect":
+                ended = message
+                if not responded:  # uvicorn says disconnect after a response too: not a caller that left
+                    gone = True
+                    token.cancel()
+                    work.cancel()
+                return
+            if body_ahead and message.get("more_body", False):
+                return  # a body after all: the app reads it, and the watch starts again after it
+            body_ahead = False
 
-        async def sending(message: Message) -> None:
-            nonlocal responded
-            responded = responded or message["type"] == "http.response.start"
-            await send(message)
+    def start_watch(*, body_ahead: bool = False) -> None:
+        nonlocal watcher
+        watcher = asyncio.ensure_future(watch(body_ahead=body_ahead))
 
-        with cancellable(token):  # the task copies the context, token included, and the pool's job copies it again
-            work = asyncio.ensure_future(self.app(scope, receiving, sending))
-        if scope.get("method") in _BODILESS:  # routes that read no body: the watch reads the empty one for them
-            start_watch(body_ahead=True)
-        try:
-            await work
-        except asyncio.CancelledError:
-            if not gone:
-                raise
-            await error_response(ErrorCode.CLIENT_CLOSED_REQUEST, "The client closed the connection.")(
-                scope, receive, send)  # sent to no one (uvicorn drops it): for /metrics
-        finally:
-            if watcher is not None and not watcher.done():
-                watcher.cancel()
+    async def receiving() -> Message:
+        if not ahead.empty():
+            return ahead.get_nowait()
+        if ended is not None:
+            return ended
+        if watcher is not None and not watcher.done():
+            return await ahead.get()
+        message = await receive()
+        if message["type"] == "http.request" and not message.get("more_body", False):
+            start_watch()
+        return message
+
+    async def sending(message: Message) -> None:
+        nonlocal responded
+        responded = responded or message["type"] == "http.response.start"
+        await send(message)
+
+    with cancellable(token):  # the task copies the context, token included, and the pool's job copies it again
+        work = asyncio.ensure_future(app(scope, receiving, sending))
+    if scope.get("method") in _BODILESS:  # routes that read no body: the watch reads the empty one for them
+        start_watch(body_ahead=True)
+    try:
+        await work
+    except asyncio.CancelledError:
+        if not gone:
+            raise
+        await error_response(ErrorCode.CLIENT_CLOSED_REQUEST, "The client closed the connection.")(
+            scope, receive, send)  # sent to no one (uvicorn drops it): for /metrics
+    finally:
+        if watcher is not None and not watcher.done():
+            watcher.cancel()

@@ -33,7 +33,7 @@ Hand-off: a worker that finishes a check takes the next waiting one itself; the 
 delivers results. When every hand-off went through the event loop (anyio's to_thread), a loop kept busy (answering
 clients that retry a refused request at once, each of its system calls waiting for the GIL the checks hold) left
 the workers idle between checks, and goodput at 64 clients fell to 0.58 of goodput at 16 (bench/service_load.py).
-A full pool's refusals are answered before the route parses the body (`RefuseWhenFull`), so that one costs the
+A full pool's refusals are answered before the route parses the body (`refuse_when_full`), so that one costs the
 loop the same small amount whatever the body, and they are paced (`RefusalPace`): at most `refusal_rate` a second.
 """
 
@@ -46,7 +46,7 @@ import math
 import queue
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar, cast
@@ -304,7 +304,7 @@ class WorkerPool:
         lanes = f"All {self.workers} workers"
         if small and self.reserved:
             lanes += f" and the {self.reserved} reserved for small checks"
-        # None: the queue moved on since the caller saw it full (RefuseWhenFull reads it outside the lock).
+        # None: the queue moved on since the caller saw it full (refuse_when_full reads it outside the lock).
         limit = self._limit_met(scope) or "max_waiting_per_scope"
         if limit == "max_waiting":
             waiting, maximum, what = len(self._waiting), self.max_waiting, "requests are waiting"
@@ -433,55 +433,44 @@ class RefusalPace:
             await asyncio.sleep(wait)
 
 
-class RefuseWhenFull:
+async def refuse_when_full(app: ASGIApp, scope: Scope, receive: Receive, send: Send, *, pool: WorkerPool,
+                           small: bool, settings: ServiceSettings, pace: RefusalPace) -> None:
     """503 `busy`, without waiting for a worker, for a check the pool cannot take, before the route parses and
-    validates its body.
+    validates its body; else `app` (the route) runs. Every route declared on the pool does this first
+    (routing.on_the_pool); `small`: whether the route's checks may be small.
 
     Under overload, clients that send a refused request again at once keep the event loop busy with refusals, and
-    the loop shares the GIL with the checks. On the route's way to a refusal (routing, dependencies, the JSON body
-    parsed and validated) a refusal cost the loop 0.4 ms of CPU with a 3 KB body and about 1 ms with a 400 KB one;
-    this middleware, innermost but for the app's own, decides from the pool alone and costs 0.2-0.3 ms whatever
-    the body (bench figures in docs/service.md). It reads the body (guarded by BodySizeLimit, outside it) so that
-    the connection stays usable, and sends the pool's own 503. So with the pool full, a body that is malformed or
-    over a work limit is answered `busy` too: the retry gets the 4xx. A request with a missing or wrong key is left
-    to the route, which answers 401 (and counts it against the rate limit); a busy refusal here is not counted
-    against the caller's rate limit. Metrics, tracing and the security headers, all outside, see it as they see any
-    response; like every busy refusal, it writes no log row (failures.py). It is sent when `pace` says (RefusalPace).
-    `routes`: (method, path) of each route that runs on the pool, and whether its checks may be small."""
+    the loop shares the GIL with the checks. On the route's way to a refusal (dependencies, the JSON body parsed and
+    validated) a refusal cost the loop 0.4 ms of CPU with a 3 KB body and about 1 ms with a 400 KB one; deciding from
+    the pool alone, once the request is routed, costs 0.2-0.3 ms whatever the body (bench figures in docs/service.md).
+    It reads the body (guarded by BodySizeLimit, a middleware outside the routes) so that the connection stays
+    usable, and sends the pool's own 503. So with the pool full, a body that is malformed or over a work limit is
+    answered `busy` too: the retry gets the 4xx. A request with a missing or wrong key is left to the route, which
+    answers 401 (and counts it against the rate limit); a busy refusal here is not counted against the caller's rate
+    limit. Metrics, tracing and the security headers, all outside, see it as they see any response; like every busy
+    refusal, it writes no log row (failures.py). It is sent when `pace` says (RefusalPace)."""
+    caller = await _caller_scope(scope, settings) if pool.must_wait(small=small) else None
+    if caller is None or not pool.full(small=small, scope=caller):
+        await app(scope, receive, send)
+        return
+    try:
+        more = True
+        while more:
+            message = await receive()
+            more = message["type"] == "http.request" and bool(message.get("more_body", False))
+        refused = pool.refusal(small=small, scope=caller)
+    except ServiceError as error:  # the body was too large, or too slow (BodySizeLimit): not paced
+        refused = error
+    else:
+        await pace.turn()
+    await error_response(refused.code, refused.message, refused.details, headers=refused.headers)(
+        scope, receive, send)
 
-    def __init__(self, app: ASGIApp, *, pool: WorkerPool, routes: Mapping[tuple[str, str], bool],
-                 settings: ServiceSettings, pace: RefusalPace) -> None:
-        self.app = app
-        self.pool = pool
-        self.routes = routes
-        self.settings = settings
-        self.pace = pace
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        small = self.routes.get((scope.get("method", ""), scope.get("path", ""))) if scope["type"] == "http" else None
-        caller = None
-        if small is not None and self.pool.must_wait(small=small):
-            caller = await self._caller_scope(scope)
-        if small is None or caller is None or not self.pool.full(small=small, scope=caller):
-            await self.app(scope, receive, send)
-            return
-        try:
-            more = True
-            while more:
-                message = await receive()
-                more = message["type"] == "http.request" and bool(message.get("more_body", False))
-            refused = self.pool.refusal(small=small, scope=caller)
-        except ServiceError as error:  # the body was too large, or too slow (BodySizeLimit): not paced
-            refused = error
-        else:
-            await self.pace.turn()
-        await error_response(refused.code, refused.message, refused.details, headers=refused.headers)(
-            scope, receive, send)
-
-    async def _caller_scope(self, scope: Scope) -> str | None:
-        """The permission scope of the request's key; None for a missing or wrong key (the route answers 401)."""
-        request = Request(scope)
-        try:
-            return scope_for_key(self.settings, presented_key(await BEARER(request), await API_KEY_HEADER(request)))
-        except ServiceError:
-            return None
+async def _caller_scope(scope: Scope, settings: ServiceSettings) -> str | None:
+    """The permission scope of the request's key; None for a missing or wrong key (the route answers 401)."""
+    request = Request(scope)
+    try:
+        return scope_for_key(settings, presented_key(await BEARER(request), await API_KEY_HEADER(request)))
+    except ServiceError:
+        return None

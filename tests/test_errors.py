@@ -34,7 +34,7 @@ SERVICE_CODES_BEFORE = {
     "invalid_request": 422, "invalid_input": 422, "judge_not_available": 422, "internal_error": 500,
     "llm_unavailable": 502, "llm_not_configured": 503, "not_ready": 503, "busy": 503,
 }
-# The CLI's exit statuses before the registry (README: 0 OK, 1 not grounded, 2 bad input, 3 LLM, 4 internal).
+# The CLI's exit statuses before the registry (docs/cli.md: 0 OK, 1 not grounded, 2 bad input, 3 LLM, 4 internal).
 EXIT_STATUSES_BEFORE = {"ok": 0, "not_grounded": 1, "llm_fallback": 1, "interrupted": 130}
 # Issue 34: a batch with rows in error was 2, the status of a usage error too; now apart from it and from "all rows".
 BATCH_STATUSES = {"rows_in_error": 5, "all_rows_in_error": 6}

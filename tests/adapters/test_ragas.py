@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -77,26 +76,3 @@ def test_single_turn_score(lexical) -> None:
     metric = GroundwireFaithfulness(score="min", verifier=lexical)
     sample = SingleTurnSample(user_input=QUESTION, retrieved_contexts=[REFUND], response=BAD)
     assert metric.single_turn_score(sample) == lexical.verify(BAD, [REFUND], question=QUESTION).score
-
-
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "adapters.md"
-
-
-def test_the_experiment_in_the_docs_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    # Issue 37: RAGAS 0.4's way is @experiment (evaluate() warns it is deprecated); docs/adapters.md shows the
-    # metrics in one, and this runs its code block as written, offline, with the bundled verifier.
-    section = DOCS.read_text(encoding="utf-8").split("## RAGAS: the metrics in an `@experiment`", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    assert "@experiment()" in code and "evaluate(" not in code
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DeprecationWarning)
-        namespace: dict[str, object] = {"__name__": "__main__"}
-        exec(compile(code, str(DOCS), "exec"), namespace)
-    assert not [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
-    printed = sorted(line for line in capsys.readouterr().out.splitlines() if line)
-    expected = sorted(line.removeprefix("# ") for line in code.splitlines()
-                      if line.startswith(("# 1.00", "# 0.50")))
-    assert printed == expected == ["0.50 fail: Refunds are accepted within 90 days. Shipping takes 5 business days.",
-                                   "1.00 pass: Refunds are accepted within 30 days of purchase."]
-    frame = namespace["results"].to_pandas()  # type: ignore[attr-defined]
-    assert sorted(frame["groundwire_outcome"]) == ["fail", "pass"] and frame["reason"].str.len().min() > 0

@@ -1,5 +1,5 @@
 """The verdict rule: from a claim's checks, score and the scorer's contradiction to its verdict, and the caps the
-checks put on a score (README "How a verdict is chosen"). The verifier and the calibration replay both apply it."""
+checks put on a score (docs/how-it-works.md "How a verdict is chosen"). The verifier and the calibration replay both apply it."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def claim_verdict(
     findings: Sequence[Verdict],
     figures_match: bool,
 ) -> Verdict:
-    """The one rule from a claim's evidence to its verdict (README "How a verdict is chosen").
+    """The one rule from a claim's evidence to its verdict (docs/how-it-works.md "How a verdict is chosen").
 
     1. A deciding check's finding decides: CONTRADICTED if any finding is, else NOT_FOUND.
     2. Otherwise a claim routed ACCEPT (its score at or above the accept threshold) is SUPPORTED.

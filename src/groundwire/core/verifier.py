@@ -127,7 +127,7 @@ class Verifier:
         """Scores the `lexical_support` feature the combiners were fitted on: part of the features, not a choice."""
         self.canonical_figures = canonical_figures
         """The scorer and the overlap features see every figure in one spelling in window and claim alike
-        (core.figures): "3,600" as "3600", "five" as "5". On by default since calibration v6 (README)."""
+        (core.figures): "3,600" as "3600", "five" as "5". On by default since calibration v6 (docs/how-it-works.md)."""
         recorded = calibration.canonical_figures
         self.calibration_warning: str | None = (
             f"the scorer's calibration was fitted with canonical_figures = {str(recorded).lower()}, and this check "

@@ -54,7 +54,7 @@ class DecidedBy(StrEnum):
 
 RouteMode = Literal["three-way", "decide"]
 """How a verifier routes ([verify] route): "three-way" accepts, escalates or rejects; "decide" accepts or rejects
-at one threshold (decide_at), escalating nothing, for a check with no judge (README "Three-way routing or decided
+at one threshold (decide_at), escalating nothing, for a check with no judge (docs/how-it-works.md "Three-way routing or decided
 verdicts")."""
 
 

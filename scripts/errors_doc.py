@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from groundwire.cli.exit_status import EXIT_STATUS, Outcome
+from groundwire.cli.exit_status import EXIT_STATUS, CommandOutcome
 from groundwire.foundation.errors import ErrorCode
 from groundwire.service.http_status import HTTP_STATUS
 
@@ -30,7 +30,7 @@ def tables() -> str:
     lines = ["| code | exit status | HTTP status | meaning |", "|---|---|---|---|"]
     lines += [f"| `{code.value}` | {EXIT_STATUS[code]} | {HTTP_STATUS[code]} | {code.meaning} |" for code in ErrorCode]
     lines += ["", "| outcome | exit status | meaning |", "|---|---|---|"]
-    lines += [f"| `{outcome.value}` | {outcome.exit_status} | {outcome.meaning} |" for outcome in Outcome]
+    lines += [f"| `{outcome.value}` | {outcome.exit_status} | {outcome.meaning} |" for outcome in CommandOutcome]
     return "\n".join(lines)
 
 

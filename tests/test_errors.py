@@ -18,7 +18,7 @@ from types import ModuleType
 import pytest
 
 import groundwire
-from groundwire.cli.exit_status import EXIT_STATUS, Outcome
+from groundwire.cli.exit_status import EXIT_STATUS, CommandOutcome
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.service.http_status import HTTP_STATUS
 from repo_scripts import load_script
@@ -74,7 +74,7 @@ def test_the_statuses_are_of_their_kind() -> None:
 def test_the_codes_clients_already_match_on_are_kept_with_their_statuses() -> None:
     assert {name: HTTP_STATUS[ErrorCode(name)] for name in SERVICE_CODES_BEFORE} == SERVICE_CODES_BEFORE
     assert EXIT_STATUS[ErrorCode.LLM_UNAVAILABLE] == 3 and EXIT_STATUS[ErrorCode.INTERNAL_ERROR] == 4
-    assert {outcome.value: outcome.exit_status for outcome in Outcome} == EXIT_STATUSES_BEFORE | BATCH_STATUSES | GATE_STATUSES
+    assert {outcome.value: outcome.exit_status for outcome in CommandOutcome} == EXIT_STATUSES_BEFORE | BATCH_STATUSES | GATE_STATUSES
 
 
 def test_an_input_error_defaults_to_the_generic_code_and_keeps_its_code_across_processes() -> None:

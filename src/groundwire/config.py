@@ -80,8 +80,8 @@ class CheckSettings(_Section):
     """Pair pruning (groundwire.core.pruning): "none" scores the exact claims x windows matrix."""
     canonical_figures: bool = True
     """The scorer and the overlap features read figures in one spelling ("3,600" as "3600", "five" as "5", "12
-    kilometres" as "12 km") in context and claim alike. On since calibration v6, which was fitted this way:
-    leave-one-dataset-out AUROC 0.798 -> 0.800 on the same 1,000 answers, claim cases 52.9% -> 67.8%."""
+    kilometres" as "12 km") in context and claim alike. On since calibration v6, which was fitted this way (what
+    it changed: docs/accuracy.md)."""
     meaning: bool | None = None
     """The meaning layer (core.meaning): each claim aligned to its best evidence sentence by all-MiniLM-L6-v2, the
     paraphrase gate and the combiner's meaning features. None: as the scorer was calibrated (on for the bundled
@@ -89,7 +89,8 @@ class CheckSettings(_Section):
     entities: bool = False
     """The opt-in entities check (core/checks/entities.py, `pip install groundwire[entities]`): names of a claim
     found nowhere in the context, and agent/patient swaps beyond core/checks/roles.py, read by spaCy's small English
-    pipeline. Signals (they cap a claim mid-band). Off by default: loading spaCy costs ~4 s and ~330 MB per process."""
+    pipeline. Signals (they cap a claim mid-band). Off by default, for its cost per process and what it fires on
+    (docs/how-it-works.md, "The meaning layer")."""
     judge: bool = False
     """Send escalated claims to the [llm] judge (the CLI's --judge; the service decides per request)."""
     cascade: str | None = None

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.sink import ResultSink
-from groundwire.cli.exit_status import Outcome
+from groundwire.cli.exit_status import CommandOutcome
 from groundwire.config import CheckSettings
 from groundwire.core.verifier import Verifier
 from groundwire.data.results import RESULT_FIELDS
@@ -138,7 +138,7 @@ def test_cli_reports_totals_and_exits_5_when_some_rows_errored(mixed_jsonl, tmp_
     out = tmp_path / "results.parquet"
     args = ["batch", "--input", str(mixed_jsonl), "--output", str(out), "--scorer", "lexical", "--no-progress"]
     first = CliRunner().invoke(app, args)
-    assert first.exit_code == Outcome.ROWS_IN_ERROR.exit_status == 5, first.output
+    assert first.exit_code == CommandOutcome.ROWS_IN_ERROR.exit_status == 5, first.output
     assert f"rows in {len(GOOD_ROWS) + len(BAD_LINES)} = done {len(GOOD_ROWS)} + errors {len(BAD_LINES)}" in first.output
     again = CliRunner().invoke(app, args + ["--prune", "lexical"])
     assert again.exit_code == 0, again.output

@@ -10,7 +10,7 @@ from batch_rows import BAD_LINES, GOOD_ROWS, write_jsonl
 
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.engines import EngineOptions
-from groundwire.cli.exit_status import Outcome
+from groundwire.cli.exit_status import CommandOutcome
 from groundwire.config import CheckSettings
 
 # Small batches so that rows are spread over both actors and come back out of order.
@@ -72,5 +72,5 @@ def test_cli_ray_engine_writes_what_the_local_engine_writes(ray_local, mixed_jso
     local = CliRunner().invoke(app, ["batch", *common, "--output", str(tmp_path / "local.parquet")])
     distributed = CliRunner().invoke(app, ["batch", *common, "--output", str(tmp_path / "ray.parquet"),
                                            "--engine", "ray", "--actors", "2"])
-    assert local.exit_code == distributed.exit_code == Outcome.ROWS_IN_ERROR.exit_status  # the bad lines were reported
+    assert local.exit_code == distributed.exit_code == CommandOutcome.ROWS_IN_ERROR.exit_status  # the bad lines were reported
     assert rows_by_id(tmp_path / "ray.parquet") == rows_by_id(tmp_path / "local.parquet")

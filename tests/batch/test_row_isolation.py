@@ -17,7 +17,7 @@ import pytest
 
 from groundwire.batch import CheckOptions, run_batch
 from groundwire.batch.worker import Worker
-from groundwire.cli.exit_status import Outcome
+from groundwire.cli.exit_status import CommandOutcome
 from groundwire.cli.main import run_cli
 from groundwire.config import CheckSettings
 from groundwire.core.verifier import Verifier
@@ -70,7 +70,7 @@ def _check_input(source: Path, output: Path) -> int:
 def test_check_input_writes_every_row_and_an_error_record_for_the_one_that_fails(tmp_path, crashing_plan) -> None:
     out = tmp_path / "out.jsonl"
     status = _check_input(_write(tmp_path / "rows.jsonl", _rows()), out)
-    assert status == Outcome.ROWS_IN_ERROR.exit_status == 5
+    assert status == CommandOutcome.ROWS_IN_ERROR.exit_status == 5
     records = _records(out)
     assert len(records) == GOOD + 1
     failed = [r for r in records if "error" in r]
@@ -84,7 +84,7 @@ def test_check_input_writes_every_row_and_an_error_record_for_the_one_that_fails
 def test_every_row_failing_has_its_own_exit_status(tmp_path, crashing_plan) -> None:
     rows = [{"id": "crash", "context": ["x"], "answer": CRASH}, {"id": "torn", "context": ["x"], "answer": 3}]
     out = tmp_path / "out.jsonl"
-    assert _check_input(_write(tmp_path / "rows.jsonl", rows), out) == Outcome.ALL_ROWS_IN_ERROR.exit_status == 6
+    assert _check_input(_write(tmp_path / "rows.jsonl", rows), out) == CommandOutcome.ALL_ROWS_IN_ERROR.exit_status == 6
     assert [r["error_code"] for r in _records(out)] == ["internal_error", "invalid_row"]
     # A usage error is 2, and writes nothing.
     assert run_cli(["check", "--input", str(tmp_path / "missing.jsonl"), "--output", str(out)]) == 2
@@ -97,7 +97,7 @@ def test_a_rerun_with_the_same_output_skips_what_it_holds_and_does_the_rest(tmp_
     first = out.read_text(encoding="utf-8").splitlines()
     # As if the first run had been killed after 60 records, the last one half written.
     out.write_text("\n".join(first[:60]) + "\n" + first[60][:25], encoding="utf-8")
-    assert _check_input(source, out) == Outcome.ROWS_IN_ERROR.exit_status
+    assert _check_input(source, out) == CommandOutcome.ROWS_IN_ERROR.exit_status
     records = _records(out)
     assert [r["id"] for r in records] == [r["id"] for r in map(json.loads, first)]
     assert _records(out)[:60] == [json.loads(line) for line in first[:60]]  # what was written stays as it was

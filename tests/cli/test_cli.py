@@ -21,7 +21,7 @@ def demo_args():
 
 def test_demo_flags_the_fabricated_number_and_cites_the_rest():
     result = run(*demo_args(), "--json")
-    assert result.returncode == 1, result.stderr  # rejected (Outcome.NOT_GROUNDED)
+    assert result.returncode == 1, result.stderr  # rejected (CommandOutcome.NOT_GROUNDED)
     report = json.loads(result.stdout)
     flagged = [c for c in report["claims"] if c["verdict"] != "SUPPORTED"]
     assert len(flagged) == 1
@@ -141,7 +141,7 @@ def test_a_malformed_line_is_reported_with_its_line_and_the_rest_is_checked(tmp_
     assert [(e["line"], e["id"]) for e in errors] == [(3, "broken")] and "invalid JSON" in errors[0]["error"]
     out = tmp_path / "reports.jsonl"
     checked = run("check", "--input", str(data), "--output", str(out), "--scorer", "lexical")
-    assert checked.returncode == 5  # some row could not be checked (Outcome.ROWS_IN_ERROR)
+    assert checked.returncode == 5  # some row could not be checked (CommandOutcome.ROWS_IN_ERROR)
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["line"] for r in records] == [1, 2, 3, 4, 5]
     assert "invalid JSON" in records[2]["error"] and all("report" in r for i, r in enumerate(records) if i != 2)

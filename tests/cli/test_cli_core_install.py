@@ -116,7 +116,7 @@ def test_a_lexical_check_loads_no_subsystem_it_does_not_use():
          f"@{EXAMPLES / 'answer.txt'}", "--scorer", "lexical"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     status, *loaded = done.stdout.split()
-    assert (int(status), loaded) == (1, [])  # the example's answer is rejected: Outcome.NOT_GROUNDED
+    assert (int(status), loaded) == (1, [])  # the example's answer is rejected: CommandOutcome.NOT_GROUNDED
 
 
 def _command_callbacks(app: typer.Typer) -> list[Callable[..., object]]:
@@ -151,7 +151,7 @@ def test_help_lists_every_command_without_the_extras():
 def test_check_runs_on_the_examples_without_the_extras():
     done = run_without_extras("check", "--context", str(EXAMPLES / "refund_policy.md"), "--context",
                               str(EXAMPLES / "shipping.md"), "--answer", f"@{EXAMPLES / 'answer.txt'}", "--json")
-    assert done.returncode == 1, done.stderr  # rejected: Outcome.NOT_GROUNDED
+    assert done.returncode == 1, done.stderr  # rejected: CommandOutcome.NOT_GROUNDED
     report = json.loads(done.stdout)
     assert report["decision"] == "reject"  # the example's fabricated figure is caught, as with every extra installed
     assert any("25 euros" in c["claim"]["text"] and c["verdict"] != "SUPPORTED" for c in report["claims"])

@@ -113,6 +113,8 @@ def test_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "Traceback" not in err
     status, _, err = cli("--debug", *base, "-a", "The Pro plan costs $19 per month.")
     assert status == 4 and "Traceback" in err
+    status, _, err = cli(*base, "-a", "The Pro plan costs $19 per month.")  # --debug held for its own run only
+    assert status == 4 and "Traceback" not in err
 
 
 POLICY = ("Refunds are accepted within 30 days of purchase. Shipping to EU countries takes 3 to 5 business days "

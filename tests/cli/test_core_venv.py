@@ -112,7 +112,7 @@ def test_core_install_checks_the_examples_with_the_bundled_model(core_venv):
                   str(EXAMPLES / "refund_policy.md"), "--context", str(EXAMPLES / "shipping.md"), "--answer",
                   f"@{EXAMPLES / 'answer.txt'}", "--question", (EXAMPLES / "question.txt").read_text().strip(),
                   "--json")
-    assert done.returncode == 1, done.stderr  # rejected: Outcome.NOT_GROUNDED
+    assert done.returncode == 1, done.stderr  # rejected: CommandOutcome.NOT_GROUNDED
     report = json.loads(done.stdout)
     assert report["model_id"].startswith("groundwire")  # the bundled ONNX verifier, not the lexical fallback
     assert report["decision"] == "reject"  # the fabricated shipping price is caught

@@ -126,7 +126,7 @@ def test_check_judge_uses_the_config(scripted_llm: ScriptedLLMServer, files: dic
         files["dir"],
         GROUNDWIRE_LLM_BASE_URL=scripted_llm.url,
     )
-    assert done.returncode == 1, done.stderr  # the judge rejected it: Outcome.NOT_GROUNDED
+    assert done.returncode == 1, done.stderr  # the judge rejected it: CommandOutcome.NOT_GROUNDED
     report = json.loads(done.stdout)
     claim = report["claims"][0]
     assert (claim["verdict"], claim["decided_by"], claim["route"]) == ("CONTRADICTED", "judge", "reject")

@@ -1,4 +1,4 @@
-"""The one rule all five adapters follow (docs/adapters.md has it as a table), and reading their contexts.
+"""The one rule all ten adapters follow (docs/adapters.md has it as a table), and reading their contexts.
 
 - `score`: what a metric reports. "share" (the default) is the share of SUPPORTED claims, which is how RAGAS,
   DeepEval, LlamaIndex and Haystack define faithfulness, so a groundwire column compares like for like with
@@ -68,7 +68,7 @@ class Assessment:
 @dataclass(frozen=True)
 class AdapterCheck:
     """How an adapter checks an answer: the verifier (the one given, else the process-wide one for `scorer`
-    and the thresholds), the task, and the score it reports. One code path for all five adapters."""
+    and the thresholds), the task, and the score it reports. One code path for all ten adapters."""
 
     score: AnswerScore = DEFAULT_SCORE
     verifier: Verifier | None = None

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from groundwire.cli.common import DecideAtOption, RouteOption
-from groundwire.cli.exit_status import Outcome
+from groundwire.cli.exit_status import CommandOutcome
 from groundwire.data.rows import parse_columns
 from groundwire.foundation.errors import ErrorCode, InputError
 
@@ -82,4 +82,4 @@ def batch(
         err=True,
     )
     if summary.errors:
-        raise typer.Exit((Outcome.ALL_ROWS_IN_ERROR if summary.done == 0 else Outcome.ROWS_IN_ERROR).exit_status)
+        raise typer.Exit((CommandOutcome.ALL_ROWS_IN_ERROR if summary.done == 0 else CommandOutcome.ROWS_IN_ERROR).exit_status)

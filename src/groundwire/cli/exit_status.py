@@ -1,6 +1,6 @@
 """The command line's exit statuses: one for each error code (`EXIT_STATUS`), and the outcomes of a command that
-ran to the end (`Outcome`). docs/errors.md lists them beside the codes (`python scripts/errors_doc.py` writes its
-tables); the README names the classes.
+ran to the end (`CommandOutcome`). docs/errors.md lists them beside the codes (`python scripts/errors_doc.py` writes its
+tables); docs/cli.md names the classes.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Final
 
 from groundwire.foundation.errors import ErrorCode
 
-# One exit status per class of error (Outcome has the others). A batch whose rows failed one by one ran to the end:
+# One exit status per class of error (CommandOutcome has the others). A batch whose rows failed one by one ran to the end:
 # its statuses (5, 6) are Outcomes, apart from 2 (the command was used wrongly, nothing was checked).
 _BAD_INPUT, _LLM_FAILED, _INTERNAL = 2, 3, 4
 
@@ -72,13 +72,13 @@ endpoint, 4 groundwire or the service itself. tests/test_errors.py fails on a co
 
 
 @unique
-class Outcome(Enum):
+class CommandOutcome(Enum):
     """The exit status of a command that ran to the end, when it is not an error's (EXIT_STATUS)."""
 
     exit_status: int
     meaning: str
 
-    def __new__(cls, name: str, exit_status: int, meaning: str) -> Outcome:
+    def __new__(cls, name: str, exit_status: int, meaning: str) -> CommandOutcome:
         """An outcome from its row: name, CLI exit status, what it means."""
         outcome = object.__new__(cls)
         outcome._value_ = name

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from groundwire.cli.common import check_settings, read_answer, read_chunks, require_llm
-from groundwire.cli.exit_status import Outcome
+from groundwire.cli.exit_status import CommandOutcome
 from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.foundation.types import Chunk
 
@@ -62,7 +62,7 @@ def generate_command(
     else:
         _render_generation(result, chunks)
     if fail_on_fallback and result.fallback:
-        raise typer.Exit(Outcome.LLM_FALLBACK.exit_status)
+        raise typer.Exit(CommandOutcome.LLM_FALLBACK.exit_status)
 
 
 def repair_command(
@@ -113,7 +113,7 @@ def repair_command(
     else:
         _render_repair(repaired)
     if fail_on_fallback and repaired.abstained:
-        raise typer.Exit(Outcome.LLM_FALLBACK.exit_status)
+        raise typer.Exit(CommandOutcome.LLM_FALLBACK.exit_status)
 
 
 # --- helpers -------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Exit status: 0 OK; 1 `check` rejected the answer (a row, with --input); 2 bad input; 3 the LLM endpoint failed;
 4 an unexpected internal error (one line; the traceback with --debug); a batch that ran to the end with rows in
 error: 5 some of them, 6 every one; 7 `check --fail-on escalate` escalated the answer (a row) and rejected none.
-Each status is its code's or outcome's, in cli/exit_status.py (EXIT_STATUS, Outcome; docs/errors.md).
+Each status is its code's or outcome's, in cli/exit_status.py (EXIT_STATUS, CommandOutcome; docs/errors.md).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 Start-up: this module, and every command module, imports only typer, rich and groundwire's light modules, so that
 `groundwire --help` starts fast; a command imports what it needs (the settings, the verifier, the LLM client)
@@ -17,6 +17,7 @@ import importlib
 import json
 import sys
 import typing
+from contextvars import ContextVar
 from pathlib import Path
 from types import FunctionType
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -32,7 +33,7 @@ from groundwire.cli.common import (
     read_chunks,
     require_llm,
 )
-from groundwire.cli.exit_status import EXIT_STATUS, Outcome
+from groundwire.cli.exit_status import EXIT_STATUS, CommandOutcome
 from groundwire.cli.output import console, literal, print_json, render_report, styled
 from groundwire.core.explain import format_threshold
 from groundwire.data.rows import EvalRow, RowError, parse_columns, read_rows
@@ -56,7 +57,9 @@ app = typer.Typer(
     help="Catch and repair fabricated claims in RAG answers.",
     rich_markup_mode=None,  # help text is printed as written: "[llm]" is a config section, not a style tag
 )
-_debug = {"on": False}
+# --debug, as the app's callback read it for this run: run_cli's error handler reads it after the command has
+# returned or raised, outside click's context; a ContextVar scopes it to the run (run_cli resets it).
+_show_traceback: ContextVar[bool] = ContextVar("groundwire_show_traceback", default=False)
 errors = Console(stderr=True, soft_wrap=True)  # never wrap a message: a wrapped path is hard to copy
 
 ConfigOption = Annotated[
@@ -79,7 +82,7 @@ FailOnOption = Annotated[
 FAILING_DECISIONS: dict[str, tuple[Route, ...]] = {
     "reject": (Route.REJECT,), "escalate": (Route.REJECT, Route.ESCALATE), "never": (),
 }
-_STATUS_OF_DECISION = {Route.REJECT: Outcome.NOT_GROUNDED, Route.ESCALATE: Outcome.ESCALATED}
+_STATUS_OF_DECISION = {Route.REJECT: CommandOutcome.NOT_GROUNDED, Route.ESCALATE: CommandOutcome.ESCALATED}
 _PAST_TENSE = {Route.ACCEPT: "accepted", Route.ESCALATE: "escalated", Route.REJECT: "rejected"}
 StrictOption = Annotated[
     bool, typer.Option("--strict", help="Stop at the first malformed row (exit 2 naming its line) instead of reporting it.")
@@ -91,7 +94,7 @@ def _options(
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an unexpected error.")] = False,
 ) -> None:
     """Catch and repair fabricated claims in RAG answers."""
-    _debug["on"] = debug
+    _show_traceback.set(debug)
 
 
 @app.command()
@@ -212,7 +215,7 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
     errors.print(literal(f"checked {len(decisions)} of {len(rows)} rows ({counts}); {bad} could not be checked"
                          + (f"; {skipped} skipped, in {output} from an earlier run" if skipped else "")))
     if bad:  # rows in error come first: a gate on the others' decisions would hide them
-        outcome_of_run = Outcome.ALL_ROWS_IN_ERROR if not decisions else Outcome.ROWS_IN_ERROR
+        outcome_of_run = CommandOutcome.ALL_ROWS_IN_ERROR if not decisions else CommandOutcome.ROWS_IN_ERROR
         raise typer.Exit(outcome_of_run.exit_status)
     _exit_on(decisions, fail_on)
 
@@ -387,14 +390,21 @@ def main() -> None:
 
 def run_cli(args: list[str] | None = None) -> int:
     """Run the command line and return its exit status (main() passes it to sys.exit)."""
-    _debug["on"] = False
+    reset = _show_traceback.set(False)
+    try:
+        return _run(args)
+    finally:
+        _show_traceback.reset(reset)
+
+
+def _run(args: list[str] | None) -> int:
     try:
         status = app(args=args, standalone_mode=False)  # returns the code of a typer.Exit raised by a command
     except InputError as error:
         errors.print(styled((f"error [{error.code}]:", "red"), f" {redact(str(error))}"))
         return EXIT_STATUS[error.code]
     except (typer.Abort, KeyboardInterrupt):
-        return Outcome.INTERRUPTED.exit_status
+        return CommandOutcome.INTERRUPTED.exit_status
     except LLMError as error:
         errors.print(styled(("LLM endpoint failed:", "red"), f" {redact(str(error))}"))
         errors.print(literal("Check [llm] base_url / model / api_key in groundwire.toml or GROUNDWIRE_LLM_* in the "
@@ -404,10 +414,10 @@ def run_cli(args: list[str] | None = None) -> int:
         error.show()  # type: ignore[attr-defined]
         return EXIT_STATUS[ErrorCode.INVALID_OPTION]
     except Exception as error:
-        if _debug["on"]:
+        if _show_traceback.get():
             errors.print_exception()
         first_line = (str(error).splitlines() or [""])[0]
         errors.print(styled(("internal error:", "red"), f" {type(error).__name__}: {redact(first_line)} "
                             "(run with --debug for the traceback)"))
         return EXIT_STATUS[ErrorCode.INTERNAL_ERROR]
-    return status if isinstance(status, int) else Outcome.OK.exit_status
+    return status if isinstance(status, int) else CommandOutcome.OK.exit_status

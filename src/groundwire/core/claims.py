@@ -3,7 +3,7 @@
 The rule-based decomposer splits sentences with pysbd, strips citation markers, drops non-claims
 (greetings, filler, questions, refusals) and splits compound sentences only where a rule can do it
 safely: semicolons, ", and/but <new subject>" and relative ", which ..." clauses. An LLM decomposer
-(decompose_llm.py) implements the same `Decomposer` protocol.
+(llm/decompose.py) implements the same `Decomposer` protocol.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The form trial's timings, kept per CPU, bundle and onnxruntime in a small file in the user's cache, so that the
-trial (scoring/forms.py: int8 and fp32 timed on a CPU without VNNI, about 2.4 s on 2 cores) runs once per machine
+trial (scoring/forms.py: int8 and fp32 timed on a CPU without VNNI; its cost: docs/speed.md) runs once per machine
 rather than in every process that loads the model.
 
 The file is $XDG_CACHE_HOME/groundwire/form-trials.json (~/.cache/groundwire/ without XDG_CACHE_HOME), one entry

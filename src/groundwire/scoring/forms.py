@@ -2,7 +2,7 @@
 
 A bundle's config.json may list forms ({"int8": {...}, "fp32": {...}}, written by `train/forms.py`); a bundle
 without the list has one form, its `model_file`. The rule (measured in issue 35):
-  - a CPU with VNNI (AVX512-VNNI, AVX-VNNI or AMX) runs int8: 10.5 ms a pair there against 25 ms in fp32;
+  - a CPU with VNNI (AVX512-VNNI, AVX-VNNI or AMX) runs int8, which is faster there than fp32 (docs/speed.md);
   - on any other CPU the int8 kernels lose VNNI's fused multiply-add while fp32 ones do not depend on it, so the
     scorer times both forms on a few pairs when it loads and keeps the faster. It switches to fp32 only when that
     is clearly faster (`FP32_MARGIN`), so that a noisy timing cannot flip the choice between runs on one machine.

@@ -53,13 +53,12 @@ class ServiceSettings:
     """Per-request work limits (chunks, answer and context characters): more is a 413 naming the limit."""
     max_claims: int = 100
     max_pairs: int = 1_000
-    """Claims in the answer and (claim, window) pairs to score, counted before scoring: more is a 413. At 1,000
-    pairs the largest accepted request took 6.4 s with the default scorer on 2 CPU cores (bench/request_cost.py);
-    at the 4,000 first chosen it took 44-53 s."""
+    """Claims in the answer and (claim, window) pairs to score, counted before scoring: more is a 413. What the
+    largest accepted request costs at these limits: docs/service.md, "Limits" (bench/request_cost.py)."""
     eval_max_corpus_chars: int = 1_000_000
     eval_max_pairs: int = 5_000
     """The eval loop's routes look the claims of failed requests up in the scope's ingested documents: a call embeds
-    all of them (about 40-100 KB of text a second on 2 CPU cores), so they may hold at most eval_max_corpus_chars
+    all of them (docs/service.md, "Limits", says how fast), so they may hold at most eval_max_corpus_chars
     characters, and its checks of the claims against the nearest ones may score at most eval_max_pairs (claim,
     window) pairs in all, each at most max_pairs. A failure not looked up counts as undetermined, and the response's
     meta.evidence says how many and why."""
@@ -83,20 +82,17 @@ class ServiceSettings:
     """Refusals under load (503 `busy`, 429 `rate_limited`) sent per second at most, over the whole service; past it
     a refusal waits its turn, at most 1 s (never past its Retry-After), and never for a worker (service/workers.py,
     RefusalPace). Clients that send a refused request again at once otherwise keep the event loop answering them,
-    on the GIL the checks need. At 60 a second, 30 such clients wait about 0.5 s for each refusal and goodput at 64
-    clients was 0.96-0.97 of goodput at 16 (bench/service_load.py, 2 cores); at 100, 0.3 s and 0.92-0.95. 0: no
-    pacing."""
+    on the GIL the checks need (docs/service.md, "Under load", has what each rate measured). 0: no pacing."""
     reserved_workers: int = 1
     """Workers beside `workers` that only small checks may use, when every other worker is busy and one of them with
     a check that is not small, so that a small check is not stuck behind large ones (service/workers.py); 0: none."""
     small_pairs: int = 50
     """A verify or repair is small when its plan scores at most this many (claim, window) pairs (with a cascade, in
-    all its stages together), it calls no LLM, and its answer and context hold at most `small_chars` characters.
-    50 pairs (5 claims x 10 windows) took 0.28-0.38 s with the default scorer on 2 shared CPU cores, one pair
-    0.015 s (bench/hostile.py's tiny request)."""
+    all its stages together), it calls no LLM, and its answer and context hold at most `small_chars` characters
+    (what such a check costs: docs/service.md, "Limits")."""
     small_chars: int = 20_000
     """The estimate made before a worker is taken: only a request whose answer and context are at most this long
-    may be planned on a reserved worker (20,000 characters plan in about 35 ms with the default scorer)."""
+    may be planned on a reserved worker, so the estimate itself stays cheap (docs/service.md, "Limits")."""
     review_threshold: float = 0.5
     """Requests whose answer score falls below this go to the review queue."""
     high_risk_patterns: tuple[str, ...] = ()

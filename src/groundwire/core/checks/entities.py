@@ -15,20 +15,12 @@ Two findings:
   claim (its listed verbs, read by patterns, and a stranger in a role), this check adds nothing: one error, one
   finding.
 
-A signal, not a verdict (EFFECT): the claim is capped mid-band and escalated, never accepted outright. Measured
-with bench/check_firing.py (lexical evidence, the first 200 answers of each dev file, 2,000 answers):
-entity_not_in_context fired on 226 answers, 190 of them hallucinated: precision 0.84 against a base rate of
-0.51, and well above each file's base rate where the file has hallucinated answers (halueval_qa 1.00 vs 0.50,
-ragtruth 0.84 vs 0.41, wice 0.90 vs 0.68, begin_wow 1.00 vs 0.61). But it fired on 14 of hagrid's 200 answers
-and 7 of expertqa's, all faithful (base rate 0.00): names the answer takes from the question ("Alex Fletcher",
-"Islip, NY"), which the checks do not see, or adds from world knowledge ("Isaac Newton" where the context says
-"Newton"). As a verdict it would reject 3.65% of all faithful answers and 7% of hagrid's by itself; the figure
-check, a verdict, rejects 0.81% (84 answers, precision 0.90). role_swap fired on none of the 2,000 answers, so
-nothing shows it is precise enough to decide a claim either.
+A signal, not a verdict (EFFECT): the claim is capped mid-band and escalated, never accepted outright. What it
+fires on, and why that keeps it a signal: docs/accuracy.md, "What the signals fire on".
 
 Needs the `[entities]` extra (spacy and the model, about 200 MB installed); without it, or without the model,
-the check returns no findings and never raises. The pipeline is loaded once per process, on first use (1 to 4 s
-here; thinc imports torch where torch is installed, 330 MB more RSS); a claim and its evidence take about 7 ms.
+the check returns no findings and never raises. The pipeline is loaded once per process, on first use (its cost:
+docs/how-it-works.md, "The meaning layer").
 """
 
 from __future__ import annotations

@@ -12,17 +12,8 @@ library lends laptops to students" says), and neither may be said in the other t
 synonym. Names (capitalised past the first word)
 and figures are never opposites.
 
-A signal, not a verdict (like negation): the score is capped mid-band and the claim escalated. Measured with
-bench/check_firing.py over every dev answer (--limit 100000; 6,705 answers, base rate of hallucinated 0.57):
-    lexical scorer: fired on 34 (6 faithful, 28 hallucinated; precision 0.82), 0.21% of faithful answers
-    bundled model:  fired on 21 (3 faithful, 18 hallucinated; precision 0.86), 0.10% of faithful answers
-The precision is summedits' (21 of 21 and 13 of 13, its edits swap antonyms) and halueval's (3 of 3). On the files
-of real RAG answers it is at or below their base rate: expertqa, hagrid, lfqa and ragtruth together 3 hallucinated
-of 9 firings (lexical; base rate 0.50), hagrid 1 of 4 (bundled; base rate 0.47), where the checks that decide a
-verdict (certainty_added, role_conflict) fire on no faithful answer. The faithful ones are opposites the text does
-mean ("start" for "finish" the syncing, "first" recorded against the "second" album) or an evidence sentence about
-something else ("chronic" against "acute" hepatitis). The rules above were written after reading the dev files'
-firings, so these figures flatter them; re-measure on held-out data before making the check decide a verdict.
+A signal, not a verdict (like negation): the score is capped mid-band and the claim escalated. What it fires on
+over the dev answers, and why that keeps it a signal: docs/accuracy.md, "What the signals fire on".
 """
 
 from __future__ import annotations

@@ -23,10 +23,10 @@ from groundwire.service.runtime import Runtime, chunk_out
 def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> models.VerifyResponse:
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
-    report = _checked(runtime, body, chunks)
+    report = _verify(runtime, body, chunks)
     response = models.VerifyResponse(
         request_id=uuid.uuid4().hex, report=report.to_dict(),
-        review=runtime.review(report.score, body.question, body.answer, findings=_checks(report)),
+        review=runtime.review(report.score, body.question, body.answer, findings=_finding_names(report)),
         chunks=[chunk_out(c) for c in chunks])
     runtime.log(report, response.model_dump(), kind="verify", scope=scope, context=context, body=body,
                 chunks=chunks, started=started)
@@ -36,15 +36,15 @@ def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> model
 def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> models.RepairResponse:
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
-    report = _checked(runtime, body, chunks)
+    report = _verify(runtime, body, chunks)
     settings = runtime.config.repair
     # Without --llm the middle band is dropped rather than edited: repair still works offline.
-    repaired = repair_answer(report, chunks, check=_repair_checks(runtime), client=runtime.llm,
+    repaired = repair_answer(report, chunks, check=_repair_checker(runtime), client=runtime.llm,
                              min_surviving_share=settings.min_surviving_share,
                              abstain_message=settings.abstain_message)
     response = models.RepairResponse(
         request_id=uuid.uuid4().hex, report=report.to_dict(),
-        review=runtime.review(report.score, body.question, body.answer, findings=_checks(report)),
+        review=runtime.review(report.score, body.question, body.answer, findings=_finding_names(report)),
         chunks=[chunk_out(c) for c in chunks],
         repaired={**repaired.to_dict(), "summary": _summary(repaired)})
     runtime.log(report, response.model_dump(), kind="repair", scope=scope, context=context, body=body,
@@ -79,7 +79,7 @@ def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> m
     return models.FeedbackResponse(feedback_id=str(feedback_id), request_id=body.request_id)
 
 
-def _checked(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chunk]) -> Report:
+def _verify(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chunk]) -> Report:
     """Verify; with judge=true, the LLM judge then decides the claims in the escalation band."""
     client = runtime.judge_client() if body.judge else None
     plan = runtime.plan(body.answer, chunks, question=body.question)  # the limits read it before anything is scored
@@ -93,7 +93,7 @@ REPAIR_PAIRS = 2
 largest accepted answer split in two, each part checked against the whole context."""
 
 
-def _repair_checks(runtime: Runtime) -> Checker:
+def _repair_checker(runtime: Runtime) -> Checker:
     """The checks repair makes of its own (each part of a claim it splits at its coordination, an LLM's edit, the
     repaired answer), each planned and held to the limits as a request's check is (`Runtime.plan`), and together to
     REPAIR_PAIRS x max_pairs pairs: past that, 413 `too_much_work` before the next is scored. Unbounded, one claim of
@@ -105,7 +105,7 @@ def _repair_checks(runtime: Runtime) -> Checker:
     return Checker(runtime.verifier, planner=functools.partial(runtime.plan, budget=budget))
 
 
-def _checks(report: Report) -> list[str]:
+def _finding_names(report: Report) -> list[str]:
     return [finding.check for finding in report.findings]
 
 

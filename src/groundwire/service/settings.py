@@ -140,7 +140,7 @@ class ServiceSettings:
         if not self.read_only_keys <= self.api_keys.keys():
             raise InputError("every read-only key must also be one of api_keys", code=ErrorCode.INVALID_SETTINGS)
         for pattern in self.high_risk_patterns:
-            _check_pattern(pattern)  # fail at start-up, not on the first request
+            _validate_pattern(pattern)  # fail at start-up, not on the first request
         if self.rate_limit is not None:  # the limiter (and FastAPI, for its 429) loads only when a limit is set
             from groundwire.service.ratelimit import check_rate_limit
 
@@ -191,7 +191,7 @@ def api_key_file_entries(text: str) -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
-def _check_pattern(pattern: str) -> None:
+def _validate_pattern(pattern: str) -> None:
     try:
         re.compile(pattern)
     except re.error as error:

@@ -2,7 +2,8 @@
 
 The grammar of a fenced block, by its language:
 - `python`: run. A file's Python blocks run in order in one fresh interpreter, sharing one namespace (as a reader
-  following the page would), with the repository's examples/ in the working directory. When a block prints, the
+  following the page would), with a copy of the repository's examples/ in the working directory (one directory per
+  test). When a block prints, the
   `# ` comment lines that end it are what it prints: every printed line matches one of them (`...` in a comment
   line matches anything; the order is free, as in `rows in the order they finish`). A DeprecationWarning raised by a
   block's own code fails it.
@@ -14,7 +15,8 @@ The grammar of a fenced block, by its language:
 - `text`, `json`, `toml`, `jsonl`, `http`: not code (a diagram, an output, a file's format); never run. They may not
   hold a `groundwire` command line, so that a command cannot hide in one.
 - A block preceded by `<!-- not run: REASON -->` (installs packages, starts a server, needs an LLM endpoint or
-  the dev sets...) is not run, and its reason is counted. Its Python must still compile.
+  the dev sets...) is not run, and its reason is counted. Its Python must still compile, its `groundwire` command
+  lines must name real commands and options, and a test or example its reason names must exist.
 A block with no language, or one not listed, fails the test: so every runnable block either runs or is marked.
 
 A block that sends a request to `http://127.0.0.1:8000` runs against a `groundwire serve` this test starts on a
@@ -26,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -130,6 +133,9 @@ def test_every_block_is_run_or_says_why_not() -> None:
     assert not unknown, f"give these blocks a language ({sorted(RUN | NOT_CODE)}): {unknown}"
     empty_reasons = [b.where for b in ALL if b.not_run is not None and not b.not_run]
     assert not empty_reasons
+    # A reason that names what runs the block instead (a test, an example) names a file that exists.
+    named = [(b.where, path) for b in ALL for path in re.findall(r"[\w./-]+/[\w.-]+\.py", b.not_run or "")]
+    assert not [(where, path) for where, path in named if not (ROOT / path).exists()]
     hidden = [b.where for b in ALL if b.lang in NOT_CODE and re.search(r"^\$? ?groundwire \w", b.code, re.M)]
     assert not hidden, f"a command line in a block that is not run: {hidden}"
     run = [b for b in ALL if b.lang in RUN and b.not_run is None]
@@ -145,6 +151,38 @@ def test_every_block_is_run_or_says_why_not() -> None:
                          ids=lambda b: b.where)
 def test_a_python_block_that_is_not_run_still_compiles(block: Block) -> None:
     compile(block.code, block.where, "exec")
+
+
+def _command_lines(code: str) -> Iterator[list[str]]:
+    """The `groundwire ...` command lines of a shell block or transcript, as words (continuations joined)."""
+    text = re.sub(r"\\\n\s*", " ", code)
+    for line in text.splitlines():
+        line = line.removeprefix("$ ").split("#", 1)[0]
+        for part in re.split(r"&&|\|\||;|\|", line):
+            words = shlex.split(part.strip(), posix=True) if part.strip() else []
+            while words and "=" in words[0] and not words[0].startswith("-"):  # VAR=value before the command
+                words = words[1:]
+            if words and Path(words[0]).name == "groundwire":  # groundwire, or .venv/bin/groundwire
+                yield [word.strip("[]") for word in words[1:]]
+
+
+@pytest.mark.parametrize("block", [b for b in ALL if b.not_run is not None and b.lang in RUN - {"python"}
+                                   and "groundwire" in b.code], ids=lambda b: b.where)
+def test_a_command_that_is_not_run_still_exists(block: Block) -> None:
+    # A marked block's `groundwire` commands name a real command and only options it has: docs that drift from
+    # the command line fail here even where they cannot run.
+    import typer.main
+
+    from groundwire.cli.main import app  # its commands are registered when it is imported
+
+    group = typer.main.get_command(app)
+    for words in _command_lines(block.code):
+        command = group.commands.get(words[0]) if words else None  # type: ignore[attr-defined]
+        assert command is not None, f"{block.where}: no command {words[:1]}"
+        options = {name for param in command.params for name in (*param.opts, *param.secondary_opts)}
+        flags = [flag for word in words[1:] if word.startswith("-") for flag in word.split("=", 1)[0].split("/")]
+        unknown = [flag for flag in flags if flag not in options]  # `--llm/--no-llm` names both
+        assert not unknown, f"{block.where}: groundwire {words[0]} has no {unknown}"
 
 
 # --- running them ------------------------------------------------------------------------------------------------

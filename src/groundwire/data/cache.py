@@ -10,8 +10,8 @@ user's answer cannot reach another scope even on an identical question. Ingest i
 entries that depend on the changed documents. In memory, per process; thread-safe.
 
 The threshold is 0.92, not higher, because the guard decides what two near questions mean: plain rewordings (a
-plural, an abbreviation, an added "usually") embed at 0.86-0.97, and bench/cache_pairs.py serves 0 of 400
-swapped, opposite or other-entity questions at 0.92 against 94.5% of plain rewordings.
+plural, an abbreviation, an added "usually") embed below 0.97, and the guard, not the cosine, refuses swapped,
+opposite and other-entity questions (bench/cache_pairs.py; its figures are in docs/data-layer.md).
 """
 
 from __future__ import annotations

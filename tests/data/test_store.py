@@ -20,7 +20,7 @@ import pytest
 
 from groundwire import Verifier
 from groundwire.data.provenance import Document, render_context
-from groundwire.data.store import RequestRecord, RetrievedChunk, Store
+from groundwire.data.store import ERROR_KIND, RequestRecord, RetrievedChunk, Store
 from groundwire.foundation.errors import InputError
 from groundwire.scoring import get_scorer
 
@@ -283,3 +283,86 @@ def test_a_killed_writer_loses_no_committed_row(tmp_path: Path) -> None:
     stored = {r.id for r in store.requests(scope="a", limit=None)}
     store.close()
     assert all(committed) and set(committed) <= stored
+
+
+def _reviewable(store: Store, *, scope: str = "a") -> tuple[str, list[str]]:
+    """A logged request whose report has three claims, and their texts."""
+    chunks = [p.as_chunk() for p in store.ingest([Document("m", "Manual", MANUAL)], scope=scope).passages]
+    answer = "Run start.sh to start the cluster. The cluster needs 64 GB of RAM. Logs live in /var/log/cluster."
+    report = Verifier(get_scorer("lexical")).verify(answer, chunks)
+    request_id = store.log_request(RequestRecord.from_report(report, scope=scope, context=render_context([])))
+    texts = [r.claim.text for r in report.claims]
+    assert len(texts) == 3
+    return request_id, texts
+
+
+def test_a_verdict_is_stored_with_its_feedback_and_a_later_one_is_in_force(store: Store) -> None:
+    request_id, texts = _reviewable(store)
+    store.add_feedback(request_id, scope="a", thumbs=1)
+    first = store.add_review(request_id, scope="a", thumbs=-1, correction="It needs 32 GB.", faithful=False,
+                             unfaithful_claims=[1])
+    assert first.feedback_id is not None and first.replaces is None and first.verdict is not None
+    assert [(c.index, c.text) for c in first.verdict.unfaithful_claims] == [(1, texts[1])]
+    only_verdict = store.add_review(request_id, scope="a", faithful=True)
+    assert only_verdict.feedback_id is None and only_verdict.replaces == first.verdict.id
+    # Nothing is lost: both feedback rows and both verdicts, oldest first; the newest verdict is in force.
+    assert [(f.thumbs, f.correction) for f in store.feedback(request_id, scope="a")] == [(1, None),
+                                                                                         (-1, "It needs 32 GB.")]
+    history = store.verdicts(request_id, scope="a")
+    assert [(v.faithful, len(v.unfaithful_claims)) for v in history] == [(False, 1), (True, 0)]
+    assert history[0].created_at <= history[1].created_at and history[1].created_at.tzinfo is not None
+    assert store.latest_verdicts([request_id, "nope"], scope="a") == {request_id: history[1]}
+    [(record, verdict)] = store.reviewed(scope="a")
+    assert record.id == request_id and verdict == history[1]
+    # Another scope sees none of it, and cannot add to it.
+    assert store.verdicts(request_id, scope="b") == [] and store.reviewed(scope="b") == []
+    assert store.latest_verdicts([request_id], scope="b") == {}
+    with pytest.raises(InputError) as caught:
+        store.add_review(request_id, scope="b", faithful=False)
+    assert caught.value.code == "request_not_found"
+
+
+@pytest.mark.parametrize(("review", "code", "message"), [
+    ({"thumbs": -1, "faithful": False, "unfaithful_claims": [3]}, "invalid_verdict", "claims 0 to 2: no claim 3"),
+    ({"faithful": False, "unfaithful_claims": [-1]}, "invalid_verdict", "no claim -1"),
+    ({"faithful": False, "unfaithful_claims": [0, 0]}, "invalid_verdict", "twice"),
+    ({"faithful": True, "unfaithful_claims": [0]}, "invalid_verdict", "faithful=false"),
+    ({"unfaithful_claims": [0]}, "invalid_verdict", "faithful=false"),
+    ({}, "invalid_feedback", "needs thumbs, a correction or a verdict"),
+    ({"thumbs": 2, "faithful": True}, "invalid_feedback", "thumbs"),
+])
+def test_a_bad_verdict_is_refused_and_writes_nothing(store: Store, review: dict, code: str, message: str) -> None:
+    request_id, _ = _reviewable(store)
+    with pytest.raises(InputError, match=message) as caught:
+        store.add_review(request_id, scope="a", **review)
+    assert caught.value.code == code
+    assert store.feedback(request_id, scope="a") == [] and store.verdicts(request_id, scope="a") == []
+
+
+def test_a_failed_request_takes_thumbs_but_no_verdict(store: Store) -> None:
+    failed = store.log_request(RequestRecord(scope="a", response="", context="", kind=ERROR_KIND))
+    with pytest.raises(InputError, match="no checked answer") as caught:
+        store.add_review(failed, scope="a", thumbs=-1, faithful=False)
+    assert caught.value.code == "invalid_verdict"
+    assert store.feedback(failed, scope="a") == []  # the thumbs given with it were not written either
+    assert store.add_review(failed, scope="a", thumbs=-1).feedback_id is not None
+
+
+def test_an_existing_database_gains_the_verdicts_table_and_keeps_its_feedback(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = Store(f"sqlite:///{path}")
+    request_id, _ = _reviewable(old)
+    old.add_feedback(request_id, scope="a", thumbs=-1, correction="kept")
+    old.close()
+    with sqlite3.connect(path) as raw:  # a log written before verdicts existed
+        raw.execute("DROP TABLE review_verdicts")
+    store = Store.open(str(path))
+    try:
+        store.add_review(request_id, scope="a", faithful=False, unfaithful_claims=[0])
+        assert [f.correction for f in store.feedback(request_id, scope="a")] == ["kept"]
+        assert [v.faithful for v in store.verdicts(request_id, scope="a")] == [False]
+    finally:
+        store.close()
+    with pytest.raises(InputError, match="no such database file") as caught:
+        Store.open(str(tmp_path / "missing.db"))
+    assert caught.value.code == "file_not_found"

@@ -27,7 +27,7 @@ INGEST = [("doc_set_version", "str"), ("chunks", "list"), ("changed_doc_ids", "l
           ("cache_invalidated", "int")]
 INGEST_CHUNK = [("id", "str"), ("doc_id", "str"), ("title", "str"), ("page", "int"), ("type", "str"),
                 ("text", "str")]
-FEEDBACK = [("feedback_id", "str"), ("request_id", "str")]
+FEEDBACK = [("feedback_id", "str"), ("request_id", "str"), ("verdict", "NoneType"), ("replaces", "NoneType")]
 HEALTH = [("status", "str"), ("model_id", "str"), ("model_form", "NoneType"), ("model_loads", "int"), ("release", "str"),
           ("store", "str")]
 
@@ -97,7 +97,8 @@ def test_the_review_queue_and_eval_dashboard_keep_their_shape(client) -> None:
     queue = client.get("/v1/review", headers=ALPHA).json()
     assert shape(queue) == [("threshold", "float"), ("patterns", "list"), ("items", "list")]
     assert [key for key, _ in shape(queue["items"][0])] == [
-        "request_id", "created_at", "endpoint", "question", "answer", "score", "decision", "review", "feedback"]
+        "request_id", "created_at", "endpoint", "question", "answer", "score", "decision", "review", "feedback",
+        "verdict", "claims"]
     dashboard = client.get("/v1/eval", headers=ALPHA).json()
     assert shape(dashboard) == [("metrics", "dict"), ("releases", "list"), ("segments", "list"), ("by_day", "dict"),
                                 ("series", "list"), ("failure_examples", "list"), ("history", "list"),

@@ -26,6 +26,7 @@ EXIT_STATUS: Final[Mapping[ErrorCode, int]] = MappingProxyType(
         ErrorCode.INVALID_CHUNKS: _BAD_INPUT,
         ErrorCode.INVALID_DOCUMENT: _BAD_INPUT,
         ErrorCode.INVALID_FEEDBACK: _BAD_INPUT,
+        ErrorCode.INVALID_VERDICT: _BAD_INPUT,
         ErrorCode.FILE_NOT_FOUND: _BAD_INPUT,
         ErrorCode.INVALID_FILE: _BAD_INPUT,
         ErrorCode.INVALID_ROW: _BAD_INPUT,

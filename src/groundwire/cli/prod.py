@@ -65,10 +65,7 @@ def eval_loop(
     if db is not None:
         from groundwire.data.store import Store
 
-        if "://" not in db and not Path(db).is_file():
-            raise InputError(f"{db}: no such database file (give an existing SQLite file or a SQLAlchemy URL)",
-                             code=ErrorCode.FILE_NOT_FOUND)
-        store = Store(db if "://" in db else f"sqlite:///{Path(db).resolve()}")
+        store = Store.open(db)
     since = datetime.now(UTC) - timedelta(days=days) if days > 0 else None
     with Progress(console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("verifying the frozen set", total=len(rows))

@@ -49,6 +49,11 @@ class ErrorCode(StrEnum):
         "invalid_feedback",
         "Feedback has thumbs other than 1 or -1, or none of thumbs, correction and comment.",
     )
+    INVALID_VERDICT = (
+        "invalid_verdict",
+        "A reviewer's verdict cannot be recorded: it marks a claim the logged request does not list (an index out "
+        "of range, or twice), marks claims of an answer it calls faithful, or is on a failed request (no answer).",
+    )
     FILE_NOT_FOUND = ("file_not_found", "A named input file, directory or database does not exist.")
     INVALID_FILE = (
         "invalid_file",

@@ -16,6 +16,7 @@ from groundwire.pipeline import Checker, CheckItem, Judge, check
 from groundwire.redact import redact_data
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
+from groundwire.service.history import verdict_out
 from groundwire.service.limits import WorkBudget
 from groundwire.service.runtime import Runtime, chunk_out
 
@@ -71,12 +72,17 @@ def ingest(runtime: Runtime, body: models.IngestRequest, *, scope: str) -> model
 
 
 def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> models.FeedbackResponse:
+    """Thumbs and a correction, and/or a reviewer's verdict, recorded together (one transaction)."""
     if runtime.store.get_request(body.request_id, scope=scope) is None:
         raise ServiceError(ErrorCode.REQUEST_NOT_FOUND, f"No request {body.request_id!r} in your scope.")
     thumbs = {"up": 1, "down": -1, None: None}[body.thumbs]
-    feedback_id = runtime.store.add_feedback(body.request_id, scope=scope, thumbs=thumbs,
-                                            correction=redact_data(body.correction))
-    return models.FeedbackResponse(feedback_id=str(feedback_id), request_id=body.request_id)
+    written = runtime.store.add_review(body.request_id, scope=scope, thumbs=thumbs,
+                                       correction=redact_data(body.correction), faithful=body.faithful,
+                                       unfaithful_claims=body.unfaithful_claims or ())
+    return models.FeedbackResponse(
+        feedback_id=None if written.feedback_id is None else str(written.feedback_id), request_id=body.request_id,
+        verdict=None if written.verdict is None else verdict_out(written.verdict),
+        replaces=None if written.replaces is None else str(written.replaces))
 
 
 def _verify(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chunk]) -> Report:

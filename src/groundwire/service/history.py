@@ -13,20 +13,36 @@ from groundwire.service.runtime import Runtime
 from groundwire.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.data.store import RequestRecord
+    from groundwire.data.store import RequestRecord, ReviewVerdict
     from groundwire.evaluation.evalloop import EvalLoopResult
     from groundwire.service.settings import ServiceSettings
 
 
 def list_requests(runtime: Runtime, *, scope: str, limit: int) -> list[dict[str, Any]]:
+    return [summary for summary, _ in _listed(runtime, scope=scope, limit=limit)]
+
+
+def _listed(runtime: Runtime, *, scope: str, limit: int) -> list[tuple[dict[str, Any], RequestRecord]]:
+    """The newest requests summarised, with their feedback counts and the verdict in force, beside their records."""
     records = runtime.store.requests(scope=scope, limit=limit)
-    feedback = runtime.store.feedback_summary([r.id for r in records if r.id], scope=scope)
+    ids = [r.id for r in records if r.id]
+    feedback = runtime.store.feedback_summary(ids, scope=scope)
+    verdicts = runtime.store.latest_verdicts(ids, scope=scope)
     out = []
     for record in records:
         given = feedback.get(record.id or "")
-        out.append({**_summary(runtime, record), "feedback": None if given is None else {
-            "up": given.up, "down": given.down, "corrections": given.corrections}})
+        verdict = verdicts.get(record.id or "")
+        out.append(({**_summary(runtime, record), "feedback": None if given is None else {
+            "up": given.up, "down": given.down, "corrections": given.corrections},
+            "verdict": None if verdict is None else verdict_out(verdict).model_dump()}, record))
     return out
+
+
+def verdict_out(verdict: ReviewVerdict) -> models.VerdictOut:
+    return models.VerdictOut(id=str(verdict.id), faithful=verdict.faithful,
+                             unfaithful_claims=[models.MarkedClaimOut(index=c.index, text=c.text)
+                                                for c in verdict.unfaithful_claims],
+                             created_at=verdict.created_at.isoformat())
 
 
 def get_request(runtime: Runtime, request_id: str, *, scope: str) -> dict[str, Any] | None:
@@ -35,6 +51,7 @@ def get_request(runtime: Runtime, request_id: str, *, scope: str) -> dict[str, A
     if record is None:
         return None
     feedback = runtime.store.feedback(request_id, scope=scope)
+    verdicts = [verdict_out(v).model_dump() for v in runtime.store.verdicts(request_id, scope=scope)]
     return {
         **_summary(runtime, record),
         "context": record.context,
@@ -50,13 +67,18 @@ def get_request(runtime: Runtime, request_id: str, *, scope: str) -> dict[str, A
         "response": _response_body(record),
         "feedback": [{"id": f.id, "thumbs": f.thumbs, "correction": f.correction,
                       "created_at": f.created_at.isoformat()} for f in feedback],
+        "verdict": verdicts[-1] if verdicts else None,
+        "verdicts": verdicts,
     }
 
 
 def review_queue(runtime: Runtime, *, scope: str, limit: int) -> models.ReviewQueue:
-    # Feedback from a person takes a request out of the queue.
-    items = [s for s in list_requests(runtime, scope=scope, limit=limit)
-             if s["review"]["queued"] and s["feedback"] is None]
+    # Feedback or a verdict from a person takes a request out of the queue. Each item lists its claims, by the index
+    # a verdict marks them with.
+    items = [{**s, "claims": [{"index": i, "text": c.text, "verdict": c.verdict, "score": c.score}
+                              for i, c in enumerate(record.claims)]}
+             for s, record in _listed(runtime, scope=scope, limit=limit)
+             if s["review"]["queued"] and s["feedback"] is None and s["verdict"] is None]
     return models.ReviewQueue(threshold=runtime.settings.review_threshold,
                               patterns=list(runtime.settings.high_risk_patterns), items=items)
 

@@ -22,6 +22,7 @@ HTTP_STATUS: Final[Mapping[ErrorCode, int]] = MappingProxyType(
         ErrorCode.INVALID_CHUNKS: 422,
         ErrorCode.INVALID_DOCUMENT: 422,
         ErrorCode.INVALID_FEEDBACK: 422,
+        ErrorCode.INVALID_VERDICT: 422,
         ErrorCode.FILE_NOT_FOUND: 422,
         ErrorCode.INVALID_FILE: 422,
         ErrorCode.INVALID_ROW: 422,

@@ -6,7 +6,7 @@ before any model runs. Reports travel as `Report.to_dict()` (see groundwire.foun
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -85,15 +85,30 @@ class IngestRequest(_Body):
     documents: list[DocumentIn] = Field(min_length=1, max_length=MAX_CHUNKS)
 
 
+MAX_MARKED_CLAIMS = 1_000
+
+
 class FeedbackRequest(_Body):
     request_id: str = Field(min_length=1, max_length=100)
     thumbs: Literal["up", "down"] | None = None
     correction: str | None = Field(None, max_length=MAX_TEXT)
+    faithful: bool | None = None
+    """The reviewer's verdict: true when the context supports the whole answer, false when it does not. The newest
+    verdict on a request is the one in force (the label `groundwire adapt --from-log` reads); earlier ones are kept."""
+    unfaithful_claims: list[Annotated[int, Field(ge=0)]] | None = Field(None, max_length=MAX_MARKED_CLAIMS)
+    """With faithful=false, optionally: the claims that are not faithful, as 0-based indexes into the request's
+    `claims` (as GET /v1/requests/{id} and the review queue list them)."""
 
     @model_validator(mode="after")
     def _something(self) -> FeedbackRequest:
-        if self.thumbs is None and not self.correction:
-            raise ValueError("feedback needs 'thumbs' ('up' or 'down'), 'correction' text, or both")
+        if self.thumbs is None and not self.correction and self.faithful is None:
+            raise ValueError("feedback needs 'thumbs' ('up' or 'down'), 'correction' text, a verdict ('faithful': "
+                             "true or false), or several of them")
+        if self.unfaithful_claims and self.faithful is not False:
+            raise ValueError("'unfaithful_claims' marks claims of an answer that is not faithful: send 'faithful': "
+                             "false with them")
+        if self.unfaithful_claims and len(set(self.unfaithful_claims)) != len(self.unfaithful_claims):
+            raise ValueError("'unfaithful_claims' names a claim twice")
         return self
 
 
@@ -156,9 +171,30 @@ class IngestResponse(BaseModel):
     cache_invalidated: int
 
 
+class MarkedClaimOut(BaseModel):
+    index: int
+    """0-based, into the request's `claims`."""
+    text: str
+    """The claim's text as the request's report lists it."""
+
+
+class VerdictOut(BaseModel):
+    """A reviewer's verdict on a logged request."""
+
+    id: str
+    faithful: bool
+    unfaithful_claims: list[MarkedClaimOut]
+    created_at: str
+
+
 class FeedbackResponse(BaseModel):
-    feedback_id: str
+    feedback_id: str | None
+    """The thumbs and correction's row; null when the review gave only a verdict."""
     request_id: str
+    verdict: VerdictOut | None = None
+    """The verdict recorded, now the one in force; null when the review gave none."""
+    replaces: str | None = None
+    """The id of the verdict in force before this one (kept in the request's `verdicts`, no longer in force)."""
 
 
 class RequestList(BaseModel):
@@ -170,7 +206,8 @@ class ReviewQueue(BaseModel):
     threshold: float
     patterns: list[str]
     items: list[dict[str, Any]]
-    """The queued requests without feedback, summarised as in /v1/requests."""
+    """The queued requests without feedback or a verdict, summarised as in /v1/requests, each with its `claims`
+    (index, text, verdict, score) for a reviewer to mark."""
 
 
 class ScorePoint(BaseModel):

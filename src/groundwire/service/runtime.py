@@ -220,6 +220,8 @@ class Runtime:
         """Write the request-log row for `out` (the response body as plain data, `model_dump()`); committed before
         this returns."""
         scores = {c.id: c.score for c in (body.chunks or ())}
+        # The task the caller named (it picked the calibration): a labelled row read back from the log keeps it.
+        task = {"task": body.task} if isinstance(body, models.VerifyRequest) and body.task else {}
         record = RequestRecord.from_report(
             report,
             scope=scope,
@@ -233,7 +235,7 @@ class Runtime:
             release=self.settings.release,
             # The response body, so the page can show a logged request exactly as it was answered. Its report is
             # the row's `report` column, stored once (history.get_request puts it back).
-            extra={"body": {key: value for key, value in out.items() if key != "report"}, **(extra or {})},
+            extra={"body": {key: value for key, value in out.items() if key != "report"}, **task, **(extra or {})},
         )
         # No key at rest: a key the caller put in its question, answer, chunks or any other field is not stored.
         self.store.log_request(redact_data(replace(record, id=str(out["request_id"]))))

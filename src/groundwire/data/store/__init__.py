@@ -5,7 +5,7 @@ committed row); any SQLAlchemy URL works, e.g. postgresql+psycopg://user@host/db
 carries a permission scope and every read filters on it: a caller sees only its own scope.
 
 One module per data path: schema.py (the tables and the engine), documents.py, request_log.py (and feedback),
-eval_runs.py, records.py (the rows as Python sees them); database.py puts them together as `Store`. The
+verdicts.py (reviewers' verdicts), eval_runs.py, records.py (the rows as Python sees them); database.py puts them together as `Store`. The
 records load without SQLAlchemy; `Store` loads it on first use.
 """
 
@@ -19,8 +19,11 @@ from groundwire.data.store.records import (
     Feedback,
     FeedbackSummary,
     IngestResult,
+    MarkedClaim,
     RequestRecord,
     RetrievedChunk,
+    ReviewVerdict,
+    ReviewWritten,
 )
 from groundwire.foundation.extras import optional_import
 
@@ -35,8 +38,11 @@ __all__ = [
     "Feedback",
     "FeedbackSummary",
     "IngestResult",
+    "MarkedClaim",
     "RequestRecord",
     "RetrievedChunk",
+    "ReviewVerdict",
+    "ReviewWritten",
     "Store",
 ]
 

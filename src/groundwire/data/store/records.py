@@ -121,6 +121,38 @@ class Feedback:
 
 
 @dataclass(frozen=True, slots=True)
+class MarkedClaim:
+    """A claim a reviewer marked not faithful: its index in the logged request's claims, and its text there."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewVerdict:
+    """A reviewer's verdict on a logged answer: faithful to its context or not, and which claims are not.
+
+    Verdicts are only ever added: the newest on a request is the one in force (the label `adapt --from-log` reads),
+    the earlier ones stay, with their times, as its history."""
+
+    id: int
+    request_id: str
+    faithful: bool
+    unfaithful_claims: tuple[MarkedClaim, ...]
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewWritten:
+    """What one review wrote, in one transaction: a feedback row (thumbs, correction) and/or a verdict."""
+
+    feedback_id: int | None
+    verdict: ReviewVerdict | None
+    replaces: int | None = None
+    """The id of the verdict that was in force before this one, if any (it is kept, no longer in force)."""
+
+
+@dataclass(frozen=True, slots=True)
 class FeedbackSummary:
     up: int
     down: int

@@ -23,6 +23,11 @@ from groundwire.data.store.schema import StoreBase, check_json, check_scope, now
 from groundwire.foundation.errors import ErrorCode, InputError
 
 
+def check_thumbs(thumbs: int | None) -> None:
+    if thumbs is not None and thumbs not in (-1, 1):
+        raise InputError("thumbs must be 1 (up) or -1 (down)", code=ErrorCode.INVALID_FEEDBACK)
+
+
 class RequestLog(StoreBase):
     def log_request(self, record: RequestRecord) -> str:
         """Append one row to the request log (committed before this returns) and give back its id."""
@@ -130,8 +135,7 @@ class RequestLog(StoreBase):
         comment: str | None = None,
     ) -> int:
         """Record thumbs up (+1) / down (-1) and/or a correction for a logged request of the same scope."""
-        if thumbs is not None and thumbs not in (-1, 1):
-            raise InputError("thumbs must be 1 (up) or -1 (down)", code=ErrorCode.INVALID_FEEDBACK)
+        check_thumbs(thumbs)
         if thumbs is None and not (correction or "").strip() and not (comment or "").strip():
             raise InputError("feedback needs thumbs, a correction or a comment", code=ErrorCode.INVALID_FEEDBACK)
         with self._writer.begin() as conn:
@@ -139,19 +143,22 @@ class RequestLog(StoreBase):
             found = conn.execute(sa.select(r.c.id).where(r.c.id == request_id, r.c.scope == scope)).first()
             if found is None:
                 raise InputError(f"no logged request {request_id!r} in this scope", code=ErrorCode.INVALID_FEEDBACK)
-            values = {
-                "request_id": request_id,
-                "scope": scope,
-                "created_at": now(),
-                "thumbs": thumbs,
-                "correction": correction,
-                "comment": comment,
-            }
-            return int(
-                conn.execute(
-                    sa.insert(self.t["feedback"]).values(**values).returning(self.t["feedback"].c.id)
-                ).scalar_one()
-            )
+            return self._insert_feedback(conn, request_id, scope=scope, thumbs=thumbs, correction=correction,
+                                         comment=comment)
+
+    def _insert_feedback(self, conn: sa.Connection, request_id: str, *, scope: str, thumbs: int | None,
+                         correction: str | None, comment: str | None) -> int:
+        values = {
+            "request_id": request_id,
+            "scope": scope,
+            "created_at": now(),
+            "thumbs": thumbs,
+            "correction": correction,
+            "comment": comment,
+        }
+        return int(
+            conn.execute(sa.insert(self.t["feedback"]).values(**values).returning(self.t["feedback"].c.id)).scalar_one()
+        )
 
     def feedback(self, request_id: str, *, scope: str) -> list[Feedback]:
         f = self.t["feedback"]

@@ -103,6 +103,20 @@ def tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         sa.Column("correction", sa.Text, nullable=True),
         sa.Column("comment", sa.Text, nullable=True),
     )
+    # A reviewer's verdicts: rows only ever added, the newest per request in force (records.ReviewVerdict). A table of
+    # its own, not columns of `feedback`: create_all adds a missing table to an existing database, never a column.
+    verdicts = sa.Table(
+        "review_verdicts",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column(
+            "request_id", sa.String(32), sa.ForeignKey("requests.id", ondelete="CASCADE"), nullable=False, index=True
+        ),
+        sa.Column("scope", sa.String(200), nullable=False, index=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("faithful", sa.Boolean, nullable=False),
+        sa.Column("unfaithful_claims", sa.JSON, nullable=False),
+    )
     eval_runs = sa.Table(
         "eval_runs",
         metadata,
@@ -118,6 +132,7 @@ def tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         "chunks": chunks,
         "requests": requests,
         "feedback": feedback,
+        "verdicts": verdicts,
         "eval_runs": eval_runs,
     }
 

@@ -115,3 +115,43 @@ def test_the_openapi_spec_documents_the_verdict(api: httpx.Client) -> None:
     assert {"faithful", "unfaithful_claims"} <= set(schemas["FeedbackRequest"]["properties"])
     assert {"verdict", "replaces"} <= set(schemas["FeedbackResponse"]["properties"])
     assert set(schemas["VerdictOut"]["properties"]) == {"id", "faithful", "unfaithful_claims", "created_at"}
+
+
+def test_the_log_reader_gives_the_rows_eval_reads(api: httpx.Client, settings, tmp_path) -> None:
+    import json
+
+    from groundwire.data.labelled import REVIEWED_SPAN, read_reviewed, reviewed_record
+    from groundwire.data.rows import EvalRow, read_rows
+    from groundwire.data.store import Store
+
+    marked, answer_level, faithful, unreviewed = (checked(api, task="qa") for _ in range(4))
+    for request_id, verdict in ((marked, {"faithful": False, "unfaithful_claims": [1]}),
+                                (answer_level, {"faithful": False}), (faithful, {"faithful": False}),
+                                (faithful, {"faithful": True})):  # the second verdict on `faithful` is in force
+        assert api.post("/v1/feedback", headers=ALPHA, json={"request_id": request_id, **verdict}).status_code == 200
+    api.post("/v1/feedback", headers=ALPHA, json={"request_id": unreviewed, "thumbs": "down"})  # thumbs: no label
+    store = Store(settings.db_url)
+    try:
+        rows = list(read_reviewed(store, scope="alpha"))
+        assert list(read_reviewed(store, scope="beta")) == []
+        pairs = store.reviewed(scope="alpha")
+    finally:
+        store.close()
+    assert all(isinstance(row, EvalRow) for row in rows)
+    by_id = {row.id: row for row in rows if isinstance(row, EvalRow)}
+    assert set(by_id) == {marked, answer_level, faithful}
+    row = by_id[marked]
+    assert (row.task, row.question, row.answer, row.hallucinated) == ("qa", "What are the refund terms?", BAD, True)
+    assert [(c.id, c.text) for c in row.chunks] == [("S1", CHUNKS[0]["text"])]
+    [(start, end, label)] = row.spans
+    assert (BAD[start:end], label) == ("Refunds are issued within 90 days of purchase.", REVIEWED_SPAN)
+    assert (by_id[answer_level].hallucinated, by_id[answer_level].spans) == (True, ())
+    assert (by_id[faithful].hallucinated, by_id[faithful].spans) == (False, ())
+    assert row.source == "request-log:alpha"
+    # Written as JSONL, the records read back through the file reader `groundwire eval` uses as the same rows.
+    path = tmp_path / "reviewed.jsonl"
+    path.write_text("".join(json.dumps(reviewed_record(r, v)) + "\n" for r, v in pairs), encoding="utf-8")
+    from_file = {r.id: r for r in read_rows(path) if isinstance(r, EvalRow)}
+    assert {k: (r.task, r.question, r.context, r.answer, r.hallucinated, r.spans, r.chunks) for k, r in
+            from_file.items()} == {k: (r.task, r.question, r.context, r.answer, r.hallucinated, r.spans, r.chunks)
+                                   for k, r in by_id.items()}

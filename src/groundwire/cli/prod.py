@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
@@ -45,6 +46,11 @@ def eval_loop(
         bool, typer.Option(help="Search the corpus to split failures into retrieval misses and generator drift.")
     ] = True,
     save: Annotated[bool, typer.Option(help="Record this run in the store's history (plotted over time).")] = True,
+    target_far: Annotated[float | None, typer.Option(
+        min=0.0, max=0.99, help="With --db and --scope: the false-accept target of the threshold refit the labels "
+                                "section reports, as eval --target-far (nothing is written; default 0.10).")] = None,
+    target_frr: Annotated[float | None, typer.Option(
+        min=0.0, max=0.99, help="With --db and --scope: the false-reject target of that refit (default 0.10).")] = None,
 ) -> None:
     """Faithfulness, refusal, escalation, retrieval hit rate and claim density, per release and segment."""
     # Lazy: the eval loop, the store (SQLAlchemy), the settings and the progress bar load only when this command runs.
@@ -53,10 +59,14 @@ def eval_loop(
 
     from groundwire.config import load_config
     from groundwire.evaluation.evalloop import render_html, run_eval_loop
+    from groundwire.evaluation.labels import labels_section
     from groundwire.pipeline import build_verifier
 
     if not frozen and db is None:
         raise InputError("give a frozen set (--frozen FILE.jsonl) and/or a request log (--db URL|FILE)",
+                         code=ErrorCode.INVALID_OPTION)
+    if (target_far is not None or target_frr is not None) and (db is None or scope is None):
+        raise InputError("--target-far / --target-frr set the refit of a scope's labels: give --db and --scope too",
                          code=ErrorCode.INVALID_OPTION)
     rows = [row for path in frozen or [] for row in read_eval_jsonl(path, limit=limit)]
     if frozen and not rows:
@@ -67,12 +77,19 @@ def eval_loop(
 
         store = Store.open(db)
     since = datetime.now(UTC) - timedelta(days=days) if days > 0 else None
+    verifier = build_verifier(check_settings(load_config(), scorer))
     with Progress(console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("verifying the frozen set", total=len(rows))
-        result = run_eval_loop(verifier=build_verifier(check_settings(load_config(), scorer)), frozen_rows=rows, store=store,
+        result = run_eval_loop(verifier=verifier, frozen_rows=rows, store=store,
                                scope=scope, sample_size=sample, since=since, seed=seed, release=release,
                                corpus_check=corpus_check, save=save, on_row=lambda: progress.advance(bar))
+    labels = None
     if store is not None:
+        if scope is not None:  # a refit is of one scope's labels
+            targets = {name: value for name, value in (("target_far", target_far), ("target_frr", target_frr))
+                       if value is not None}
+            labels = labels_section(store, verifier, scope=scope, **targets)
+            result = replace(result, labels=labels.to_dict())
         store.close()
     out.mkdir(parents=True, exist_ok=True)
     (out / "eval-loop.json").write_text(json.dumps(result.to_dict(), indent=2, default=str), encoding="utf-8")
@@ -85,6 +102,11 @@ def eval_loop(
                 for k in ("n", "faithfulness", "refusal_rate", "escalation_rate", "retrieval_hit_rate", "claim_density")
             )
             typer.echo(f"{name}: {shown}; failures {overall['failures']}")
+    if labels is not None:
+        for line in labels.lines():
+            typer.echo(line)
+    elif store is not None:
+        typer.echo("labels: give --scope to count a scope's reviewed answers and check a threshold refit on them")
     typer.echo(f"wrote {out / 'eval-loop.json'} and {out / 'eval-loop.html'}")
 
 

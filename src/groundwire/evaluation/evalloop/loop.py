@@ -31,9 +31,12 @@ class EvalLoopResult:
     rolling: dict[str, Any] | None
     history: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    labels: dict[str, Any] | None = None
+    """A scope's reviewers' labels and what a threshold refit on them would do (`labels.LabelsSection.to_dict`)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"meta": self.meta, "frozen": self.frozen, "rolling": self.rolling, "history": self.history}
+        return {"meta": self.meta, "frozen": self.frozen, "rolling": self.rolling, "history": self.history,
+                "labels": self.labels}
 
 
 def run_eval_loop(

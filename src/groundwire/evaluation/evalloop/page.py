@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from groundwire.evaluation.charts import line_chart, svg_block
 from groundwire.evaluation.evalloop.items import GENERATOR_DRIFT, RETRIEVAL_MISS, UNDETERMINED
+from groundwire.evaluation.labels import labels_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.evaluation.evalloop.loop import EvalLoopResult
@@ -75,6 +76,8 @@ def render_html(result: EvalLoopResult) -> str:
             parts.append(
                 f"<h3>Failures</h3><table><tr><th>id</th><th>kind</th><th>unsupported claims</th></tr>{rows}</table>"
             )
+    if result.labels:
+        parts.append(labels_html(result.labels))
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -1,0 +1,89 @@
+"""Labelled answers from the request log: a scope's reviewed requests as grounding-eval rows.
+
+A reviewer's verdict (POST /v1/feedback with `faithful`, the review page) labels a logged answer; this module reads
+a scope's verdicts back as the rows `groundwire eval` reads from a JSONL file, parsed by the same `data.rows`
+parser, so whatever takes a labelled file (eval, `groundwire adapt`) takes the log too:
+
+    from groundwire.data.labelled import read_reviewed
+    from groundwire.data.store import Store
+
+    rows = list(read_reviewed(Store.open("groundwire.db"), scope="team-a"))
+
+Each row: `id` the request id, `task` as the request named it (else unknown), `question`, `context` the chunks the
+answer was checked against (ids, doc ids and pages kept), `answer` the checked answer, `hallucinated` = not
+faithful, and `spans` the claims the reviewer marked not faithful, at their character offsets in the answer
+(label REVIEWED_SPAN). A verdict of "not faithful" with no claims marked is an answer-level label (no spans), as
+most labelled files have. The verdict in force is the newest one on the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from groundwire.data.rows import EvalRow, RowError, parse_record
+from groundwire.foundation.errors import ErrorCode, InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.data.store import RequestRecord, ReviewVerdict, Store
+
+REVIEWED_SPAN = "reviewer: not faithful"
+"""The label of a span a reviewer marked (grounding-eval rows' spans are [start, end, label])."""
+SOURCE_PREFIX = "request-log:"
+"""A reviewed row's `source` is this and its scope."""
+
+
+def read_reviewed(store: Store, *, scope: str, strict: bool = False) -> Iterator[EvalRow | RowError]:
+    """The scope's reviewed requests, oldest first, as grounding-eval rows (the verdict in force on each).
+
+    As `data.rows.read_rows` does for a file: a request that cannot make a row (no context logged, say) is yielded
+    as a RowError naming the request, or with `strict` raises an InputError."""
+    for record, verdict in store.reviewed(scope=scope):
+        row = parse_record(reviewed_record(record, verdict), source=SOURCE_PREFIX + scope)
+        if strict and isinstance(row, RowError):
+            raise InputError(f"reviewed request {row.id}: {row.error}", code=ErrorCode.INVALID_ROW)
+        yield row
+
+
+def reviewed_record(record: RequestRecord, verdict: ReviewVerdict) -> dict[str, Any]:
+    """One reviewed request as a grounding-eval JSONL object (what a labelled file holds), plus a `review` object
+    that keeps the verdict's id, time and marked claims (the row parser ignores it; an exported file keeps it)."""
+    report = record.report or {}
+    answer = report.get("answer", record.response)
+    claims = report.get("claims") or []
+    spans = [span for c in verdict.unfaithful_claims
+             if (span := _span(claims[c.index] if c.index < len(claims) else None, c.text, answer)) is not None]
+    task = record.extra.get("task")
+    return {
+        "id": record.id,
+        "task": task if isinstance(task, str) else None,
+        "question": record.query,
+        "context": _context(record),
+        "answer": answer,
+        "hallucinated": not verdict.faithful,
+        "spans": spans,
+        "source": f"{SOURCE_PREFIX}{record.scope}",
+        "review": {"verdict_id": verdict.id, "reviewed_at": verdict.created_at.isoformat(),
+                   "unfaithful_claims": [{"index": c.index, "text": c.text} for c in verdict.unfaithful_claims]},
+    }
+
+
+def _context(record: RequestRecord) -> list[Any]:
+    """The chunks the answer was checked against, as the response listed them; else the context as logged."""
+    body = record.extra.get("body")
+    chunks = body.get("chunks") if isinstance(body, Mapping) else None
+    if isinstance(chunks, Sequence) and chunks and all(isinstance(c, Mapping) for c in chunks):
+        return [{key: c.get(key) for key in ("id", "text", "doc_id", "page")} for c in chunks]
+    return [record.context] if record.context.strip() else []
+
+
+def _span(claim: Any, text: str, answer: str) -> list[Any] | None:
+    """[start, end, label] of a marked claim: its span as the report gives it, else where its text is in the answer
+    (a claim an LLM reworded may be in neither: the answer-level label stands for it)."""
+    span = claim.get("claim", {}).get("span") if isinstance(claim, Mapping) else None
+    if isinstance(span, Sequence) and len(span) == 2 and all(isinstance(i, int) for i in span):
+        start, end = int(span[0]), int(span[1])
+        if 0 <= start < end <= len(answer):
+            return [start, end, REVIEWED_SPAN]
+    found = answer.find(text) if text else -1
+    return None if found < 0 else [found, found + len(text), REVIEWED_SPAN]

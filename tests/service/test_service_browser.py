@@ -163,6 +163,70 @@ def test_history_review_queue_and_feedback(browser, server: LiveServer) -> None:
     assert cells[4] == "reviewed" and cells[5] == "up 0 · down 1 · 1 correction(s)"
 
 
+def test_review_view_records_a_verdict_with_marked_claims_and_prints_claims_literally(browser,
+                                                                                     server: LiveServer) -> None:
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, server, "key-alpha")
+    markup = "Support answers <b>every</b> email <img src=x onerror=alert(1)> within an hour."
+    fill_and_verify(browser, question="What dosage and refund terms apply?", answer=f"{ANSWER} {markup}")
+    request_id = browser.find_element(By.ID, "request-id").text
+    logged = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()["claims"]
+
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="review"]').click()
+    item_selector = f'.review-item[data-request-id="{request_id}"]'
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, item_selector))
+    idle(browser)
+    item = browser.find_element(By.CSS_SELECTOR, item_selector)
+    # Each claim as the log lists it, printed as text: the answer's markup is neither rendered nor run.
+    shown = [c.text for c in item.find_elements(By.CSS_SELECTOR, ".review-claims .claim")]
+    assert shown == [c["text"] for c in logged] and any("<b>every</b>" in text for text in shown)
+    assert item.find_elements(By.CSS_SELECTOR, ".review-claims b, .review-claims img") == []
+    save = item.find_element(By.CSS_SELECTOR, 'button[data-action="verdict"]')
+    faithful = item.find_element(By.CSS_SELECTOR, 'input[data-faithful="true"]')
+    assert not save.is_enabled()  # nothing chosen yet
+    item.find_element(By.CSS_SELECTOR, 'input[data-claim-index="1"]').click()
+    # Marking a claim makes the verdict "not faithful" and the "faithful" choice unavailable.
+    assert item.find_element(By.CSS_SELECTOR, 'input[data-faithful="false"]').is_selected()
+    assert not faithful.is_enabled() and save.is_enabled()
+    item.find_element(By.TAG_NAME, "textarea").send_keys("Refunds are issued within 30 days.")
+    browser.save_screenshot(str(ARTIFACTS / "review-verdict.png"))
+    item.find_element(By.CSS_SELECTOR, 'button[data-thumbs="down"]').click()  # sends thumbs and the verdict at once
+    wait(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, item_selector))
+    idle(browser)
+
+    entry = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()
+    assert [(f["thumbs"], f["correction"]) for f in entry["feedback"]] == [(-1, "Refunds are issued within 30 days.")]
+    assert entry["verdict"]["faithful"] is False
+    assert entry["verdict"]["unfaithful_claims"] == [{"index": 1, "text": logged[1]["text"]}]
+
+    # A verdict alone: "faithful", saved without thumbs.
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="check"]').click()
+    fill_and_verify(browser, question="What dosage applies?")
+    second = browser.find_element(By.ID, "request-id").text
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="review"]').click()
+    second_selector = f'.review-item[data-request-id="{second}"]'
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, second_selector))
+    idle(browser)
+    item = browser.find_element(By.CSS_SELECTOR, second_selector)
+    item.find_element(By.CSS_SELECTOR, 'input[data-faithful="true"]').click()
+    item.find_element(By.CSS_SELECTOR, 'button[data-action="verdict"]').click()
+    wait(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, second_selector))
+    idle(browser)
+    entry = httpx.get(f"{server.url}/v1/requests/{second}", headers={"X-API-Key": "key-alpha"}).json()
+    assert entry["feedback"] == [] and entry["verdict"]["faithful"] is True
+
+    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="history"]').click()
+    row_selector = f'#history-table tr[data-request-id="{request_id}"]'
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, row_selector))
+    idle(browser)
+    cells = [c.text for c in browser.find_elements(By.CSS_SELECTOR, f"{row_selector} td")]
+    assert cells[4] == "reviewed"
+    assert cells[5] == "up 0 · down 1 · 1 correction(s) · not faithful (1 claim marked)"
+    cells = [c.text for c in browser.find_elements(By.CSS_SELECTOR, f'#history-table tr[data-request-id="{second}"] td')]
+    assert (cells[4], cells[5]) == ("reviewed", "faithful")
+
+
 def test_page_shows_structured_errors_and_other_scopes_see_nothing(browser, server: LiveServer) -> None:
     from selenium.webdriver.common.by import By
 

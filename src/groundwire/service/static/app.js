@@ -185,6 +185,12 @@ function summaryCell(item) {
   return (item.question ? "Q: " + item.question + " · " : "") + (answer.length > 140 ? answer.slice(0, 139) + "…" : answer);
 }
 
+function verdictText(verdict) {
+  if (!verdict) return "";
+  const marked = verdict.unfaithful_claims.length;
+  return verdict.faithful ? "faithful" : "not faithful" + (marked ? ` (${marked} claim${marked > 1 ? "s" : ""} marked)` : "");
+}
+
 async function loadHistory() {
   const data = await api("GET", "/v1/requests?limit=100");
   const body = $("history-table").querySelector("tbody");
@@ -192,9 +198,10 @@ async function loadHistory() {
   for (const item of data.requests) {
     const row = body.insertRow();
     row.dataset.requestId = item.request_id;
-    const review = item.review.queued ? (item.feedback ? "reviewed" : "queued") : "";
-    const feedback = item.feedback ? `up ${item.feedback.up} · down ${item.feedback.down}` +
-      (item.feedback.corrections ? ` · ${item.feedback.corrections} correction(s)` : "") : "";
+    const review = item.review.queued ? (item.feedback || item.verdict ? "reviewed" : "queued") : "";
+    const feedback = [item.feedback ? `up ${item.feedback.up} · down ${item.feedback.down}` +
+      (item.feedback.corrections ? ` · ${item.feedback.corrections} correction(s)` : "") : "",
+                      verdictText(item.verdict)].filter(Boolean).join(" · ");
     for (const value of [when(item.created_at), item.endpoint, item.decision || "", item.score == null ? "" : item.score.toFixed(2),
                          review, feedback, summaryCell(item)]) {
       row.insertCell().textContent = value;
@@ -234,24 +241,78 @@ async function loadReview() {
     reasons.textContent = item.review.reasons.join("; ");
     const text = document.createElement("div");
     text.textContent = summaryCell(item);
+    // The reviewer's verdict: faithful or not, and which claims are not (marking a claim means "not faithful").
+    const claims = document.createElement("ol");
+    claims.className = "review-claims";
+    const marks = (item.claims || []).map((claim) => {
+      const li = document.createElement("li");
+      const label = document.createElement("label");
+      const mark = document.createElement("input");
+      mark.type = "checkbox";
+      mark.dataset.claimIndex = String(claim.index);
+      const text = document.createElement("span");
+      text.className = "claim " + claim.verdict;
+      text.textContent = claim.text;
+      label.append(mark, " not faithful: ", text);
+      li.append(label);
+      claims.append(li);
+      return mark;
+    });
+    const verdict = document.createElement("div");
+    verdict.className = "verdict";
+    verdict.append("Verdict:");
+    const choices = [["faithful", true], ["not faithful", false]].map(([label, faithful]) => {
+      const wrap = document.createElement("label");
+      const choice = document.createElement("input");
+      choice.type = "radio";
+      choice.name = "verdict-" + item.request_id;
+      choice.dataset.faithful = String(faithful);
+      wrap.append(choice, " " + label);
+      verdict.append(wrap);
+      return choice;
+    });
+    const [faithfulChoice, unfaithfulChoice] = choices;
     const correction = document.createElement("textarea");
     correction.rows = 2;
     correction.placeholder = "correction (optional)";
     const buttons = document.createElement("div");
     buttons.className = "buttons";
+    const save = document.createElement("button");
+    save.type = "button";
+    save.textContent = "Save verdict";
+    save.dataset.action = "verdict";
+    save.disabled = true;
+    const sync = () => {
+      const marked = marks.some((m) => m.checked);
+      if (marked) unfaithfulChoice.checked = true;
+      faithfulChoice.disabled = marked;  // an answer with a claim marked is not faithful
+      save.disabled = !choices.some((c) => c.checked);
+    };
+    [...marks, ...choices].forEach((input) => input.addEventListener("change", sync));
+    // Every button sends what the reviewer filled in: thumbs (its own), the correction, the verdict when chosen.
+    const submit = (thumbs) => guarded(async () => {
+      const body = { request_id: item.request_id };
+      if (thumbs) body.thumbs = thumbs;
+      if (correction.value.trim()) body.correction = correction.value.trim();
+      const chosen = choices.find((c) => c.checked);
+      if (chosen) {
+        body.faithful = chosen.dataset.faithful === "true";
+        const marked = marks.filter((m) => m.checked).map((m) => Number(m.dataset.claimIndex));
+        if (!body.faithful && marked.length) body.unfaithful_claims = marked;
+      }
+      await api("POST", "/v1/feedback", body);
+      await loadReview();
+    });
     for (const [label, thumbs] of [["Thumbs up: correct", "up"], ["Thumbs down: wrong", "down"]]) {
       const b = document.createElement("button");
       b.type = "button";
       b.textContent = label;
       b.dataset.thumbs = thumbs;
-      b.addEventListener("click", () => guarded(async () => {
-        const body = { request_id: item.request_id, thumbs };
-        if (correction.value.trim()) body.correction = correction.value.trim();
-        await api("POST", "/v1/feedback", body);
-        await loadReview();
-      }));
+      b.addEventListener("click", () => submit(thumbs));
       buttons.append(b);
     }
+    save.addEventListener("click", () => submit(null));
+    buttons.append(save);
     const open = document.createElement("button");
     open.type = "button";
     open.textContent = "open";
@@ -261,7 +322,7 @@ async function loadReview() {
       render(entry.response);
     }));
     buttons.append(open);
-    box.append(head, reasons, text, correction, buttons);
+    box.append(head, reasons, text, claims, verdict, correction, buttons);
     list.append(box);
   }
 }

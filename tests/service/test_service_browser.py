@@ -82,6 +82,41 @@ def fill_and_verify(browser, *, question: str = "", answer: str = ANSWER) -> Non
     idle(browser)
 
 
+def open_tab(browser, name: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.CSS_SELECTOR, f'#tabs button[data-tab="{name}"]').click()
+
+
+def review_item(browser, request_id: str):
+    """The request's item in the review queue, once the queue has loaded."""
+    from selenium.webdriver.common.by import By
+
+    open_tab(browser, "review")
+    selector = f'.review-item[data-request-id="{request_id}"]'
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, selector))
+    idle(browser)
+    return browser.find_element(By.CSS_SELECTOR, selector)
+
+
+def submitted(browser, request_id: str) -> None:
+    """Wait until a review of the request has been sent and the queue reloaded without it."""
+    from selenium.webdriver.common.by import By
+
+    wait(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, f'.review-item[data-request-id="{request_id}"]'))
+    idle(browser)
+
+
+def history_cells(browser, request_id: str) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    open_tab(browser, "history")
+    selector = f'#history-table tr[data-request-id="{request_id}"]'
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, selector))
+    idle(browser)
+    return [c.text for c in browser.find_elements(By.CSS_SELECTOR, f"{selector} td")]
+
+
 def colour(element) -> str:
     return element.value_of_css_property("background-color")
 
@@ -140,26 +175,19 @@ def test_history_review_queue_and_feedback(browser, server: LiveServer) -> None:
     wait(browser, lambda d: d.find_element(By.ID, "tab-check").is_displayed()
          and d.find_element(By.ID, "request-id").text == request_id)
 
-    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="review"]').click()
-    item_selector = f'.review-item[data-request-id="{request_id}"]'
-    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, item_selector))
-    item = browser.find_element(By.CSS_SELECTOR, item_selector)
+    item = review_item(browser, request_id)
     assert "high-risk pattern" in item.find_element(By.CLASS_NAME, "reasons").text
     assert "below" in item.find_element(By.CLASS_NAME, "reasons").text
     item.find_element(By.TAG_NAME, "textarea").send_keys("Refunds are issued within 30 days.")
     browser.save_screenshot(str(ARTIFACTS / "review-queue.png"))
     item.find_element(By.CSS_SELECTOR, 'button[data-thumbs="down"]').click()
-    wait(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, item_selector))
-    idle(browser)
+    submitted(browser, request_id)
 
     entry = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()
     assert [(f["thumbs"], f["correction"]) for f in entry["feedback"]] == [(-1, "Refunds are issued within 30 days.")]
 
     # The history now shows the request as reviewed, with its feedback.
-    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="history"]').click()
-    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, row_selector))
-    idle(browser)
-    cells = [c.text for c in browser.find_elements(By.CSS_SELECTOR, f"{row_selector} td")]
+    cells = history_cells(browser, request_id)
     assert cells[4] == "reviewed" and cells[5] == "up 0 · down 1 · 1 correction(s)"
 
 
@@ -173,11 +201,7 @@ def test_review_view_records_a_verdict_with_marked_claims_and_prints_claims_lite
     request_id = browser.find_element(By.ID, "request-id").text
     logged = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()["claims"]
 
-    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="review"]').click()
-    item_selector = f'.review-item[data-request-id="{request_id}"]'
-    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, item_selector))
-    idle(browser)
-    item = browser.find_element(By.CSS_SELECTOR, item_selector)
+    item = review_item(browser, request_id)
     # Each claim as the log lists it, printed as text: the answer's markup is neither rendered nor run.
     shown = [c.text for c in item.find_elements(By.CSS_SELECTOR, ".review-claims .claim")]
     assert shown == [c["text"] for c in logged] and any("<b>every</b>" in text for text in shown)
@@ -192,39 +216,26 @@ def test_review_view_records_a_verdict_with_marked_claims_and_prints_claims_lite
     item.find_element(By.TAG_NAME, "textarea").send_keys("Refunds are issued within 30 days.")
     browser.save_screenshot(str(ARTIFACTS / "review-verdict.png"))
     item.find_element(By.CSS_SELECTOR, 'button[data-thumbs="down"]').click()  # sends thumbs and the verdict at once
-    wait(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, item_selector))
-    idle(browser)
-
+    submitted(browser, request_id)
     entry = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()
     assert [(f["thumbs"], f["correction"]) for f in entry["feedback"]] == [(-1, "Refunds are issued within 30 days.")]
     assert entry["verdict"]["faithful"] is False
     assert entry["verdict"]["unfaithful_claims"] == [{"index": 1, "text": logged[1]["text"]}]
 
     # A verdict alone: "faithful", saved without thumbs.
-    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="check"]').click()
+    open_tab(browser, "check")
     fill_and_verify(browser, question="What dosage applies?")
     second = browser.find_element(By.ID, "request-id").text
-    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="review"]').click()
-    second_selector = f'.review-item[data-request-id="{second}"]'
-    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, second_selector))
-    idle(browser)
-    item = browser.find_element(By.CSS_SELECTOR, second_selector)
+    item = review_item(browser, second)
     item.find_element(By.CSS_SELECTOR, 'input[data-faithful="true"]').click()
     item.find_element(By.CSS_SELECTOR, 'button[data-action="verdict"]').click()
-    wait(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, second_selector))
-    idle(browser)
+    submitted(browser, second)
     entry = httpx.get(f"{server.url}/v1/requests/{second}", headers={"X-API-Key": "key-alpha"}).json()
     assert entry["feedback"] == [] and entry["verdict"]["faithful"] is True
 
-    browser.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="history"]').click()
-    row_selector = f'#history-table tr[data-request-id="{request_id}"]'
-    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, row_selector))
-    idle(browser)
-    cells = [c.text for c in browser.find_elements(By.CSS_SELECTOR, f"{row_selector} td")]
-    assert cells[4] == "reviewed"
-    assert cells[5] == "up 0 · down 1 · 1 correction(s) · not faithful (1 claim marked)"
-    cells = [c.text for c in browser.find_elements(By.CSS_SELECTOR, f'#history-table tr[data-request-id="{second}"] td')]
-    assert (cells[4], cells[5]) == ("reviewed", "faithful")
+    cells = history_cells(browser, request_id)
+    assert (cells[4], cells[5]) == ("reviewed", "up 0 · down 1 · 1 correction(s) · not faithful (1 claim marked)")
+    assert history_cells(browser, second)[4:6] == ["reviewed", "faithful"]
 
 
 def test_page_shows_structured_errors_and_other_scopes_see_nothing(browser, server: LiveServer) -> None:

@@ -93,12 +93,7 @@ def tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
     feedback = sa.Table(
         "feedback",
         metadata,
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column(
-            "request_id", sa.String(32), sa.ForeignKey("requests.id", ondelete="CASCADE"), nullable=False, index=True
-        ),
-        sa.Column("scope", sa.String(200), nullable=False, index=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        *_about_a_request(),
         sa.Column("thumbs", sa.SmallInteger, nullable=True),
         sa.Column("correction", sa.Text, nullable=True),
         sa.Column("comment", sa.Text, nullable=True),
@@ -108,12 +103,7 @@ def tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
     verdicts = sa.Table(
         "review_verdicts",
         metadata,
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column(
-            "request_id", sa.String(32), sa.ForeignKey("requests.id", ondelete="CASCADE"), nullable=False, index=True
-        ),
-        sa.Column("scope", sa.String(200), nullable=False, index=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        *_about_a_request(),
         sa.Column("faithful", sa.Boolean, nullable=False),
         sa.Column("unfaithful_claims", sa.JSON, nullable=False),
     )
@@ -135,6 +125,19 @@ def tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         "verdicts": verdicts,
         "eval_runs": eval_runs,
     }
+
+
+def _about_a_request() -> list[sa.Column[Any]]:
+    """The columns of a row a person adds about a logged request (feedback, a verdict): its id, the request's, the
+    scope and when."""
+    return [
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column(
+            "request_id", sa.String(32), sa.ForeignKey("requests.id", ondelete="CASCADE"), nullable=False, index=True
+        ),
+        sa.Column("scope", sa.String(200), nullable=False, index=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    ]
 
 
 class StoreBase:

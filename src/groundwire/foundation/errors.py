@@ -47,7 +47,7 @@ class ErrorCode(StrEnum):
     )
     INVALID_FEEDBACK = (
         "invalid_feedback",
-        "Feedback has thumbs other than 1 or -1, or none of thumbs, correction and comment.",
+        "Feedback has thumbs other than 1 or -1, or none of thumbs, correction, comment and a verdict.",
     )
     INVALID_VERDICT = (
         "invalid_verdict",

@@ -9,7 +9,6 @@ import sqlalchemy as sa
 from groundwire.data.store.documents import Documents
 from groundwire.data.store.eval_runs import EvalRuns
 from groundwire.data.store.records import ERROR_KIND
-from groundwire.data.store.schema import DEFAULT_URL
 from groundwire.data.store.verdicts import Verdicts
 from groundwire.foundation.errors import ErrorCode, InputError
 
@@ -18,7 +17,7 @@ class Store(Documents, Verdicts, EvalRuns):
     """All persistence behind one object. Thread-safe: each call opens its own short transaction."""
 
     @classmethod
-    def open(cls, db: str = DEFAULT_URL) -> Store:
+    def open(cls, db: str) -> Store:
         """An existing database named on a command line: a SQLAlchemy URL, or the path of a SQLite file (which must
         exist: a mistyped path is an error, not a new empty log)."""
         if "://" in db:

@@ -94,3 +94,15 @@ def test_the_command_prints_the_section_and_refuses_targets_without_a_scope(tmp_
     assert refused.exit_code != 0 and "--scope" in str(refused.exception)
     unscoped = CliRunner().invoke(app, common)
     assert unscoped.exit_code == 0 and "labels: give --scope" in unscoped.output
+
+
+def test_cross_validated_rates_route_each_answer_at_thresholds_fitted_without_it() -> None:
+    from groundwire.evaluation.labels import cross_validated_rates
+
+    labels = [True] * 30 + [False] * 30
+    separated = cross_validated_rates(labels, [0.1 + i / 1000 for i in range(30)] + [0.9 - i / 1000 for i in range(30)],
+                                      target_far=0.1, target_frr=0.1)
+    assert (separated.n, separated.false_accept, separated.false_reject) == (60, 0.0, 0.0)
+    # Scores that say nothing: no threshold fitted on the other folds can accept or reject, so all are escalated.
+    blind = cross_validated_rates(labels, [0.5] * 60, target_far=0.1, target_frr=0.1)
+    assert (blind.false_accept, blind.false_reject, blind.escalated) == (0.0, 0.0, 1.0)

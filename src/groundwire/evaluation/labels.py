@@ -6,15 +6,20 @@ checked by the verifier in force (`evaluation.evaluate`), and `operating.thresho
 meets the targets on their scores. It is only reported, never written. Below MIN_PER_CLASS labels of either class it
 is not made at all ("not enough labels", with how many more of each class are needed): that is the number of
 answers of a class `thresholds_for_targets` takes to set a group's threshold on its own (its `min_group`), and at
-the default targets a threshold set on fewer moves by a whole answer's score with each new label.
+the default targets a threshold set on fewer moves by a whole answer's score with each new label. The rates a
+refit would give are estimated by cross-validation within the labels: the pair is never reported with the rates of
+the answers it was fitted on.
 """
 
 from __future__ import annotations
 
 import html
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
 
 from groundwire.data.labelled import read_reviewed
 from groundwire.data.rows import EvalRow, RowError
@@ -23,7 +28,7 @@ from groundwire.evaluation.operating import (
     DEFAULT_TARGET_FAR,
     DEFAULT_TARGET_FRR,
     RoutingRates,
-    routing_rates,
+    rates_of_routes,
     thresholds_for_targets,
 )
 from groundwire.foundation.types import Thresholds
@@ -34,6 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MIN_PER_CLASS = 30
 """Labels of each class (faithful, not faithful) before a refit is made."""
+FOLDS = 5
+"""Folds of the cross-validation that estimates a refit's rates."""
 
 RefitStatus = Literal["not_enough_labels", "unchanged", "would_change"]
 
@@ -64,7 +71,8 @@ class Refit:
     rates_in_force: RoutingRates | None = None
     """Measured on the labelled answers as the verifier routes them."""
     rates_refit: RoutingRates | None = None
-    """On the same answers' scores at the refit thresholds (what the checks cap is not re-routed)."""
+    """What refitting gives on answers it was not fitted on: FOLDS-fold cross-validation over the labels (each fold
+    routed, by score, at thresholds fitted on the others), never the in-sample rates of the reported pair."""
     unchecked: int = 0
     """Labelled rows the verifier could not check (left out of the refit)."""
 
@@ -107,7 +115,8 @@ class LabelsSection:
         else:
             out.append(f"refit at targets {targets}: would change {in_force} -> {_pair(r.refit)}")
         if r.rates_in_force is not None and r.rates_refit is not None:
-            out.append(f"  on these labels: now {_rates(r.rates_in_force)}; refit {_rates(r.rates_refit)}")
+            out.append(f"  on these labels: now {_rates(r.rates_in_force)}; refit, {FOLDS}-fold cross-validated, "
+                       f"{_rates(r.rates_refit)}")
         return out
 
 
@@ -135,8 +144,28 @@ def labels_section(store: Store, verifier: Verifier, *, scope: str, target_far: 
     status: RefitStatus = "unchanged" if _pair(refit) == _pair(in_force) else "would_change"
     return LabelsSection(scope, counts, Refit(status, target_far, target_frr, in_force, refit=refit,
                                               rates_in_force=summary.routing["all"],
-                                              rates_refit=routing_rates(labels, scores, *refit),
+                                              rates_refit=cross_validated_rates(labels, scores, target_far=target_far,
+                                                                                target_frr=target_frr),
                                               unchecked=len(summary.errors)))
+
+
+def cross_validated_rates(hallucinated: Sequence[bool], scores: Sequence[float], *, target_far: float,
+                          target_frr: float, folds: int = FOLDS) -> RoutingRates:
+    """The rates refitting gives on answers it did not see: each answer is routed (by score) at the thresholds fitted
+    on the other folds. Folds are stratified (each class dealt round-robin in order), so every fold fits on both."""
+    y = np.asarray(hallucinated, dtype=bool)
+    s = np.asarray(scores, dtype=float)
+    fold = np.empty(len(y), dtype=int)
+    for members in (np.flatnonzero(y), np.flatnonzero(~y)):
+        fold[members] = np.arange(len(members)) % folds
+    accepted = np.zeros(len(y), dtype=bool)
+    rejected = np.zeros(len(y), dtype=bool)
+    for k in range(folds):
+        held = fold == k
+        accept_at, reject_at = thresholds_for_targets(y[~held], s[~held], target_far=target_far, target_frr=target_frr)
+        accepted[held] = s[held] >= accept_at
+        rejected[held] = ~accepted[held] & (s[held] <= reject_at)
+    return rates_of_routes(list(hallucinated), accepted, rejected)
 
 
 def labels_html(section: dict[str, Any]) -> str:

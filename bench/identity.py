@@ -28,7 +28,7 @@ def report_digest(report: dict[str, object]) -> str:
     return hashlib.sha256(json.dumps(stable, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def snapshot(out: Path, scorers: list[str], limit: int) -> None:
+def snapshot(out: Path, scorers: list[str], limit: int, dev: Path = DEV) -> None:
     from groundwire.config import CheckSettings
     from groundwire.foundation.types import Chunk
     from groundwire.pipeline import CheckItem, build_verifier, check
@@ -36,7 +36,7 @@ def snapshot(out: Path, scorers: list[str], limit: int) -> None:
     with out.open("w", encoding="utf-8") as sink:
         for scorer in scorers:
             verifier = build_verifier(CheckSettings() if scorer == "default" else CheckSettings(scorer=scorer))
-            for path in sorted(DEV.glob("*.jsonl")):
+            for path in sorted(dev.glob("*.jsonl")):
                 with path.open(encoding="utf-8") as rows:
                     for number, line in enumerate(rows):
                         if number >= limit:
@@ -84,12 +84,15 @@ def main() -> int:
     parser.add_argument("--scorers", default="lexical,default")
     parser.add_argument("--limit", type=int, default=100, help="rows of each dev file")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--dev", type=Path, default=DEV, help="the dev files' folder (from a worktree: ../shared's)")
     args = parser.parse_args()
     if args.compare:
         return compare(*args.compare)
     if args.out is None:
         parser.error("give --out FILE or --compare BEFORE AFTER")
-    snapshot(args.out, args.scorers.split(","), args.limit)
+    if not any(args.dev.glob("*.jsonl")):
+        parser.error(f"no dev files in {args.dev}: give --dev DIR")
+    snapshot(args.out, args.scorers.split(","), args.limit, args.dev)
     return 0
 
 

@@ -22,12 +22,14 @@ all its pairs run). The last lines name the report fields that differed and how 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +43,15 @@ from groundwire.scoring import get_scorer
 from groundwire.scoring.base import PairScores, Scorer
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
+
+
+def dev_rows(path: Path, limit: int | None) -> Iterator[tuple[dict[str, Any], CheckItem]]:
+    """The first `limit` rows of a dev file (None: every row), each with the check item it makes."""
+    with path.open(encoding="utf-8") as rows:
+        for line in itertools.islice(rows, limit):
+            row = json.loads(line)
+            chunks = [Chunk(f"S{i}", text) for i, text in enumerate(row["context"], start=1)]
+            yield row, CheckItem(row["answer"], chunks, question=row.get("question"), task=row.get("task"))
 
 
 class ReplayScorer:
@@ -140,17 +151,11 @@ def main() -> int:
     total = Tally()
     for path in sorted(args.dev.glob("*.jsonl")):
         tally = Tally()
-        with path.open(encoding="utf-8") as rows:
-            for number, line in enumerate(rows):
-                if args.limit is not None and number >= args.limit:
-                    break
-                row = json.loads(line)
-                chunks = [Chunk(f"S{i}", text) for i, text in enumerate(row["context"], start=1)]
-                item = CheckItem(row["answer"], chunks, question=row.get("question"), task=row.get("task"))
-                plan = exact.plan(item.answer, item.chunks, question=item.question)
-                full = check(exact, item, plan=plan)
-                pruned = check(bounded, item, plan=plan)
-                count(tally, plan.allowed, full, pruned)
+        for _, item in dev_rows(path, args.limit):
+            plan = exact.plan(item.answer, item.chunks, question=item.question)
+            full = check(exact, item, plan=plan)
+            pruned = check(bounded, item, plan=plan)
+            count(tally, plan.allowed, full, pruned)
         line_of(path.name, tally)
         for name in (
             "answers",

@@ -25,15 +25,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from exact_bounds import DEV, dev_rows
 
 from groundwire.config import CheckSettings
-from groundwire.foundation.types import Chunk
-from groundwire.pipeline import CheckItem, build_verifier, check
+from groundwire.pipeline import build_verifier, check
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import PairScores
 from groundwire.scoring.onnx import OnnxScorer
-
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 
 
 @dataclass
@@ -89,16 +89,10 @@ def main() -> int:
     totals = Tally()
     for path in sorted(args.dev.glob("*.jsonl")):
         scorer.tally = tally = Tally()
-        with path.open(encoding="utf-8") as rows:
-            for number, line in enumerate(rows):
-                if args.limit is not None and number >= args.limit:
-                    break
-                row = json.loads(line)
-                chunks = [Chunk(f"S{i}", text) for i, text in enumerate(row["context"], start=1)]
-                item = CheckItem(row["answer"], chunks, question=row.get("question"), task=row.get("task"))
-                tally.pairs.append(0)
-                check(verifier, item)
-                tally.answers += 1
+        for _, item in dev_rows(path, args.limit):
+            tally.pairs.append(0)
+            check(verifier, item)
+            tally.answers += 1
         figures[path.name] = line_of(path.name, tally)
         totals.answers += tally.answers
         totals.pairs += tally.pairs

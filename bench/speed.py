@@ -32,6 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from groundwire.scoring.forms import FORM_NAMES
+
 TOPICS = ("refund", "shipping", "warranty", "membership", "support")
 
 
@@ -217,7 +219,7 @@ def main() -> None:
                         help="also time the int8 model with the meaning layer on and off (core.meaning): its cost")
     parser.add_argument("--profile", action="store_true",
                         help="also print where a 5x5 check's time goes, and the model's time per ONNX operator")
-    parser.add_argument("--form", choices=("auto", "int8", "fp32"), default="auto",
+    parser.add_argument("--form", choices=FORM_NAMES, default="auto",
                         help="the bundled model's form (auto: as chosen for this CPU, scoring/forms.py)")
     parser.add_argument("--backend", choices=("int8", "int8-as-written", "int8-meaning", "int8-plain", "torch", "cascade",
                                               "profile"),

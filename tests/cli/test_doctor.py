@@ -22,7 +22,7 @@ def test_doctor_reports_this_cpu_and_the_form_it_runs() -> None:
     assert out.returncode == 0, out.stderr
     found = json.loads(out.stdout)
     assert found["cpu_class"] == cpu_features().cpu_class
-    assert found["form"] in found["forms_in_bundle"] == ["fp32", "int8"]
+    assert found["form"] in found["forms_in_bundle"] == ["blockwise", "fp32", "int8"]
     assert found["why"] and found["pairs_per_s"] > 0
     # Each pair timed is distinct (one met twice in a call runs once), and its tokens are counted as run.
     assert found["pairs_run"] == len(TRIAL_PAIRS) ** 2

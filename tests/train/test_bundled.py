@@ -34,9 +34,10 @@ def test_bundle_is_small_and_complete() -> None:
     files = {p.name: p.stat().st_size for p in bundled_path().iterdir()}
     assert {"model.onnx", "tokenizer.json", "config.json"} <= set(files)
     assert "model.fp32.onnx" not in files
-    # Two forms of one model (int8, and fp32 for CPUs without VNNI: scoring/forms.py), each stored as int8 weights.
+    # Three forms of one model (int8, and fp32 and blockwise for CPUs without VNNI: scoring/forms.py), each stored
+    # as 8-bit weights.
     assert all(size < 25 * 2**20 for name, size in files.items() if name.endswith(".onnx"))
-    assert sum(files.values()) < 50 * 2**20
+    assert sum(files.values()) < 70 * 2**20
     config = json.loads((bundled_path() / "config.json").read_text())
     assert 0 <= config["reject_at"] < config["accept_at"] <= 1
     if config.get("combiner"):

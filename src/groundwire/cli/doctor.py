@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
 
 
 def doctor(
-    form: Annotated[str, typer.Option(help="auto (chosen for this CPU), int8 or fp32.")] = "auto",
+    form: Annotated[str, typer.Option(help="auto (chosen for this CPU), int8, fp32 or blockwise.")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
 ) -> None:
     """Print the CPU's class, the bundled model's form (and why it was chosen) and the pairs per second it scores."""

@@ -265,3 +265,22 @@ def fp32_form(
                          code=ErrorCode.FILE_NOT_FOUND)
     dest = write_fp32_form(bundle, base_model or default_base_model())
     typer.echo(f"wrote {dest} and listed it under \"forms\" in {bundle / 'config.json'}")
+
+
+@train_app.command("blockwise-form")
+def blockwise_form(
+    bundle: Annotated[Path, typer.Option(help="An int8 bundle (`train export`), e.g. src/groundwire/models/verifier.")],
+    base_model: Annotated[str | None, typer.Option(
+        help="The checkpoint whose architecture and tokenizer the bundle was trained from (default: all-MiniLM-L6-v2).")] = None,
+) -> None:
+    """Add the bundle's blockwise form (8-bit weight blocks, no per-run quantize node) for CPUs without VNNI."""
+    require_extra("train", "torch", "transformers", "onnx", "onnx_ir", needed_by="groundwire train blockwise-form")
+    from groundwire.train.export import MODEL_FILE
+    from groundwire.train.forms import write_blockwise_form
+    from groundwire.train.loop import default_base_model
+
+    if not (bundle / MODEL_FILE).is_file():
+        raise InputError(f"--bundle {bundle}: no {MODEL_FILE} in it (give a folder written by `train export`)",
+                         code=ErrorCode.FILE_NOT_FOUND)
+    dest = write_blockwise_form(bundle, base_model or default_base_model())
+    typer.echo(f"wrote {dest} and listed it under \"forms\" in {bundle / 'config.json'}")

@@ -1,12 +1,13 @@
 """The form trial's timings, kept per CPU, bundle and onnxruntime in a small file in the user's cache, so that the
-trial (scoring/forms.py: int8 and fp32 timed on a CPU without VNNI; its cost: docs/speed.md) runs once per machine
+trial (scoring/forms.py: each form timed on a CPU without VNNI; its cost: docs/speed.md) runs once per machine
 rather than in every process that loads the model.
 
 The file is $XDG_CACHE_HOME/groundwire/form-trials.json (~/.cache/groundwire/ without XDG_CACHE_HOME), one entry
 per key: the CPU's model name, the threads the scorer runs on, its batch size, onnxruntime's version and the
 bundle (its config.json's content and each form file's size and modification time, so a retrained or reinstalled
-bundle is timed again). Where the file cannot be read, it is timed again; where it cannot be written (a read-only
-home), each process times the forms as before, and the form's reason says why.
+bundle is timed again). Where the file cannot be read, or holds timings of other forms, the forms are timed again;
+where it cannot be written (a read-only home), each process times the forms as before, and the form's reason says
+why.
 """
 
 from __future__ import annotations
@@ -36,10 +37,9 @@ def groundwire_cache_dir() -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Trial:
-    """Seconds each form took on the trial pairs, and when they were timed (UTC, ISO 8601)."""
+    """Seconds each form (by name) took on the trial pairs, and when they were timed (UTC, ISO 8601)."""
 
-    int8_s: float
-    fp32_s: float
+    seconds: Mapping[str, float]
     timed_at: str
 
 
@@ -90,13 +90,14 @@ class FormTrials:
         if not isinstance(entry, dict):
             return None
         try:
-            return Trial(float(entry["int8_s"]), float(entry["fp32_s"]), str(entry["timed_at"]))
-        except (KeyError, TypeError, ValueError):
+            seconds = {str(name): float(s) for name, s in entry["seconds"].items()}
+            return Trial(seconds, str(entry["timed_at"]))
+        except (AttributeError, KeyError, TypeError, ValueError):  # written by an older groundwire: time again
             return None
 
-    def keep(self, int8_s: float, fp32_s: float) -> str | None:
+    def keep(self, seconds: Mapping[str, float]) -> str | None:
         """Keep these timings for this key; None when kept, else why they could not be (the caller goes on)."""
-        trial = Trial(int8_s, fp32_s, datetime.now(UTC).isoformat(timespec="seconds"))
+        trial = Trial(dict(seconds), datetime.now(UTC).isoformat(timespec="seconds"))
         entries = self._entries()
         entries.pop(self.key, None)
         entries[self.key] = {**asdict(trial), **self.key_fields}

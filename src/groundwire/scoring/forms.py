@@ -1,18 +1,20 @@
-"""Which form of a bundle's model to run on this CPU: int8, or fp32 where int8 kernels are slow.
+"""Which form of a bundle's model to run on this CPU: int8, or another form where int8 kernels are slow.
 
-A bundle's config.json may list forms ({"int8": {...}, "fp32": {...}}, written by `train/forms.py`); a bundle
-without the list has one form, its `model_file`. The rule (measured in issue 35):
-  - a CPU with VNNI (AVX512-VNNI, AVX-VNNI or AMX) runs int8, which is faster there than fp32 (docs/speed.md);
-  - on any other CPU the int8 kernels lose VNNI's fused multiply-add while fp32 ones do not depend on it, so the
-    scorer times both forms on a few pairs when it loads and keeps the faster. It switches to fp32 only when that
-    is clearly faster (`FP32_MARGIN`), so that a noisy timing cannot flip the choice between runs on one machine.
-    The timings are kept in the user's cache per CPU, bundle and onnxruntime (scoring/form_trials.py), so the
-    trial runs once per machine, not in every process.
-A form asked for (the scorer "bundled:int8" or "bundled:fp32", or GROUNDWIRE_MODEL_FORM) skips the rule.
+A bundle's config.json may list forms ({"int8": {...}, "fp32": {...}, "blockwise": {...}}, written by
+`train/forms.py`); a bundle without the list has one form, its `model_file`. The rule (measured in issue 35):
+  - a CPU with VNNI (AVX512-VNNI, AVX-VNNI or AMX) runs int8, which is faster there than the others (docs/speed.md);
+  - on any other CPU the int8 kernels lose VNNI's fused multiply-add, while fp32 kernels do not depend on it and
+    the blockwise form runs other int8 kernels (MatMulNBits), so the scorer times every form this onnxruntime can
+    run on a few pairs when it loads and keeps the fastest. It leaves int8 only for a form clearly faster
+    (`MARGIN`), so that a noisy timing cannot flip the choice between runs on one machine. The timings are kept in
+    the user's cache per CPU, bundle and onnxruntime (scoring/form_trials.py), so the trial runs once per machine,
+    not in every process.
+A form asked for (the scorer "bundled:<form>", or GROUNDWIRE_MODEL_FORM) skips the rule.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import platform
 from collections.abc import Callable, Mapping
@@ -33,9 +35,10 @@ __all__ = [
     "usable_cores",
 ]
 
-FORM_NAMES: tuple[str, ...] = ("auto", "int8", "fp32")
-FP32_MARGIN = 1.2
-"""fp32 is chosen on a CPU without VNNI only when it scores the trial pairs this many times faster than int8."""
+FORM_NAMES: tuple[str, ...] = ("auto", "int8", "fp32", "blockwise")
+MARGIN = 1.2
+"""Another form is chosen over int8 on a CPU without VNNI only when it scores the trial pairs this many times
+faster."""
 _VNNI_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8", "avx_vnni_int8"})
 
 TRIAL_PAIRS = tuple(
@@ -108,6 +111,23 @@ class ModelForm:
     model_file: str
     batch_size: int
     session_config: Mapping[str, str] = field(default_factory=dict)
+    min_onnxruntime: str | None = None
+    """The oldest onnxruntime with kernels for this form's operators, where that is newer than groundwire's floor."""
+
+    def runs_on(self, onnxruntime_version: str) -> bool:
+        """Whether this onnxruntime has the form's kernels."""
+        return self.min_onnxruntime is None or _release(onnxruntime_version) >= _release(self.min_onnxruntime)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """(1, 22) for "1.22", "1.22.0" or "1.22.0.dev20250101": the numbers a minimum version is compared on."""
+    numbers = []
+    for part in version.split(".")[:3]:
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+    return tuple(numbers)
 
 
 def bundle_forms(config: Mapping[str, Any]) -> dict[str, ModelForm]:
@@ -124,6 +144,7 @@ def bundle_forms(config: Mapping[str, Any]) -> dict[str, ModelForm]:
             str(block["model_file"]),
             int(block.get("batch_size", 1)),
             {str(k): str(v) for k, v in block.get("session_config", {}).items()},
+            str(block["min_onnxruntime"]) if block.get("min_onnxruntime") else None,
         )
         for name, block in listed.items()
     }
@@ -135,34 +156,44 @@ def choose_form(
     cpu: CpuFeatures,
     time_form: Callable[[ModelForm], float],
     trials: FormTrials | None = None,
+    *,
+    onnxruntime_version: str | None = None,
 ) -> tuple[ModelForm, str]:
     """The form to run and why (for `groundwire doctor` and the logs). `time_form` gives a form's seconds on the
-    trial pairs; it is called only on a CPU without VNNI that has both forms, and then only when `trials` (where
-    the timings are kept) holds none for this CPU and bundle."""
+    trial pairs; it is called only on a CPU without VNNI whose onnxruntime runs int8 and another form, and then
+    only when `trials` (where the timings are kept) holds none for this CPU and bundle. Forms that need a newer
+    onnxruntime than `onnxruntime_version` are left out (None: every form runs)."""
     if wanted not in FORM_NAMES:
         raise ValueError(f"model form {wanted!r} is not one of {', '.join(FORM_NAMES)}")
     if wanted != "auto":
         if wanted not in forms:
+            build = f"; build one with `groundwire train {wanted}-form`" if wanted != "int8" else ""
+            raise ValueError(f"this bundle has no {wanted!r} form (it has {', '.join(forms)}){build}")
+        form = forms[wanted]
+        if onnxruntime_version is not None and not form.runs_on(onnxruntime_version):
             raise ValueError(
-                f"this bundle has no {wanted!r} form (it has {', '.join(forms)}); "
-                "build one with `groundwire train fp32-form`"
+                f"the {wanted!r} form needs onnxruntime >= {form.min_onnxruntime} (this is {onnxruntime_version})"
             )
-        return forms[wanted], "asked for"
-    first = next(iter(forms.values()))
-    if "int8" not in forms or "fp32" not in forms:
-        return first, "the bundle's only form"
+        return form, "asked for"
+    runnable = {
+        name: form for name, form in forms.items() if onnxruntime_version is None or form.runs_on(onnxruntime_version)
+    }
+    if "int8" not in runnable or len(runnable) == 1:
+        return next(iter(runnable.values() or forms.values())), "the bundle's only form"
     if cpu.vnni or cpu.vnni is None:
         return forms["int8"], "int8 kernels use VNNI here" if cpu.vnni else "CPU flags unknown: int8"
-    if trials is None:
-        int8_s, fp32_s, when = time_form(forms["int8"]), time_form(forms["fp32"]), "timed now"
-    elif (kept := trials.recall()) is not None:
-        int8_s, fp32_s, when = kept.int8_s, kept.fp32_s, f"timed {kept.timed_at}, kept in {trials.path}"
+    kept = trials.recall() if trials is not None else None
+    if trials is not None and kept is not None and set(kept.seconds) == set(runnable):
+        seconds, when = dict(kept.seconds), f"timed {kept.timed_at}, kept in {trials.path}"
     else:
-        int8_s, fp32_s = time_form(forms["int8"]), time_form(forms["fp32"])
-        not_kept = trials.keep(int8_s, fp32_s)
-        when = f"timed now, kept in {trials.path}"
+        seconds = {name: time_form(form) for name, form in runnable.items()}
+        not_kept = trials.keep(seconds) if trials is not None else None
+        when = "timed now" if trials is None else f"timed now, kept in {trials.path}"
         if not_kept is not None:
             when = f"timed now, not kept ({not_kept}: timed again by every process)"
-    if fp32_s * FP32_MARGIN <= int8_s:
-        return forms["fp32"], f"no VNNI; fp32 timed {int8_s / fp32_s:.2f}x faster than int8 ({when})"
-    return forms["int8"], f"no VNNI; fp32 timed only {int8_s / fp32_s:.2f}x int8's speed ({when})"
+    int8_s = seconds["int8"]
+    fastest = min(seconds, key=seconds.__getitem__)
+    if fastest != "int8" and seconds[fastest] * MARGIN <= int8_s:
+        return forms[fastest], f"no VNNI; {fastest} timed {int8_s / seconds[fastest]:.2f}x faster than int8 ({when})"
+    others = ", ".join(f"{name} {int8_s / s:.2f}x" for name, s in seconds.items() if name != "int8")
+    return forms["int8"], f"no VNNI; no form timed {MARGIN}x int8's speed ({others}; {when})"

@@ -8,8 +8,8 @@ score independent of the rest of the call, agrees better with fp32 (v1: max erro
 the agreement pairs) and costs about 15% of throughput on 2 cores, won back by running several one-pair runs
 at once, one thread each. An fp32 export may batch freely.
 
-A bundle may hold its model in more than one form (config.json "forms": int8, and fp32 for CPUs without VNNI);
-scoring/forms.py picks the one this CPU runs, "bundled:int8" / "bundled:fp32" or GROUNDWIRE_MODEL_FORM pins it,
+A bundle may hold its model in more than one form (config.json "forms": int8, and fp32 and blockwise for CPUs
+without VNNI); scoring/forms.py picks the one this CPU runs, "bundled:<form>" or GROUNDWIRE_MODEL_FORM pins it,
 and `form` / `form_reason` say which and why (`groundwire doctor` prints them).
 """
 
@@ -109,15 +109,16 @@ class OnnxScorer:
         if form == "auto" and (preferred not in FORM_NAMES or preferred in forms):
             form = preferred
         cpu = cpu_features()
+        runtime = _onnxruntime_version()
         trials = FormTrials.for_bundle(
             self.bundle,
             [f.model_file for f in forms.values()],
             cpu_model=cpu.model,
             threads=self._threads or usable_cores(),
             batch_size=batch_size,
-            onnxruntime_version=_onnxruntime_version(),
+            onnxruntime_version=runtime,
         )
-        chosen, self.form_reason = choose_form(forms, form, cpu, self._time_form, trials)
+        chosen, self.form_reason = choose_form(forms, form, cpu, self._time_form, trials, onnxruntime_version=runtime)
         self._load(chosen)
         self._timed.clear()
         _log.info("%s runs its %s form (%s)", self.model_id, self.form, self.form_reason)
@@ -183,7 +184,8 @@ class OnnxScorer:
 
     @classmethod
     def bundled(cls, form: str = "") -> OnnxScorer:
-        """The bundled model; "bundled:int8" or "bundled:fp32" pins its form (else chosen for this CPU)."""
+        """The bundled model; "bundled:int8", "bundled:fp32" or "bundled:blockwise" pins its form (else chosen for
+        this CPU)."""
         path = bundled_path()
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"the bundled model is missing from {path}; reinstall groundwire")

@@ -228,59 +228,60 @@ def base(
     typer.echo(f"assembled {spec.name} -> {dest} ({size:.1f} MB, SHA-256 verified)")
 
 
-@train_app.command("dequantize")
-def dequantize(
-    bundle: Annotated[Path, typer.Option(help="An int8 bundle (`train export`), e.g. src/groundwire/models/verifier.")],
-    out: Annotated[Path, typer.Option(help="Where the fp32 transformers checkpoint goes.")],
-    base_model: Annotated[str | None, typer.Option(
-        help="The checkpoint whose architecture and tokenizer the bundle was trained from (default: all-MiniLM-L6-v2).")] = None,
-) -> None:
-    """Rebuild an fp32 checkpoint from an int8 bundle's weights, so a shipped model can be trained further."""
-    require_extra("train", "torch", "transformers", needed_by="groundwire train dequantize")
-    from groundwire.train.dequantize import dequantize_bundle
+Int8Bundle = Annotated[Path, typer.Option(help="An int8 bundle (`train export`), e.g. src/groundwire/models/verifier.")]
+BaseModel = Annotated[str | None, typer.Option(
+    help="The checkpoint whose architecture and tokenizer the bundle was trained from (default: all-MiniLM-L6-v2).")]
+
+
+def _require_int8_bundle(bundle: Path) -> None:
     from groundwire.train.export import MODEL_FILE
-    from groundwire.train.loop import default_base_model
 
     if not (bundle / MODEL_FILE).is_file():
         raise InputError(f"--bundle {bundle}: no {MODEL_FILE} in it (give a folder written by `train export`)",
                          code=ErrorCode.FILE_NOT_FOUND)
+
+
+@train_app.command("dequantize")
+def dequantize(
+    bundle: Int8Bundle,
+    out: Annotated[Path, typer.Option(help="Where the fp32 transformers checkpoint goes.")],
+    base_model: BaseModel = None,
+) -> None:
+    """Rebuild an fp32 checkpoint from an int8 bundle's weights, so a shipped model can be trained further."""
+    require_extra("train", "torch", "transformers", needed_by="groundwire train dequantize")
+    from groundwire.train.dequantize import dequantize_bundle
+    from groundwire.train.loop import default_base_model
+
+    _require_int8_bundle(bundle)
     dest = dequantize_bundle(bundle, base_model or default_base_model(), out)
     typer.echo(f"wrote {dest} (the int8 weights of {bundle}, in fp32)")
 
 
 @train_app.command("fp32-form")
 def fp32_form(
-    bundle: Annotated[Path, typer.Option(help="An int8 bundle (`train export`), e.g. src/groundwire/models/verifier.")],
-    base_model: Annotated[str | None, typer.Option(
-        help="The checkpoint whose architecture and tokenizer the bundle was trained from (default: all-MiniLM-L6-v2).")] = None,
+    bundle: Int8Bundle,
+    base_model: BaseModel = None,
 ) -> None:
     """Add the bundle's fp32 form (its int8 weights run in fp32), which CPUs without VNNI may run faster."""
     require_extra("train", "torch", "transformers", "onnx", needed_by="groundwire train fp32-form")
-    from groundwire.train.export import MODEL_FILE
     from groundwire.train.forms import write_fp32_form
     from groundwire.train.loop import default_base_model
 
-    if not (bundle / MODEL_FILE).is_file():
-        raise InputError(f"--bundle {bundle}: no {MODEL_FILE} in it (give a folder written by `train export`)",
-                         code=ErrorCode.FILE_NOT_FOUND)
+    _require_int8_bundle(bundle)
     dest = write_fp32_form(bundle, base_model or default_base_model())
     typer.echo(f"wrote {dest} and listed it under \"forms\" in {bundle / 'config.json'}")
 
 
 @train_app.command("blockwise-form")
 def blockwise_form(
-    bundle: Annotated[Path, typer.Option(help="An int8 bundle (`train export`), e.g. src/groundwire/models/verifier.")],
-    base_model: Annotated[str | None, typer.Option(
-        help="The checkpoint whose architecture and tokenizer the bundle was trained from (default: all-MiniLM-L6-v2).")] = None,
+    bundle: Int8Bundle,
+    base_model: BaseModel = None,
 ) -> None:
     """Add the bundle's blockwise form (8-bit weight blocks, no per-run quantize node) for CPUs without VNNI."""
     require_extra("train", "torch", "transformers", "onnx", "onnx_ir", needed_by="groundwire train blockwise-form")
-    from groundwire.train.export import MODEL_FILE
     from groundwire.train.forms import write_blockwise_form
     from groundwire.train.loop import default_base_model
 
-    if not (bundle / MODEL_FILE).is_file():
-        raise InputError(f"--bundle {bundle}: no {MODEL_FILE} in it (give a folder written by `train export`)",
-                         code=ErrorCode.FILE_NOT_FOUND)
+    _require_int8_bundle(bundle)
     dest = write_blockwise_form(bundle, base_model or default_base_model())
     typer.echo(f"wrote {dest} and listed it under \"forms\" in {bundle / 'config.json'}")

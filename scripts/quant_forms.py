@@ -20,8 +20,9 @@ error, and the same label on each pair fp32 is confident about (p > 0.7).
 Per form it prints: that agreement; operators of the graph onnxruntime runs after its own fusions: quantize
 operators per run (dynamic: DynamicQuantizeLinear, or fused in DynamicQuantizeMatMul; static: QuantizeLinear) and
 the MatMul kernels by type; the file's size; CPU seconds to score the 30 pairs and the 4 trial pairs on one thread,
-median of --rounds interleaved rounds (CPU time, so that other processes on the machine move it less). It never
-asserts a time.
+median of --rounds interleaved rounds (CPU time, so that other processes on the machine move it less). Last, the
+share of the int8 form's operator time its DynamicQuantizeLinear nodes take when not fused (what a form without
+them could save at most). It never asserts a time.
 """
 
 from __future__ import annotations
@@ -133,6 +134,30 @@ def operators(path: Path, scratch: Path, session_config: Mapping[str, str]) -> c
     return collections.Counter(node.op_type for node in onnx.load(options.optimized_model_filepath).graph.node)
 
 
+def quantize_share(scorer: OnnxScorer, pairs: list[tuple[str, str]], scratch: Path) -> float:
+    """The share of the int8 form's operator time spent in DynamicQuantizeLinear, with the fusions that hide it
+    inside DynamicQuantizeMatMul and MatMulIntegerToFloat turned off (onnxruntime's profiler, one thread)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.enable_profiling = True
+    options.profile_file_prefix = str(scratch / "profile")
+    session = ort.InferenceSession(str(scorer.bundle / "model.onnx"), options, providers=["CPUExecutionProvider"],
+                                   disabled_optimizers=["DynamicQuantizeMatMulFusion", "MatMulIntegerToFloatFusion"])
+    names = {i.name for i in session.get_inputs()}
+    for encoding in scorer._encode(pairs)[0]:
+        ids = np.array([encoding.ids], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                "token_type_ids": np.array([encoding.type_ids], dtype=np.int64)}
+        session.run(["logits"], {k: v for k, v in feed.items() if k in names})
+    by_op: collections.Counter[str] = collections.Counter()
+    for event in json.loads(Path(session.end_profiling()).read_text()):
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            by_op[event["args"]["op_name"]] += event["dur"]
+    return by_op["DynamicQuantizeLinear"] / sum(by_op.values())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bundle", type=Path, default=bundled_path())
@@ -149,7 +174,7 @@ def main() -> None:
         shutil.copytree(args.bundle, work)
         fp32 = fp32_export(work, default_base_model(), Path(tmp))
         calibration = calibration_pairs(args.train, args.per_file)
-        if not calibration:
+        if not calibration and any(name.startswith("static") for name in args.only or ["static"]):
             sys.exit(f"--train {args.train}: no *.jsonl pairs to calibrate on (shared/data/train)")
         candidates: dict[str, Callable[[Path], None]] = {
             "static-qlinear": lambda out: build_static(fp32, out, lambda: calibration_reader(work, calibration),
@@ -192,6 +217,7 @@ def main() -> None:
                 started = time.process_time()
                 scorer.probabilities(timed)
                 cpu[name].append(time.process_time() - started)
+        share = quantize_share(scorers["int8"], pairs * 3, Path(tmp))
     bar = rows["int8"]
     print(f"{'form':22s} {'max err':>7s} {'mean':>6s} {'labels':>6s} {'bar':>4s} {'dyn q':>5s} {'st q':>4s} "
           f"{'MiB':>5s} {'cpu s':>6s} {'x int8':>6s}  MatMul kernels")
@@ -202,6 +228,7 @@ def main() -> None:
               f"{row['quantize']['dynamic']:5d} {row['quantize']['static']:4d} {row['mib']:5.1f} {seconds:6.3f} "
               f"{seconds / statistics.median(cpu['int8']):6.2f}  {row['matmul']}")
     print(f"({len(timed)} pairs on one thread, median of {args.rounds} rounds; bar: the int8 form's agreement here)")
+    print(f"int8's DynamicQuantizeLinear, unfused: {share:.1%} of its operator time on this CPU")
 
 
 if __name__ == "__main__":

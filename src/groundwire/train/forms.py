@@ -14,12 +14,11 @@ Step 3 is exact: a weight is stored only when every value lies on the grid (with
 
 The blockwise form (issue 48): the same fp32 export, its MatMul weights stored as 8-bit blocks of 128 values with a
 scale each (onnxruntime's MatMulNBits, `accuracy_level` 4: int8 kernels) and its embedding tables as the int8
-model's uint8 ones. The kernel quantizes each activation row per block of 128 as it multiplies: there is no
-DynamicQuantizeLinear node, and a pair's scores move by at most 0.002 with the other pairs of a padded batch (0.13
-with int8's one scale per tensor). On the 30 agreement pairs it is closer to fp32 than the int8 form (max error
-0.110 and mean 0.019, against 0.201 and 0.028 on an AVX512-VNNI CPU).
-Static int8 (activation scales fixed by calibration) and 4-bit weights were tried and fail that bar
-(`scripts/quant_forms.py`). The form needs onnxruntime 1.22 (its x86 kernels for 8-bit MatMulNBits).
+model's uint8 ones. The kernel quantizes each activation row per block as it multiplies, so the graph has no
+DynamicQuantizeLinear and a pair's scores barely depend on the other pairs of a batch. It agrees with fp32 at
+least as well as the int8 form on the agreement pairs; static int8 and 4-bit weights were tried and do not
+(`scripts/quant_forms.py`, figures in docs/accuracy.md). It needs onnxruntime 1.22 (x86 kernels for 8-bit
+MatMulNBits).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ DYNAMIC_IMPORTS: dict[str, frozenset[str]] = {
 """Imports by name (importlib): the command modules, and the package root's lazy attributes (`_LAZY`)."""
 PUBLIC_API = {"verify", "Verifier", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route",
               "Verdict", "REFUSAL_TOKEN", "verify_many", "averify", "averify_many"}
-COMMANDS = {"check", "eval", "serve", "generate", "repair", "eval-loop", "batch", "train", "doctor"}
+COMMANDS = {"check", "eval", "serve", "generate", "repair", "eval-loop", "batch", "train", "doctor", "adapt"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,6 +97,9 @@ class CheckSettings(_Section):
     """A second, larger scorer (name or path, e.g. "onnx:/models/larger-bundle") that checks again every answer the
     first escalates, with the same claims and its own calibrated thresholds (accept_at / reject_at above apply to
     the first stage only). The judge, when on, then sees what the second stage leaves open. None: no cascade."""
+    profile: str | None = None
+    """A domain profile directory (`groundwire adapt`): thresholds, and a combiner, fitted on this deployment's own
+    labelled answers, over the scorer's calibration; refused when it was built on another model. None: the scorer's."""
 
     @model_validator(mode="after")
     def _ordered(self) -> CheckSettings:

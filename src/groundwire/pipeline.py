@@ -21,7 +21,8 @@ import functools
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from groundwire.config import CheckSettings
@@ -38,6 +39,7 @@ from groundwire.foundation.types import Chunk, Claim, Report, RouteMode
 from groundwire.llm.errors import LLMError
 from groundwire.scoring import Scorer, get_scorer
 from groundwire.scoring.embedder import embed_texts
+from groundwire.scoring.profile import ProfiledScorer, ProfileError, load_profile, profile_of
 
 if TYPE_CHECKING:
     from anyio import CapacityLimiter
@@ -116,6 +118,8 @@ def build_verifier(
         # model, where it has them): the settings' are the first stage's.
         escalate_to = None
         first = scorer if scorer is not None else get_scorer(settings.scorer)
+        if settings.profile is not None:
+            first = profiled(first, settings)
         if settings.cascade is not None:
             escalate_to = Verifier(
                 get_scorer(settings.cascade),
@@ -141,10 +145,22 @@ def build_verifier(
             meaning=settings.meaning,
             checks_on=("entities",) if settings.entities else (),
         )
-    except MissingExtraError:  # an InputError of its own code (missing_extra), not a bad setting
+    except (MissingExtraError, ProfileError):  # InputErrors of their own codes, not a bad setting
         raise
     except ValueError as error:  # an unknown scorer or pruner, thresholds out of order: the user's input
         raise InputError(str(error), code=ErrorCode.INVALID_SETTINGS) from None
+
+
+def profiled(scorer: Scorer, settings: CheckSettings) -> Scorer:
+    """The scorer routed by the settings' domain profile (scoring.profile): its calibration over the scorer's."""
+    if settings.cascade is not None:
+        raise InputError(
+            "a profile and a cascade exclude each other: the profile was fitted on one model's scores, and a second "
+            "stage routes by its own calibration; drop [verify] cascade or the profile",
+            code=ErrorCode.INVALID_SETTINGS,
+        )
+    assert settings.profile is not None
+    return ProfiledScorer(scorer, load_profile(settings.profile))
 
 
 def build_pruner(name: str, **options: float) -> Pruner | None:
@@ -176,6 +192,8 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
     # One scope for the check: its final report (after the judge) is the evaluation recorded on the caller's span.
     with tracing.check_scope(item.response_id) as scope:
         report = verifier.run(plan, task=item.task, require_citations=item.require_citations or None)
+        if (profile := profile_of(verifier.scorer)) is not None:  # the profile that routed the answer
+            report = replace(report, extra={**report.extra, "profile": profile.name})
         if judge is not None:
             checkpoint()
             from groundwire.llm.judge import adjudicate
@@ -334,11 +352,13 @@ def verify(
     route: RouteMode = "three-way",
     decide_at: float | None = None,
     response_id: str | None = None,
+    profile: str | Path | None = None,
 ) -> Report:
     """One-call verification. A named scorer (None: the bundled model) is loaded once per process and reused
     for the same settings; a scorer object gets a verifier of its own. `route` "decide": accept or reject at
     `decide_at`, nothing escalated (CheckSettings.route). `response_id`: the id of the model response that wrote
-    the answer, put on the check's spans and GenAI evaluation events (`gen_ai.response.id`)."""
+    the answer, put on the check's spans and GenAI evaluation events (`gen_ai.response.id`). `profile`: a domain
+    profile directory (`groundwire adapt`; CheckSettings.profile)."""
     settings = CheckSettings(
         scorer=scorer if isinstance(scorer, str) else None,
         accept_at=accept_at,
@@ -347,6 +367,7 @@ def verify(
         decide_at=decide_at,
         pruner=pruner,
         canonical_figures=canonical_figures,
+        profile=None if profile is None else str(profile),
     )
     if scorer is None or isinstance(scorer, str):
         verifier = shared_verifier(settings)

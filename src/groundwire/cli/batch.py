@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from groundwire.cli.common import DecideAtOption, RouteOption
+from groundwire.cli.common import DecideAtOption, ProfileOption, RouteOption
 from groundwire.cli.exit_status import CommandOutcome
 from groundwire.data.rows import parse_columns
 from groundwire.foundation.errors import ErrorCode, InputError
@@ -29,6 +29,7 @@ def batch(
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
+    profile: ProfileOption = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
     batch_size: Annotated[int, typer.Option(min=1, help="Rows per verifier call / map_batches batch.")] = 32,
     actors: Annotated[int | None, typer.Option(min=1, help="Ray actor pool size (default: one per CPU).")] = None,
@@ -62,7 +63,8 @@ def batch(
         raise InputError("--address is for the ray engine: add --engine ray", code=ErrorCode.INVALID_OPTION)
     config = load_config(config_file)
     settings = config.verify.overridden(scorer=scorer, pruner=prune, accept_at=accept_at, reject_at=reject_at,
-                                        route=route, decide_at=decide_at, require_citations=require_citations or None)
+                                        route=route, decide_at=decide_at, require_citations=require_citations or None,
+                                        profile=None if profile is None else str(profile))
     summary = run_batch(
         input_path,
         output,

@@ -61,6 +61,13 @@ DecideAtOption = Annotated[
 ]
 
 
+ProfileOption = Annotated[
+    Path | None,
+    typer.Option("--profile", metavar="DIR", help="A domain profile (`groundwire adapt`): thresholds and combiner "
+                                                  "fitted on your labelled answers (default: [verify] profile)."),
+]
+
+
 def check_settings(
     config: Config,
     scorer: str | None = None,
@@ -69,11 +76,12 @@ def check_settings(
     reject_at: float | None = None,
     route: str | None = None,
     decide_at: float | None = None,
+    profile: Path | None = None,
 ) -> CheckSettings:
     """The settings groundwire.toml ([verify]) describes, with the command's flags (None: not given) over them:
     what the command hands to `groundwire.pipeline.build_verifier`."""
     return config.verify.overridden(scorer=scorer, accept_at=accept_at, reject_at=reject_at, route=route,
-                                    decide_at=decide_at)
+                                    decide_at=decide_at, profile=None if profile is None else str(profile))
 
 
 def require_llm(config: Config, needed_by: str) -> None:

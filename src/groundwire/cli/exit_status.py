@@ -38,6 +38,10 @@ EXIT_STATUS: Final[Mapping[ErrorCode, int]] = MappingProxyType(
         ErrorCode.INVALID_SETTINGS: _BAD_INPUT,
         ErrorCode.MISSING_EXTRA: _BAD_INPUT,
         ErrorCode.OUTPUT_EXISTS: _BAD_INPUT,
+        ErrorCode.INVALID_PROFILE: _BAD_INPUT,
+        ErrorCode.PROFILE_MODEL_MISMATCH: _BAD_INPUT,
+        ErrorCode.TOO_FEW_LABELS: _BAD_INPUT,
+        ErrorCode.PROFILE_MISSES_TARGET: _BAD_INPUT,
         ErrorCode.LLM_NOT_CONFIGURED: _BAD_INPUT,
         # The HTTP request (ServiceError): a code only the service sends has the exit status of its class.
         ErrorCode.INVALID_REQUEST: _BAD_INPUT,

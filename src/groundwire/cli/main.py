@@ -27,6 +27,7 @@ from rich.console import Console
 
 from groundwire.cli.common import (
     DecideAtOption,
+    ProfileOption,
     RouteOption,
     check_settings,
     read_answer,
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from groundwire.llm.client import LLMClient
     from groundwire.pipeline import Judge
 
-COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train", "groundwire.cli.doctor")
+COMMAND_MODULES: tuple[str, ...] = ("groundwire.cli.serve", "groundwire.cli.llm", "groundwire.cli.prod", "groundwire.cli.batch", "groundwire.cli.train", "groundwire.cli.doctor", "groundwire.cli.adapt")
 
 app = typer.Typer(
     name="groundwire", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -116,6 +117,7 @@ def check(
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
+    profile: ProfileOption = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
     judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml); "
                                                         "exit 3 when the endpoint fails.")] = False,
@@ -145,7 +147,7 @@ def check(
     config = config.model_copy(update={"verify": settings})
     client = _judge_client(config) if settings.judge or settings.decomposer == "llm" else None
     verifier = build_verifier(check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at,
-                                             decide_at=decide_at), client=client)
+                                             decide_at=decide_at, profile=profile), client=client)
     judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None
     if input_file is not None:
         if context or answer:
@@ -230,6 +232,7 @@ def eval_command(
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
+    profile: ProfileOption = None,
     target_far: Annotated[float | None, typer.Option(
         min=0.0, max=0.99, help="Re-derive thresholds on this file: at most this share of hallucinated answers "
                                 "accepted. Written to groundwire.toml ([verify] accept_at / reject_at).")] = None,
@@ -260,7 +263,7 @@ def eval_command(
 
     config = load_config(config_file)
     verifier = build_verifier(check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at, route=route,
-                                             decide_at=decide_at))
+                                             decide_at=decide_at, profile=profile))
     read = list(read_rows(file, limit=limit, strict=strict, columns=parse_columns(columns)))
     rows = [row for row in read if isinstance(row, EvalRow)]
     unreadable = [{"id": r.id, "line": r.line, "error": r.error} for r in read if isinstance(r, RowError)]

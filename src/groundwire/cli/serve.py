@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from groundwire.cli.common import ProfileOption
 from groundwire.data.rows import read_text
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import require_extra
@@ -45,6 +46,7 @@ def serve(
         help="groundwire.toml (default: $GROUNDWIRE_CONFIG or ./groundwire.toml).")] = None,
     scorer: Annotated[str | None, typer.Option(
         help="Scorer name or model path (default: from the config, else the default scorer).")] = None,
+    profile: ProfileOption = None,
     max_body_bytes: Annotated[int, typer.Option(min=1, help="Larger request bodies get 413.")] = 1_000_000,
     body_timeout: Annotated[float, typer.Option(
         min=0.01, help="Seconds a request body may take to arrive; a client that sends less than its "
@@ -135,7 +137,7 @@ def serve(
         db_url=db if "://" in db else f"sqlite:///{Path(db).resolve()}",
         api_keys=keys,
         read_only_keys=read_only_keys,
-        check=loaded.verify.overridden(scorer=scorer),
+        check=loaded.verify.overridden(scorer=scorer, profile=None if profile is None else str(profile)),
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout,
         header_timeout_s=header_timeout,

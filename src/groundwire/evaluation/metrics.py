@@ -6,8 +6,10 @@ tests/evaluation/test_metrics.py checks every figure against hand-computed value
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -129,3 +131,15 @@ def auroc_interval(hallucinated: Sequence[bool], scores: Sequence[float], *, rou
             values.append(auroc(y[idx], risk[idx]))
     low, high = np.quantile(values, [(1 - level) / 2, 1 - (1 - level) / 2])
     return float(low), float(high)
+
+
+def wilson_interval(hits: int, n: int, *, level: float = 0.95) -> tuple[float, float] | None:
+    """The Wilson score interval of a rate of `hits` in `n` (a false-accept rate on 40 hallucinated answers is a
+    rate of a few answers: the interval says how far it can be from the rate on answers not seen). None for n = 0."""
+    if n <= 0:
+        return None
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    rate = hits / n
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -12,6 +12,7 @@ set at the best balanced accuracy, and both error rates are whatever it gives.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -58,20 +59,48 @@ def rates_of_routes(hallucinated: Sequence[bool], accepted: Sequence[bool] | np.
     )
 
 
-def accept_threshold(hallucinated_scores: np.ndarray, target_far: float) -> float:
-    """The lowest threshold at which at most `target_far` of these hallucinated answers score at or above it."""
+def allowed_errors(n: int, target: float, confidence: float | None = None) -> int:
+    """How many of `n` answers of a class a threshold may put on the wrong side for its rate to meet `target`.
+
+    None: floor(target * n), the rate met on these answers. With a `confidence`, the most errors k for which the
+    threshold's true rate (on answers like these, not seen) is at most `target` with that confidence: the largest
+    k with P(Binomial(n, target) <= k) <= 1 - confidence, the order-statistic bound of conformal risk control. -1
+    when even a threshold that lets none through cannot show it (n < `answers_needed`)."""
+    if confidence is None:
+        return int(np.floor(target * n + 1e-9))
+    allowed, cdf = -1, 0.0
+    for k in range(n + 1):
+        cdf += math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                        + k * math.log(target) + (n - k) * math.log1p(-target)) if target > 0 else 1.0
+        if cdf > 1 - confidence + 1e-12:
+            break
+        allowed = k
+    return allowed
+
+
+def answers_needed(target: float, confidence: float) -> int:
+    """The fewest answers of a class on which a threshold can meet `target` with `confidence` (one that lets none
+    of them through): (1 - target)^n <= 1 - confidence. 22 for 10% at 90%, 29 at 95%."""
+    if target <= 0.0:
+        raise ValueError("a zero target rate cannot be shown with confidence on any number of answers")
+    return math.ceil(math.log(1 - confidence) / math.log1p(-target) - 1e-9)
+
+
+def accept_threshold(hallucinated_scores: np.ndarray, target_far: float, confidence: float | None = None) -> float:
+    """The lowest threshold at which at most `target_far` of these hallucinated answers score at or above it
+    (with a `confidence`, `allowed_errors`'s count of them: at least one threshold above them all)."""
     s = np.sort(np.asarray(hallucinated_scores, dtype=float))[::-1]
-    allowed = int(np.floor(target_far * len(s) + 1e-9))  # this many may be accepted
+    allowed = max(allowed_errors(len(s), target_far, confidence), 0)  # this many may be accepted
     if allowed >= len(s):
         return 0.0
     # Accept strictly above the (allowed+1)-th highest hallucinated score.
     return float(np.nextafter(s[allowed], np.inf))
 
 
-def reject_threshold(faithful_scores: np.ndarray, target_frr: float) -> float:
+def reject_threshold(faithful_scores: np.ndarray, target_frr: float, confidence: float | None = None) -> float:
     """The highest threshold at which at most `target_frr` of these faithful answers score at or below it."""
     s = np.sort(np.asarray(faithful_scores, dtype=float))
-    allowed = int(np.floor(target_frr * len(s) + 1e-9))
+    allowed = max(allowed_errors(len(s), target_frr, confidence), 0)
     if allowed >= len(s):
         return 1.0
     return float(np.nextafter(s[allowed], -np.inf))
@@ -79,8 +108,10 @@ def reject_threshold(faithful_scores: np.ndarray, target_frr: float) -> float:
 
 def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float], *,
                            target_far: float = DEFAULT_TARGET_FAR, target_frr: float = DEFAULT_TARGET_FRR,
-                           groups: Sequence[str] | None = None, min_group: int = 30) -> tuple[float, float]:
-    """(accept_at, reject_at) meeting both targets on these answers.
+                           groups: Sequence[str] | None = None, min_group: int = 30,
+                           confidence: float | None = None) -> tuple[float, float]:
+    """(accept_at, reject_at) meeting both targets on these answers (with a `confidence`, meeting them on answers
+    like these with that confidence: `allowed_errors`).
 
     With `groups` (dataset families), each group must meet the targets on its own: the thresholds are the
     strictest of the groups' own, so a family unlike the others does not hide behind the pooled rate. A group
@@ -95,8 +126,9 @@ def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float]
     if not y.any() or y.all():
         raise ValueError("thresholds need both hallucinated and faithful answers")
     labels = np.asarray(groups if groups is not None else [""] * len(y), dtype=object)
-    accepts = [accept_threshold(s[members], target_far) for members in _class_groups(labels, y, min_group)]
-    rejects = [reject_threshold(s[members], target_frr) for members in _class_groups(labels, ~y, min_group)]
+    accepts = [accept_threshold(s[members], target_far, confidence) for members in _class_groups(labels, y, min_group)]
+    rejects = [reject_threshold(s[members], target_frr, confidence)
+               for members in _class_groups(labels, ~y, min_group)]
     accept_at, reject_at = min(max(accepts), 1.0), max(min(rejects), 0.0)
     if reject_at >= accept_at:
         middle = (accept_at + reject_at) / 2

@@ -91,6 +91,24 @@ class ErrorCode(StrEnum):
         "output_exists",
         "The output path is in the way: it exists (pass --force) or is a file where a folder goes.",
     )
+    INVALID_PROFILE = (
+        "invalid_profile",
+        "A domain profile (--profile, [verify] profile) is not a directory holding a readable profile.json.",
+    )
+    PROFILE_MODEL_MISMATCH = (
+        "profile_model_mismatch",
+        "The profile was fitted on another base model than the scorer in use; use that scorer or adapt again.",
+    )
+    TOO_FEW_LABELS = (
+        "too_few_labels",
+        "adapt: the labels are too few to meet the target rates with confidence; the message says how many more "
+        "of each class are needed.",
+    )
+    PROFILE_MISSES_TARGET = (
+        "profile_misses_target",
+        "adapt: cross-validated within the labels, the profile's false-accept rate exceeds the target by more "
+        "than its interval, so no profile is written.",
+    )
     LLM_NOT_CONFIGURED = (
         "llm_not_configured",
         "An LLM endpoint is needed and none is configured ([llm] in groundwire.toml; serve --llm).",

@@ -34,6 +34,10 @@ HTTP_STATUS: Final[Mapping[ErrorCode, int]] = MappingProxyType(
         ErrorCode.INVALID_SETTINGS: 422,
         ErrorCode.MISSING_EXTRA: 422,
         ErrorCode.OUTPUT_EXISTS: 422,
+        ErrorCode.INVALID_PROFILE: 422,
+        ErrorCode.PROFILE_MODEL_MISMATCH: 422,
+        ErrorCode.TOO_FEW_LABELS: 422,
+        ErrorCode.PROFILE_MISSES_TARGET: 422,
         ErrorCode.LLM_NOT_CONFIGURED: 503,
         # The HTTP request (ServiceError).
         ErrorCode.INVALID_REQUEST: 422,

@@ -81,20 +81,23 @@ def sample_rows(path: Path, limit: int | None, seed: int = 0) -> list[EvalRow]:
 def collect(paths: Iterable[Path], verifier: Verifier, *, limit: int | None = None, seed: int = 0) -> list[ClaimRow]:
     """Claim rows for a seeded sample of at most `limit` answers per file (an answer with no claims is kept
     as one row with empty features, so answer-level metrics still count it)."""
+    return [row for path in paths for row in collect_rows(sample_rows(path, limit, seed), verifier, file=Path(path).stem)]
+
+
+def collect_rows(rows: Iterable[EvalRow], verifier: Verifier, *, file: str) -> list[ClaimRow]:
+    """Claim rows for labelled answers read already (`groundwire adapt`'s), as `collect` makes them for a file."""
     out: list[ClaimRow] = []
-    for path in paths:
-        for row in sample_rows(path, limit, seed):
-            report = check(verifier, CheckItem(row.answer, row_chunks(row), question=row.question, task=row.task))
-            answer = (Path(path).stem, row.id, row.task, _group(row.context), bool(row.hallucinated),
-                      float(report.score))
-            if not report.claims:
-                out.append(ClaimRow(*answer, claim_index=-1, span=(0, 0), gold_overlap=None, features={}))
-            for i, claim in enumerate(report.claims):
-                span = claim.claim.span
-                overlap = (any(s < span[1] and e > span[0] for s, e, _ in row.spans) if row.spans or
-                           row.source == "ragtruth" else None)
-                out.append(ClaimRow(*answer, claim_index=i, span=span, gold_overlap=overlap,
-                                    features=dict(claim.features)))
+    for row in rows:
+        report = check(verifier, CheckItem(row.answer, row_chunks(row), question=row.question, task=row.task))
+        answer = (file, row.id, row.task, _group(row.context), bool(row.hallucinated), float(report.score))
+        if not report.claims:
+            out.append(ClaimRow(*answer, claim_index=-1, span=(0, 0), gold_overlap=None, features={}))
+        for i, claim in enumerate(report.claims):
+            span = claim.claim.span
+            overlap = (any(s < span[1] and e > span[0] for s, e, _ in row.spans) if row.spans or
+                       row.source == "ragtruth" else None)
+            out.append(ClaimRow(*answer, claim_index=i, span=span, gold_overlap=overlap,
+                                features=dict(claim.features)))
     return out
 
 

@@ -42,6 +42,7 @@ class Routing(TypedDict, total=False):
     per_family: bool
     by_key: bool
     min_families: int
+    confidence: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +58,21 @@ class AnswerPoint:
 def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DEFAULT_TARGET_FAR,
                        target_frr: float = DEFAULT_TARGET_FRR, min_class_answers: int = MIN_KEY_CLASS_ANSWERS,
                        per_family: bool = True, by_key: bool = True,
-                       min_families: int = MIN_KEY_FAMILIES) -> tuple[Thresholds, dict[str, Thresholds]]:
+                       min_families: int = MIN_KEY_FAMILIES,
+                       confidence: float | None = None) -> tuple[Thresholds, dict[str, Thresholds]]:
     """(pooled pair, {key: pair}) meeting the targets; with `per_family`, on each family separately.
 
     A key gets its own pair only when it has `min_class_answers` answers of each class and at least
     `min_families` families each bring MIN_FAMILY_CLASS_ANSWERS of each class to it: a pair fitted on one
     family's answers is that family's, and LODO showed it does not carry over (summary thresholds from SummEdits
-    alone rejected 29% of RAGTruth's faithful summaries)."""
+    alone rejected 29% of RAGTruth's faithful summaries). `confidence`: meet the targets with it
+    (operating.allowed_errors) rather than on these answers alone."""
 
     def pair(items: Sequence[AnswerPoint]) -> Thresholds:
         return thresholds_for_targets([a.hallucinated for a in items], [a.score for a in items],
                                       target_far=target_far, target_frr=target_frr,
-                                      groups=[a.family for a in items] if per_family else None)
+                                      groups=[a.family for a in items] if per_family else None,
+                                      confidence=confidence)
 
     pooled = pair(answers)
     if not by_key:

@@ -1,0 +1,117 @@
+"""`groundwire adapt LABELLED --out PROFILE`: a domain profile fitted on a deployment's own labelled answers.
+
+The fitting is groundwire.train.adapt's; the profile is applied with --profile (check, eval, batch, serve) or
+`[verify] profile` (scoring.profile). docs/adapt.md says how many labels a profile needs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+import typer
+
+from groundwire.cli.output import console, literal, print_json
+from groundwire.foundation.errors import ErrorCode, InputError
+
+if TYPE_CHECKING:
+    from groundwire.train.adapt import Adapted
+
+
+def register(app: typer.Typer) -> None:
+    app.command("adapt")(adapt)
+
+
+def adapt(
+    labelled: Annotated[Path | None, typer.Argument(help="A grounding-eval JSONL of labelled answers (hallucinated: "
+                                                         "true/false), the file `eval` reads.")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="The profile directory to write.")] = Path(),
+    target_far: Annotated[float, typer.Option(
+        min=0.001, max=0.99, help="At most this share of hallucinated answers accepted.")] = 0.10,
+    target_frr: Annotated[float, typer.Option(
+        min=0.001, max=0.99, help="At most this share of faithful answers rejected.")] = 0.10,
+    confidence: Annotated[float, typer.Option(
+        min=0.5, max=0.999, help="Meet the targets with this confidence on answers like the labelled ones "
+                                 "(more labels: thresholds closer to the targets, less escalation).")] = 0.9,
+    recipe: Annotated[Literal["thresholds", "combiner"], typer.Option(
+        help="thresholds: refit the routing thresholds only; combiner: refit the shipped combiner (its "
+             "coefficients as the prior, their signs kept) and then the thresholds.")] = "combiner",
+    scorer: Annotated[str | None, typer.Option(
+        help="The base model: lexical, bundled, hf:<id or path> (default: [verify] scorer, else bundled).")] = None,
+    columns: Annotated[str | None, typer.Option(
+        "--columns", help="Your column names, e.g. answer=response,context=retrieved_contexts (as eval).")] = None,
+    from_log: Annotated[Path | None, typer.Option(
+        "--from-log", metavar="DB", help="Read reviewed requests from the service's request log instead.")] = None,
+    scope: Annotated[str | None, typer.Option(help="With --from-log: the scope whose reviews to read.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print profile.json instead of a summary.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Stop at the first malformed row.")] = False,
+    config_file: Annotated[Path | None, typer.Option("--config", help="groundwire.toml to read.")] = None,
+) -> None:
+    """Fit a domain profile (routing thresholds, and the combiner) on labelled answers, cross-validated within
+    them; refuse when the labels are too few to meet the targets with confidence (exit 2)."""
+    from groundwire.config import load_config
+    from groundwire.data.rows import EvalRow, parse_columns, read_rows
+    from groundwire.pipeline import build_verifier
+    from groundwire.train.adapt import Targets, write_profile
+    from groundwire.train.adapt import adapt as fit
+
+    if out == Path():
+        raise InputError("give --out DIR: the profile directory to write", code=ErrorCode.INVALID_OPTION)
+    if (labelled is None) == (from_log is None):
+        raise InputError("give a labelled JSONL file or --from-log DB --scope S (one of them)",
+                         code=ErrorCode.INVALID_OPTION)
+    if from_log is not None:
+        raise InputError("--from-log reads reviewer verdicts from the request log, which this version does not record "
+                         "yet: export the reviewed answers as a labelled JSONL and give that file",
+                         code=ErrorCode.INVALID_OPTION)
+    assert labelled is not None
+    targets = Targets(far=target_far, frr=target_frr, confidence=confidence)
+    config = load_config(config_file)
+    # The base model as the settings name it, without a profile or fixed thresholds: the profile replaces those.
+    settings = config.verify.overridden(scorer=scorer).model_copy(
+        update={"profile": None, "accept_at": None, "reject_at": None, "route": "three-way", "decide_at": None,
+                "judge": False, "cascade": None})
+    rows = [row for row in read_rows(labelled, strict=strict, columns=parse_columns(columns))
+            if isinstance(row, EvalRow)]
+    if not rows:
+        raise InputError(f"{labelled}: no readable rows", code=ErrorCode.NO_ROWS)
+    with console.status(literal(f"checking {len(rows)} labelled answers")):
+        adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=str(labelled))
+    write_profile(adapted, out, force=force)
+    if as_json:
+        print_json(adapted.document)
+        return
+    _print_summary(adapted, out)
+
+
+def _print_summary(adapted: Adapted, out: Path) -> None:
+    from rich.table import Table
+
+    document = adapted.document
+    routing = document["calibration"]
+    labels = document["labels"]
+    assert isinstance(routing, dict) and isinstance(labels, dict)
+    table = Table(title=literal(f"profile {out} (base model {document['base_model']}, recipe {document['recipe']})"),
+                  caption="cross-validated within the labels, folds grouped by source document; 95% intervals")
+    for column in ("", "AUROC", "false accept", "false reject", "escalated"):
+        table.add_column(column, justify="left" if not column else "right")
+    for name, figures in (("this profile", adapted.validation["profile"]),
+                          ("shipped routing", adapted.validation["shipped"])):
+        table.add_row(name, *(_figure(figures[key]) for key in ("auroc", "false_accept", "false_reject", "escalated")))
+    console.print(table)
+    counts = ", ".join(f"{task}: {c['hallucinated']} hallucinated / {c['faithful']} faithful"
+                       for task, c in labels.items())
+    console.print(literal(f"labels: {counts}"))
+    own = ", ".join(f"{key} {pair[0]:g}/{pair[1]:g}" for key, pair in routing["task_thresholds"].items())
+    console.print(literal(f"thresholds: accept_at {routing['thresholds'][0]:g}, reject_at {routing['thresholds'][1]:g}"
+                          + (f"; per task {own}" if own else "")))
+    console.print(literal(f"wrote {out}; use it with --profile {out} or [verify] profile = \"{out}\""))
+
+
+def _figure(value: dict[str, float | int | None]) -> str:
+    if value["value"] is None:
+        return "n/a"
+    low, high = value["low"], value["high"]
+    interval = f" ({float(low):.2f}-{float(high):.2f})" if low is not None and high is not None else ""
+    return f"{float(value['value']):.3f}{interval}"

@@ -1,0 +1,145 @@
+"""Domain profiles: a deployment's own calibration, fitted on its labelled answers, beside the bundle's.
+
+A profile is a directory holding `profile.json` (the base model it was fitted on, its thresholds, the labels it
+saw and its cross-validated rates) and, when it refits the combiner, `combiner.json`. `groundwire adapt` writes it
+(groundwire.train.adapt); `pipeline.build_verifier` applies it by wrapping the scorer in a `ProfiledScorer`, whose
+calibration is the profile's over the base scorer's, so the verifier never knows which calibration it runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import Thresholds
+from groundwire.scoring.base import Calibration, PairScores, Scorer, calibration_of
+from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, load_combiner
+
+PROFILE_FILE = "profile.json"
+COMBINER_FILE = "combiner.json"
+PROFILE_FORMAT = 1
+"""Bumped when profile.json changes incompatibly; a profile of another format is refused."""
+
+
+class ProfileError(InputError):
+    """A profile that cannot be used: not one (invalid_profile), or fitted on another model (profile_model_mismatch)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A loaded profile: what it changes in the base scorer's calibration, and what it was fitted on."""
+
+    name: str
+    """The directory's name: what a report names as the profile that routed the answer."""
+    path: Path
+    base_model: str
+    """The model id of the scorer it was fitted on (`Scorer.model_id`); any other scorer refuses it."""
+    thresholds: Thresholds
+    task_thresholds: Mapping[str, Thresholds]
+    decide_at: float | None
+    combiner: LogisticCombiner | TaskCombiner | None
+    """The refitted combiner; None keeps the base scorer's."""
+    canonical_figures: bool
+    meaning: bool
+    document: Mapping[str, object]
+    """profile.json as written (labels, targets, cross-validated rates with their intervals)."""
+
+    def calibration_over(self, base: Calibration) -> Calibration:
+        """The base scorer's calibration with this profile's thresholds (and combiner, where it has one)."""
+        return replace(
+            base,
+            thresholds=self.thresholds,
+            task_thresholds=dict(self.task_thresholds),
+            decide_at=self.decide_at,
+            combiner=self.combiner or base.combiner,
+            canonical_figures=self.canonical_figures,
+            meaning=self.meaning,
+        )
+
+
+def _pair(value: object, where: str) -> Thresholds:
+    if not (isinstance(value, Sequence) and len(value) == 2 and all(isinstance(v, int | float) for v in value)):
+        raise ValueError(f"{where} must be [accept_at, reject_at]")
+    accept_at, reject_at = float(value[0]), float(value[1])
+    if not 0.0 <= reject_at < accept_at <= 1.0:
+        raise ValueError(f"{where} needs 0 <= reject_at < accept_at <= 1, got {[accept_at, reject_at]}")
+    return accept_at, reject_at
+
+
+def load_profile(path: str | Path) -> Profile:
+    """The profile in directory `path`; a missing or malformed one is an InputError saying what is wrong."""
+    folder = Path(path)
+    file = folder / PROFILE_FILE
+    if not file.is_file():
+        raise ProfileError(
+            f"{folder} is not a profile: it has no {PROFILE_FILE} (make one with `groundwire adapt "
+            "LABELLED.jsonl --out DIR`)",
+            code=ErrorCode.INVALID_PROFILE,
+        )
+    try:
+        document = json.loads(file.read_text(encoding="utf-8"))
+        if document.get("format") != PROFILE_FORMAT:
+            raise ValueError(
+                f"format {document.get('format')!r} is not {PROFILE_FORMAT}: rebuild it with this "
+                "version's `groundwire adapt`"
+            )
+        routing = document["calibration"]
+        combiner_file = routing.get("combiner")
+        return Profile(
+            name=folder.resolve().name,
+            path=folder,
+            base_model=str(document["base_model"]),
+            thresholds=_pair(routing["thresholds"], "calibration.thresholds"),
+            task_thresholds={
+                str(k): _pair(v, f"calibration.task_thresholds.{k}")
+                for k, v in routing.get("task_thresholds", {}).items()
+            },
+            decide_at=None if routing.get("decide_at") is None else float(routing["decide_at"]),
+            combiner=load_combiner(folder / combiner_file) if combiner_file else None,
+            canonical_figures=bool(routing.get("canonical_figures", True)),
+            meaning=bool(routing.get("meaning", False)),
+            document=document,
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ProfileError(
+            f"{file} cannot be read as a profile: {type(error).__name__}: {error}", code=ErrorCode.INVALID_PROFILE
+        ) from None
+
+
+class ProfiledScorer:
+    """A scorer routed by a profile: the base scorer's scores, the profile's calibration over its own.
+
+    The model id stays the base's (pair scores, caches and logs are the model's); the profile is named in
+    each report instead (`pipeline.check`)."""
+
+    def __init__(self, base: Scorer, profile: Profile) -> None:
+        if profile.base_model != base.model_id:
+            raise ProfileError(
+                f"profile {profile.path} was fitted on {profile.base_model!r}, not on the scorer in use "
+                f"({base.model_id!r}): its thresholds mean nothing for this model; use the scorer it "
+                "was built on, or build a profile for this one with `groundwire adapt --scorer`",
+                code=ErrorCode.PROFILE_MODEL_MISMATCH,
+            )
+        self.base = base
+        self.profile = profile
+        self.model_id = base.model_id
+        self.max_tokens = base.max_tokens
+        self._calibration = profile.calibration_over(calibration_of(base))
+
+    @property
+    def calibration(self) -> Calibration:
+        return self._calibration
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return self.base.count_tokens(texts)
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> PairScores:
+        return self.base.score(pairs)
+
+
+def profile_of(scorer: Scorer) -> Profile | None:
+    """The profile routing a scorer's answers, None for a plain scorer."""
+    return scorer.profile if isinstance(scorer, ProfiledScorer) else None

@@ -1,0 +1,282 @@
+"""Domain adaptation (`groundwire adapt`): a deployment's labelled answers -> a profile (scoring.profile).
+
+From the answers' claim features (`combine.collect_rows`, one check each), fit what the labels support:
+- "thresholds": the routing thresholds from target error rates (`thresholds.fit_key_thresholds`, the code
+  `eval --target-far/--target-frr` and the shipped calibration use), pooled and per task with enough labels;
+- "combiner": first the shipped combiner refitted with its coefficients as the prior and their signs kept
+  (`monotone.fit_toward`), then the thresholds on the scores it gives.
+Every figure the profile records is cross-validated within the labels, folds grouped by source document, so no
+profile is reported on the rows it was fitted on. `adapt` refuses (an InputError) when the labels are too few
+to meet the targets with confidence, and when the cross-validated false-accept rate exceeds the target by more
+than its interval.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from groundwire.core.verifier import DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT, Verifier
+from groundwire.data.rows import EvalRow
+from groundwire.evaluation.metrics import auroc_interval, detection_metrics, wilson_interval
+from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR, answers_needed
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.extras import require_extra
+from groundwire.scoring.base import Calibration, calibration_of
+from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
+from groundwire.scoring.profile import COMBINER_FILE, PROFILE_FILE, PROFILE_FORMAT
+from groundwire.train import combine, lodo
+from groundwire.train.monotone import fit_toward
+from groundwire.train.recipe import Fitted, answer_points
+from groundwire.train.thresholds import fit_key_thresholds
+from groundwire.version import __version__
+
+Recipe = Literal["thresholds", "combiner"]
+RECIPES: tuple[Recipe, ...] = ("thresholds", "combiner")
+PRIOR_C = 0.05
+"""How far the refitted combiner may move from the shipped one: the L2 pull toward its coefficients is 1/(2c) per
+unit, summed over the labelled claims' losses (the shipped recipe's own strength, train.recipe.MONO_C, so the
+prior counts as much as it did when it was fitted). Chosen on the dev learning curves (bench/adapt_curve.py)."""
+DEFAULT_CONFIDENCE = 0.9
+"""The thresholds meet the targets with this confidence on answers like the labelled ones (operating.allowed_errors)."""
+MIN_KEY_CLASS_ANSWERS = 40
+"""A task gets thresholds of its own with at least this many labelled answers of each class (with a checkable
+claim); otherwise it routes by the pooled pair."""
+FOLDS = 5
+
+IDENTITY = LogisticCombiner(names=("logit:support",), mean=(0.0,), scale=(1.0,), coef=(1.0,), intercept=0.0,
+                            meta={"identity": True})
+"""The claim score of a scorer without a combiner (its support), as a combiner, so that one replay serves both."""
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    far: float = DEFAULT_TARGET_FAR
+    frr: float = DEFAULT_TARGET_FRR
+    confidence: float = DEFAULT_CONFIDENCE
+
+    def __post_init__(self) -> None:
+        if not (0.0 < self.far < 1.0 and 0.0 < self.frr < 1.0):
+            raise InputError(f"target rates must be strictly between 0 and 1, got false accept {self.far:g} and "
+                             f"false reject {self.frr:g}", code=ErrorCode.INVALID_OPTION)
+        if not 0.5 <= self.confidence < 1.0:
+            raise InputError(f"--confidence must be in [0.5, 1), got {self.confidence:g}",
+                             code=ErrorCode.INVALID_OPTION)
+
+    def needed(self) -> tuple[int, int]:
+        """Labelled (hallucinated, faithful) answers with a checkable claim the thresholds need at the least."""
+        return answers_needed(self.far, self.confidence), answers_needed(self.frr, self.confidence)
+
+
+def shipped(calibration: Calibration) -> Fitted:
+    """The base scorer's own calibration, as a recipe replays it (no combiner: the claim score is the support)."""
+    combiner = calibration.combiner
+    if combiner is not None and not isinstance(combiner, LogisticCombiner | TaskCombiner):
+        raise InputError(f"the scorer's combiner ({type(combiner).__name__}) cannot be refitted: adapt knows the "
+                         "logistic combiners of groundwire.scoring.combiner", code=ErrorCode.INVALID_SETTINGS)
+    pooled = calibration.thresholds or (DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT)
+    return Fitted(combiner or IDENTITY, pooled, dict(calibration.task_thresholds))
+
+
+def refits_combiner(base: Fitted, recipe: Recipe) -> bool:
+    return recipe == "combiner" and base.combiner is not IDENTITY
+
+
+def fit_profile(rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
+                c: float = PRIOR_C, min_key_answers: int = MIN_KEY_CLASS_ANSWERS) -> Fitted:
+    """The recipe fitted on these claim rows (one domain: no per-family thresholds)."""
+    combiner = base.combiner
+    if refits_combiner(base, recipe):
+        assert combiner is not None
+        prior = combiner.default if isinstance(combiner, TaskCombiner) else combiner
+        combiner = fit_toward(rows, prior, c=c, meta={"adapted_on": len(combine.answers_of(rows))})
+    assert combiner is not None
+    pooled, own = fit_key_thresholds(answer_points(rows, combine.claim_scores(combiner, rows)),
+                                     target_far=targets.far, target_frr=targets.frr, confidence=targets.confidence,
+                                     min_class_answers=min_key_answers, per_family=False, min_families=1)
+    return Fitted(combiner, pooled, own)
+
+
+def group_folds(groups: Sequence[str], folds: int, *, seed: int = 0) -> list[np.ndarray]:
+    """Test-row masks of `folds` folds that never split a group (a source document): groups shuffled by `seed`,
+    each put in the fold with the fewest rows so far."""
+    names = sorted(set(groups))
+    rng = np.random.default_rng(seed)
+    rng.shuffle(names)
+    sizes = Counter(groups)
+    fold_of: dict[str, int] = {}
+    load = [0] * folds
+    for name in sorted(names, key=lambda g: -sizes[g]):  # stable: biggest first, shuffled order among equals
+        fold = int(np.argmin(load))
+        fold_of[name] = fold
+        load[fold] += sizes[name]
+    at = np.array([fold_of[g] for g in groups])
+    return [at == f for f in range(folds) if (at == f).any()]
+
+
+def cross_validate(rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
+                   c: float = PRIOR_C, folds: int = FOLDS, seed: int = 0) -> list[lodo.Routed]:
+    """Each answer routed by the recipe fitted on the other folds (grouped by source document)."""
+    out: list[lodo.Routed] = []
+    for test in group_folds([r.group for r in rows], folds, seed=seed):
+        train = [r for r, held in zip(rows, test, strict=True) if not held]
+        fitted = fit_profile(train, base, recipe=recipe, targets=targets, c=c)
+        out.extend(lodo.route(fitted, [r for r, held in zip(rows, test, strict=True) if held]))
+    return out
+
+
+def rate(hits: int, n: int) -> dict[str, float | int | None]:
+    """A rate with its 95% Wilson interval."""
+    interval = wilson_interval(hits, n)
+    return {"value": hits / n if n else None, "low": interval[0] if interval else None,
+            "high": interval[1] if interval else None, "hits": hits, "n": n}
+
+
+def rates(routed: Sequence[lodo.Routed]) -> dict[str, dict[str, float | int | None]]:
+    """AUROC (95% bootstrap interval) and the false-accept, false-reject and escalation rates (95% Wilson)."""
+    y = np.array([a.hallucinated for a in routed], dtype=bool)
+    s = np.array([a.score for a in routed], dtype=float)
+    accepted = s >= np.array([a.accept_at for a in routed])
+    rejected = ~accepted & (s <= np.array([a.reject_at for a in routed]))
+    auroc = detection_metrics(y.tolist(), s.tolist(), [False] * len(y)).auroc
+    interval = auroc_interval(y.tolist(), s.tolist(), rounds=500)
+    return {
+        "auroc": {"value": auroc, "low": interval[0] if interval else None, "high": interval[1] if interval else None,
+                  "n": len(y)},
+        "false_accept": rate(int(accepted[y].sum()), int(y.sum())),
+        "false_reject": rate(int(rejected[~y].sum()), int((~y).sum())),
+        "escalated": rate(int((~accepted & ~rejected).sum()), len(y)),
+    }
+
+
+def label_counts(rows: Sequence[combine.ClaimRow]) -> dict[str, dict[str, int]]:
+    """Labelled answers per task and class, and how many have no checkable claim (always accepted: they count in
+    the rates, no threshold can route them), with "all" over tasks."""
+    counts: dict[str, Counter[str]] = {}
+    for r in combine.answers_of(rows).values():
+        for task in (r.task, "all"):
+            tally = counts.setdefault(task, Counter())
+            tally["hallucinated" if r.hallucinated else "faithful"] += 1
+            tally["no_claims"] += r.claim_index < 0
+    return {task: {k: tally[k] for k in ("hallucinated", "faithful", "no_claims")}
+            for task, tally in sorted(counts.items(), key=lambda item: (item[0] == "all", item[0]))}
+
+
+def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets) -> None:
+    """Refuse labels too few for thresholds that meet the targets with confidence, saying how many more."""
+    answers = [r for r in combine.answers_of(rows).values() if r.claim_index >= 0]
+    have = (sum(r.hallucinated for r in answers), sum(not r.hallucinated for r in answers))
+    need = targets.needed()
+    short = [f"{n - h} more {name}" for h, n, name in zip(have, need, ("hallucinated", "faithful"), strict=True)
+             if h < n]
+    if short:
+        raise InputError(
+            f"too few labels to meet false accept <= {targets.far:g} and false reject <= {targets.frr:g} with "
+            f"{targets.confidence:.0%} confidence: that needs at least {need[0]} hallucinated and {need[1]} faithful "
+            f"labelled answers with a checkable claim, and there are {have[0]} and {have[1]}. Label "
+            f"{' and '.join(short)} answers (from the same domain), or relax the targets",
+            code=ErrorCode.TOO_FEW_LABELS)
+
+
+def require_within_target(far: dict[str, float | int | None], targets: Targets) -> None:
+    """Refuse a profile whose cross-validated false-accept rate (`rate`'s figure) exceeds the target by more than
+    its interval: its 95% interval lies wholly above the target."""
+    if far["low"] is None or float(far["low"]) <= targets.far:
+        return
+    raise InputError(
+        f"cross-validated within the labels, this profile accepts {far['hits']} of {far['n']} hallucinated answers "
+        f"({float(far['value'] or 0):.1%}, 95% interval {float(far['low']):.1%}-{float(far['high'] or 0):.1%}): above "
+        f"the false-accept target {targets.far:g} by more than its interval, so no profile is written. Label more "
+        "answers of this domain, or keep the shipped routing", code=ErrorCode.PROFILE_MISSES_TARGET)
+
+
+@dataclass(frozen=True)
+class Adapted:
+    """A fitted profile before it is written: what it routes by, and what profile.json records."""
+
+    fitted: Fitted
+    decide_at: float | None
+    document: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def validation(self) -> dict[str, dict[str, dict[str, float | int | None]]]:
+        return self.document["validation"]  # type: ignore[return-value]
+
+
+def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "combiner", targets: Targets = Targets(),
+          c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels") -> Adapted:
+    """Fit a profile on labelled rows, checking each once with `verifier` (the base scorer, its settings, no
+    profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target."""
+    labelled = [r for r in rows if r.hallucinated is not None]
+    if not labelled:
+        raise InputError(f"{source}: no labelled rows (a row needs hallucinated: true or false)",
+                         code=ErrorCode.NO_ROWS)
+    calibration = calibration_of(verifier.scorer)
+    base = shipped(calibration)
+    if refits_combiner(base, recipe):  # the constrained fit is scipy's L-BFGS-B
+        require_extra("train", "scipy", needed_by="groundwire adapt --recipe combiner (--recipe thresholds needs none)")
+    claim_rows = combine.collect_rows(labelled, verifier, file=Path(source).stem)
+    return adapt_rows(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds,
+                      base_model=verifier.scorer.model_id, calibration=calibration, source=source,
+                      skipped=len(rows) - len(labelled))
+
+
+def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
+               c: float, folds: int, base_model: str, calibration: Calibration, source: str,
+               skipped: int = 0) -> Adapted:
+    """`adapt` on claim rows collected already (the learning curves reuse one feature cache)."""
+    require_enough(claim_rows, targets)
+    cross = cross_validate(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds)
+    validation = {"profile": rates(cross), "shipped": rates(lodo.route(base, claim_rows))}
+    require_within_target(validation["profile"]["false_accept"], targets)
+    fitted = fit_profile(claim_rows, base, recipe=recipe, targets=targets, c=c)
+    decide_at = lodo.fit_decide_at(fitted, claim_rows)
+    refit = refits_combiner(base, recipe)
+    document: dict[str, object] = {
+        "format": PROFILE_FORMAT,
+        "base_model": base_model,
+        "made_by": f"groundwire {__version__} adapt",
+        "labels_from": {"source": source, "answers": len(combine.answers_of(claim_rows)), "unlabelled_skipped": skipped},
+        "recipe": recipe if refit else "thresholds",
+        "targets": {"false_accept": targets.far, "false_reject": targets.frr, "confidence": targets.confidence},
+        "prior_strength": c if refit else None,
+        "labels": label_counts(claim_rows),
+        "calibration": {
+            "thresholds": list(fitted.pooled),
+            "task_thresholds": {key: list(pair) for key, pair in sorted(fitted.by_key.items())},
+            "decide_at": decide_at,
+            "combiner": COMBINER_FILE if refit else None,
+            "canonical_figures": calibration.canonical_figures if calibration.canonical_figures is not None else True,
+            "meaning": bool(calibration.meaning),
+        },
+        "validation": {"folds": folds, "grouped_by": "source document (the first context chunk)", **validation},
+    }
+    return Adapted(fitted, decide_at, document)
+
+
+def write_profile(adapted: Adapted, out: Path, *, force: bool = False) -> Path:
+    """Write the profile directory whole or not at all (a temporary directory renamed into place)."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
+        raise InputError(f"{out} exists: give another --out, or --force to replace it", code=ErrorCode.OUTPUT_EXISTS)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        (staging / PROFILE_FILE).write_text(json.dumps(adapted.document, indent=2) + "\n", encoding="utf-8")
+        if adapted.document["calibration"]["combiner"]:  # type: ignore[index]
+            assert adapted.fitted.combiner is not None
+            (staging / COMBINER_FILE).write_text(adapted.fitted.combiner.to_json() + "\n", encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out) if out.is_dir() else out.unlink()
+        os.replace(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out

@@ -1,0 +1,56 @@
+"""`groundwire adapt` and --profile from the command line: exit statuses and error codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt_labelled.jsonl"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "groundwire", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_adapt_writes_a_profile_that_check_names_and_another_model_refuses(tmp_path: Path) -> None:
+    out = tmp_path / "synthetic-domain"
+    made = run("adapt", str(FIXTURE), "--out", str(out), "--scorer", "lexical", "--json")
+    assert made.returncode == 0, made.stderr
+    document = json.loads((out / "profile.json").read_text())
+    assert document == json.loads(made.stdout)
+    assert document["labels"]["all"] == {"hallucinated": 32, "faithful": 48, "no_claims": 0}
+    assert document["validation"]["profile"]["false_accept"]["high"] is not None
+
+    context = tmp_path / "context.txt"
+    context.write_text("The museum of Lyon was opened in 1800 by the city council.")
+    checked = run("check", "-c", str(context), "-a", "The museum of Lyon was opened in 1800.", "--scorer", "lexical",
+                  "--profile", str(out), "--json", "--fail-on", "never")
+    assert checked.returncode == 0, checked.stderr
+    report = json.loads(checked.stdout)
+    assert report["extra"]["profile"] == "synthetic-domain"
+    assert report["extra"]["thresholds"]["accept_at"] == document["calibration"]["thresholds"][0]
+
+    other = run("check", "-c", str(context), "-a", "The museum opened in 1800.", "--scorer", "bundled",
+                "--profile", str(out))
+    assert other.returncode == 2
+    assert "profile_model_mismatch" in other.stderr
+
+    again = run("adapt", str(FIXTURE), "--out", str(out), "--scorer", "lexical")
+    assert again.returncode == 2 and "output_exists" in again.stderr
+
+
+def test_adapt_refuses_too_few_labels_saying_how_many_more(tmp_path: Path) -> None:
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(FIXTURE.read_text().splitlines(keepends=True)[:30]))
+    result = run("adapt", str(few), "--out", str(tmp_path / "p"), "--scorer", "lexical")
+    assert result.returncode == 2
+    assert "too_few_labels" in result.stderr and "more hallucinated" in result.stderr
+    assert not (tmp_path / "p").exists()
+
+
+def test_eval_takes_a_profile_and_refuses_a_missing_one(tmp_path: Path) -> None:
+    result = run("eval", str(FIXTURE), "--scorer", "lexical", "--profile", str(tmp_path / "nowhere"))
+    assert result.returncode == 2
+    assert "invalid_profile" in result.stderr

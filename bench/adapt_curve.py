@@ -15,8 +15,8 @@ escalation rates over the draws, and how many draws adapt refused.
 Every dev answer is scored once: the bundled model's claim features are cached (train.calibrate.features_for, the
 cache bench/lodo.py reads), the lexical baseline's too; fitting is then cheap.
 
-    --time-adapt FILE: also time `adapt` itself on the first 200 labelled answers of FILE with the bundled model
-    (scoring included), and the load of the profile it writes.
+    --time: the fit on 200 answers' cached features per family (cross-validation included) and the load of the
+    profile it writes; with --time-adapt FILE also `adapt` on FILE's first 200 labelled answers, scoring included.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def adapted(rows: Sequence[combine.ClaimRow], base: Fitted, recipe: Recipe, targ
     """The profile `groundwire adapt` would write from these rows, None where it refuses."""
     try:
         return adapt_rows(rows, base, recipe=recipe, targets=targets, c=c, folds=5, base_model="bench",
-                          calibration=Calibration(), source="draw").fitted
+                          calibration=Calibration(), source="draw", auroc_rounds=0).fitted
     except InputError:
         return None
 
@@ -178,21 +178,48 @@ def targets_met(result: dict[str, dict[int, dict[str, dict[str, float]]]], n: in
                   f"-> {'met' if met else 'not met'}")
 
 
+def time_fit(model: list[combine.ClaimRow], out: Path, *, size: int = 200, rounds: int = 5) -> None:
+    """Seconds to fit a profile (cross-validation included) on `size` answers' cached features, per family, and to
+    load the profile it writes (median of 20 loads). Checking the answers first costs what `eval` costs on them."""
+    base = shipped(calibration_of(build_verifier(CheckSettings()).scorer))
+    rng = np.random.default_rng(0)
+    for fam, rows in lodo.by_family(model).items():
+        answers = list(combine.answers_of(rows).values())
+        if len(answers) < size:
+            continue
+        drawn = grouped_draw(answers, size, rng)
+        train = [r for r in rows if (r.file, r.row_id) in drawn]
+        seconds = []
+        result = None
+        for _ in range(rounds):
+            started = time.perf_counter()
+            try:
+                result = adapt_rows(train, base, recipe="combiner", targets=Targets(), c=PRIOR_C, folds=5,
+                                    base_model="groundwire-verifier-v2", calibration=Calibration(), source=fam)
+            except InputError as error:
+                print(f"{fam}: adapt refused: {error.code.value}")
+                break
+            seconds.append(time.perf_counter() - started)
+        if result is None or not seconds:
+            continue
+        write_profile(result, out, force=True)
+        loads = []
+        for _ in range(20):
+            started = time.perf_counter()
+            load_profile(out)
+            loads.append(time.perf_counter() - started)
+        print(f"{fam}: fit on {len(combine.answers_of(train))} answers: median {statistics.median(seconds):.2f} s "
+              f"of {len(seconds)}; profile load: median {statistics.median(loads) * 1000:.1f} ms of 20")
+
+
 def time_adapt(file: Path, out: Path) -> None:
-    """Seconds for `adapt` (bundled model, scoring included) on the first 200 labelled answers, and to load the
-    profile it writes (median of 20 loads)."""
+    """Seconds for `adapt` (bundled model, scoring included) on the first 200 labelled answers of FILE."""
     rows = [r for r in read_eval_jsonl(file) if r.hallucinated is not None][:200]
     started = time.perf_counter()
     result = adapt(rows, build_verifier(CheckSettings()), source=str(file))
-    seconds = time.perf_counter() - started
+    print(f"adapt on {len(rows)} answers of {file.name}: {time.perf_counter() - started:.1f} s (bundled model, "
+          "scoring included)")
     write_profile(result, out, force=True)
-    loads = []
-    for _ in range(20):
-        started = time.perf_counter()
-        load_profile(out)
-        loads.append(time.perf_counter() - started)
-    print(f"adapt on {len(rows)} answers of {file.name}: {seconds:.1f} s (bundled model, scoring included); "
-          f"profile load: median {statistics.median(loads) * 1000:.1f} ms over 20")
 
 
 def main() -> None:
@@ -206,7 +233,10 @@ def main() -> None:
     parser.add_argument("--c", type=float, default=PRIOR_C, help="prior strength of the combiner refit")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="write every figure here")
-    parser.add_argument("--time-adapt", type=Path, default=None)
+    parser.add_argument("--time", action="store_true", help="time the fit on 200 answers and the profile's load")
+    parser.add_argument("--time-adapt", type=Path, default=None, help="with --time: also adapt on FILE's first 200 "
+                                                                       "labelled answers, scoring included")
+    parser.add_argument("--no-curve", action="store_true", help="only the timings")
     parser.add_argument("--partial", action="store_true", help="only the dev files whose features are cached so far")
     args = parser.parse_args()
     if args.partial:
@@ -214,15 +244,18 @@ def main() -> None:
     else:
         model = features_for(bundled_path(), args.dev, limit=None, cache=args.cache, workers=2)
     lexical = lexical_rows(args.dev, args.lexical_cache)
-    result = curve(model, lexical, sizes=args.sizes, draws=args.draws, targets=Targets(confidence=args.confidence),
-                   c=args.c, seed=args.seed)
-    print_table(result, args.draws)
-    targets_met(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
-    if args.time_adapt is not None:
+    if not args.no_curve:
+        result = curve(model, lexical, sizes=args.sizes, draws=args.draws,
+                       targets=Targets(confidence=args.confidence), c=args.c, seed=args.seed)
+        print_table(result, args.draws)
+        targets_met(result)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2) + "\n")
+    if args.time:
         with tempfile.TemporaryDirectory() as tmp:
-            time_adapt(args.time_adapt, Path(tmp) / "profile")
+            time_fit(model, Path(tmp) / "profile")
+            if args.time_adapt is not None:
+                time_adapt(args.time_adapt, Path(tmp) / "profile")
 
 
 if __name__ == "__main__":

@@ -72,3 +72,13 @@ def test_a_directory_without_profile_json_is_not_a_profile(tmp_path: Path) -> No
 def test_a_profile_and_a_cascade_exclude_each_other(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cascade"):
         build_verifier(CheckSettings(scorer="lexical", cascade="lexical", profile=str(_write(tmp_path / "p"))))
+
+
+def test_verify_takes_a_profile_and_the_report_names_it(tmp_path: Path) -> None:
+    from groundwire.pipeline import verify
+
+    folder = _write(tmp_path / "clinic")
+    report = verify("The clinic opens at 9.", ["The clinic opens at 9 every weekday."], scorer="lexical",
+                    profile=folder, task="qa")
+    assert report.extra["profile"] == "clinic"
+    assert report.extra["thresholds"] == {"accept_at": 0.7, "reject_at": 0.2}

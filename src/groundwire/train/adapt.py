@@ -129,7 +129,11 @@ def cross_validate(rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Re
     out: list[lodo.Routed] = []
     for test in group_folds([r.group for r in rows], folds, seed=seed):
         train = [r for r, held in zip(rows, test, strict=True) if not held]
-        fitted = fit_profile(train, base, recipe=recipe, targets=targets, c=c)
+        try:
+            fitted = fit_profile(train, base, recipe=recipe, targets=targets, c=c)
+        except ValueError as error:  # the other folds hold one class only: a document holds most of the other
+            raise InputError(f"cannot cross-validate these labels: {error} outside one fold of whole source "
+                             "documents; label answers on more documents", code=ErrorCode.TOO_FEW_LABELS) from None
         out.extend(lodo.route(fitted, [r for r, held in zip(rows, test, strict=True) if held]))
     return out
 
@@ -141,14 +145,15 @@ def rate(hits: int, n: int) -> dict[str, float | int | None]:
             "high": interval[1] if interval else None, "hits": hits, "n": n}
 
 
-def rates(routed: Sequence[lodo.Routed]) -> dict[str, dict[str, float | int | None]]:
-    """AUROC (95% bootstrap interval) and the false-accept, false-reject and escalation rates (95% Wilson)."""
+def rates(routed: Sequence[lodo.Routed], *, rounds: int = 500) -> dict[str, dict[str, float | int | None]]:
+    """AUROC (95% bootstrap interval over `rounds` resamples; none with 0) and the false-accept, false-reject and
+    escalation rates (95% Wilson)."""
     y = np.array([a.hallucinated for a in routed], dtype=bool)
     s = np.array([a.score for a in routed], dtype=float)
     accepted = s >= np.array([a.accept_at for a in routed])
     rejected = ~accepted & (s <= np.array([a.reject_at for a in routed]))
     auroc = detection_metrics(y.tolist(), s.tolist(), [False] * len(y)).auroc
-    interval = auroc_interval(y.tolist(), s.tolist(), rounds=500)
+    interval = auroc_interval(y.tolist(), s.tolist(), rounds=rounds) if rounds else None
     return {
         "auroc": {"value": auroc, "low": interval[0] if interval else None, "high": interval[1] if interval else None,
                   "n": len(y)},
@@ -232,11 +237,13 @@ def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "comb
 
 def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
                c: float, folds: int, base_model: str, calibration: Calibration, source: str,
-               skipped: int = 0) -> Adapted:
-    """`adapt` on claim rows collected already (the learning curves reuse one feature cache)."""
+               skipped: int = 0, auroc_rounds: int = 500) -> Adapted:
+    """`adapt` on claim rows collected already (the learning curves reuse one feature cache, and skip the AUROC
+    intervals with `auroc_rounds` 0)."""
     require_enough(claim_rows, targets)
     cross = cross_validate(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds)
-    validation = {"profile": rates(cross), "shipped": rates(lodo.route(base, claim_rows))}
+    validation = {"profile": rates(cross, rounds=auroc_rounds),
+                  "shipped": rates(lodo.route(base, claim_rows), rounds=auroc_rounds)}
     require_within_target(validation["profile"]["false_accept"], targets)
     fitted = fit_profile(claim_rows, base, recipe=recipe, targets=targets, c=c)
     decide_at = lodo.fit_decide_at(fitted, claim_rows)

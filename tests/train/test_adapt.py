@@ -105,8 +105,9 @@ def test_a_cross_validated_false_accept_rate_above_its_interval_is_refused() -> 
     targets = adapt.Targets()
     adapt.require_within_target(adapt.rate(6, 40), targets)  # 15%: its interval (7%-29%) reaches the target
     with pytest.raises(InputError) as error:
-        adapt.require_within_target(adapt.rate(14, 40), targets)  # 35%: 22%-50%, wholly above 10%
+        adapt.require_within_target(adapt.rate(14, 40), targets, unroutable=9)  # 35%: 22%-50%, wholly above 10%
     assert error.value.code is ErrorCode.PROFILE_MISSES_TARGET
+    assert "9 of them have no checkable claim" in str(error.value)
 
 
 def test_the_combiner_recipe_refits_and_routes_its_held_out_answers_within_the_targets() -> None:

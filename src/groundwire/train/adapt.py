@@ -192,16 +192,20 @@ def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets) -> None:
             code=ErrorCode.TOO_FEW_LABELS)
 
 
-def require_within_target(far: dict[str, float | int | None], targets: Targets) -> None:
+def require_within_target(far: dict[str, float | int | None], targets: Targets, *, unroutable: int = 0) -> None:
     """Refuse a profile whose cross-validated false-accept rate (`rate`'s figure) exceeds the target by more than
-    its interval: its 95% interval lies wholly above the target."""
+    its interval: its 95% interval lies wholly above the target. `unroutable`: hallucinated answers without a
+    checkable claim, which verify() accepts whatever the thresholds (the message names them)."""
     if far["low"] is None or float(far["low"]) <= targets.far:
         return
+    cause = (f" {unroutable} of them have no checkable claim (a question back, a greeting): verify() accepts such an "
+             "answer whatever the thresholds, so no profile can route them." if unroutable else "")
     raise InputError(
         f"cross-validated within the labels, this profile accepts {far['hits']} of {far['n']} hallucinated answers "
         f"({float(far['value'] or 0):.1%}, 95% interval {float(far['low']):.1%}-{float(far['high'] or 0):.1%}): above "
-        f"the false-accept target {targets.far:g} by more than its interval, so no profile is written. Label more "
-        "answers of this domain, or keep the shipped routing", code=ErrorCode.PROFILE_MISSES_TARGET)
+        f"the false-accept target {targets.far:g} by more than its interval, so no profile is written.{cause} Label "
+        "more answers of this domain, relax --target-far, or keep the shipped routing",
+        code=ErrorCode.PROFILE_MISSES_TARGET)
 
 
 @dataclass(frozen=True)
@@ -244,7 +248,8 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
     cross = cross_validate(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds)
     validation = {"profile": rates(cross, rounds=auroc_rounds),
                   "shipped": rates(lodo.route(base, claim_rows), rounds=auroc_rounds)}
-    require_within_target(validation["profile"]["false_accept"], targets)
+    unroutable = sum(r.hallucinated and r.claim_index < 0 for r in combine.answers_of(claim_rows).values())
+    require_within_target(validation["profile"]["false_accept"], targets, unroutable=unroutable)
     fitted = fit_profile(claim_rows, base, recipe=recipe, targets=targets, c=c)
     decide_at = lodo.fit_decide_at(fitted, claim_rows)
     refit = refits_combiner(base, recipe)

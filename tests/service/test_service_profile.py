@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from service_common import ALPHA, KEYS
+from service_common import ALPHA, BETA, KEYS
 
 
 def test_the_service_routes_by_its_profile_and_names_it(tmp_path: Path) -> None:
@@ -29,3 +29,63 @@ def test_the_service_routes_by_its_profile_and_names_it(tmp_path: Path) -> None:
     extra = response.json()["report"]["extra"]
     assert extra["profile"] == "support"
     assert extra["thresholds"] == {"accept_at": 0.55, "reject_at": 0.25}
+
+
+def _profile(folder: Path, accept_at: float, reject_at: float) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "profile.json").write_text(json.dumps({
+        "format": 1, "base_model": "lexical-baseline",
+        "calibration": {"thresholds": [accept_at, reject_at], "task_thresholds": {}, "decide_at": None,
+                        "combiner": None}}))
+
+
+def test_each_scope_is_routed_by_its_own_profile_replaced_without_a_restart(tmp_path: Path) -> None:
+    import os
+
+    from fastapi.testclient import TestClient
+
+    from groundwire.pipeline import CheckSettings
+    from groundwire.service import ServiceSettings, create_app
+
+    _profile(tmp_path / "profiles" / "alpha", 0.55, 0.25)
+    settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", api_keys=dict(KEYS),
+                               check=CheckSettings(scorer="lexical"), profiles=str(tmp_path / "profiles"))
+    body = {"answer": "Refunds are accepted within 30 days.",
+            "chunks": [{"id": "S1", "text": "Refunds are accepted within 30 days of purchase."}]}
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        def extra(headers: dict[str, str]) -> dict[str, object]:
+            response = client.post("/v1/verify", headers=headers, json=body)
+            assert response.status_code == 200, response.text
+            return response.json()["report"]["extra"]
+
+        alpha = extra(ALPHA)
+        assert (alpha["profile"], alpha["thresholds"]) == ("alpha", {"accept_at": 0.55, "reject_at": 0.25})
+        beta = extra(BETA)
+        assert "profile" not in beta and beta["thresholds"] == {"accept_at": 0.8, "reject_at": 0.2}
+
+        # The tenant refits: the next check reads the new profile, the service still running.
+        _profile(tmp_path / "profiles" / "alpha", 0.65, 0.15)
+        stamp = (tmp_path / "profiles" / "alpha" / "profile.json").stat().st_mtime_ns + 10**9
+        os.utime(tmp_path / "profiles" / "alpha" / "profile.json", ns=(stamp, stamp))
+        assert extra(ALPHA)["thresholds"] == {"accept_at": 0.65, "reject_at": 0.15}
+
+        # A broken change is logged and the scope keeps the profile it had.
+        (tmp_path / "profiles" / "alpha" / "profile.json").write_text("{")
+        os.utime(tmp_path / "profiles" / "alpha" / "profile.json", ns=(stamp + 10**9, stamp + 10**9))
+        assert extra(ALPHA)["thresholds"] == {"accept_at": 0.65, "reject_at": 0.15}
+
+
+def test_a_bad_profile_stops_the_start(tmp_path: Path) -> None:
+    import pytest
+
+    from groundwire.foundation.errors import InputError
+    from groundwire.pipeline import CheckSettings
+    from groundwire.service import ServiceSettings
+    from groundwire.service.runtime import Runtime
+
+    (tmp_path / "profiles" / "alpha").mkdir(parents=True)
+    (tmp_path / "profiles" / "alpha" / "profile.json").write_text("{}")
+    runtime = Runtime(ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", api_keys=dict(KEYS),
+                                      check=CheckSettings(scorer="lexical"), profiles=str(tmp_path / "profiles")))
+    with pytest.raises(InputError, match="alpha"):
+        runtime.start()

@@ -47,6 +47,9 @@ def serve(
     scorer: Annotated[str | None, typer.Option(
         help="Scorer name or model path (default: from the config, else the default scorer).")] = None,
     profile: ProfileOption = None,
+    profiles: Annotated[Path | None, typer.Option(
+        "--profiles", metavar="DIR", help="One domain profile per scope: DIR/<scope>/profile.json routes that "
+                                          "scope's checks, re-read when it changes (no restart).")] = None,
     max_body_bytes: Annotated[int, typer.Option(min=1, help="Larger request bodies get 413.")] = 1_000_000,
     body_timeout: Annotated[float, typer.Option(
         min=0.01, help="Seconds a request body may take to arrive; a client that sends less than its "
@@ -138,6 +141,7 @@ def serve(
         api_keys=keys,
         read_only_keys=read_only_keys,
         check=loaded.verify.overridden(scorer=scorer, profile=None if profile is None else str(profile)),
+        profiles=None if profiles is None else str(profiles),
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout,
         header_timeout_s=header_timeout,

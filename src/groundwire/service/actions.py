@@ -24,7 +24,7 @@ from groundwire.service.runtime import Runtime, chunk_out
 def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> models.VerifyResponse:
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
-    report = _verify(runtime, body, chunks)
+    report = _verify(runtime, body, chunks, scope=scope)
     response = models.VerifyResponse(
         request_id=uuid.uuid4().hex, report=report.to_dict(),
         review=runtime.review(report.score, body.question, body.answer, findings=_finding_names(report)),
@@ -37,10 +37,10 @@ def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> model
 def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> models.RepairResponse:
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
-    report = _verify(runtime, body, chunks)
+    report = _verify(runtime, body, chunks, scope=scope)
     settings = runtime.config.repair
     # Without --llm the middle band is dropped rather than edited: repair still works offline.
-    repaired = repair_answer(report, chunks, check=_repair_checker(runtime), client=runtime.llm,
+    repaired = repair_answer(report, chunks, check=_repair_checker(runtime, scope=scope), client=runtime.llm,
                              min_surviving_share=settings.min_surviving_share,
                              abstain_message=settings.abstain_message)
     response = models.RepairResponse(
@@ -85,13 +85,14 @@ def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> m
         replaces=None if written.replaces is None else str(written.replaces))
 
 
-def _verify(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chunk]) -> Report:
-    """Verify; with judge=true, the LLM judge then decides the claims in the escalation band."""
+def _verify(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chunk], *, scope: str) -> Report:
+    """Verify (routed by the scope's profile, where it has one); with judge=true, the LLM judge then decides the
+    claims in the escalation band."""
     client = runtime.judge_client() if body.judge else None
     plan = runtime.plan(body.answer, chunks, question=body.question)  # the limits read it before anything is scored
     item = CheckItem(body.answer, chunks, question=body.question, task=body.task,
                      require_citations=body.require_citations)
-    return check(runtime.verifier, item, judge=None if client is None else Judge(client), plan=plan)
+    return check(runtime.verifier_for(scope), item, judge=None if client is None else Judge(client), plan=plan)
 
 
 REPAIR_PAIRS = 2
@@ -99,7 +100,7 @@ REPAIR_PAIRS = 2
 largest accepted answer split in two, each part checked against the whole context."""
 
 
-def _repair_checker(runtime: Runtime) -> Checker:
+def _repair_checker(runtime: Runtime, *, scope: str) -> Checker:
     """The checks repair makes of its own (each part of a claim it splits at its coordination, an LLM's edit, the
     repaired answer), each planned and held to the limits as a request's check is (`Runtime.plan`), and together to
     REPAIR_PAIRS x max_pairs pairs: past that, 413 `too_much_work` before the next is scored. Unbounded, one claim of
@@ -108,7 +109,7 @@ def _repair_checker(runtime: Runtime) -> Checker:
     budget = WorkBudget(allowed=allowed, limit=f"{REPAIR_PAIRS} x max_pairs = {allowed}",
                         why="Repairing this answer (each part of a claim it splits, and each edit, is checked against "
                             "the whole context)")
-    return Checker(runtime.verifier, planner=functools.partial(runtime.plan, budget=budget))
+    return Checker(runtime.verifier_for(scope), planner=functools.partial(runtime.plan, budget=budget))
 
 
 def _finding_names(report: Report) -> list[str]:

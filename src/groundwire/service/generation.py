@@ -46,7 +46,7 @@ def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> m
              started=started)
         return response
 
-    generator = Generator.from_config(runtime.config, client=client, checker=Checker(runtime.verifier))
+    generator = Generator.from_config(runtime.config, client=client, checker=Checker(runtime.verifier_for(scope)))
     generation = generator.generate(body.question, chunks)
     detail = generation.to_dict()
     report_dict = detail.pop("report")

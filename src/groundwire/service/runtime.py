@@ -31,6 +31,7 @@ from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
 from groundwire.service.limits import HasText, WorkBudget, check_plan, check_work, text_chars
 from groundwire.service.observability import ServiceMetrics
+from groundwire.service.profiles import ScopeProfiles
 from groundwire.service.review import review_reasons
 from groundwire.service.settings import ServiceSettings
 from groundwire.service.workers import require_small
@@ -50,6 +51,7 @@ class Runtime:
         self._store: Store | None = None
         self._config: Config | None = None
         self._cache: SemanticCache | None = None
+        self._profiles = ScopeProfiles(settings.profiles, settings.check) if settings.profiles is not None else None
         self._lock = threading.Lock()
         self.eval_cache = EvalCache()
         """Eval-loop results per release and scope (see evalcache.py)."""
@@ -68,6 +70,8 @@ class Runtime:
                 loading = time.perf_counter()
                 verifier = build_verifier(self.settings.check, client=self.llm)
                 _warm(verifier)
+                if self._profiles is not None:
+                    self._profiles.load_all(verifier)
                 self._verifier = verifier
                 self.metrics.model_load_seconds.set(time.perf_counter() - loading)
                 self.model_loads += 1
@@ -89,6 +93,10 @@ class Runtime:
     @property
     def verifier(self) -> Verifier:
         return _ready(self._verifier)
+
+    def verifier_for(self, scope: str) -> Verifier:
+        """The verifier that routes this scope's checks: its own profile's (serve --profiles), else the service's."""
+        return self.verifier if self._profiles is None else self._profiles.verifier_for(scope, self.verifier)
 
     @property
     def store(self) -> Store:

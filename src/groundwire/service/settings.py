@@ -37,6 +37,9 @@ class ServiceSettings:
     check: CheckSettings = field(default_factory=_default_check)
     """How every request is checked (scorer, thresholds, decomposer, require_citations, pruner): groundwire.toml's
     [verify], with `serve`'s flags over it; built by groundwire.pipeline.build_verifier."""
+    profiles: str | None = None
+    """A directory of domain profiles, one folder per scope (DIR/<scope>/profile.json, `groundwire adapt`): each
+    scope's checks are routed by its own, read at start and again when it changes (service/profiles.py)."""
     max_body_bytes: int = 1_000_000
     """Requests with a larger body are refused with 413 before they are parsed."""
     body_timeout_s: float = 30.0

@@ -1,0 +1,66 @@
+"""One domain profile per scope (`serve --profiles DIR`): DIR/<scope>/profile.json routes that scope's checks.
+
+Each profile is read at start and read again when its profile.json changes (its modification time, looked at on
+each check), so a tenant's refitted profile takes effect without a restart; the model is loaded once and shared
+(only the calibration differs between scopes). A scope without a profile is routed by the service's own settings.
+A profile that fails to load at start stops the start; one that fails later (changed, or added while serving) is
+logged and the scope keeps the routing it had.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from groundwire.config import CheckSettings
+from groundwire.core.verifier import Verifier
+from groundwire.pipeline import build_verifier
+from groundwire.scoring.profile import PROFILE_FILE, ProfiledScorer, ProfileError
+
+_log = logging.getLogger(__name__)
+
+
+class ScopeProfiles:
+    def __init__(self, folder: str | Path, settings: CheckSettings) -> None:
+        self.folder = Path(folder)
+        self.settings = settings
+        self._held: dict[str, tuple[int, Verifier]] = {}
+        self._lock = threading.Lock()
+
+    def load_all(self, base: Verifier) -> list[str]:
+        """Read every scope's profile now (a bad one raises); the scopes that have one."""
+        if not self.folder.is_dir():
+            raise ProfileError(f"--profiles {self.folder}: no such directory (one folder per scope, each holding "
+                               f"a {PROFILE_FILE})")
+        scopes = sorted(p.name for p in self.folder.iterdir() if (p / PROFILE_FILE).is_file())
+        for scope in scopes:
+            self._refresh(scope, base, strict=True)
+        return scopes
+
+    def verifier_for(self, scope: str, base: Verifier) -> Verifier:
+        """The scope's verifier: routed by its profile when it has one, else `base`."""
+        return self._refresh(scope, base, strict=False)
+
+    def _refresh(self, scope: str, base: Verifier, *, strict: bool) -> Verifier:
+        folder = self.folder / scope
+        if folder.resolve().parent != self.folder.resolve():  # a scope name is never a path out of the folder
+            return base
+        try:
+            stamp = (folder / PROFILE_FILE).stat().st_mtime_ns
+        except OSError:
+            return base
+        with self._lock:
+            held = self._held.get(scope)
+            if held is not None and held[0] == stamp:
+                return held[1]
+            scorer = base.scorer.base if isinstance(base.scorer, ProfiledScorer) else base.scorer
+            try:
+                verifier = build_verifier(self.settings.model_copy(update={"profile": str(folder)}), scorer=scorer)
+            except ProfileError:
+                if strict:
+                    raise
+                _log.exception("scope %s: its profile could not be loaded; it keeps the routing it had", scope)
+                return base if held is None else held[1]
+            self._held[scope] = (stamp, verifier)
+            return verifier

@@ -54,3 +54,33 @@ def test_eval_takes_a_profile_and_refuses_a_missing_one(tmp_path: Path) -> None:
     result = run("eval", str(FIXTURE), "--scorer", "lexical", "--profile", str(tmp_path / "nowhere"))
     assert result.returncode == 2
     assert "invalid_profile" in result.stderr
+
+
+def test_adapt_reads_a_scope_s_reviewed_requests_from_the_log(tmp_path: Path) -> None:
+    import pytest
+
+    pytest.importorskip("sqlalchemy")
+    from groundwire.data.rows import read_eval_jsonl
+    from groundwire.data.store import RequestRecord, Store
+    from groundwire.pipeline import CheckSettings, build_verifier
+
+    verifier = build_verifier(CheckSettings(scorer="lexical"))
+    store = Store(f"sqlite:///{tmp_path / 'log.db'}")
+    try:
+        for row in read_eval_jsonl(FIXTURE):
+            report = verifier.verify(row.answer, list(row.chunks), question=row.question, task=row.task)
+            request_id = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
+            store.add_review(request_id, scope="ops", faithful=not row.hallucinated)
+    finally:
+        store.close()
+    out = tmp_path / "ops-profile"
+    made = run("adapt", "--from-log", str(tmp_path / "log.db"), "--scope", "ops", "--out", str(out),
+               "--scorer", "lexical")
+    assert made.returncode == 0, made.stderr
+    document = json.loads((out / "profile.json").read_text())
+    assert document["labels"]["all"]["hallucinated"] == 32 and document["labels"]["all"]["faithful"] == 48
+    other = run("adapt", "--from-log", str(tmp_path / "log.db"), "--scope", "nobody", "--out", str(tmp_path / "x"),
+                "--scorer", "lexical")
+    assert other.returncode == 2 and "no_rows" in other.stderr
+    unscoped = run("adapt", "--from-log", str(tmp_path / "log.db"), "--out", str(tmp_path / "y"))
+    assert unscoped.returncode == 2 and "invalid_option" in unscoped.stderr

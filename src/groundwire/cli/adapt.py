@@ -13,8 +13,10 @@ import typer
 
 from groundwire.cli.output import console, literal, print_json
 from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.extras import require_extra
 
 if TYPE_CHECKING:
+    from groundwire.data.rows import EvalRow, RowError
     from groundwire.train.adapt import Adapted
 
 
@@ -40,8 +42,9 @@ def adapt(
         help="The base model: lexical, bundled, hf:<id or path> (default: [verify] scorer, else bundled).")] = None,
     columns: Annotated[str | None, typer.Option(
         "--columns", help="Your column names, e.g. answer=response,context=retrieved_contexts (as eval).")] = None,
-    from_log: Annotated[Path | None, typer.Option(
-        "--from-log", metavar="DB", help="Read reviewed requests from the service's request log instead.")] = None,
+    from_log: Annotated[str | None, typer.Option(
+        "--from-log", metavar="DB", help="Instead of a file: the reviewed requests of the service's request log (a "
+                                         "SQLite file or SQLAlchemy URL), labelled by reviewers' verdicts.")] = None,
     scope: Annotated[str | None, typer.Option(help="With --from-log: the scope whose reviews to read.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print profile.json instead of a summary.")] = False,
@@ -51,7 +54,7 @@ def adapt(
     """Fit a domain profile (routing thresholds, and the combiner) on labelled answers, cross-validated within
     them; refuse when the labels are too few to meet the targets with confidence (exit 2)."""
     from groundwire.config import load_config
-    from groundwire.data.rows import EvalRow, parse_columns, read_rows
+    from groundwire.data.rows import EvalRow
     from groundwire.pipeline import build_verifier
     from groundwire.train.adapt import Targets, write_profile
     from groundwire.train.adapt import adapt as fit
@@ -61,28 +64,46 @@ def adapt(
     if (labelled is None) == (from_log is None):
         raise InputError("give a labelled JSONL file or --from-log DB --scope S (one of them)",
                          code=ErrorCode.INVALID_OPTION)
-    if from_log is not None:
-        raise InputError("--from-log reads reviewer verdicts from the request log, which this version does not record "
-                         "yet: export the reviewed answers as a labelled JSONL and give that file",
+    if (from_log is None) != (scope is None):
+        raise InputError("--from-log and --scope go together: the scope whose reviewed requests to read",
                          code=ErrorCode.INVALID_OPTION)
-    assert labelled is not None
     targets = Targets(far=target_far, frr=target_frr, confidence=confidence)
     config = load_config(config_file)
     # The base model as the settings name it, without a profile or fixed thresholds: the profile replaces those.
     settings = config.verify.overridden(scorer=scorer).model_copy(
         update={"profile": None, "accept_at": None, "reject_at": None, "route": "three-way", "decide_at": None,
                 "judge": False, "cascade": None})
-    rows = [row for row in read_rows(labelled, strict=strict, columns=parse_columns(columns))
+    source = str(labelled) if labelled is not None else f"{from_log} (scope {scope})"
+    rows = [row for row in _labelled_rows(labelled, from_log, scope, strict=strict, columns=columns)
             if isinstance(row, EvalRow)]
     if not rows:
-        raise InputError(f"{labelled}: no readable rows", code=ErrorCode.NO_ROWS)
+        raise InputError(f"{source}: no readable rows", code=ErrorCode.NO_ROWS)
     with console.status(literal(f"checking {len(rows)} labelled answers")):
-        adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=str(labelled))
+        adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source)
     write_profile(adapted, out, force=force)
     if as_json:
         print_json(adapted.document)
         return
     _print_summary(adapted, out)
+
+
+def _labelled_rows(labelled: Path | None, from_log: str | None, scope: str | None, *, strict: bool,
+                   columns: str | None) -> list[EvalRow | RowError]:
+    """The labelled file's rows, or the scope's reviewed requests in the log (data.labelled), read the same way."""
+    from groundwire.data.rows import parse_columns, read_rows
+
+    if labelled is not None:
+        return list(read_rows(labelled, strict=strict, columns=parse_columns(columns)))
+    require_extra("serve", "sqlalchemy", needed_by="groundwire adapt --from-log")
+    from groundwire.data.labelled import read_reviewed
+    from groundwire.data.store import Store
+
+    assert from_log is not None and scope is not None
+    store = Store.open(from_log)
+    try:
+        return list(read_reviewed(store, scope=scope, strict=strict))
+    finally:
+        store.close()
 
 
 def _print_summary(adapted: Adapted, out: Path) -> None:

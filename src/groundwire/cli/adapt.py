@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
 def adapt(
     labelled: Annotated[Path | None, typer.Argument(help="A grounding-eval JSONL of labelled answers (hallucinated: "
                                                          "true/false), the file `eval` reads.")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="The profile directory to write.")] = Path(),
+    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="DIR", help="The profile directory to write.")] = None,
     target_far: Annotated[float, typer.Option(
         min=0.001, max=0.99, help="At most this share of hallucinated answers accepted.")] = 0.10,
     target_frr: Annotated[float, typer.Option(
@@ -59,7 +59,7 @@ def adapt(
     from groundwire.train.adapt import Targets, write_profile
     from groundwire.train.adapt import adapt as fit
 
-    if out == Path():
+    if out is None:
         raise InputError("give --out DIR: the profile directory to write", code=ErrorCode.INVALID_OPTION)
     if (labelled is None) == (from_log is None):
         raise InputError("give a labelled JSONL file or --from-log DB --scope S (one of them)",

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt_labelled.jsonl"
+FIXTURE = Path(__file__).resolve().parents[2] / "examples" / "labelled.jsonl"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -21,7 +21,7 @@ from groundwire.train import adapt
 from groundwire.train.combine import ClaimRow
 from groundwire.train.monotone import fit_toward
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt_labelled.jsonl"
+FIXTURE = Path(__file__).resolve().parents[2] / "examples" / "labelled.jsonl"
 
 
 def _binomial_cdf(k: int, n: int, p: float) -> float:

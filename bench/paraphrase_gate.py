@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.core.meaning import GATE_SIMILARITY, align, gate_closed_by
 from groundwire.core.plan import as_chunks
+from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.scoring import get_scorer
@@ -105,9 +106,9 @@ def main() -> None:
     parser.add_argument("--scorer", default="lexical", help="for --dev: the scorer whose routes are counted")
     args = parser.parse_args()
     if args.dev:
-        dev_table(Verifier(get_scorer(args.scorer), meaning=True), args.limit, args.seed)
+        dev_table(Verifier(get_scorer(args.scorer), CheckSettings(meaning=True)), args.limit, args.seed)
     else:
-        train_table(Verifier(get_scorer("lexical"), meaning=True), args.per_file, args.precision, args.seed)
+        train_table(Verifier(get_scorer("lexical"), CheckSettings(meaning=True)), args.per_file, args.precision, args.seed)
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ DYNAMIC_IMPORTS: dict[str, frozenset[str]] = {
     "groundwire": frozenset(groundwire._LAZY.values()),
 }
 """Imports by name (importlib): the command modules, and the package root's lazy attributes (`_LAZY`)."""
-PUBLIC_API = {"verify", "Verifier", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route",
+PUBLIC_API = {"verify", "Verifier", "CheckSettings", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route",
               "Verdict", "REFUSAL_TOKEN", "verify_many", "averify", "averify_many"}
 COMMANDS = {"check", "eval", "serve", "generate", "repair", "eval-loop", "batch", "train", "doctor", "adapt"}
 

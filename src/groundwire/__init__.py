@@ -18,6 +18,7 @@ from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult
 from groundwire.version import __version__ as __version__
 
 if TYPE_CHECKING:
+    from groundwire.core.settings import CheckSettings
     from groundwire.core.verifier import Verifier
     from groundwire.frames import averify_many, verify_many
     from groundwire.pipeline import averify, verify
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "verify": "groundwire.pipeline", "Verifier": "groundwire.core.verifier",
     "averify": "groundwire.pipeline", "verify_many": "groundwire.frames", "averify_many": "groundwire.frames",
+    "CheckSettings": "groundwire.core.settings",
 }
 
 
@@ -35,6 +37,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "REFUSAL_TOKEN", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route", "Verdict",
+    "REFUSAL_TOKEN", "CheckSettings", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route", "Verdict",
     "Verifier", "averify", "averify_many", "verify", "verify_many",
 ]

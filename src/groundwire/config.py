@@ -33,10 +33,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, model_validator
 
+from groundwire.core.settings import CheckSettings as CheckSettings
+from groundwire.core.settings import Section
 from groundwire.foundation.errors import ErrorCode, InputError
-from groundwire.foundation.types import REFUSAL_TOKEN, RouteMode
+from groundwire.foundation.types import REFUSAL_TOKEN
 
 JsonMode = Literal["json_object", "json_schema", "json_object_schema", "none"]
 """How the LLM client asks for a JSON reply (LLMConfig.json_mode)."""
@@ -51,88 +53,8 @@ SECRET_FIELDS = frozenset({("llm", "api_key")})
 log = logging.getLogger("groundwire.config")
 
 
-class _Section(BaseModel):
-    # extra="forbid": a misspelt key is an error, not a silently ignored setting.
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class CheckSettings(_Section):
-    """How a check is assembled: the [verify] section of groundwire.toml, and what every surface (check, eval,
-    batch, serve, repair, generate, eval-loop) hands to `groundwire.pipeline.build_verifier`."""
-
-    accept_at: float | None = Field(None, ge=0.0, le=1.0)
-    """None: the scorer's calibrated threshold, else 0.8."""
-    reject_at: float | None = Field(None, ge=0.0, le=1.0)
-    """None: the scorer's calibrated threshold, else 0.2."""
-    route: RouteMode = "three-way"
-    """"three-way": accept / escalate / reject, the band between the thresholds left to the judge or a person.
-    "decide": every answer and claim gets a committed verdict at one threshold (`decide_at`): accept at or above
-    it, reject below; nothing is escalated or UNRESOLVED. Excludes `judge` and `cascade`, which resolve the band."""
-    decide_at: float | None = Field(None, ge=0.0, le=1.0)
-    """The threshold of route = "decide". None: the scorer's calibrated one, else the midpoint of accept_at and
-    reject_at (the report warns). It must lie above reject_at, where the checks cap a claim."""
-    scorer: str | None = None
-    """Scorer name or path; None lets the verifier pick its default."""
-    require_citations: bool = False
-    decomposer: Literal["rules", "llm"] = "rules"
-    """How answers are split into claims: the rule-based splitter, or the [llm] endpoint (rules as fallback)."""
-    pruner: Literal["none", "lexical", "embedding"] = "none"
-    """Pair pruning (groundwire.core.pruning): "none" scores the exact claims x windows matrix."""
-    canonical_figures: bool = True
-    """The scorer and the overlap features read figures in one spelling ("3,600" as "3600", "five" as "5", "12
-    kilometres" as "12 km") in context and claim alike. On since calibration v6, which was fitted this way (what
-    it changed: docs/accuracy.md)."""
-    meaning: bool | None = None
-    """The meaning layer (core.meaning): each claim aligned to its best evidence sentence by all-MiniLM-L6-v2, the
-    paraphrase gate and the combiner's meaning features. None: as the scorer was calibrated (on for the bundled
-    model when its calibration says so, off for an uncalibrated scorer such as "lexical")."""
-    entities: bool = False
-    """The opt-in entities check (core/checks/entities.py, `pip install groundwire[entities]`): names of a claim
-    found nowhere in the context, and agent/patient swaps beyond core/checks/roles.py, read by spaCy's small English
-    pipeline. Signals (they cap a claim mid-band). Off by default, for its cost per process and what it fires on
-    (docs/how-it-works.md, "The meaning layer")."""
-    judge: bool = False
-    """Send escalated claims to the [llm] judge (the CLI's --judge; the service decides per request)."""
-    cascade: str | None = None
-    """A second, larger scorer (name or path, e.g. "onnx:/models/larger-bundle") that checks again every answer the
-    first escalates, with the same claims and its own calibrated thresholds (accept_at / reject_at above apply to
-    the first stage only). The judge, when on, then sees what the second stage leaves open. None: no cascade."""
-    profile: str | None = None
-    """A domain profile directory (`groundwire adapt`): thresholds, and a combiner, fitted on this deployment's own
-    labelled answers, over the scorer's calibration; refused when it was built on another model. None: the scorer's."""
-
-    @model_validator(mode="after")
-    def _ordered(self) -> CheckSettings:
-        if self.accept_at is not None and self.reject_at is not None and self.reject_at >= self.accept_at:
-            raise ValueError(f"reject_at ({self.reject_at}) must be below accept_at ({self.accept_at})")
-        return self
-
-    @model_validator(mode="after")
-    def _decided(self) -> CheckSettings:
-        # Decided verdicts leave no band: a judge or a cascade stage would never be asked, so both are refused.
-        if self.route == "decide" and self.judge:
-            raise ValueError(
-                'route = "decide" and the judge exclude each other: decided verdicts leave nothing escalated for the '
-                'judge; use route = "three-way" with the judge, or drop the judge (--judge, [verify] judge)'
-            )
-        if self.route == "decide" and self.cascade is not None:
-            raise ValueError(
-                'route = "decide" and cascade exclude each other: decided verdicts leave nothing escalated for a '
-                'second stage; use route = "three-way" with the cascade, or drop [verify] cascade'
-            )
-        return self
-
-    def overridden(self, **flags: object) -> CheckSettings:
-        """These settings with the command-line flags that were given (None = not given) put over them."""
-        given = {key: value for key, value in flags.items() if value is not None}
-        if not given:
-            return self
-        try:
-            return self.model_validate({**self.model_dump(), **given})
-        except ValidationError as exc:
-            raise InputError(f"invalid check settings: {exc}", code=ErrorCode.INVALID_SETTINGS) from None
-
-
+_Section = Section
+"""Every section of groundwire.toml (core.settings.Section): frozen, and a misspelt key is an error."""
 VerifyConfig = CheckSettings
 """The [verify] section's earlier name."""
 

@@ -114,37 +114,23 @@ def build_verifier(
 
         decomposer = LLMDecomposer(client)
     try:
-        # The second stage of a cascade keeps its own calibrated thresholds (those fitted after the first stage's
-        # model, where it has them): the settings' are the first stage's.
-        escalate_to = None
         first = scorer if scorer is not None else get_scorer(settings.scorer)
         if settings.profile is not None:
             first = profiled(first, settings)
+        pruner = build_pruner(settings.pruner)
+        # The cascade, planned here: its second stage checks with the same settings and parts, less the first
+        # stage's thresholds and routing (CheckSettings.next_stage), and keeps its own calibrated thresholds (those
+        # fitted after the first stage's model, where it has them).
+        escalate_to = None
         if settings.cascade is not None:
             escalate_to = Verifier(
                 get_scorer(settings.cascade),
-                after=first.model_id,
+                settings.next_stage(),
                 decomposer=decomposer,
-                pruner=build_pruner(settings.pruner),
-                require_citations=settings.require_citations,
-                canonical_figures=settings.canonical_figures,
-                meaning=settings.meaning,
-                checks_on=("entities",) if settings.entities else (),
+                pruner=pruner,
+                after=first.model_id,
             )
-        return Verifier(
-            first,
-            accept_at=settings.accept_at,
-            reject_at=settings.reject_at,
-            route_mode=settings.route,
-            decide_at=settings.decide_at,
-            decomposer=decomposer,
-            pruner=build_pruner(settings.pruner),
-            require_citations=settings.require_citations,
-            canonical_figures=settings.canonical_figures,
-            escalate_to=escalate_to,
-            meaning=settings.meaning,
-            checks_on=("entities",) if settings.entities else (),
-        )
+        return Verifier(first, settings, decomposer=decomposer, pruner=pruner, escalate_to=escalate_to)
     except (MissingExtraError, ProfileError):  # InputErrors of their own codes, not a bad setting
         raise
     except ValueError as error:  # an unknown scorer or pruner, thresholds out of order: the user's input

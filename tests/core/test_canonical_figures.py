@@ -102,7 +102,7 @@ class _Recording:
 @pytest.mark.parametrize("canonical", [False, True])
 def test_the_scorer_sees_canonical_figures_only_when_asked(canonical: bool) -> None:
     scorer = _Recording()
-    verifier = Verifier(scorer, canonical_figures=canonical)  # type: ignore[arg-type]
+    verifier = Verifier(scorer, CheckSettings(canonical_figures=canonical))  # type: ignore[arg-type]
     report = verifier.verify("Each key gets 3600 requests.", ["The limit is 3,600 requests for each key."])
     premise, claim = scorer.pairs[0]
     assert ("3,600" not in premise) is canonical
@@ -124,7 +124,7 @@ def test_the_setting_reaches_the_verifier() -> None:
 def test_the_lexical_features_compare_what_the_model_compares(canonical: bool) -> None:
     """With canonical figures the words "12 kilometres" and "12 km" are the same to the overlap features too, or
     the combiner would pull down a claim the model reads as copied."""
-    verifier = Verifier(_Recording(), canonical_figures=canonical)  # type: ignore[arg-type]
+    verifier = Verifier(_Recording(), CheckSettings(canonical_figures=canonical))  # type: ignore[arg-type]
     claim = verifier.verify("The trail is 12 km long.", ["The trail is 12 kilometres long."]).claims[0]
     assert claim.features is not None
     assert (claim.features["novel_word_share"] == 0.0) is canonical
@@ -137,9 +137,9 @@ def test_reading_figures_otherwise_than_the_calibration_warns_on_every_report() 
     """The bundle records how its calibration read figures; a check that reads them otherwise says so."""
     assert OnnxScorer.bundled().calibration.canonical_figures is True
     context = ["The limit is 3,600 requests per hour."]
-    calibrated = Verifier(get_scorer(), canonical_figures=True).verify("The limit is 3600 requests per hour.", context)
+    calibrated = Verifier(get_scorer(), CheckSettings(canonical_figures=True)).verify("The limit is 3600 requests per hour.", context)
     assert not any("canonical_figures" in w for w in calibrated.warnings)
-    other = Verifier(get_scorer(), canonical_figures=False).verify("The limit is 3600 requests per hour.", context)
+    other = Verifier(get_scorer(), CheckSettings(canonical_figures=False)).verify("The limit is 3600 requests per hour.", context)
     assert [w for w in other.warnings if "canonical_figures = true" in w and "recalibrate" in w]
     # An uncalibrated scorer, or a combiner the caller brings, has nothing recorded to disagree with.
-    assert Verifier(get_scorer("lexical"), canonical_figures=False).calibration_warning is None
+    assert Verifier(get_scorer("lexical"), CheckSettings(canonical_figures=False)).calibration_warning is None

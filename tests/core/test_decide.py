@@ -34,7 +34,7 @@ ANSWERS = [
 
 def test_decide_mode_escalates_nothing_and_leaves_nothing_unresolved() -> None:
     three_way = Verifier(get_scorer("lexical"))
-    decided = Verifier(get_scorer("lexical"), route_mode="decide")
+    decided = Verifier(get_scorer("lexical"), CheckSettings(route="decide"))
     escalated = 0
     for answer in ANSWERS:
         before = three_way.verify(answer, CONTEXT)
@@ -50,7 +50,7 @@ def test_decide_mode_escalates_nothing_and_leaves_nothing_unresolved() -> None:
 
 
 def test_the_caps_reject_in_decide_mode() -> None:
-    decided = Verifier(get_scorer("lexical"), route_mode="decide", decide_at=0.21)  # just above the lexical reject_at, 0.2
+    decided = Verifier(get_scorer("lexical"), CheckSettings(route="decide", decide_at=0.21))  # just above the lexical reject_at, 0.2
     figure = decided.verify("The plan costs $25 a month.", CONTEXT)
     assert figure.decision is Route.REJECT and figure.claims[0].route is Route.REJECT
     assert (figure.claims[0].verdict, figure.claims[0].decided_by) == (Verdict.CONTRADICTED, "checks")  # $10, not $25
@@ -68,22 +68,22 @@ def test_the_caps_reject_in_decide_mode() -> None:
 
 def test_an_explicit_decide_at_is_honoured_on_both_sides() -> None:
     score = Verifier(get_scorer("lexical")).verify(HALF, CONTEXT).score
-    above = Verifier(get_scorer("lexical"), route_mode="decide", decide_at=score - 0.01).verify(HALF, CONTEXT)
-    below = Verifier(get_scorer("lexical"), route_mode="decide", decide_at=score + 0.01).verify(HALF, CONTEXT)
+    above = Verifier(get_scorer("lexical"), CheckSettings(route="decide", decide_at=score - 0.01)).verify(HALF, CONTEXT)
+    below = Verifier(get_scorer("lexical"), CheckSettings(route="decide", decide_at=score + 0.01)).verify(HALF, CONTEXT)
     assert (above.decision, above.claims[0].verdict) == (Route.ACCEPT, Verdict.SUPPORTED)
     assert (below.decision, below.claims[0].verdict) == (Route.REJECT, Verdict.NOT_FOUND)
     assert below.extra["thresholds"] == {"accept_at": 0.8, "reject_at": 0.2, "decide_at": score + 0.01}
     assert not any("decide_at" in warning for warning in above.warnings)
     # At the threshold exactly: accepted ("at or above").
-    assert Verifier(get_scorer("lexical"), route_mode="decide", decide_at=score).verify(HALF, CONTEXT).decision is Route.ACCEPT
+    assert Verifier(get_scorer("lexical"), CheckSettings(route="decide", decide_at=score)).verify(HALF, CONTEXT).decision is Route.ACCEPT
 
 
 def test_without_a_decide_at_the_midpoint_is_used_and_the_report_says_so() -> None:
-    verifier = Verifier(get_scorer("lexical"), route_mode="decide")
+    verifier = Verifier(get_scorer("lexical"), CheckSettings(route="decide"))
     report = verifier.verify(HALF, CONTEXT)
     assert report.extra["thresholds"]["decide_at"] == pytest.approx(0.5)
     assert any("midpoint of its accept_at and reject_at" in warning for warning in report.warnings)
-    custom = Verifier(get_scorer("lexical"), route_mode="decide", accept_at=0.9, reject_at=0.5).verify(HALF, CONTEXT)
+    custom = Verifier(get_scorer("lexical"), CheckSettings(route="decide", accept_at=0.9, reject_at=0.5)).verify(HALF, CONTEXT)
     assert custom.extra["thresholds"]["decide_at"] == pytest.approx(0.7)
     # Three-way reports carry neither.
     plain = Verifier(get_scorer("lexical")).verify(HALF, CONTEXT)
@@ -95,25 +95,25 @@ class _DecideCalibrated(LexicalScorer):
 
 
 def test_a_calibrated_decide_at_applies_and_an_explicit_one_wins() -> None:
-    calibrated = Verifier(_DecideCalibrated(), route_mode="decide")
+    calibrated = Verifier(_DecideCalibrated(), CheckSettings(route="decide"))
     assert calibrated.router.decide_at == 0.3
     report = calibrated.verify(HALF, CONTEXT, task="qa")
     assert report.extra["thresholds"] == {"accept_at": 0.9, "reject_at": 0.1, "decide_at": 0.3}
     assert report.warnings == ()
-    assert Verifier(_DecideCalibrated(), route_mode="decide", decide_at=0.6).router.decide_at == 0.6
+    assert Verifier(_DecideCalibrated(), CheckSettings(route="decide", decide_at=0.6)).router.decide_at == 0.6
 
 
 def test_a_decide_at_at_or_below_reject_at_is_refused() -> None:
     with pytest.raises(ValueError, match="must be above reject_at"):
-        Verifier(get_scorer("lexical"), route_mode="decide", decide_at=0.2)
+        Verifier(get_scorer("lexical"), CheckSettings(route="decide", decide_at=0.2))
     with pytest.raises(ValueError, match="must be above reject_at"):  # a task's reject_at counts too
-        Verifier(_DecideCalibrated(), route_mode="decide", decide_at=0.05)
+        Verifier(_DecideCalibrated(), CheckSettings(route="decide", decide_at=0.05))
     with pytest.raises(InputError, match="must be above reject_at"):
         build_verifier(CheckSettings(scorer="lexical", route="decide", decide_at=0.1))
-    with pytest.raises(ValueError, match="route_mode"):
-        Verifier(get_scorer("lexical"), route_mode="decided")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="route"):
+        Verifier(get_scorer("lexical"), CheckSettings(route="decided"))  # type: ignore[arg-type]
     # Three-way routing does not read decide_at, and does not refuse it.
-    assert Verifier(get_scorer("lexical"), decide_at=0.1).router.mode == "three-way"
+    assert Verifier(get_scorer("lexical"), CheckSettings(decide_at=0.1)).router.mode == "three-way"
 
 
 def test_the_judge_and_a_cascade_exclude_decide_mode() -> None:
@@ -124,7 +124,7 @@ def test_the_judge_and_a_cascade_exclude_decide_mode() -> None:
     with pytest.raises(InputError, match="exclude each other"):
         CheckSettings(judge=True).overridden(route="decide")
     with pytest.raises(ValueError, match="cascade"):
-        Verifier(get_scorer("lexical"), route_mode="decide", escalate_to=Verifier(get_scorer("lexical")))
+        Verifier(get_scorer("lexical"), CheckSettings(route="decide"), escalate_to=Verifier(get_scorer("lexical")))
     # A judge handed to a decided verifier (the service's judge=true on a decided service) is refused before any
     # LLM call: the client is never touched.
     decided = build_verifier(CheckSettings(scorer="lexical", route="decide"))
@@ -162,7 +162,7 @@ def test_a_bundle_config_decide_at_is_read_into_the_calibration(tmp_path: Path) 
     (bundle / "config.json").write_text(json.dumps({**config, "decide_at": 0.35}))
     scorer = get_scorer(f"onnx:{bundle}")
     assert scorer.calibration.decide_at == 0.35  # type: ignore[attr-defined]
-    verifier = Verifier(scorer, route_mode="decide")
+    verifier = Verifier(scorer, CheckSettings(route="decide"))
     assert verifier.router.decide_at == 0.35 and verifier.router.warnings == ()
     report = verifier.verify("The castle faces the harbor.", ["The castle faces the harbor."])
     assert report.extra["thresholds"]["decide_at"] == 0.35 and report.decision is Route.ACCEPT

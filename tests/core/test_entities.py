@@ -14,9 +14,11 @@ from groundwire.core.checks import (
     CLAIM_CHECKS,
     CheckEffect,
     ClaimCheckInput,
+    check_opt_ins,
     entities,
 )
 from groundwire.core.checks.context import ContextIndex
+from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
 from groundwire.foundation.extras import MissingExtraError
 from groundwire.foundation.types import Chunk, Claim, Finding, Route, Verdict
@@ -150,7 +152,7 @@ def test_the_check_is_registered_after_roles_and_signals_in_verify() -> None:
     assert entities.CHECK.opt_in  # spaCy loads only for a verifier that asks for it
     off = Verifier(get_scorer("lexical")).verify("The committee criticised the mayor.", [CRITICISED]).claims[0]
     assert "role_swap" not in [finding.check for finding in off.checks]
-    verifier = Verifier(get_scorer("lexical"), checks_on=("entities",))
+    verifier = Verifier(get_scorer("lexical"), CheckSettings(entities=True))
     # Every word of the claim is in the evidence: the lexical scorer alone would accept it.
     swapped = verifier.verify("The committee criticised the mayor.", [CRITICISED]).claims[0]
     assert [finding.check for finding in swapped.checks] == ["role_swap"]
@@ -164,12 +166,12 @@ def test_the_check_is_registered_after_roles_and_signals_in_verify() -> None:
 
 def test_an_unknown_or_uninstalled_opt_in_check_is_refused_clearly(monkeypatch) -> None:
     with pytest.raises(ValueError, match="unknown opt-in check"):
-        Verifier(get_scorer("lexical"), checks_on=("entitys",))
+        check_opt_ins(frozenset({"entitys"}))
     # spaCy's pipeline not installed: a MissingExtraError (a ValueError, as InputError is) that names the extra
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == entities.MODEL else real(name, *a))
     with pytest.raises(MissingExtraError, match=rf"""the "entities" check needs {entities.MODEL}: pip install 'groundwire\[entities\]'"""):
-        Verifier(get_scorer("lexical"), checks_on=("entities",))
+        Verifier(get_scorer("lexical"), CheckSettings(entities=True))
 
 
 def test_the_setting_turns_the_check_on() -> None:

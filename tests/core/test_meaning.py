@@ -10,6 +10,7 @@ import pytest
 
 from groundwire.core.meaning import GATE_SIMILARITY, align, context_sentences, gate_closed_by, paraphrase
 from groundwire.core.plan import as_chunks
+from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
 from groundwire.foundation.types import Verdict
 from groundwire.scoring import get_scorer
@@ -20,7 +21,7 @@ CASES = Path(__file__).resolve().parents[1] / "fixtures" / "claim_cases.jsonl"
 
 @pytest.fixture(scope="module")
 def verifier() -> Verifier:
-    return Verifier(get_scorer("lexical"), meaning=True)
+    return Verifier(get_scorer("lexical"), CheckSettings(meaning=True))
 
 
 def test_alignment_finds_the_sentence_that_says_it_and_its_chunk() -> None:
@@ -76,7 +77,7 @@ def test_a_plain_paraphrase_is_supported_by_the_gate_and_cited_from_the_alignmen
 
 
 def test_without_the_meaning_layer_nothing_is_aligned() -> None:
-    report = Verifier(get_scorer("lexical"), meaning=False).verify("Adult tickets are 12 euros.", ["Tickets cost 12 euros for adults."])
+    report = Verifier(get_scorer("lexical"), CheckSettings(meaning=False)).verify("Adult tickets are 12 euros.", ["Tickets cost 12 euros for adults."])
     (claim,) = report.claims
     assert claim.decided_by != "meaning"
     assert "meaning_similarity" not in claim.features

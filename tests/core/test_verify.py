@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groundwire import REFUSAL_TOKEN, Chunk, InputError, Route, Verdict, Verifier, verify
+from groundwire import REFUSAL_TOKEN, CheckSettings, Chunk, InputError, Route, Verdict, Verifier, verify
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Calibration, PairScores
 from groundwire.scoring.lexical import LexicalScorer
@@ -53,6 +53,32 @@ def test_a_scorer_object_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
         Verifier(LexicalScorer())
+
+
+def test_the_settings_are_one_value_and_the_old_keywords_say_where_they_went():
+    """Issue 46: `Verifier(scorer, settings)`; release 0.1's settings keywords are refused with what to write."""
+    verifier = Verifier(LexicalScorer(), CheckSettings(accept_at=0.9, reject_at=0.3, require_citations=True))
+    assert (verifier.accept_at, verifier.reject_at, verifier.require_citations) == (0.9, 0.3, True)
+    assert verifier.settings == CheckSettings(accept_at=0.9, reject_at=0.3, require_citations=True)
+    with pytest.raises(TypeError, match=re.escape("Verifier(accept_at=, route_mode=) moved into the settings")):
+        Verifier(LexicalScorer(), accept_at=0.9, route_mode="decide")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("named", [{"pruner": "lexical"}, {"decomposer": "llm"}, {"cascade": "lexical"}])
+def test_a_name_the_verifier_was_not_given_an_object_for_is_refused(named):
+    """The verifier resolves no names: settings that name a pruner, an LLM decomposer or a cascade it was not handed
+    are refused (build_verifier resolves them), never dropped silently."""
+    with pytest.raises(ValueError, match="build_verifier"):
+        Verifier(LexicalScorer(), CheckSettings(**named))
+
+
+def test_threshold_order_is_one_rule_for_given_and_calibrated_thresholds():
+    """Explicit thresholds are checked by the settings; one given against a calibrated other by the verifier; both
+    with the one rule (core.settings.ordered) and its one message."""
+    with pytest.raises(ValueError, match=re.escape("reject_at (0.5) must be below accept_at (0.4)")):
+        CheckSettings(accept_at=0.4, reject_at=0.5)
+    with pytest.raises(ValueError, match=re.escape("reject_at (0.2) must be below accept_at (0.1)")):
+        Verifier(LexicalScorer(), CheckSettings(accept_at=0.1))  # the lexical scorer's default reject_at is 0.2
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -191,7 +217,7 @@ def test_routing_thresholds_are_configurable():
     assert verify(answer, chunks, scorer="lexical", accept_at=0.99, reject_at=score + 0.01).decision is Route.REJECT
     assert verify(answer, chunks, scorer="lexical", accept_at=0.99, reject_at=0.01).decision is Route.ESCALATE
     with pytest.raises(ValueError):
-        Verifier(get_scorer("lexical"), accept_at=0.2, reject_at=0.8)
+        Verifier(get_scorer("lexical"), CheckSettings(accept_at=0.2, reject_at=0.8))
 
 
 def test_abstention_and_answers_without_claims_have_a_defined_score():
@@ -262,7 +288,7 @@ _HALF = "The plan costs $10 a month and includes free international roaming for 
 
 
 def test_task_thresholds_apply_only_to_their_task():
-    verifier = Verifier(_CalibratedLexical(), accept_at=None)
+    verifier = Verifier(_CalibratedLexical())
     chunks = ["The plan costs $10 a month and includes roaming in the EU."]
     pooled = verifier.verify(_HALF, chunks)
     qa = verifier.verify(_HALF, chunks, task="qa")
@@ -271,7 +297,7 @@ def test_task_thresholds_apply_only_to_their_task():
     assert pooled.decision is Route.ESCALATE and qa.decision is Route.REJECT
     assert qa.extra["task"] == "qa" and "task" not in pooled.extra
     # Thresholds the caller sets win over every calibrated one.
-    explicit = Verifier(_CalibratedLexical(), accept_at=0.3, reject_at=0.1).verify(_HALF, chunks, task="qa")
+    explicit = Verifier(_CalibratedLexical(), CheckSettings(accept_at=0.3, reject_at=0.1)).verify(_HALF, chunks, task="qa")
     assert explicit.decision is Route.ACCEPT
 
 
@@ -281,7 +307,7 @@ class _LongFormCalibrated(LexicalScorer):
 
 def test_a_long_form_answer_gets_its_own_calibration():
     chunk = "The plan costs $10 a month and includes roaming in the EU."
-    verifier = Verifier(_LongFormCalibrated(), accept_at=None)
+    verifier = Verifier(_LongFormCalibrated())
     short = verifier.verify(_HALF, [chunk], task="qa")
     long_answer = " ".join([_HALF] * 4)  # four claims: long-form
     long = verifier.verify(long_answer, [chunk], task="qa")

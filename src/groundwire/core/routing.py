@@ -38,11 +38,11 @@ class Router:
         would never run), and its decide_at lies in [0, 1] and above every reject_at in use (`reject_ats`): the
         checks cap a claim at reject_at, and such a claim must be rejected."""
         if mode not in ROUTE_MODES:
-            raise ValueError(f'route_mode must be "three-way" or "decide", got {mode!r}')
+            raise ValueError(f'route must be "three-way" or "decide", got {mode!r}')
         if mode == "three-way":
             return cls(mode, decide_at)
         if cascade:
-            raise ValueError('route_mode "decide" escalates nothing: a cascade (escalate_to) would never run')
+            raise ValueError('route "decide" escalates nothing: a cascade (escalate_to) would never run')
         if decide_at is None:
             return cls(mode, None, (MIDPOINT_WARNING,))
         if not 0.0 <= decide_at <= 1.0:

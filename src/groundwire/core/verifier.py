@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Never
 
 import numpy as np
 
@@ -34,11 +34,12 @@ from groundwire.core.meaning import Alignment, align, meaning_features, paraphra
 from groundwire.core.plan import Plan, Workload, as_chunks
 from groundwire.core.pruning import Pruner
 from groundwire.core.routing import Router
+from groundwire.core.settings import CheckSettings, ordered
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.tracing import traced
 from groundwire.core.verdicts import checked_score, claim_verdict, decided_by
-from groundwire.core.windows import Window, make_windows, premise_budget
+from groundwire.core.windows import claim_windows
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.textutil import content_words, looks_english
 from groundwire.foundation.types import (
@@ -48,7 +49,6 @@ from groundwire.foundation.types import (
     ClaimResult,
     Report,
     Route,
-    RouteMode,
     Thresholds,
     Verdict,
 )
@@ -60,8 +60,6 @@ from groundwire.scoring.lexical import LexicalScorer
 
 DEFAULT_ACCEPT_AT = 0.8
 DEFAULT_REJECT_AT = 0.2
-_STANDARD_CLAIM_TOKENS = 96
-"""Premise windows are sized for claims up to this many tokens; longer claims get windows of their own."""
 NO_CLAIMS_SCORE = 1.0
 """An answer with no checkable claims asserts nothing unsupported: it scores 1.0 and is accepted, with a warning."""
 STRUCTURED_TASK = "data2text"
@@ -69,37 +67,50 @@ STRUCTURED_TASK = "data2text"
 
 
 class Verifier:
-    """Verifies any number of answers with the scorer it is given (loaded once by the caller).
+    """Verifies any number of answers with the scorer it is given (loaded once by the caller), as `settings` say.
 
     >>> from groundwire.scoring import get_scorer
-    >>> verifier = Verifier(get_scorer("lexical"))
+    >>> verifier = Verifier(get_scorer("lexical"), CheckSettings(accept_at=0.85))
     >>> report = verifier.verify("The plan costs $10.", ["The plan costs $10 a month."])
     >>> report.decision.value
     'accept'
 
-    It receives a scorer and resolves no names: `scoring.get_scorer` does (`pipeline.build_verifier` calls it). A name,
+    It receives a scorer and objects, and resolves no names: `pipeline.build_verifier(settings)` does (the scorer and
+    the cascade's by `scoring.get_scorer`, the pruner, an LLM decomposer), and is how every surface builds one. A name,
     or no scorer, is deprecated: it warns, and `get_scorer` resolves it as `Verifier(get_scorer(name))` would.
     """
 
     def __init__(
         self,
         scorer: Scorer | str | None = None,
+        settings: CheckSettings | None = None,
         *,
-        accept_at: float | None = None,
-        reject_at: float | None = None,
-        route_mode: RouteMode = "three-way",
-        decide_at: float | None = None,
         decomposer: Decomposer | None = None,
         combiner: Combiner | None = None,
         pruner: Pruner | None = None,
-        require_citations: bool = False,
-        canonical_figures: bool = True,
+        embedder: Embedder | None = None,
         escalate_to: Verifier | None = None,
         after: str | None = None,
-        meaning: bool | None = None,
-        embedder: Embedder | None = None,
-        checks_on: Collection[str] = (),
+        **moved: Never,
     ) -> None:
+        """`settings`: the check's settings (default `CheckSettings()`); of its names, this reads none: `scorer` is
+        the scorer given, and decomposer = "llm", `pruner` and `cascade` need their objects here (`decomposer`,
+        `pruner`, `escalate_to`), which build_verifier makes. `combiner` and `embedder` replace the scorer's
+        calibrated combiner and the shared embedder; `after`: the first stage's model id, for a cascade's second."""
+        if moved:  # the settings keywords of release 0.1 (CHANGELOG.md)
+            names = ", ".join(f"{name}=" for name in moved)
+            raise TypeError(
+                f"Verifier({names}) moved into the settings: write Verifier(scorer, CheckSettings(...)) "
+                "(route_mode= is route=, checks_on=('entities',) is entities=True)"
+            )
+        self.settings = settings = CheckSettings() if settings is None else settings
+        """What the check reads (thresholds, routing, citations, figures, meaning, opt-in checks) as given."""
+        given = {"decomposer": decomposer, "pruner": pruner, "cascade": escalate_to}
+        if missing := [part for part in sorted(settings.named_parts()) if given[part] is None]:
+            raise ValueError(
+                f"the settings name a {' and a '.join(missing)} this verifier was not given: build it with "
+                "groundwire.pipeline.build_verifier(settings), which resolves them"
+            )
         self.scorer: Scorer = _named_scorer(scorer) if scorer is None or isinstance(scorer, str) else scorer
         # As a cascade's second stage (`after`: the first stage's model id), the scorer's calibration for that.
         staged = self.scorer.calibration_after(after) if after and isinstance(self.scorer, StagedScorer) else None
@@ -107,43 +118,45 @@ class Verifier:
         self.calibrated_after = after if staged is not None else None
         """The first stage's model id when this verifier runs a second-stage calibration, else None."""
         calibrated = calibration.thresholds or (DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT)
-        self.accept_at = calibrated[0] if accept_at is None else accept_at
-        self.reject_at = calibrated[1] if reject_at is None else reject_at
-        if not 0.0 <= self.reject_at < self.accept_at <= 1.0:
-            raise ValueError(f"need 0 <= reject_at < accept_at <= 1, got {self.reject_at} and {self.accept_at}")
+        self.accept_at, self.reject_at = ordered(
+            (
+                calibrated[0] if settings.accept_at is None else settings.accept_at,
+                calibrated[1] if settings.reject_at is None else settings.reject_at,
+            )
+        )
         self.decomposer: Decomposer = decomposer or RuleDecomposer()
         self.combiner: Combiner | None = combiner if combiner is not None else calibration.combiner
         self.pruner = pruner
-        self.require_citations = require_citations
+        self.require_citations = settings.require_citations
         """Flag answer sentences without a citation marker on every verify() call that does not say otherwise."""
         # Thresholds calibrated per task type apply only while the caller has not set thresholds explicitly.
-        explicit = accept_at is not None or reject_at is not None
+        explicit = settings.accept_at is not None or settings.reject_at is not None
         self.task_thresholds: Mapping[str, Thresholds] = {} if explicit else dict(calibration.task_thresholds)
         rejects = [self.reject_at, *(pair[1] for pair in self.task_thresholds.values())]
-        chosen = calibration.decide_at if decide_at is None else decide_at
-        self.router = Router.of(route_mode, chosen, reject_ats=rejects, cascade=escalate_to is not None)
+        chosen = calibration.decide_at if settings.decide_at is None else settings.decide_at
+        self.router = Router.of(settings.route, chosen, reject_ats=rejects, cascade=escalate_to is not None)
         """Three-way routing, or decided verdicts at `decide_at` (the caller's, else the calibrated one): `route`."""
         self.lexical_baseline = LexicalScorer()
         """Scores the `lexical_support` feature the combiners were fitted on: part of the features, not a choice."""
-        self.canonical_figures = canonical_figures
+        self.canonical_figures = settings.canonical_figures
         """The scorer and the overlap features see every figure in one spelling in window and claim alike
         (core.figures): "3,600" as "3600", "five" as "5". On by default since calibration v6 (docs/how-it-works.md)."""
         recorded = calibration.canonical_figures
         self.calibration_warning: str | None = (
             f"the scorer's calibration was fitted with canonical_figures = {str(recorded).lower()}, and this check "
-            f"reads figures with canonical_figures = {str(canonical_figures).lower()}: its scores and thresholds "
-            "do not match; recalibrate (`groundwire train combiner`) or use the calibrated setting"
-            if recorded is not None and recorded != canonical_figures and combiner is None
+            f"reads figures with canonical_figures = {str(self.canonical_figures).lower()}: its scores and "
+            "thresholds do not match; recalibrate (`groundwire train combiner`) or use the calibrated setting"
+            if recorded is not None and recorded != self.canonical_figures and combiner is None
             else None
         )
         """Set when the figures are read otherwise than the calibration was fitted; every report carries it."""
-        self.meaning = bool(calibration.meaning) if meaning is None else meaning
+        self.meaning = bool(calibration.meaning) if settings.meaning is None else settings.meaning
         """Align each claim to its best evidence sentence by meaning (core.meaning): the paraphrase gate, the
         citation, and the combiner's meaning features. None: as the scorer's calibration was fitted."""
         self._embedder = embedder
-        check_opt_ins(frozenset(checks_on))
-        self.checks_on = frozenset(checks_on)
+        self.checks_on = frozenset({"entities"} if settings.entities else ())
         """The opt-in claim checks this verifier runs (`ClaimCheck.opt_in`: "entities", spaCy's names and roles)."""
+        check_opt_ins(self.checks_on)
         self.escalate_to = escalate_to
         """The cascade's next stage (a larger model, issue 19): an answer this verifier escalates is checked again by
         it, with the same claims and its own windows and thresholds, and its report is the answer's. The stages
@@ -234,7 +247,7 @@ class Verifier:
             )
         mark = time.perf_counter()
         scoring_context = tuple(rendered_chunk(chunk) for chunk in context)
-        windows, allowed = self._windows(claims, list(scoring_context))
+        windows, allowed = claim_windows(claims, scoring_context, self.scorer.max_tokens, self.scorer.count_tokens)
         timings["windows"] = time.perf_counter() - mark
         return Plan(
             answer,
@@ -458,35 +471,6 @@ class Verifier:
         aligned = align(claims, context, self._embedder)
         timings["meaning"] = time.perf_counter() - mark
         return aligned
-
-    def _windows(self, claims: list[Claim], context: list[Chunk]) -> tuple[list[Window], np.ndarray]:
-        """Windows for every claim, and which (claim, window) pairs belong together.
-
-        A claim's windows depend only on its own length bucket, never on the other claims, so adding a
-        claim cannot change another claim's score. A claim longer than half the model window is unscorable.
-        """
-        max_tokens = self.scorer.max_tokens
-        if max_tokens is None:
-            whole = make_windows(context, budget=None, count_tokens=self.scorer.count_tokens)
-            return whole, np.ones((len(claims), len(whole)), dtype=bool)
-        standard = min(max_tokens // 2, _STANDARD_CLAIM_TOKENS)
-        buckets: dict[int, list[int]] = {}
-        for index, tokens in enumerate(self.scorer.count_tokens([claim.text for claim in claims])):
-            if tokens <= max_tokens // 2:
-                bucket = standard if tokens <= standard else min(-(-tokens // 32) * 32, max_tokens // 2)
-                buckets.setdefault(bucket, []).append(index)
-        windows: list[Window] = []
-        spans: dict[int, tuple[int, int]] = {}
-        for bucket in sorted(buckets):
-            bucket_windows = make_windows(
-                context, budget=premise_budget(max_tokens, bucket), count_tokens=self.scorer.count_tokens
-            )
-            spans[bucket] = (len(windows), len(windows) + len(bucket_windows))
-            windows.extend(bucket_windows)
-        allowed = np.zeros((len(claims), len(windows)), dtype=bool)
-        for bucket, members in buckets.items():
-            allowed[np.asarray(members)[:, None], np.arange(*spans[bucket])[None, :]] = True
-        return windows, allowed
 
     def compared(self, text: str) -> str:
         """A text as the model and the lexical features compare it: with `canonical_figures`, every figure in one

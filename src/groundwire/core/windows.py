@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from groundwire.foundation.textutil import sentence_spans
-from groundwire.foundation.types import Chunk
+from groundwire.foundation.types import Chunk, Claim
 
 # Sub-word counts of separate pieces drift a little from the count of their concatenation.
 _SAFETY_TOKENS = 4
@@ -111,3 +113,40 @@ def _split_characters(
     spans = [(s, min(s + size, end)) for s in range(start, end, size)]
     counts = count_tokens([text[s:e] for s, e in spans])
     return [(s, e, min(n, budget)) for (s, e), n in zip(spans, counts, strict=True)]
+
+
+STANDARD_CLAIM_TOKENS = 96
+"""Premise windows are sized for claims up to this many tokens; longer claims get windows of their own."""
+
+
+def claim_windows(
+    claims: Sequence[Claim],
+    context: Sequence[Chunk],
+    max_tokens: int | None,
+    count_tokens: Callable[[Sequence[str]], list[int]],
+) -> tuple[list[Window], np.ndarray]:
+    """Windows for every claim, for a scorer that reads `max_tokens` (None: no limit), and which (claim, window)
+    pairs belong together.
+
+    A claim's windows depend only on its own length bucket, never on the other claims, so adding a
+    claim cannot change another claim's score. A claim longer than half the model window is unscorable.
+    """
+    if max_tokens is None:
+        whole = make_windows(context, budget=None, count_tokens=count_tokens)
+        return whole, np.ones((len(claims), len(whole)), dtype=bool)
+    standard = min(max_tokens // 2, STANDARD_CLAIM_TOKENS)
+    buckets: dict[int, list[int]] = {}
+    for index, tokens in enumerate(count_tokens([claim.text for claim in claims])):
+        if tokens <= max_tokens // 2:
+            bucket = standard if tokens <= standard else min(-(-tokens // 32) * 32, max_tokens // 2)
+            buckets.setdefault(bucket, []).append(index)
+    windows: list[Window] = []
+    spans: dict[int, tuple[int, int]] = {}
+    for bucket in sorted(buckets):
+        bucket_windows = make_windows(context, budget=premise_budget(max_tokens, bucket), count_tokens=count_tokens)
+        spans[bucket] = (len(windows), len(windows) + len(bucket_windows))
+        windows.extend(bucket_windows)
+    allowed = np.zeros((len(claims), len(windows)), dtype=bool)
+    for bucket, members in buckets.items():
+        allowed[np.asarray(members)[:, None], np.arange(*spans[bucket])[None, :]] = True
+    return windows, allowed

@@ -1,0 +1,128 @@
+"""The settings of a check, as one value: what groundwire.toml's [verify] section says, what every surface hands to
+`groundwire.pipeline.build_verifier`, and what a `Verifier` reads (`Verifier(scorer, settings)`).
+
+It lives in core, below groundwire.config (which reads it from the file and the environment), so that the verifier
+can hold it whole. Names in it (`scorer`, `cascade`, `pruner`, decomposer = "llm") are resolved by
+`pipeline.build_verifier`; the verifier itself receives objects.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import RouteMode, Thresholds
+
+__all__ = ["CheckSettings", "Section", "ordered"]
+
+
+class Section(BaseModel):
+    """A section of groundwire.toml: frozen, and extra="forbid", so a misspelt key is an error, not a silently
+    ignored setting."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def ordered(thresholds: Thresholds) -> Thresholds:
+    """The one rule for a threshold pair, the settings' own or as a verifier resolves it (calibrated values in
+    place of those not given): reject_at below accept_at. Returns the pair; raises ValueError otherwise."""
+    accept_at, reject_at = thresholds
+    if reject_at >= accept_at:
+        raise ValueError(f"reject_at ({reject_at}) must be below accept_at ({accept_at})")
+    return thresholds
+
+
+class CheckSettings(Section):
+    """How a check is assembled: the [verify] section of groundwire.toml, and what every surface (check, eval,
+    batch, serve, repair, generate, eval-loop) hands to `groundwire.pipeline.build_verifier`."""
+
+    accept_at: float | None = Field(None, ge=0.0, le=1.0)
+    """None: the scorer's calibrated threshold, else 0.8."""
+    reject_at: float | None = Field(None, ge=0.0, le=1.0)
+    """None: the scorer's calibrated threshold, else 0.2."""
+    route: RouteMode = "three-way"
+    """"three-way": accept / escalate / reject, the band between the thresholds left to the judge or a person.
+    "decide": every answer and claim gets a committed verdict at one threshold (`decide_at`): accept at or above
+    it, reject below; nothing is escalated or UNRESOLVED. Excludes `judge` and `cascade`, which resolve the band."""
+    decide_at: float | None = Field(None, ge=0.0, le=1.0)
+    """The threshold of route = "decide". None: the scorer's calibrated one, else the midpoint of accept_at and
+    reject_at (the report warns). It must lie above reject_at, where the checks cap a claim."""
+    scorer: str | None = None
+    """Scorer name or path; None lets the verifier pick its default."""
+    require_citations: bool = False
+    decomposer: Literal["rules", "llm"] = "rules"
+    """How answers are split into claims: the rule-based splitter, or the [llm] endpoint (rules as fallback)."""
+    pruner: Literal["none", "lexical", "embedding"] = "none"
+    """Pair pruning (groundwire.core.pruning): "none" scores the exact claims x windows matrix."""
+    canonical_figures: bool = True
+    """The scorer and the overlap features read figures in one spelling ("3,600" as "3600", "five" as "5", "12
+    kilometres" as "12 km") in context and claim alike. On since calibration v6, which was fitted this way (what
+    it changed: docs/accuracy.md)."""
+    meaning: bool | None = None
+    """The meaning layer (core.meaning): each claim aligned to its best evidence sentence by all-MiniLM-L6-v2, the
+    paraphrase gate and the combiner's meaning features. None: as the scorer was calibrated (on for the bundled
+    model when its calibration says so, off for an uncalibrated scorer such as "lexical")."""
+    entities: bool = False
+    """The opt-in entities check (core/checks/entities.py, `pip install groundwire[entities]`): names of a claim
+    found nowhere in the context, and agent/patient swaps beyond core/checks/roles.py, read by spaCy's small English
+    pipeline. Signals (they cap a claim mid-band). Off by default, for its cost per process and what it fires on
+    (docs/how-it-works.md, "The meaning layer")."""
+    judge: bool = False
+    """Send escalated claims to the [llm] judge (the CLI's --judge; the service decides per request)."""
+    cascade: str | None = None
+    """A second, larger scorer (name or path, e.g. "onnx:/models/larger-bundle") that checks again every answer the
+    first escalates, with the same claims and its own calibrated thresholds (accept_at / reject_at above apply to
+    the first stage only). The judge, when on, then sees what the second stage leaves open. None: no cascade."""
+    profile: str | None = None
+    """A domain profile directory (`groundwire adapt`): thresholds, and a combiner, fitted on this deployment's own
+    labelled answers, over the scorer's calibration; refused when it was built on another model. None: the scorer's."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CheckSettings:
+        if self.accept_at is not None and self.reject_at is not None:
+            ordered((self.accept_at, self.reject_at))
+        return self
+
+    @model_validator(mode="after")
+    def _decided(self) -> CheckSettings:
+        # Decided verdicts leave no band: a judge or a cascade stage would never be asked, so both are refused.
+        if self.route == "decide" and self.judge:
+            raise ValueError(
+                'route = "decide" and the judge exclude each other: decided verdicts leave nothing escalated for the '
+                'judge; use route = "three-way" with the judge, or drop the judge (--judge, [verify] judge)'
+            )
+        if self.route == "decide" and self.cascade is not None:
+            raise ValueError(
+                'route = "decide" and cascade exclude each other: decided verdicts leave nothing escalated for a '
+                'second stage; use route = "three-way" with the cascade, or drop [verify] cascade'
+            )
+        return self
+
+    def next_stage(self) -> CheckSettings:
+        """The settings of a cascade's second stage: these, less what belongs to the first stage alone (its
+        thresholds and routing: the second stage keeps its own calibrated ones) and the cascade itself."""
+        return self.model_copy(
+            update={"accept_at": None, "reject_at": None, "route": "three-way", "decide_at": None, "cascade": None}
+        )
+
+    def named_parts(self) -> frozenset[str]:
+        """The parts these settings name and a verifier receives as objects, made by `pipeline.build_verifier`: an
+        LLM "decomposer", a "pruner", a "cascade" stage."""
+        named = {
+            "decomposer": self.decomposer == "llm",
+            "pruner": self.pruner != "none",
+            "cascade": self.cascade is not None,
+        }
+        return frozenset(part for part, is_named in named.items() if is_named)
+
+    def overridden(self, **flags: object) -> CheckSettings:
+        """These settings with the command-line flags that were given (None = not given) put over them."""
+        given = {key: value for key, value in flags.items() if value is not None}
+        if not given:
+            return self
+        try:
+            return self.model_validate({**self.model_dump(), **given})
+        except ValidationError as exc:
+            raise InputError(f"invalid check settings: {exc}", code=ErrorCode.INVALID_SETTINGS) from None

@@ -19,6 +19,7 @@ from groundwire.adapters.common import AdapterCheck
 from groundwire.config import CheckSettings
 from groundwire.core.plan import as_chunks
 from groundwire.foundation.errors import InputError
+from groundwire.foundation.types import Route
 from groundwire.pipeline import (
     Checker,
     CheckItem,
@@ -37,13 +38,37 @@ ANSWER = "The Pro plan costs 19 dollars a month. Refunds take 30 days."
 def test_one_shared_verifier_per_distinct_settings() -> None:
     lexical = shared_verifier(CheckSettings(scorer="lexical"))
     assert shared_verifier(CheckSettings(scorer="lexical")) is lexical
-    assert given_or_shared(None, "lexical") is lexical
-    assert AdapterCheck(scorer="lexical").resolve() is lexical  # the adapters share it too
+    assert given_or_shared(None, CheckSettings(scorer="lexical")).verifier is lexical
+    assert AdapterCheck(scorer="lexical").resolve().verifier is lexical  # the adapters share it too
     stricter = shared_verifier(CheckSettings(scorer="lexical", accept_at=0.95))
     assert stricter is not lexical and stricter.accept_at == 0.95
-    assert AdapterCheck(scorer="lexical", accept_at=0.95).resolve() is stricter
+    assert AdapterCheck(scorer="lexical", accept_at=0.95).resolve().verifier is stricter
+    assert AdapterCheck(settings=CheckSettings(scorer="lexical", accept_at=0.95)).resolve().verifier is stricter
     as_written = shared_verifier(CheckSettings(scorer="lexical", canonical_figures=False))
     assert as_written is not lexical and lexical.canonical_figures and not as_written.canonical_figures
+
+
+def test_every_library_call_takes_settings_or_a_verifier() -> None:
+    """Issue 46: verify, averify, verify_many, averify_many, the adapters and assert_grounded take one settings=
+    (everything [verify] can say) or a verifier=, never both."""
+    import pandas as pd
+
+    from groundwire.adapters.common import Outcome
+    from groundwire.pytest_plugin import assert_grounded
+
+    lenient = CheckSettings(scorer="lexical", accept_at=0.7)  # NORTH scores 0.75: escalated at the default 0.8
+    assert groundwire.verify(NORTH, [CASTLE], scorer="lexical").decision is Route.ESCALATE
+    assert groundwire.verify(NORTH, [CASTLE], settings=lenient).decision is Route.ACCEPT
+    assert asyncio.run(groundwire.averify(NORTH, [CASTLE], settings=lenient)).decision is Route.ACCEPT
+    frame = pd.DataFrame({"answer": [NORTH], "context": [[CASTLE]]})
+    assert list(groundwire.verify_many(frame, settings=lenient)["decision"]) == ["accept"]
+    assert list(asyncio.run(groundwire.averify_many(frame, settings=lenient))["decision"]) == ["accept"]
+    assert AdapterCheck(settings=lenient).run(NORTH, [CASTLE]).outcome is Outcome.PASS
+    assert assert_grounded(NORTH, [CASTLE], settings=lenient).decision is Route.ACCEPT
+    # The keywords are put over the settings, as the CLI's flags over groundwire.toml.
+    assert groundwire.verify(NORTH, [CASTLE], settings=lenient, accept_at=0.8).decision is Route.ESCALATE
+    with pytest.raises(ValueError, match="either a verifier"):
+        groundwire.verify(NORTH, [CASTLE], settings=lenient, verifier=shared_verifier(lenient))
 
 
 def test_verify_is_the_pipeline_check_with_typed_settings() -> None:
@@ -63,7 +88,7 @@ def test_bad_settings_are_input_errors() -> None:
     with pytest.raises(InputError):
         groundwire.verify(ANSWER, CONTEXT, scorer="no-such-scorer")
     with pytest.raises(ValueError, match="either a verifier"):
-        given_or_shared(shared_verifier(CheckSettings(scorer="lexical")), "lexical")
+        given_or_shared(shared_verifier(CheckSettings(scorer="lexical")), CheckSettings(scorer="lexical"))
 
 
 def test_averify_checks_through_the_same_path() -> None:

@@ -23,13 +23,15 @@ from groundwire.data.rows import COLUMN_ALIASES, EvalRow, RowError, canonical_re
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import optional_import
 from groundwire.foundation.types import Report
-from groundwire.pipeline import check_rows, given_or_shared
+from groundwire.pipeline import check_rows, given_or_shared, with_flags
 
 if TYPE_CHECKING:
     import pandas as pd
     from anyio import CapacityLimiter
 
+    from groundwire.core.settings import CheckSettings
     from groundwire.core.verifier import Verifier
+    from groundwire.llm.client import LLMClient
 
 RESULT_COLUMNS: tuple[str, ...] = (
     "score", "decision", "grounded", "abstained", "n_claims", "n_supported", "n_contradicted", "n_not_found",
@@ -59,14 +61,16 @@ class ToPandas(Protocol):
 @overload
 def verify_many(data: pd.DataFrame | ToPandas, *, answer: str | None = ..., context: str | None = ...,
                 question: str | None = ..., task: str | None = ..., claims: Literal[False] = ...,
-                verifier: Verifier | None = ..., scorer: str | None = ...,
+                settings: CheckSettings | None = ..., verifier: Verifier | None = ..., client: LLMClient | None = ...,
+                scorer: str | None = ..., accept_at: float | None = ..., reject_at: float | None = ...,
                 require_citations: bool = ..., progress: bool | None = ...) -> pd.DataFrame: ...
 
 
 @overload
 def verify_many(data: pd.DataFrame | ToPandas, *, answer: str | None = ..., context: str | None = ...,
                 question: str | None = ..., task: str | None = ..., claims: Literal[True],
-                verifier: Verifier | None = ..., scorer: str | None = ...,
+                settings: CheckSettings | None = ..., verifier: Verifier | None = ..., client: LLMClient | None = ...,
+                scorer: str | None = ..., accept_at: float | None = ..., reject_at: float | None = ...,
                 require_citations: bool = ..., progress: bool | None = ...) -> tuple[pd.DataFrame, pd.DataFrame]: ...
 
 
@@ -78,8 +82,12 @@ def verify_many(
     question: str | None = None,
     task: str | None = None,
     claims: bool = False,
+    settings: CheckSettings | None = None,
     verifier: Verifier | None = None,
+    client: LLMClient | None = None,
     scorer: str | None = None,
+    accept_at: float | None = None,
+    reject_at: float | None = None,
     require_citations: bool = False,
     progress: bool | None = None,
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
@@ -87,6 +95,7 @@ def verify_many(
 
     `answer`, `context`, `question` and `task` name the columns (default: found by name). A context cell is a
     list of strings or of {id, text} objects, or one string. With `claims=True` a second frame lists every claim.
+    `settings`, `verifier`, `client`, `scorer`, `accept_at` and `reject_at` choose the check as verify()'s do.
     `progress`: a progress bar of rows done out of the frame's rows, on stderr (rich); by default (None) shown only
     when stderr is a terminal, `True` shows it anyway (its last state, where stderr is not a terminal), `False`
     never. Raises InputError when no answer or no context column is found (naming the frame's columns and those
@@ -101,14 +110,15 @@ def verify_many(
         raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}",
                          code=ErrorCode.MISSING_COLUMN)
     _require_columns(frame.columns, columns)
-    checker = given_or_shared(verifier, scorer)
+    checker = given_or_shared(verifier, with_flags(settings, scorer=scorer, accept_at=accept_at, reject_at=reject_at),
+                              client=client)
     parsed = [_parse_row(label, record, columns) for label, record in zip(frame.index, frame.to_dict("records"),
                                                                           strict=True)]
     answers: list[dict[str, Any]] = []
     claim_rows: list[dict[str, Any]] = []
     # One span for the table, the rows' spans inside it (and it inside the caller's current span, if any).
     with batch_span("groundwire.verify_many", len(parsed)) as summarise, _progress_bar(len(parsed), progress) as advance:
-        checked = check_rows(checker, parsed, require_citations=require_citations)  # one outcome per row, in order
+        checked = check_rows(checker.verifier, parsed, judge=checker.judge, require_citations=require_citations)  # one outcome per row, in order
         for label, outcome in zip(frame.index, checked, strict=True):
             # A row that could not be read or checked stays in the output, with the reason.
             answers.append(_answer_row(outcome.report, outcome.code, outcome.error))
@@ -129,8 +139,12 @@ async def averify_many(
     context: str | None = None,
     question: str | None = None,
     task: str | None = None,
+    settings: CheckSettings | None = None,
     verifier: Verifier | None = None,
+    client: LLMClient | None = None,
     scorer: str | None = None,
+    accept_at: float | None = None,
+    reject_at: float | None = None,
     require_citations: bool = False,
     limiter: CapacityLimiter | None = None,
     progress: bool | None = None,
@@ -140,8 +154,8 @@ async def averify_many(
     import anyio.to_thread  # lazy: only async callers need it
 
     call = functools.partial(verify_many, data, answer=answer, context=context, question=question, task=task,
-                             verifier=verifier, scorer=scorer, require_citations=require_citations,
-                             progress=progress)
+                             settings=settings, verifier=verifier, client=client, scorer=scorer, accept_at=accept_at,
+                             reject_at=reject_at, require_citations=require_citations, progress=progress)
     return await anyio.to_thread.run_sync(call, limiter=limiter)
 
 

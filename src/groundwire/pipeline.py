@@ -61,7 +61,9 @@ __all__ = [
     "failure_of",
     "given_or_shared",
     "shared_verifier",
+    "configured_client",
     "verify",
+    "with_flags",
 ]
 
 
@@ -293,34 +295,61 @@ class Checker:
         return check(self.verifier, item, judge=self.judge, plan=plan)
 
 
-_SHARED: dict[str, Verifier] = {}
+_SHARED: dict[tuple[str, int], Verifier] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_verifier(settings: CheckSettings | None = None) -> Verifier:
+def shared_verifier(settings: CheckSettings | None = None, *, client: LLMClient | None = None) -> Verifier:
     """The process-wide verifier for `settings` (default: the bundled model), built on first use and shared by
-    verify(), averify(), verify_many(), the framework adapters and the pytest plugin, so a model loads once."""
+    verify(), averify(), verify_many(), the framework adapters and the pytest plugin, so a model loads once.
+    `client`: the [llm] endpoint of an LLM decomposer (one verifier per settings and client)."""
     settings = settings or CheckSettings()
-    key = settings.model_dump_json()
+    key = (settings.model_dump_json(), id(client))  # the verifier keeps its client alive: the id stays its own
     with _SHARED_LOCK:  # adapters and averify() call this from worker threads
         if key not in _SHARED:
-            _SHARED[key] = build_verifier(settings)
+            _SHARED[key] = build_verifier(settings, client=client)
         return _SHARED[key]
 
 
+def with_flags(settings: CheckSettings | None, **flags: object) -> CheckSettings | None:
+    """`settings` with the keywords a library call was given (None: not given, e.g. `scorer=`, `accept_at=`) put
+    over them, as the CLI puts its flags over groundwire.toml; None when neither was given."""
+    if settings is None and all(value is None for value in flags.values()):
+        return None
+    return (settings or CheckSettings()).overridden(**flags)
+
+
 def given_or_shared(
-    verifier: Verifier | None,
-    scorer: str | None = None,
-    *,
-    accept_at: float | None = None,
-    reject_at: float | None = None,
-) -> Verifier:
-    """The verifier a caller passed, else the shared one for `scorer` (None = the bundled model) and thresholds."""
-    if verifier is not None and (scorer, accept_at, reject_at) != (None, None, None):
-        raise ValueError("pass either a verifier (it has its own scorer and thresholds) or a scorer and thresholds")
-    if verifier is not None:
-        return verifier
-    return shared_verifier(CheckSettings(scorer=scorer, accept_at=accept_at, reject_at=reject_at))
+    verifier: Verifier | None = None, settings: CheckSettings | None = None, *, client: LLMClient | None = None
+) -> Checker:
+    """What a library call checks with: the verifier it was given, else the shared one for `settings` (None: the
+    defaults); with the LLM judge when those settings turn it on (`judge`). `client`: the [llm] endpoint that the
+    judge and an LLM decomposer use; None: the one groundwire.toml (or the environment) configures, when needed."""
+    if verifier is not None and settings is not None:
+        raise ValueError("pass either a verifier (it has its own settings) or settings, not both")
+    wanted = verifier.settings if verifier is not None else settings or CheckSettings()
+    if client is None and (wanted.judge or (verifier is None and wanted.decomposer == "llm")):
+        client = configured_client()
+    if verifier is None:
+        verifier = shared_verifier(wanted, client=client if wanted.decomposer == "llm" else None)
+    return Checker(verifier, Judge(client, required=True) if wanted.judge and client is not None else None)
+
+
+@functools.cache
+def configured_client() -> LLMClient:
+    """The [llm] endpoint groundwire.toml (or the environment) configures, one per process, for a library call whose
+    settings need an LLM and that was handed no client."""
+    from groundwire.config import load_config
+    from groundwire.llm.client import client_from_config
+
+    config = load_config()
+    if not config.llm_configured:
+        raise InputError(
+            'these settings need an LLM (judge, or decomposer = "llm"): pass client=LLMClient(LLMConfig(...)), or set '
+            "[llm] base_url and model in groundwire.toml (or GROUNDWIRE_LLM_BASE_URL / GROUNDWIRE_LLM_MODEL)",
+            code=ErrorCode.LLM_NOT_CONFIGURED,
+        )
+    return client_from_config(config)
 
 
 def verify(
@@ -328,39 +357,48 @@ def verify(
     chunks: Sequence[Chunk | str],
     *,
     question: str | None = None,
-    scorer: Scorer | str | None = None,
-    require_citations: bool = False,
     task: str | None = None,
+    require_citations: bool = False,
+    response_id: str | None = None,
+    settings: CheckSettings | None = None,
+    verifier: Verifier | None = None,
+    client: LLMClient | None = None,
+    scorer: Scorer | str | None = None,
     accept_at: float | None = None,
     reject_at: float | None = None,
-    pruner: Literal["none", "lexical", "embedding"] = "none",
-    canonical_figures: bool = True,
-    route: RouteMode = "three-way",
+    pruner: Literal["none", "lexical", "embedding"] | None = None,
+    canonical_figures: bool | None = None,
+    route: RouteMode | None = None,
     decide_at: float | None = None,
-    response_id: str | None = None,
     profile: str | Path | None = None,
 ) -> Report:
-    """One-call verification. A named scorer (None: the bundled model) is loaded once per process and reused
-    for the same settings; a scorer object gets a verifier of its own. `route` "decide": accept or reject at
-    `decide_at`, nothing escalated (CheckSettings.route). `response_id`: the id of the model response that wrote
-    the answer, put on the check's spans and GenAI evaluation events (`gen_ai.response.id`). `profile`: a domain
-    profile directory (`groundwire adapt`; CheckSettings.profile)."""
-    settings = CheckSettings(
-        scorer=scorer if isinstance(scorer, str) else None,
+    """One-call verification. `settings`: everything [verify] in groundwire.toml can say (CheckSettings; the judge
+    and an LLM decomposer use `client`, else the configured [llm] endpoint); or a loaded `verifier`. The other
+    keywords, where given, are put over `settings` (`with_flags`). A named scorer (None: the bundled model) is
+    loaded once per process and reused for the same settings; a scorer object gets a verifier of its own.
+    `response_id`: the id of the model response that wrote the answer, put on the check's spans and GenAI
+    evaluation events (`gen_ai.response.id`). `profile`: a domain profile directory (`groundwire adapt`;
+    CheckSettings.profile)."""
+    named = scorer if isinstance(scorer, str) else None
+    wanted = with_flags(
+        settings,
+        scorer=named,
         accept_at=accept_at,
         reject_at=reject_at,
-        route=route,
-        decide_at=decide_at,
         pruner=pruner,
         canonical_figures=canonical_figures,
+        route=route,
+        decide_at=decide_at,
         profile=None if profile is None else str(profile),
     )
-    if scorer is None or isinstance(scorer, str):
-        verifier = shared_verifier(settings)
-    else:
-        verifier = build_verifier(settings, scorer=scorer)
+    if scorer is not None and not isinstance(scorer, str):  # a scorer object: a verifier of its own
+        if verifier is not None:
+            raise ValueError("pass either a verifier (it has its own scorer) or a scorer, not both")
+        verifier = build_verifier(wanted or CheckSettings(), scorer=scorer, client=client)
+        wanted = None
+    checker = given_or_shared(verifier, wanted, client=client)
     item = _one_item(answer, chunks, question, task, require_citations, response_id)
-    return check(verifier, item)
+    return check(checker.verifier, item, judge=checker.judge)
 
 
 def _one_item(
@@ -389,18 +427,25 @@ async def averify(
     question: str | None = None,
     task: str | None = None,
     require_citations: bool = False,
-    verifier: Verifier | None = None,
-    scorer: str | None = None,
-    limiter: CapacityLimiter | None = None,
     response_id: str | None = None,
+    settings: CheckSettings | None = None,
+    verifier: Verifier | None = None,
+    client: LLMClient | None = None,
+    scorer: str | None = None,
+    accept_at: float | None = None,
+    reject_at: float | None = None,
+    limiter: CapacityLimiter | None = None,
 ) -> Report:
     """Await one check, for async servers. The check is CPU-bound (tokenizer, onnxruntime), so it runs in a
     worker thread and the event loop keeps serving; onnxruntime releases the GIL while it scores, so several
-    checks in flight overlap. Pass a loaded `verifier` to reuse it, or a `scorer` name (the shared verifier, as
-    verify() uses); `limiter` caps how many checks run at once (anyio's default is 40); `response_id` as verify()'s.
-    The worker thread runs in a copy of this context, so the check's spans nest under the current one."""
+    checks in flight overlap. `settings`, `verifier`, `client`, `scorer` and the thresholds as verify()'s (a loaded
+    verifier is reused; settings get the shared verifier verify() uses); `limiter` caps how many checks run at once
+    (anyio's default is 40); `response_id` as verify()'s. The worker thread runs in a copy of this context, so the
+    check's spans nest under the current one."""
     import anyio.to_thread  # lazy: only async callers need it
 
     item = _one_item(answer, chunks, question, task, require_citations, response_id)
-    call = functools.partial(check, given_or_shared(verifier, scorer), item)
+    wanted = with_flags(settings, scorer=scorer, accept_at=accept_at, reject_at=reject_at)
+    checker = given_or_shared(verifier, wanted, client=client)
+    call = functools.partial(check, checker.verifier, item, judge=checker.judge)
     return await anyio.to_thread.run_sync(call, limiter=limiter)

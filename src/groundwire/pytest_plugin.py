@@ -26,6 +26,7 @@ from groundwire.core.explain import explain
 from groundwire.foundation.types import Chunk, Report, Route
 
 if TYPE_CHECKING:
+    from groundwire.core.settings import CheckSettings
     from groundwire.core.verifier import Verifier
 
 AssertGrounded = Callable[..., Report]
@@ -45,25 +46,30 @@ def assert_grounded(
     *,
     question: str | None = None,
     task: str | None = None,
+    settings: CheckSettings | None = None,
     verifier: Verifier | None = None,
     scorer: str | None = None,
+    accept_at: float | None = None,
+    reject_at: float | None = None,
 ) -> Report:
     """Check `answer` against `chunks` and return the report when it is accepted; raise NotGroundedError (an
-    AssertionError) with the claims that are not supported otherwise. `verifier` or `scorer` (not both) picks
-    the check; neither means the shared verifier of the bundled model."""
+    AssertionError) with the claims that are not supported otherwise. `settings` (with `scorer`, `accept_at` and
+    `reject_at` put over them) or a `verifier`, not both, picks the check; none means the shared verifier of the
+    bundled model."""
     __tracebackhide__ = True  # the failure points at the test's line, not at this function
     from groundwire.core.plan import as_chunks
-    from groundwire.pipeline import CheckItem, check, given_or_shared
+    from groundwire.pipeline import CheckItem, check, given_or_shared, with_flags
 
-    checker = given_or_shared(verifier, scorer)
-    report = check(checker, CheckItem(answer, as_chunks(chunks), question=question, task=task))
+    checker = given_or_shared(verifier, with_flags(settings, scorer=scorer, accept_at=accept_at, reject_at=reject_at))
+    item = CheckItem(answer, as_chunks(chunks), question=question, task=task)
+    report = check(checker.verifier, item, judge=checker.judge)
     if report.decision is Route.ACCEPT:
         return report
     why = {
         Route.REJECT: "the answer is not grounded in its chunks",
         Route.ESCALATE: "the answer was escalated: the check could not settle it, and a test has no judge",
     }[report.decision]
-    raise NotGroundedError(f"{why}\n{explain(report, checker.thresholds_for(task))}", report)
+    raise NotGroundedError(f"{why}\n{explain(report, checker.verifier.thresholds_for(task))}", report)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

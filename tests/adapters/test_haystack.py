@@ -14,6 +14,7 @@ from haystack import Pipeline
 from haystack.core.errors import SerializationError
 
 from groundwire.adapters.haystack import GroundwireFaithfulnessEvaluator
+from groundwire.config import CheckSettings
 
 ALLOWED = ["groundwire.adapters.haystack"]  # Haystack 3 loads only classes from modules the caller trusts
 
@@ -47,6 +48,10 @@ def test_dumps_and_loads_keep_every_init_parameter() -> None:
     saved = _pipeline(evaluator).dumps()
     loaded = Pipeline.loads(saved, allowed_modules=ALLOWED)
     assert loaded.get_component("faithfulness").check == evaluator.check
+    carried = GroundwireFaithfulnessEvaluator(settings=CheckSettings(scorer="lexical", meaning=False, accept_at=0.7))
+    again = Pipeline.loads(_pipeline(carried).dumps(), allowed_modules=ALLOWED).get_component("faithfulness")
+    assert again.check == carried.check and again.check.settings == CheckSettings(scorer="lexical", meaning=False,
+                                                                                  accept_at=0.7)
     share = _pipeline(GroundwireFaithfulnessEvaluator(score="share", scorer="lexical"))
     before = share.run(INPUTS)["faithfulness"]
     after = Pipeline.loads(share.dumps(), allowed_modules=ALLOWED).run(INPUTS)["faithfulness"]

@@ -102,7 +102,7 @@ def test_thresholds_are_accept_at_and_reject_at(lexical) -> None:
 
 
 def test_bad_settings_are_refused(lexical) -> None:
-    with pytest.raises(ValueError, match="score must be 'share' or 'min'"):
+    with pytest.raises(ValueError, match="'share' or 'min'"):
         AdapterCheck(score="mean")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="either a verifier .* or accept_at"):
         AdapterCheck(verifier=lexical, accept_at=0.5)

@@ -6,6 +6,7 @@ import pytest
 from pydantic import BaseModel
 from scripted_llm import Reply, ScriptedLLMServer
 
+from groundwire.config import LLMConfig
 from groundwire.llm.client import LLMClient, LLMHTTPError, LLMOutputError, LLMTimeout, parse_json_reply
 
 MESSAGES = [{"role": "user", "content": "hello there"}]
@@ -30,7 +31,7 @@ def test_chat_returns_text_tokens_and_logs_the_call(scripted_llm: ScriptedLLMSer
 
 def test_api_key_is_sent_as_bearer(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.script("ok")
-    with LLMClient(base_url=scripted_llm.url, model="m", api_key="sk-test") as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", api_key="sk-test")) as llm:
         llm.chat(MESSAGES)
     assert scripted_llm.requests[0]["_authorization"] == "Bearer sk-test"
 
@@ -46,7 +47,7 @@ def test_429_then_success_is_retried(scripted_llm: ScriptedLLMServer, client: LL
 def test_retry_after_header_is_honoured_within_the_cap(scripted_llm: ScriptedLLMServer) -> None:
     waits: list[float] = []
     scripted_llm.script(Reply(status=429, raw_body="{}", headers={"retry-after": "0.02"}), "ok")
-    with LLMClient(base_url=scripted_llm.url, model="m", backoff_s=5.0, sleep=waits.append) as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", backoff_s=5.0), sleep=waits.append) as llm:
         assert llm.chat(MESSAGES).text == "ok"
     assert waits == [0.02]
 
@@ -54,7 +55,7 @@ def test_retry_after_header_is_honoured_within_the_cap(scripted_llm: ScriptedLLM
 def test_backoff_doubles_and_gives_up_with_the_status(scripted_llm: ScriptedLLMServer) -> None:
     waits: list[float] = []
     scripted_llm.script(*[Reply(status=500, raw_body="{}")] * 4)
-    with LLMClient(base_url=scripted_llm.url, model="m", max_retries=3, backoff_s=0.1, sleep=waits.append) as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", max_retries=3, backoff_s=0.1), sleep=waits.append) as llm:
         with pytest.raises(LLMHTTPError) as raised:
             llm.chat(MESSAGES)
     assert raised.value.status == 500
@@ -72,7 +73,7 @@ def test_client_errors_are_not_retried(scripted_llm: ScriptedLLMServer, client: 
 
 def test_timeout_is_retried_then_raised(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.script(Reply(content="late", delay_s=0.6), Reply(content="late", delay_s=0.6))
-    with LLMClient(base_url=scripted_llm.url, model="m", timeout_s=0.1, max_retries=1, backoff_s=0.0) as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", timeout_s=0.1, max_retries=1, backoff_s=0.0)) as llm:
         with pytest.raises(LLMTimeout, match="no reply within"):
             llm.chat(MESSAGES)
     assert scripted_llm.wait_for_requests(2) == 2
@@ -80,14 +81,14 @@ def test_timeout_is_retried_then_raised(scripted_llm: ScriptedLLMServer) -> None
 
 def test_timeout_then_success(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.script(Reply(content="late", delay_s=0.6), "on time")
-    with LLMClient(base_url=scripted_llm.url, model="m", timeout_s=0.2, max_retries=1, backoff_s=0.0) as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", timeout_s=0.2, max_retries=1, backoff_s=0.0)) as llm:
         assert llm.chat(MESSAGES).text == "on time"
 
 
 def test_unreachable_server_says_so() -> None:
     with ScriptedLLMServer() as server:
         url = server.url
-    with LLMClient(base_url=url, model="m", max_retries=0, timeout_s=0.5, connect_timeout_s=0.5) as llm:
+    with LLMClient(LLMConfig(base_url=url, model="m", max_retries=0, timeout_s=0.5, connect_timeout_s=0.5)) as llm:
         with pytest.raises(Exception, match="cannot reach|no reply"):
             llm.chat(MESSAGES)
 
@@ -102,9 +103,9 @@ def test_json_mode_validates_against_schema(scripted_llm: ScriptedLLMServer, cli
 
 def test_json_schema_and_none_modes(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.script('{"value": 1}', '{"value": 2}')
-    with LLMClient(base_url=scripted_llm.url, model="m", json_mode="json_schema") as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", json_mode="json_schema")) as llm:
         assert llm.chat_json(MESSAGES, Answer)[0].value == 1
-    with LLMClient(base_url=scripted_llm.url, model="m", json_mode="none") as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", json_mode="none")) as llm:
         assert llm.chat_json(MESSAGES, Answer)[0].value == 2
     schema_format, none_request = scripted_llm.requests[0]["response_format"], scripted_llm.requests[1]
     assert schema_format["type"] == "json_schema" and schema_format["json_schema"]["name"] == "Answer"
@@ -116,7 +117,7 @@ def test_json_object_schema_mode_puts_the_schema_inside_json_object(scripted_llm
     # llama-cpp-python's server takes only "text" and "json_object" (HTTP 500 on json_schema); its schema rides
     # inside the json_object format.
     scripted_llm.script('{"value": 3}')
-    with LLMClient(base_url=scripted_llm.url, model="m", json_mode="json_object_schema") as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", json_mode="json_object_schema")) as llm:
         assert llm.chat_json(MESSAGES, Answer)[0].value == 3
     response_format = scripted_llm.requests[0]["response_format"]
     assert response_format["type"] == "json_object"

@@ -42,7 +42,8 @@ def test_file_in_cwd_then_env_overrides(tmp_path: Path, monkeypatch: pytest.Monk
     assert config.policy.disclaimer_band == (0.4, 0.8)
     assert config.generate.strengths == ("strict", "very_strict")
     client = client_from_config(config)
-    assert client.model == "big" and client.api_key == "sk-x" and "sk-x" not in repr(client)
+    assert client.config.model == "big" and client.config.api_key is not None
+    assert client.config.api_key.get_secret_value() == "sk-x" and "sk-x" not in repr(client)
     client.close()
 
 

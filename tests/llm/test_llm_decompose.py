@@ -4,6 +4,7 @@ import json
 
 from scripted_llm import Reply, ScriptedLLMServer
 
+from groundwire.config import LLMConfig
 from groundwire.core.claims import RuleDecomposer
 from groundwire.core.verifier import Verifier
 from groundwire.llm.client import LLMClient
@@ -52,7 +53,7 @@ def test_malformed_reply_falls_back_to_rules(scripted_llm: ScriptedLLMServer, cl
 
 def test_endpoint_down_falls_back_to_rules(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.script(Reply(status=500, raw_body="{}"), Reply(status=500, raw_body="{}"))
-    with LLMClient(base_url=scripted_llm.url, model="m", max_retries=1, backoff_s=0.0) as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", max_retries=1, backoff_s=0.0)) as llm:
         assert LLMDecomposer(llm).decompose(ANSWER) == RuleDecomposer().decompose(ANSWER)
 
 

@@ -5,6 +5,7 @@ import json
 import pytest
 from scripted_llm import Reply, ScriptedLLMServer
 
+from groundwire.config import LLMConfig
 from groundwire.foundation.types import Chunk, Claim, ClaimResult, Report, Route, Verdict
 from groundwire.llm.client import LLMClient, LLMError
 from groundwire.llm.judge import adjudicate, judge_claim, normalise_quote, quote_in_chunk
@@ -146,7 +147,7 @@ def test_adjudicate_rejects_on_confabulation_and_records_it(scripted_llm: Script
 
 def test_adjudicate_keeps_claim_escalated_when_the_judge_is_down(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.script(Reply(status=503, raw_body="{}"), Reply(status=503, raw_body="{}"))
-    with LLMClient(base_url=scripted_llm.url, model="m", max_retries=1, backoff_s=0.0) as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", max_retries=1, backoff_s=0.0)) as llm:
         judged = adjudicate(
             report(result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE)), CHUNKS, client=llm
         )
@@ -159,7 +160,7 @@ def test_adjudicate_keeps_claim_escalated_when_the_judge_is_down(scripted_llm: S
 
 def test_adjudicate_required_raises_when_the_judge_is_down(scripted_llm: ScriptedLLMServer) -> None:
     scripted_llm.script(Reply(status=401, raw_body='{"error": "bad key"}'))
-    with LLMClient(base_url=scripted_llm.url, model="m", max_retries=0) as llm, pytest.raises(LLMError):
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", max_retries=0)) as llm, pytest.raises(LLMError):
         adjudicate(report(result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE)), CHUNKS, client=llm,
                    required=True)
 
@@ -182,7 +183,7 @@ def test_the_schema_asks_for_the_quote_before_one_of_three_rulings(scripted_llm:
     # Under schema-constrained decoding the required fields come first: all four are required, in the order the
     # prompt asks for (quote, then ruling), and the ruling is one the judge may give.
     scripted_llm.script(judge_json("Refunds are issued within 14 days of the return.", "S1", "SUPPORTED"))
-    with LLMClient(base_url=scripted_llm.url, model="m", json_mode="json_object_schema") as llm:
+    with LLMClient(LLMConfig(base_url=scripted_llm.url, model="m", json_mode="json_object_schema")) as llm:
         judge_claim("Refunds are issued within 14 days.", CHUNKS, client=llm)
     schema = scripted_llm.requests[0]["response_format"]["schema"]
     assert schema["required"] == ["quote", "chunk_id", "verdict", "reason"] == list(schema["properties"])

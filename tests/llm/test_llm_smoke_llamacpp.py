@@ -26,7 +26,7 @@ from typing import Any, cast
 import httpx
 import pytest
 
-from groundwire.config import GenerateConfig
+from groundwire.config import GenerateConfig, LLMConfig
 from groundwire.core.claims import sentences
 from groundwire.core.novelty import added_content
 from groundwire.core.verifier import Verifier
@@ -104,7 +104,7 @@ def llamacpp_url() -> Iterator[str]:
 
 @pytest.fixture
 def real_client(llamacpp_url: str) -> Iterator[LLMClient]:
-    with LLMClient(base_url=llamacpp_url, model="smollm2", timeout_s=120, max_retries=1, max_tokens=96) as client:
+    with LLMClient(LLMConfig(base_url=llamacpp_url, model="smollm2", timeout_s=120, max_retries=1, max_tokens=96)) as client:
         yield client
 
 
@@ -131,8 +131,7 @@ def test_judge_reply_parses_under_schema_constrained_decoding(llamacpp_url: str)
     # With the schema in the request, the server constrains decoding to JudgeReply's schema (a grammar in
     # llama.cpp), so even a 135M model's reply must parse: an unparseable judgement here means the schema we
     # send is not the one the server enforces. json_object_schema is the form both llama.cpp servers take.
-    with LLMClient(base_url=llamacpp_url, model="smollm2", timeout_s=120, max_retries=1, max_tokens=160,
-                   json_mode="json_object_schema") as client:  # fmt: skip
+    with LLMClient(LLMConfig(base_url=llamacpp_url, model="smollm2", timeout_s=120, max_retries=1, max_tokens=160, json_mode="json_object_schema")) as client:  # fmt: skip
         judgement = judge_claim("The Eiffel Tower was completed in 1889.", CHUNKS, client=client)
     assert judgement.finding is None or judgement.finding.check != "unparseable", judgement.finding
     assert judgement.model_verdict in set(Verdict)
@@ -182,8 +181,7 @@ def test_cli_check_with_the_judge_decides_every_escalated_claim(llamacpp_url: st
 
 def test_llm_decomposer_places_every_claim_in_the_answer(llamacpp_url: str) -> None:
     answer = "The Eiffel Tower is in Paris. It was completed in 1889 and is 330 metres tall."
-    with LLMClient(base_url=llamacpp_url, model="smollm2", timeout_s=120, max_retries=1, max_tokens=200,
-                   json_mode="json_object_schema") as client:  # fmt: skip
+    with LLMClient(LLMConfig(base_url=llamacpp_url, model="smollm2", timeout_s=120, max_retries=1, max_tokens=200, json_mode="json_object_schema")) as client:  # fmt: skip
         claims = LLMDecomposer(client).decompose(answer)
         calls = list(client.calls)
     assert [(call.purpose, call.ok) for call in calls] == [("decompose", True)]

@@ -11,20 +11,23 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
-from pydantic import BaseModel, PrivateAttr
+from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict  # pydantic reads a TypedDict from here on Python 3.11
 
+from groundwire.config import CheckSettings
 from groundwire.core.explain import format_threshold, unsupported
 from groundwire.core.plan import as_chunks
+from groundwire.core.verifier import Verifier
 from groundwire.foundation.types import Chunk, Report, Route
-from groundwire.pipeline import CheckItem, averify, check, given_or_shared
+from groundwire.pipeline import Checker, CheckItem, check, given_or_shared, with_flags
 
 if TYPE_CHECKING:
-    from groundwire.core.verifier import Verifier
     from groundwire.foundation.types import Thresholds
 
 AnswerScore = Literal["share", "min"]
@@ -65,44 +68,95 @@ class Assessment:
         return self.outcome is Outcome.PASS
 
 
-@dataclass(frozen=True)
+@with_config(ConfigDict(extra="forbid"))
+class SavedOptions(TypedDict, total=False):
+    """The options every adapter takes (its constructor's keywords, and `AdapterCheck`'s), declared once, all of
+    them plain values a framework can save with the adapter and load again."""
+
+    score: AnswerScore
+    """Which number the adapter reports: "share" of SUPPORTED claims (the default), or "min", the answer score."""
+    task: str | None
+    """The calibration ("qa", "summary", ...); None: pooled (data2text for a JSON record)."""
+    settings: CheckSettings | None
+    """Everything [verify] in groundwire.toml can say; None: the defaults (the bundled model)."""
+    scorer: str | None
+    accept_at: float | None
+    reject_at: float | None
+    """Put over `settings`, as the CLI puts --scorer, --accept-at and --reject-at over groundwire.toml."""
+
+
+class AdapterOptions(SavedOptions, total=False):
+    """`SavedOptions`, or a loaded `verifier` in place of settings (an object: never saved)."""
+
+    verifier: Verifier | None
+
+
+_VALIDATE = TypeAdapter(SavedOptions)
+_OWN_SETTINGS = ("settings", "scorer", "accept_at", "reject_at")
+
+
+@dataclass(frozen=True, init=False)
 class AdapterCheck:
-    """How an adapter checks an answer: the verifier (the one given, else the process-wide one for `scorer`
-    and the thresholds), the task, and the score it reports. One code path for all ten adapters."""
+    """How an adapter checks an answer, from its options (`AdapterOptions`): the verifier (the one given, else the
+    process-wide one for the settings), the task, and the score it reports. One code path for every adapter."""
 
-    score: AnswerScore = DEFAULT_SCORE
-    verifier: Verifier | None = None
-    scorer: str | None = None
-    task: str | None = None
-    accept_at: float | None = None
-    reject_at: float | None = None
+    options: SavedOptions
+    """The options given (None values left out), validated: what a framework saves."""
+    verifier: Verifier | None
 
-    def __post_init__(self) -> None:
-        if self.score not in ("share", "min"):
-            raise ValueError(f"score must be 'share' or 'min', not {self.score!r}")
-        own = {"scorer": self.scorer, "accept_at": self.accept_at, "reject_at": self.reject_at}
-        given = [name for name, value in own.items() if value is not None]
-        if self.verifier is not None and given:
-            raise ValueError(f"pass either a verifier (it has its own scorer and thresholds) or {', '.join(given)}, "
-                             "not both")
+    def __init__(self, **options: Unpack[AdapterOptions]) -> None:
+        verifier = options.pop("verifier", None)
+        try:
+            saved = _VALIDATE.validate_python({key: value for key, value in options.items() if value is not None})
+        except ValidationError as error:
+            raise ValueError(f"invalid adapter options: {error}") from None
+        given = [name for name in _OWN_SETTINGS if name in saved]
+        if verifier is not None and given:
+            raise ValueError(f"pass either a verifier (it has its own settings) or {', '.join(given)}, not both")
+        object.__setattr__(self, "options", saved)
+        object.__setattr__(self, "verifier", verifier)
+        self.settings  # noqa: B018  # refuse thresholds out of order now, not at the first check
 
-    def resolve(self) -> Verifier:
-        return given_or_shared(self.verifier, self.scorer, accept_at=self.accept_at, reject_at=self.reject_at)
+    @property
+    def score(self) -> AnswerScore:
+        return self.options.get("score", DEFAULT_SCORE)
+
+    @property
+    def task(self) -> str | None:
+        return self.options.get("task")
+
+    @property
+    def settings(self) -> CheckSettings | None:
+        """The settings the check is built from (`settings` with `scorer` and the thresholds over them); None for a
+        given verifier, or for none given at all (the defaults)."""
+        return with_flags(self.options.get("settings"), scorer=self.options.get("scorer"),
+                          accept_at=self.options.get("accept_at"), reject_at=self.options.get("reject_at"))
+
+    def saved(self) -> dict[str, Any]:
+        """The options as plain values (the settings as a mapping of what differs from the defaults), to save with a
+        framework's own format; a given verifier cannot be saved."""
+        saved: dict[str, Any] = _VALIDATE.dump_python(self.options, mode="json", exclude_defaults=True)
+        return saved
+
+    def resolve(self) -> Checker:
+        """The verifier given, else the shared one for the settings; with the judge when they turn it on."""
+        return given_or_shared(self.verifier, self.settings)
 
     def run(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None, *,
             response_id: str | None = None) -> Assessment:
         """Check one answer. `response_id`: the id of the model response that wrote it, put on the check's spans
         and GenAI evaluation events (`gen_ai.response.id`)."""
-        verifier = self.resolve()
+        checker = self.resolve()
         item = CheckItem(answer, as_chunks(contexts), question=question, task=self.task, response_id=response_id)
-        return assess(check(verifier, item), self.score, verifier.thresholds_for(self.task))
+        report = check(checker.verifier, item, judge=checker.judge)
+        return assess(report, self.score, checker.verifier.thresholds_for(self.task))
 
     async def arun(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None, *,
                    response_id: str | None = None) -> Assessment:
-        verifier = self.resolve()
-        report = await averify(answer, contexts, question=question, task=self.task, verifier=verifier,
-                               response_id=response_id)
-        return assess(report, self.score, verifier.thresholds_for(self.task))
+        import anyio.to_thread  # lazy: only async callers need it
+
+        return await anyio.to_thread.run_sync(
+            functools.partial(self.run, answer, contexts, question, response_id=response_id))
 
 
 def assess(report: Report, kind: AnswerScore, thresholds: Thresholds) -> Assessment:
@@ -182,22 +236,24 @@ def _text(item: object) -> str:
 
 class AdapterSettings(BaseModel):
     """An adapter whose framework keeps its settings as a pydantic model (MLflow scorers, TruLens providers, saved
-    and loaded again): `score`, `scorer`, `task`, `accept_at` and `reject_at` as every adapter takes them, or a
+    and loaded again): the options every adapter takes (`AdapterOptions`) as its one field, `options`, and a
     `verifier=` (not saved), checked through the one AdapterCheck."""
 
-    score: AnswerScore = DEFAULT_SCORE
-    scorer: str | None = None
-    task: str | None = None
-    accept_at: float | None = None
-    reject_at: float | None = None
+    options: SavedOptions = {}
     _verifier: Verifier | None = PrivateAttr(default=None)
 
-    def __init__(self, *, verifier: Verifier | None = None, threshold: None = None, **settings: Any) -> None:
+    def __init__(
+        self, *, threshold: None = None, options: SavedOptions | None = None, **given: Unpack[AdapterOptions]
+    ) -> None:
+        """The options as every adapter takes them (`given`), or `options`, saved already (a framework loading the
+        model again passes them back)."""
         refuse_threshold(type(self).__name__, threshold)
-        super().__init__(**settings)
-        self._verifier = verifier
-        self.adapter_check()  # refuse a bad score, or a verifier given with settings of its own, now
+        if options is not None and given:
+            raise ValueError(f"pass either options or the options themselves ({', '.join(given)}), not both")
+        # refuse a bad score, or a verifier given with settings of its own, now
+        check = AdapterCheck(**given) if options is None else AdapterCheck(**options)
+        super().__init__(options=check.options)
+        self._verifier = check.verifier
 
     def adapter_check(self) -> AdapterCheck:
-        return AdapterCheck(score=self.score, verifier=self._verifier, scorer=self.scorer, task=self.task,
-                            accept_at=self.accept_at, reject_at=self.reject_at)
+        return AdapterCheck(**self.options, verifier=self._verifier)

@@ -13,9 +13,9 @@ parameters back to it; so the settings live in `check` (a parameter too), and De
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Unpack
 
-from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome, refuse_threshold
+from groundwire.adapters.common import AdapterCheck, AdapterOptions, Assessment, Outcome, refuse_threshold
 from groundwire.foundation.extras import optional_import
 from groundwire.foundation.types import Report
 
@@ -23,34 +23,26 @@ with optional_import("deepeval", needed_by=__name__):
     from deepeval.metrics import BaseMetric
     from deepeval.test_case import LLMTestCase
 
-if TYPE_CHECKING:
-    from groundwire.core.verifier import Verifier
-
 
 class GroundwireFaithfulness(BaseMetric):  # type: ignore[no-untyped-call]  # deepeval's __init_subclass__
     def __init__(
         self,
         threshold: None = None,
         *,
-        score: AnswerScore = DEFAULT_SCORE,
-        verifier: Verifier | None = None,
-        scorer: str | None = None,
-        task: str | None = None,
-        accept_at: float | None = None,
-        reject_at: float | None = None,
         strict_mode: bool = False,
         async_mode: bool = True,
         check: AdapterCheck | None = None,
+        **options: Unpack[AdapterOptions],
     ) -> None:
+        """`options` as every adapter's (AdapterOptions), or `check`, made of them already (DeepEval's copy of a
+        metric passes it back)."""
         refuse_threshold("GroundwireFaithfulness", threshold)
-        own = AdapterCheck(score=score, verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
-                           reject_at=reject_at)
-        if check is not None and own != AdapterCheck():
-            raise ValueError("pass either check or its settings (score, verifier, scorer, task, accept_at, "
-                             "reject_at), not both")
-        self.check = check or own
+        if check is not None and options:
+            raise ValueError(f"pass either check or its options ({', '.join(options)}), not both")
+        self.check = check or AdapterCheck(**options)
         self._measured: float | None = None
-        self._accept_at: float | None = accept_at
+        settings = self.check.settings
+        self._accept_at: float | None = settings.accept_at if settings is not None else None
         self.strict_mode = strict_mode  # DeepEval's strict mode: the score is 1.0 for a pass, else 0.0
         self.async_mode = async_mode
         self.include_reason = True
@@ -72,7 +64,7 @@ class GroundwireFaithfulness(BaseMetric):  # type: ignore[no-untyped-call]  # de
         """The accept_at routing uses (DeepEval requires a threshold before it measures: asking for it loads
         the verifier, which measuring would do next)."""
         if self._accept_at is None:
-            self._accept_at = self.check.resolve().thresholds_for(self.check.task)[0]
+            self._accept_at = self.check.resolve().verifier.thresholds_for(self.check.task)[0]
         return self._accept_at
 
     def measure(self, test_case: LLMTestCase, *args: object, **kwargs: object) -> float:

@@ -18,16 +18,17 @@ named: with plain-string chunks it adds no `[S1]` markers.
 Chunks come with each call (`metadata["chunks"]`, plus an optional `metadata["question"]`) or, for a fixed
 context, with the validator (`chunks=`). Nothing is sent anywhere: the check runs locally (`use_local=True`),
 and no LLM is called unless a `client` is given for repair. `Guard.to_dict()` / `from_dict()` keep `chunks`,
-`scorer`, `task`, `on_escalate` and `min_surviving_share`; a `verifier` or `client` object is not recorded.
+the adapter options (`settings`, `scorer`, `task`, the thresholds), `on_escalate` and `min_surviving_share`; a
+`verifier` or `client` object is not recorded.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
-from groundwire.adapters.common import AdapterCheck
+from groundwire.adapters.common import AdapterCheck, AdapterOptions
 from groundwire.core.claims import CITATION_RE, cited_ids
 from groundwire.core.explain import explain, unsupported
 from groundwire.foundation.extras import optional_import
@@ -39,7 +40,6 @@ with optional_import("guardrails", needed_by=__name__):
     from guardrails.validators import FailResult, PassResult, ValidationResult, Validator, register_validator
 
 if TYPE_CHECKING:
-    from groundwire.core.verifier import Verifier
     from groundwire.llm.client import LLMClient
 
 OnEscalate = Literal["fail", "pass"]
@@ -52,28 +52,22 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         self,
         chunks: Sequence[Chunk | str] | None = None,
         *,
-        scorer: str | None = None,
-        verifier: Verifier | None = None,
-        task: str | None = None,
-        accept_at: float | None = None,
-        reject_at: float | None = None,
         on_escalate: OnEscalate = "fail",
         client: LLMClient | None = None,
         min_surviving_share: float = 0.5,
         on_fail: str | Callable[[Any, FailResult], Any] | None = None,
+        **options: Unpack[AdapterOptions],
     ) -> None:
+        """`options` as every adapter's (AdapterOptions; `score` does not change a pass or a fail)."""
         if on_escalate not in ("fail", "pass"):
             raise ValueError(f"on_escalate must be 'fail' or 'pass', not {on_escalate!r}")
-        # The one adapter rule (common.AdapterCheck): a verifier, or a scorer name and thresholds, never both.
-        self._check = AdapterCheck(verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
-                                   reject_at=reject_at)
+        # The one adapter rule (common.AdapterCheck): a verifier, or settings (scorer, thresholds), never both.
+        self._check = AdapterCheck(**options)
         self.chunks = list(chunks) if chunks is not None else None
         # the kwargs Guardrails records for Guard.to_dict / from_dict (a verifier or client object it cannot)
-        super().__init__(on_fail=on_fail, chunks=self.chunks, scorer=scorer, task=task, accept_at=accept_at,
-                         reject_at=reject_at, on_escalate=on_escalate, min_surviving_share=min_surviving_share)
+        super().__init__(on_fail=on_fail, chunks=self.chunks, on_escalate=on_escalate,
+                         min_surviving_share=min_surviving_share, **self._check.saved())
         self.use_local = True  # the check runs here, never on a hub inference endpoint
-        self.scorer = scorer
-        self.task = task
         self.on_escalate: OnEscalate = on_escalate
         self.client = client
         self.min_surviving_share = min_surviving_share
@@ -84,7 +78,8 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         if not isinstance(value, str):
             raise TypeError(f"GroundwireGrounded checks a string answer, not {type(value).__name__}")
         chunks = self._chunks(metadata)
-        verifier = self._check.resolve()
+        checker = self._check.resolve()
+        thresholds = checker.verifier.thresholds_for(self._check.task)
         report = self._check.run(value, chunks, question=metadata.get("question")).report
         self.last_report = report
         summary = _summary(report)
@@ -92,11 +87,11 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
             return PassResult(metadata=summary)
         if report.decision is Route.ESCALATE and self.on_escalate == "pass":
             logger.warning("groundwire escalated an answer and on_escalate='pass' lets it through:\n%s",
-                           explain(report, verifier.thresholds_for(self.task)))
+                           explain(report, thresholds))
             return PassResult(metadata=summary)
         head = "escalated" if report.decision is Route.ESCALATE else "not grounded"
-        return FailResult(error_message=f"{head}: {explain(report, verifier.thresholds_for(self.task))}",
-                          fix_value=self._repaired(report, chunks, verifier), metadata=summary)
+        return FailResult(error_message=f"{head}: {explain(report, thresholds)}",
+                          fix_value=self._repaired(report, chunks, checker), metadata=summary)
 
     def _chunks(self, metadata: dict[str, Any]) -> list[Chunk | str]:
         given = metadata.get("chunks", self.chunks)
@@ -107,8 +102,8 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
             raise ValueError("metadata['chunks'] must be a list of passages, not a single string: wrap it as [text]")
         return list(given)
 
-    def _repaired(self, report: Report, chunks: Sequence[Chunk | str], verifier: Verifier) -> str:
-        repaired = repair(report, chunks, check=Checker(verifier), client=self.client,
+    def _repaired(self, report: Report, chunks: Sequence[Chunk | str], checker: Checker) -> str:
+        repaired = repair(report, chunks, check=checker, client=self.client,
                           min_surviving_share=self.min_surviving_share)
         if any(isinstance(chunk, Chunk) for chunk in chunks):
             return repaired.answer  # the caller named its chunks: citing them is citing what it named

@@ -5,17 +5,17 @@ lists each answer's "pass", "fail" or "review" (docs/adapters.md has the rule). 
 
 `run_async` serves `Pipeline.run_async` (Haystack 3 folded AsyncPipeline into Pipeline; on Haystack 2 it serves
 `AsyncPipeline`); `to_dict` / `from_dict` keep every init parameter, so `Pipeline.dumps()` and
-`loads()` give back the same evaluator. A `verifier` object cannot be saved: give `scorer`, `accept_at` and
-`reject_at` instead for a pipeline you serialise.
+`loads()` give back the same evaluator. A `verifier` object cannot be saved: give `settings` (or `scorer`,
+`accept_at` and `reject_at`) instead for a pipeline you serialise.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Unpack
 
-from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment
+from groundwire.adapters.common import AdapterCheck, AdapterOptions, Assessment
 from groundwire.foundation.extras import optional_import
 from groundwire.foundation.types import Verdict
 
@@ -23,24 +23,18 @@ with optional_import("haystack", needed_by=__name__):
     from haystack import component, default_from_dict, default_to_dict
     from haystack.core.errors import SerializationError
 
-if TYPE_CHECKING:
-    from groundwire.core.verifier import Verifier
-
 
 @component
 class GroundwireFaithfulnessEvaluator:
-    def __init__(self, *, score: AnswerScore = DEFAULT_SCORE, verifier: Verifier | None = None,
-                 scorer: str | None = None, task: str | None = None, accept_at: float | None = None,
-                 reject_at: float | None = None) -> None:
-        self.check = AdapterCheck(score=score, verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
-                                  reject_at=reject_at)
+    def __init__(self, **options: Unpack[AdapterOptions]) -> None:
+        """`options` as every adapter's (AdapterOptions)."""
+        self.check = AdapterCheck(**options)
 
     def to_dict(self) -> dict[str, Any]:
         if self.check.verifier is not None:
             raise SerializationError("GroundwireFaithfulnessEvaluator cannot save a Verifier object; build it with "
-                                     "scorer=, accept_at= and reject_at= to serialise the pipeline")
-        return default_to_dict(self, score=self.check.score, scorer=self.check.scorer, task=self.check.task,
-                               accept_at=self.check.accept_at, reject_at=self.check.reject_at)
+                                     "settings= (or scorer=, accept_at= and reject_at=) to serialise the pipeline")
+        return default_to_dict(self, **self.check.saved())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GroundwireFaithfulnessEvaluator:

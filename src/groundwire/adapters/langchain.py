@@ -15,18 +15,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Unpack
 
-from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome, context_texts
+from groundwire.adapters.common import AdapterCheck, AdapterOptions, Assessment, Outcome, context_texts
 from groundwire.foundation.extras import optional_import
 from groundwire.foundation.types import Report
 
 with optional_import("langchain", needed_by=__name__):
     from langchain_core.messages import BaseMessage
     from langchain_core.runnables import Runnable, RunnableConfig
-
-if TYPE_CHECKING:
-    from groundwire.core.verifier import Verifier
 
 RunnableInput = Mapping[str, Any] | str | BaseMessage
 
@@ -66,12 +63,10 @@ class GroundedAnswer(str):
 
 
 class GroundwireRunnable(Runnable[RunnableInput, Report | GroundedAnswer]):
-    def __init__(self, *, context: object = None, score: AnswerScore = DEFAULT_SCORE,
-                 verifier: Verifier | None = None, scorer: str | None = None, task: str | None = None,
-                 accept_at: float | None = None, reject_at: float | None = None, question_key: str = "question",
-                 context_key: str = "context", answer_key: str = "answer") -> None:
-        self._check = AdapterCheck(score=score, verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
-                                   reject_at=reject_at)
+    def __init__(self, *, context: object = None, question_key: str = "question", context_key: str = "context",
+                 answer_key: str = "answer", **options: Unpack[AdapterOptions]) -> None:
+        """`options` as every adapter's (AdapterOptions)."""
+        self._check = AdapterCheck(**options)
         self._context = context_texts(context) if context is not None else None
         self._keys = (question_key, context_key, answer_key)
 

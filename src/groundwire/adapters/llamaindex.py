@@ -8,13 +8,12 @@ an escalated one has `passing=False`, `outcome="review"` and feedback that start
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from groundwire.adapters.common import (
-    DEFAULT_SCORE,
     OUTCOME_OF_ROUTE,
     AdapterCheck,
-    AnswerScore,
+    AdapterOptions,
     context_texts,
     refuse_threshold,
 )
@@ -22,7 +21,7 @@ from groundwire.core.plan import as_chunks
 from groundwire.foundation.extras import optional_import
 from groundwire.foundation.types import REFUSAL_TOKEN, Report
 from groundwire.llm.repair import repair
-from groundwire.pipeline import Checker, CheckItem, check
+from groundwire.pipeline import CheckItem, check
 
 with optional_import("llamaindex", needed_by=__name__):
     from llama_index.core.base.base_query_engine import BaseQueryEngine
@@ -31,7 +30,6 @@ with optional_import("llamaindex", needed_by=__name__):
     from llama_index.core.schema import QueryBundle
 
 if TYPE_CHECKING:
-    from groundwire.core.verifier import Verifier
     from groundwire.llm.client import LLMClient
     from groundwire.llm.repair import Repaired
 
@@ -42,12 +40,10 @@ class GroundwireEvaluationResult(EvaluationResult):
 
 
 class GroundwireEvaluator(BaseEvaluator):
-    def __init__(self, *, threshold: None = None, score: AnswerScore = DEFAULT_SCORE,
-                 verifier: Verifier | None = None, scorer: str | None = None, task: str | None = None,
-                 accept_at: float | None = None, reject_at: float | None = None) -> None:
+    def __init__(self, *, threshold: None = None, **options: Unpack[AdapterOptions]) -> None:
+        """`options` as every adapter's (AdapterOptions)."""
         refuse_threshold("GroundwireEvaluator", threshold)
-        self._check = AdapterCheck(score=score, verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
-                                   reject_at=reject_at)
+        self._check = AdapterCheck(**options)
 
     def _get_prompts(self) -> dict[str, Any]:
         return {}  # no LLM, no prompts
@@ -71,13 +67,13 @@ class GroundedQueryEngine(BaseQueryEngine):
     kept; with an LLM `client`, middle-band claims edited toward their evidence) or replaced by `abstain_message` when too little survives.
     The report is in `response.metadata["groundwire"]`."""
 
-    def __init__(self, query_engine: BaseQueryEngine, *, verifier: Verifier | None = None,
-                 scorer: str | None = None, accept_at: float | None = None, reject_at: float | None = None,
-                 client: LLMClient | None = None, min_surviving_share: float = 0.5,
-                 abstain_message: str = REFUSAL_TOKEN) -> None:
+    def __init__(self, query_engine: BaseQueryEngine, *, client: LLMClient | None = None,
+                 min_surviving_share: float = 0.5, abstain_message: str = REFUSAL_TOKEN,
+                 **options: Unpack[AdapterOptions]) -> None:
+        """`options` as every adapter's (AdapterOptions)."""
         super().__init__(callback_manager=query_engine.callback_manager)
         self._engine = query_engine
-        self._check = AdapterCheck(verifier=verifier, scorer=scorer, accept_at=accept_at, reject_at=reject_at)
+        self._check = AdapterCheck(**options)
         self._client = client
         self._min_share = min_surviving_share
         self._abstain = abstain_message
@@ -95,27 +91,34 @@ class GroundedQueryEngine(BaseQueryEngine):
         return await anyio.to_thread.run_sync(self.ground, response, query_bundle.query_str)
 
     def ground(self, response: Any, question: str | None = None) -> Response:
-        return ground_response(response, question, verifier=self._check.resolve(), client=self._client,
-                               min_surviving_share=self._min_share, abstain_message=self._abstain)
+        return _ground(response, question, self._check, client=self._client, min_surviving_share=self._min_share,
+                       abstain_message=self._abstain)
 
 
-def ground_response(response: Any, question: str | None = None, *, verifier: Verifier | None = None,
-                    scorer: str | None = None, client: LLMClient | None = None, min_surviving_share: float = 0.5,
-                    abstain_message: str = REFUSAL_TOKEN) -> Response:
+def ground_response(response: Any, question: str | None = None, *, client: LLMClient | None = None,
+                    min_surviving_share: float = 0.5, abstain_message: str = REFUSAL_TOKEN,
+                    **options: Unpack[AdapterOptions]) -> Response:
     """The response postprocessor: check one Response against its source nodes; return it unchanged when
     accepted, else repaired, or `abstain_message` when less than `min_surviving_share` of its claims survive.
     The repair adds no citation marker: the nodes' positions are groundwire's chunk ids (S1, S2...), not names
-    the user's nodes carry, so only the markers of sentences kept whole remain."""
-    checker = AdapterCheck(verifier=verifier, scorer=scorer).resolve()
+    the user's nodes carry, so only the markers of sentences kept whole remain. `options` as every adapter's."""
+    return _ground(response, question, AdapterCheck(**options), client=client,
+                   min_surviving_share=min_surviving_share, abstain_message=abstain_message)
+
+
+def _ground(response: Any, question: str | None, adapter_check: AdapterCheck, *, client: LLMClient | None,
+            min_surviving_share: float, abstain_message: str) -> Response:
+    checker = adapter_check.resolve()
     nodes = list(getattr(response, "source_nodes", []) or [])
     contexts = context_texts(nodes)
     text = str(getattr(response, "response", None) or "")
     if not contexts or not text.strip():
         return _with_report(response, text, nodes, None, None)
-    report = check(checker, CheckItem(text, as_chunks(contexts), question=question))
+    report = check(checker.verifier, CheckItem(text, as_chunks(contexts), question=question, task=adapter_check.task),
+                   judge=checker.judge)
     if report.grounded:
         return _with_report(response, text, nodes, report, None)
-    repaired = repair(report, contexts, check=Checker(checker), client=client, min_surviving_share=min_surviving_share,
+    repaired = repair(report, contexts, check=checker, client=client, min_surviving_share=min_surviving_share,
                       abstain_message=abstain_message, cite=False)
     return _with_report(response, repaired.answer, nodes, report, repaired)
 

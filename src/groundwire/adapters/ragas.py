@@ -14,9 +14,9 @@ weakest claim's); passing is groundwire's routing; the thresholds are `accept_at
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment, Outcome
+from groundwire.adapters.common import AdapterCheck, AdapterOptions, Assessment, Outcome
 from groundwire.foundation.extras import optional_import
 
 with optional_import("ragas", needed_by=__name__):
@@ -29,19 +29,12 @@ with optional_import("ragas", needed_by=__name__):
 if TYPE_CHECKING:
     from ragas.run_config import RunConfig
 
-    from groundwire.core.verifier import Verifier
-
 
 class _Checked:
     """What both metrics share: their settings, and one assessment per (response, contexts, question)."""
 
     check: AdapterCheck
     name: str
-
-    def _settings(self, verifier: Verifier | None, scorer: str | None, task: str | None, score: AnswerScore,
-                  accept_at: float | None, reject_at: float | None) -> AdapterCheck:
-        return AdapterCheck(score=score, verifier=verifier, scorer=scorer, task=task, accept_at=accept_at,
-                            reject_at=reject_at)
 
     async def _assess(self, user_input: str | None, response: str | None,
                       retrieved_contexts: list[str] | None) -> Assessment:
@@ -51,24 +44,14 @@ class _Checked:
 
 
 class GroundwireFaithfulness(_Checked, SingleTurnMetric, BaseMetric):  # type: ignore[misc]  # as ragas own bases
-    def __init__(
-        self,
-        name: str = "groundwire_faithfulness",
-        *,
-        score: AnswerScore = DEFAULT_SCORE,
-        verifier: Verifier | None = None,
-        scorer: str | None = None,
-        task: str | None = None,
-        accept_at: float | None = None,
-        reject_at: float | None = None,
-    ) -> None:
+    def __init__(self, name: str = "groundwire_faithfulness", **options: Unpack[AdapterOptions]) -> None:
         # Not the dataclass __init__ of either base: their fields are set here, for both interfaces.
         self.name = name
         self.allowed_values = (0.0, 1.0)
         self._required_columns = {
             MetricType.SINGLE_TURN: {"response", "retrieved_contexts", "user_input:optional"}
         }
-        self.check = self._settings(verifier, scorer, task, score, accept_at, reject_at)
+        self.check = AdapterCheck(**options)
 
     async def ascore(self, user_input: str | None = None, response: str | None = None,
                      retrieved_contexts: list[str] | None = None, **_: Any) -> MetricResult:
@@ -84,19 +67,11 @@ class GroundwireFaithfulness(_Checked, SingleTurnMetric, BaseMetric):  # type: i
 
 
 class GroundwireOutcome(_Checked, DiscreteValidator, BaseMetric):  # type: ignore[misc]  # as ragas own bases
-    def __init__(
-        self,
-        name: str = "groundwire_outcome",
-        *,
-        verifier: Verifier | None = None,
-        scorer: str | None = None,
-        task: str | None = None,
-        accept_at: float | None = None,
-        reject_at: float | None = None,
-    ) -> None:
+    def __init__(self, name: str = "groundwire_outcome", **options: Unpack[AdapterOptions]) -> None:
+        """`options` as every adapter's (AdapterOptions); `score` does not change an outcome."""
         self.name = name
         self.allowed_values = [outcome.value for outcome in Outcome]
-        self.check = self._settings(verifier, scorer, task, DEFAULT_SCORE, accept_at, reject_at)
+        self.check = AdapterCheck(**options)
 
     async def ascore(self, user_input: str | None = None, response: str | None = None,
                      retrieved_contexts: list[str] | None = None, **_: Any) -> MetricResult:

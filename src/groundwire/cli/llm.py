@@ -46,14 +46,14 @@ def generate_command(
     fail_on_fallback: Annotated[bool, typer.Option(help="Exit 1 when the answer is the fallback.")] = False,
 ) -> None:
     """Generate a grounded answer: generate -> validators -> verify, retrying with stricter grounding."""
-    from groundwire.llm.client import client_from_config
+    from groundwire.llm.client import LLMClient
     from groundwire.llm.generate import Generator
     from groundwire.pipeline import Checker, build_verifier
 
     config = _config(config_file, samples=samples)
     chunks = read_chunks(context)
     require_llm(config, "generate")
-    with client_from_config(config, **({"model": model} if model else {})) as client:
+    with LLMClient(config.llm.model_copy(update={"model": model}) if model else config.llm) as client:
         checker = Checker(build_verifier(check_settings(config, scorer), client=client))  # checks via pipeline.check
         result = Generator.from_config(config, client=client, checker=checker).generate(question, chunks)
         calls = [call.to_dict() for call in client.calls]

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from groundwire.config import JsonMode, load_config
+from groundwire.config import JsonMode, LLMConfig, load_config
 from groundwire.core import cancel
 from groundwire.llm.errors import LLMError
 from groundwire.redact import redact, register_secret
 
 if TYPE_CHECKING:
-    from groundwire.config import Config, LLMConfig
+    from groundwire.config import Config
 
 log = logging.getLogger("groundwire.llm.client")
 
@@ -97,24 +97,6 @@ class CallRecord:
         return {name: getattr(self, name) for name in self.__slots__}
 
 
-class ClientOverrides(TypedDict, total=False):
-    """LLMClient fields that replace what the configuration says (tests pass a transport and a sleep)."""
-
-    base_url: str
-    model: str
-    api_key: str | None
-    timeout_s: float
-    connect_timeout_s: float
-    max_retries: int
-    backoff_s: float
-    max_backoff_s: float
-    temperature: float
-    max_tokens: int | None
-    json_mode: JsonMode
-    transport: httpx.BaseTransport | None
-    sleep: Callable[[float], None]
-
-
 class ChatOptions(TypedDict, total=False):
     """LLMClient.chat's options that chat_json passes on."""
 
@@ -128,35 +110,23 @@ class ChatOptions(TypedDict, total=False):
 
 @dataclass
 class LLMClient:
-    base_url: str
-    model: str
-    api_key: str | None = field(default=None, repr=False)
-    timeout_s: float = 60.0
-    connect_timeout_s: float = 5.0
-    max_retries: int = 3
-    backoff_s: float = 0.5
-    max_backoff_s: float = 8.0
-    temperature: float = 0.0
-    max_tokens: int | None = 512
-    json_mode: JsonMode = "json_object"
+    """A client for the endpoint `config` (groundwire.toml's [llm]) describes: its URL, model, key, timeouts,
+    retries, sampling and JSON mode. `transport` and `sleep` replace httpx's transport and the backoff's sleep
+    (tests pass a scripted transport and a recording sleep)."""
+
+    config: LLMConfig
     transport: httpx.BaseTransport | None = None
     sleep: Callable[[float], None] = time.sleep
     calls: deque[CallRecord] = field(default_factory=lambda: deque(maxlen=CALL_LOG_SIZE))
     """The most recent calls (bounded, so a long-running service does not grow without end)."""
 
     def __post_init__(self) -> None:
-        register_secret(self.api_key)
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        api_key = self.config.api_key.get_secret_value() if self.config.api_key else None
+        register_secret(api_key)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(
-            base_url=self.base_url.rstrip("/"), headers=headers, timeout=self._timeout(), transport=self.transport
+            base_url=self.config.base_url.rstrip("/"), headers=headers, timeout=self._timeout(), transport=self.transport
         )
-
-    @classmethod
-    def from_config(cls, config: LLMConfig, **overrides: Unpack[ClientOverrides]) -> LLMClient:
-        settings = config.model_dump(exclude={"expensive_model", "self_rag"})
-        settings["api_key"] = config.api_key.get_secret_value() if config.api_key else None
-        settings.update(overrides)
-        return cls(**settings)
 
     def close(self) -> None:
         self._http.close()
@@ -181,16 +151,16 @@ class LLMClient:
         logprobs: bool = False,
         stop: Sequence[str] | None = None,
     ) -> Completion:
-        model = model or self.model
+        model = model or self.config.model
         body: dict[str, Any] = {
             "model": model,
             "messages": [dict(message) for message in messages],
-            "temperature": self.temperature if temperature is None else temperature,
+            "temperature": self.config.temperature if temperature is None else temperature,
         }
-        if (max_tokens or self.max_tokens) is not None:
-            body["max_tokens"] = max_tokens or self.max_tokens
+        if (max_tokens or self.config.max_tokens) is not None:
+            body["max_tokens"] = max_tokens or self.config.max_tokens
         if json_object:
-            body.update(_response_format(self.json_mode, json_object))
+            body.update(_response_format(self.config.json_mode, json_object))
         if logprobs:
             body["logprobs"] = True
         if stop:
@@ -240,7 +210,7 @@ class LLMClient:
 
     def _post_with_retries(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
         last_error: LLMError | None = None
-        for attempt in range(1, self.max_retries + 2):
+        for attempt in range(1, self.config.max_retries + 2):
             if attempt > 1:
                 left = cancel.remaining()  # no backoff past a service request's time budget
                 self.sleep(self._backoff(attempt - 1, last_error) if left is None else
@@ -250,16 +220,16 @@ class LLMClient:
                 response = self._http.post("/chat/completions", json=body, timeout=self._timeout())
             except httpx.TimeoutException as exc:
                 cancel.checkpoint()  # cut short by a service request's time budget: stopped, not the endpoint's fault
-                last_error = LLMTimeout(f"{self.base_url}: no reply within {self.timeout_s:g}s ({type(exc).__name__})")
+                last_error = LLMTimeout(f"{self.config.base_url}: no reply within {self.config.timeout_s:g}s ({type(exc).__name__})")
                 log.warning("llm attempt %d timed out", attempt)
                 continue
             except httpx.TransportError as exc:
-                last_error = LLMError(f"{self.base_url}: cannot reach the LLM endpoint ({exc}); is the server running?")
+                last_error = LLMError(f"{self.config.base_url}: cannot reach the LLM endpoint ({exc}); is the server running?")
                 log.warning("llm attempt %d failed to connect: %s", attempt, redact(str(exc)))
                 continue
             if response.status_code in RETRY_STATUS:
                 last_error = LLMHTTPError(
-                    f"{self.base_url}: HTTP {response.status_code}: {response.text[:200]}",
+                    f"{self.config.base_url}: HTTP {response.status_code}: {response.text[:200]}",
                     status=response.status_code,
                     retry_after=_retry_after(response),
                 )
@@ -267,7 +237,7 @@ class LLMClient:
                 continue
             if response.is_error:
                 error = LLMHTTPError(
-                    f"{self.base_url}: HTTP {response.status_code}: {response.text[:300]} (not retried: check the "
+                    f"{self.config.base_url}: HTTP {response.status_code}: {response.text[:300]} (not retried: check the "
                     "model name, API key and request)",
                     status=response.status_code,
                 )
@@ -276,25 +246,25 @@ class LLMClient:
             try:
                 return response.json(), attempt
             except json.JSONDecodeError as exc:
-                not_json = LLMOutputError(f"{self.base_url}: the reply is not JSON: {exc}", text=response.text)
+                not_json = LLMOutputError(f"{self.config.base_url}: the reply is not JSON: {exc}", text=response.text)
                 not_json.attempts = attempt
                 raise not_json from exc
         assert last_error is not None
-        final = type(last_error)(f"{last_error} (gave up after {self.max_retries + 1} attempts)", **_extra(last_error))
-        final.attempts = self.max_retries + 1
+        final = type(last_error)(f"{last_error} (gave up after {self.config.max_retries + 1} attempts)", **_extra(last_error))
+        final.attempts = self.config.max_retries + 1
         raise final
 
     def _timeout(self) -> httpx.Timeout:
         """The configured timeouts, cut to what is left of a service request's time budget (core.cancel)."""
         left = cancel.remaining()
         if left is None:
-            return httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s)
-        return httpx.Timeout(min(self.timeout_s, left), connect=min(self.connect_timeout_s, left))
+            return httpx.Timeout(self.config.timeout_s, connect=self.config.connect_timeout_s)
+        return httpx.Timeout(min(self.config.timeout_s, left), connect=min(self.config.connect_timeout_s, left))
 
     def _backoff(self, retry: int, error: LLMError | None) -> float:
         retry_after = error.retry_after if isinstance(error, LLMHTTPError) else None
-        wait = self.backoff_s * 2 ** (retry - 1) if retry_after is None else retry_after
-        return min(wait, self.max_backoff_s)
+        wait = self.config.backoff_s * 2 ** (retry - 1) if retry_after is None else retry_after
+        return min(wait, self.config.max_backoff_s)
 
 
 def _response_format(mode: JsonMode, schema: bool | type[BaseModel]) -> dict[str, Any]:
@@ -371,9 +341,6 @@ def parse_json_reply(text: str, schema: type[T]) -> T:
         ) from exc
 
 
-def client_from_config(config: Config | None = None, **overrides: Any) -> LLMClient:
-    """The client groundwire.toml (or the environment) describes, with `overrides` (ClientOverrides) applied.
-    See groundwire.config."""
-    # (Any, not Unpack[ClientOverrides], until `groundwire generate` stops passing its --model as a **dict.)
-    config = load_config() if config is None else config
-    return LLMClient.from_config(config.llm, **overrides)
+def client_from_config(config: Config | None = None) -> LLMClient:
+    """The client groundwire.toml (or the environment) describes: its [llm] section (see groundwire.config)."""
+    return LLMClient((load_config() if config is None else config).llm)

@@ -136,7 +136,7 @@ class Generator:
         if not question or not question.strip():
             raise InputError("the question is empty: pass the user's question", code=ErrorCode.EMPTY_QUESTION)
         context = as_chunks(chunks)
-        models = [self.client.model] + ([self.expensive_model] if self.expensive_model else [])
+        models = [self.client.config.model] + ([self.expensive_model] if self.expensive_model else [])
         tier = 0
         attempts: list[Attempt] = []
         escalations: list[Escalation] = []

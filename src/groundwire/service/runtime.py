@@ -219,7 +219,7 @@ class Runtime:
     def model_ids(self, report: Report) -> dict[str, str]:
         ids = {"scorer": report.model_id}
         if self.llm is not None:
-            ids["llm"] = self.llm.model
+            ids["llm"] = self.llm.config.model
         return ids
 
     def log(self, report: Report, out: Mapping[str, object], *, kind: str, scope: str, context: str,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from groundwire.cli.common import DecideAtOption, ProfileOption, RouteOption
+from groundwire.cli.common import DecideAtOption, ProfileOption, RouteOption, check_settings
 from groundwire.cli.exit_status import CommandOutcome
 from groundwire.data.rows import parse_columns
 from groundwire.foundation.errors import ErrorCode, InputError
@@ -62,9 +62,9 @@ def batch(
     if address is not None and engine != "ray":
         raise InputError("--address is for the ray engine: add --engine ray", code=ErrorCode.INVALID_OPTION)
     config = load_config(config_file)
-    settings = config.verify.overridden(scorer=scorer, pruner=prune, accept_at=accept_at, reject_at=reject_at,
-                                        route=route, decide_at=decide_at, require_citations=require_citations or None,
-                                        profile=None if profile is None else str(profile))
+    settings = check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at, route=route,
+                              decide_at=decide_at, require_citations=require_citations or None, pruner=prune,
+                              profile=profile)
     summary = run_batch(
         input_path,
         output,

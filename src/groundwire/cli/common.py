@@ -76,12 +76,16 @@ def check_settings(
     reject_at: float | None = None,
     route: str | None = None,
     decide_at: float | None = None,
+    require_citations: bool | None = None,
+    judge: bool | None = None,
+    pruner: str | None = None,
     profile: Path | None = None,
 ) -> CheckSettings:
-    """The settings groundwire.toml ([verify]) describes, with the command's flags (None: not given) over them:
-    what the command hands to `groundwire.pipeline.build_verifier`."""
+    """The settings groundwire.toml ([verify]) describes, with the command's flags (None: not given) over them, all
+    in one step: what the command hands to `groundwire.pipeline.build_verifier`."""
     return config.verify.overridden(scorer=scorer, accept_at=accept_at, reject_at=reject_at, route=route,
-                                    decide_at=decide_at, profile=None if profile is None else str(profile))
+                                    decide_at=decide_at, require_citations=require_citations, judge=judge,
+                                    pruner=pruner, profile=None if profile is None else str(profile))
 
 
 def require_llm(config: Config, needed_by: str) -> None:

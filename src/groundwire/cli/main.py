@@ -141,13 +141,12 @@ def check(
     from groundwire.pipeline import check as check_item
 
     config = load_config(config_file)
-    # --route with the judge flags in one step, so that --judge --route decide is refused before any LLM is sought.
-    settings = config.verify.overridden(require_citations=require_citations or None,
-                                        judge=(judge or judge_optional) or None, route=route)
-    config = config.model_copy(update={"verify": settings})
+    # Every flag over [verify] in one step: --judge --route decide is refused before any LLM is sought.
+    settings = check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at, route=route,
+                              decide_at=decide_at, require_citations=require_citations or None,
+                              judge=(judge or judge_optional) or None, profile=profile)
     client = _judge_client(config) if settings.judge or settings.decomposer == "llm" else None
-    verifier = build_verifier(check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at,
-                                             decide_at=decide_at, profile=profile), client=client)
+    verifier = build_verifier(settings, client=client)
     judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None
     if input_file is not None:
         if context or answer:

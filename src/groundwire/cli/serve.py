@@ -10,15 +10,17 @@ from typing import Annotated, Any
 
 import typer
 
-from groundwire.cli.common import ProfileOption
+from groundwire.cli.common import ProfileOption, check_settings
 from groundwire.data.rows import read_text
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import require_extra
 from groundwire.redact import register_secret
 from groundwire.service.settings import ServiceSettings, api_key_file_entries, parse_api_keys
 
-# One place for the limits' defaults: the settings' own fields (read, not built: building loads the settings).
+# One place for the defaults: the settings' own fields (read, not built: building loads the settings). Every flag
+# that sets a field defaults to it (tests/cli/test_serve_defaults.py).
 _DEFAULTS: dict[str, Any] = {item.name: item.default for item in dataclasses.fields(ServiceSettings)}
+_SQLITE = "sqlite:///"
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -32,7 +34,8 @@ def serve(
         help="Interface to bind; keep 127.0.0.1 unless API keys are set.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port to listen on (0: any free port).")] = 8000,
     db: Annotated[str, typer.Option(
-        help="SQLAlchemy URL, or an SQLite file path, for the request log and documents.")] = "groundwire.db",
+        help="SQLAlchemy URL, or an SQLite file path, for the request log and documents.",
+    )] = _DEFAULTS["db_url"].removeprefix(_SQLITE),
     api_key_file: Annotated[Path | None, typer.Option(
         help="A file of API keys, one KEY:SCOPE (or KEY:SCOPE:ro, a read-only key: verify and read; no ingest, "
              "feedback or eval runs) a line; blank lines and # comments are skipped. Keep it mode 600. Without "
@@ -50,10 +53,11 @@ def serve(
     profiles: Annotated[Path | None, typer.Option(
         "--profiles", metavar="DIR", help="One domain profile per scope: DIR/<scope>/profile.json routes that "
                                           "scope's checks, re-read when it changes (no restart).")] = None,
-    max_body_bytes: Annotated[int, typer.Option(min=1, help="Larger request bodies get 413.")] = 1_000_000,
+    max_body_bytes: Annotated[int, typer.Option(
+        min=1, help="Larger request bodies get 413.")] = _DEFAULTS["max_body_bytes"],
     body_timeout: Annotated[float, typer.Option(
         min=0.01, help="Seconds a request body may take to arrive; a client that sends less than its "
-                       "Content-Length then gets 408 and is disconnected.")] = 30.0,
+                       "Content-Length then gets 408 and is disconnected.")] = _DEFAULTS["body_timeout_s"],
     header_timeout: Annotated[float, typer.Option(
         min=0.01, help="Seconds a connection may take to send a request's headers; a client that never finishes "
                        "them gets 408 and is disconnected.")] = _DEFAULTS["header_timeout_s"],
@@ -98,10 +102,11 @@ def serve(
         min=0, help="A verify or repair that scores at most this many (claim, window) pairs and calls no LLM is "
                     "small: it may use a reserved worker.")] = _DEFAULTS["small_pairs"],
     review_threshold: Annotated[float, typer.Option(
-        min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = 0.5,
+        min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = _DEFAULTS["review_threshold"],
     high_risk: Annotated[list[str] | None, typer.Option(
         "--high-risk", metavar="REGEX", help="Regex; a request whose question or answer matches goes to the review queue.")] = None,
-    release: Annotated[str, typer.Option(help="Release tag written on every request-log row.")] = "dev",
+    release: Annotated[str, typer.Option(
+        help="Release tag written on every request-log row.")] = _DEFAULTS["release"],
     llm: Annotated[bool, typer.Option(
         "--llm/--no-llm", help="Use the LLM endpoint of groundwire.toml: /v1/generate, judge, repair edits.")] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
@@ -137,10 +142,10 @@ def serve(
                              code=ErrorCode.INVALID_OPTION)
         typer.echo(f"warning: serving on {host} without API keys; anyone who can reach it can read the log", err=True)
     settings = ServiceSettings(
-        db_url=db if "://" in db else f"sqlite:///{Path(db).resolve()}",
+        db_url=db if "://" in db else f"{_SQLITE}{Path(db).resolve()}",
         api_keys=keys,
         read_only_keys=read_only_keys,
-        check=loaded.verify.overridden(scorer=scorer, profile=None if profile is None else str(profile)),
+        check=check_settings(loaded, scorer, profile=profile),
         profiles=None if profiles is None else str(profiles),
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout,

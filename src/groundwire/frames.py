@@ -15,7 +15,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Unpack, overload
 
 from groundwire.core.tracing import batch_span
 from groundwire.data.results import result_row
@@ -23,15 +23,12 @@ from groundwire.data.rows import COLUMN_ALIASES, EvalRow, RowError, canonical_re
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import optional_import
 from groundwire.foundation.types import Report
-from groundwire.pipeline import check_rows, given_or_shared, with_flags
+from groundwire.pipeline import CheckOptions, check_rows, checker_for
 
 if TYPE_CHECKING:
     import pandas as pd
     from anyio import CapacityLimiter
 
-    from groundwire.core.settings import CheckSettings
-    from groundwire.core.verifier import Verifier
-    from groundwire.llm.client import LLMClient
 
 RESULT_COLUMNS: tuple[str, ...] = (
     "score", "decision", "grounded", "abstained", "n_claims", "n_supported", "n_contradicted", "n_not_found",
@@ -61,17 +58,13 @@ class ToPandas(Protocol):
 @overload
 def verify_many(data: pd.DataFrame | ToPandas, *, answer: str | None = ..., context: str | None = ...,
                 question: str | None = ..., task: str | None = ..., claims: Literal[False] = ...,
-                settings: CheckSettings | None = ..., verifier: Verifier | None = ..., client: LLMClient | None = ...,
-                scorer: str | None = ..., accept_at: float | None = ..., reject_at: float | None = ...,
-                require_citations: bool = ..., progress: bool | None = ...) -> pd.DataFrame: ...
+                require_citations: bool = ..., progress: bool | None = ..., **options: Unpack[CheckOptions]) -> pd.DataFrame: ...
 
 
 @overload
 def verify_many(data: pd.DataFrame | ToPandas, *, answer: str | None = ..., context: str | None = ...,
                 question: str | None = ..., task: str | None = ..., claims: Literal[True],
-                settings: CheckSettings | None = ..., verifier: Verifier | None = ..., client: LLMClient | None = ...,
-                scorer: str | None = ..., accept_at: float | None = ..., reject_at: float | None = ...,
-                require_citations: bool = ..., progress: bool | None = ...) -> tuple[pd.DataFrame, pd.DataFrame]: ...
+                require_citations: bool = ..., progress: bool | None = ..., **options: Unpack[CheckOptions]) -> tuple[pd.DataFrame, pd.DataFrame]: ...
 
 
 def verify_many(
@@ -82,20 +75,16 @@ def verify_many(
     question: str | None = None,
     task: str | None = None,
     claims: bool = False,
-    settings: CheckSettings | None = None,
-    verifier: Verifier | None = None,
-    client: LLMClient | None = None,
-    scorer: str | None = None,
-    accept_at: float | None = None,
-    reject_at: float | None = None,
     require_citations: bool = False,
     progress: bool | None = None,
+    **options: Unpack[CheckOptions],
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Verify every row; the result has the input's index, so `df.join(verify_many(df))` lines up.
 
     `answer`, `context`, `question` and `task` name the columns (default: found by name). A context cell is a
     list of strings or of {id, text} objects, or one string. With `claims=True` a second frame lists every claim.
-    `settings`, `verifier`, `client`, `scorer`, `accept_at` and `reject_at` choose the check as verify()'s do.
+    `options` (CheckOptions: settings, verifier, client, scorer, accept_at, reject_at) choose the check as
+    verify()'s keywords do.
     `progress`: a progress bar of rows done out of the frame's rows, on stderr (rich); by default (None) shown only
     when stderr is a terminal, `True` shows it anyway (its last state, where stderr is not a terminal), `False`
     never. Raises InputError when no answer or no context column is found (naming the frame's columns and those
@@ -110,8 +99,7 @@ def verify_many(
         raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}",
                          code=ErrorCode.MISSING_COLUMN)
     _require_columns(frame.columns, columns)
-    checker = given_or_shared(verifier, with_flags(settings, scorer=scorer, accept_at=accept_at, reject_at=reject_at),
-                              client=client)
+    checker = checker_for(**options)
     parsed = [_parse_row(label, record, columns) for label, record in zip(frame.index, frame.to_dict("records"),
                                                                           strict=True)]
     answers: list[dict[str, Any]] = []
@@ -139,23 +127,17 @@ async def averify_many(
     context: str | None = None,
     question: str | None = None,
     task: str | None = None,
-    settings: CheckSettings | None = None,
-    verifier: Verifier | None = None,
-    client: LLMClient | None = None,
-    scorer: str | None = None,
-    accept_at: float | None = None,
-    reject_at: float | None = None,
     require_citations: bool = False,
     limiter: CapacityLimiter | None = None,
     progress: bool | None = None,
+    **options: Unpack[CheckOptions],
 ) -> pd.DataFrame:
     """`verify_many` for async code: the rows are checked in a worker thread and the event loop keeps serving.
     The same frame comes back, one row per answer, a row that failed with its `error_code` and `error`."""
     import anyio.to_thread  # lazy: only async callers need it
 
     call = functools.partial(verify_many, data, answer=answer, context=context, question=question, task=task,
-                             settings=settings, verifier=verifier, client=client, scorer=scorer, accept_at=accept_at,
-                             reject_at=reject_at, require_citations=require_citations, progress=progress)
+                             require_citations=require_citations, progress=progress, **options)
     return await anyio.to_thread.run_sync(call, limiter=limiter)
 
 

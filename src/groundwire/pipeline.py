@@ -23,7 +23,9 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, Unpack
+
+from typing_extensions import TypedDict  # pydantic reads a TypedDict from here on Python 3.11 (the adapters' options)
 
 from groundwire.config import CheckSettings
 from groundwire.core import tracing
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CheckItem",
+    "CheckOptions",
     "CheckSettings",
     "Checked",
     "Checker",
@@ -58,8 +61,11 @@ __all__ = [
     "check",
     "check_many",
     "check_rows",
+    "checker_for",
     "failure_of",
     "given_or_shared",
+    "SettingsOptions",
+    "settings_of",
     "shared_verifier",
     "configured_client",
     "verify",
@@ -311,6 +317,42 @@ def shared_verifier(settings: CheckSettings | None = None, *, client: LLMClient 
         return _SHARED[key]
 
 
+class SettingsOptions(TypedDict, total=False):
+    """The settings keywords every library call and adapter takes, declared once: plain values."""
+
+    settings: CheckSettings | None
+    """Everything [verify] in groundwire.toml can say; None: the defaults (the bundled model)."""
+    scorer: str | None
+    accept_at: float | None
+    reject_at: float | None
+    """Put over `settings` (`with_flags`), as the CLI puts --scorer, --accept-at and --reject-at over the file."""
+
+
+class CheckOptions(SettingsOptions, total=False):
+    """How a library call (averify, verify_many, averify_many, assert_grounded) chooses its check: settings, or a
+    loaded `verifier` (not both); `client`, the [llm] endpoint of the judge and an LLM decomposer (None: the one
+    groundwire.toml configures, when the settings need one)."""
+
+    verifier: Verifier | None
+    client: LLMClient | None
+
+
+def checker_for(**options: Unpack[CheckOptions]) -> Checker:
+    """What a library call checks with, from its options (`CheckOptions`): `given_or_shared` of the verifier, or
+    of the settings they make (`settings_of`)."""
+    return given_or_shared(options.get("verifier"), settings_of(options), client=options.get("client"))
+
+
+def settings_of(options: SettingsOptions) -> CheckSettings | None:
+    """The settings these options make: `settings` with the keywords given over them (`with_flags`)."""
+    return with_flags(
+        options.get("settings"),
+        scorer=options.get("scorer"),
+        accept_at=options.get("accept_at"),
+        reject_at=options.get("reject_at"),
+    )
+
+
 def with_flags(settings: CheckSettings | None, **flags: object) -> CheckSettings | None:
     """`settings` with the keywords a library call was given (None: not given, e.g. `scorer=`, `accept_at=`) put
     over them, as the CLI puts its flags over groundwire.toml; None when neither was given."""
@@ -428,24 +470,18 @@ async def averify(
     task: str | None = None,
     require_citations: bool = False,
     response_id: str | None = None,
-    settings: CheckSettings | None = None,
-    verifier: Verifier | None = None,
-    client: LLMClient | None = None,
-    scorer: str | None = None,
-    accept_at: float | None = None,
-    reject_at: float | None = None,
     limiter: CapacityLimiter | None = None,
+    **options: Unpack[CheckOptions],
 ) -> Report:
     """Await one check, for async servers. The check is CPU-bound (tokenizer, onnxruntime), so it runs in a
     worker thread and the event loop keeps serving; onnxruntime releases the GIL while it scores, so several
-    checks in flight overlap. `settings`, `verifier`, `client`, `scorer` and the thresholds as verify()'s (a loaded
-    verifier is reused; settings get the shared verifier verify() uses); `limiter` caps how many checks run at once
+    checks in flight overlap. `options` (CheckOptions: settings, verifier, client, scorer and the thresholds) as
+    verify()'s (a loaded verifier is reused; settings get the shared verifier verify() uses); `limiter` caps how many checks run at once
     (anyio's default is 40); `response_id` as verify()'s. The worker thread runs in a copy of this context, so the
     check's spans nest under the current one."""
     import anyio.to_thread  # lazy: only async callers need it
 
     item = _one_item(answer, chunks, question, task, require_citations, response_id)
-    wanted = with_flags(settings, scorer=scorer, accept_at=accept_at, reject_at=reject_at)
-    checker = given_or_shared(verifier, wanted, client=client)
+    checker = checker_for(**options)
     call = functools.partial(check, checker.verifier, item, judge=checker.judge)
     return await anyio.to_thread.run_sync(call, limiter=limiter)

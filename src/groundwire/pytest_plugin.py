@@ -18,7 +18,7 @@ model) load on the first assertion, so a suite that never asserts grounding pays
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 import pytest
 
@@ -26,8 +26,7 @@ from groundwire.core.explain import explain
 from groundwire.foundation.types import Chunk, Report, Route
 
 if TYPE_CHECKING:
-    from groundwire.core.settings import CheckSettings
-    from groundwire.core.verifier import Verifier
+    from groundwire.pipeline import CheckOptions
 
 AssertGrounded = Callable[..., Report]
 
@@ -46,21 +45,17 @@ def assert_grounded(
     *,
     question: str | None = None,
     task: str | None = None,
-    settings: CheckSettings | None = None,
-    verifier: Verifier | None = None,
-    scorer: str | None = None,
-    accept_at: float | None = None,
-    reject_at: float | None = None,
+    **options: Unpack[CheckOptions],
 ) -> Report:
     """Check `answer` against `chunks` and return the report when it is accepted; raise NotGroundedError (an
-    AssertionError) with the claims that are not supported otherwise. `settings` (with `scorer`, `accept_at` and
-    `reject_at` put over them) or a `verifier`, not both, picks the check; none means the shared verifier of the
-    bundled model."""
+    AssertionError) with the claims that are not supported otherwise. `options` (CheckOptions: `settings`, with
+    `scorer`, `accept_at` and `reject_at` put over them, or a `verifier`, not both) pick the check; none means the
+    shared verifier of the bundled model."""
     __tracebackhide__ = True  # the failure points at the test's line, not at this function
     from groundwire.core.plan import as_chunks
-    from groundwire.pipeline import CheckItem, check, given_or_shared, with_flags
+    from groundwire.pipeline import CheckItem, check, checker_for
 
-    checker = given_or_shared(verifier, with_flags(settings, scorer=scorer, accept_at=accept_at, reject_at=reject_at))
+    checker = checker_for(**options)
     item = CheckItem(answer, as_chunks(chunks), question=question, task=task)
     report = check(checker.verifier, item, judge=checker.judge)
     if report.decision is Route.ACCEPT:

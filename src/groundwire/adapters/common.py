@@ -18,14 +18,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError, with_config
-from typing_extensions import TypedDict  # pydantic reads a TypedDict from here on Python 3.11
 
 from groundwire.config import CheckSettings
 from groundwire.core.explain import format_threshold, unsupported
 from groundwire.core.plan import as_chunks
 from groundwire.core.verifier import Verifier
 from groundwire.foundation.types import Chunk, Report, Route
-from groundwire.pipeline import Checker, CheckItem, check, given_or_shared, with_flags
+from groundwire.pipeline import Checker, CheckItem, SettingsOptions, check, given_or_shared, settings_of
 
 if TYPE_CHECKING:
     from groundwire.foundation.types import Thresholds
@@ -69,20 +68,15 @@ class Assessment:
 
 
 @with_config(ConfigDict(extra="forbid"))
-class SavedOptions(TypedDict, total=False):
-    """The options every adapter takes (its constructor's keywords, and `AdapterCheck`'s), declared once, all of
-    them plain values a framework can save with the adapter and load again."""
+class SavedOptions(SettingsOptions, total=False):
+    """The options every adapter takes (its constructor's keywords, and `AdapterCheck`'s), declared once: the
+    settings keywords of every library call (`pipeline.SettingsOptions`), the score and the task; all of them plain
+    values a framework can save with the adapter and load again."""
 
     score: AnswerScore
     """Which number the adapter reports: "share" of SUPPORTED claims (the default), or "min", the answer score."""
     task: str | None
     """The calibration ("qa", "summary", ...); None: pooled (data2text for a JSON record)."""
-    settings: CheckSettings | None
-    """Everything [verify] in groundwire.toml can say; None: the defaults (the bundled model)."""
-    scorer: str | None
-    accept_at: float | None
-    reject_at: float | None
-    """Put over `settings`, as the CLI puts --scorer, --accept-at and --reject-at over groundwire.toml."""
 
 
 class AdapterOptions(SavedOptions, total=False):
@@ -129,8 +123,7 @@ class AdapterCheck:
     def settings(self) -> CheckSettings | None:
         """The settings the check is built from (`settings` with `scorer` and the thresholds over them); None for a
         given verifier, or for none given at all (the defaults)."""
-        return with_flags(self.options.get("settings"), scorer=self.options.get("scorer"),
-                          accept_at=self.options.get("accept_at"), reject_at=self.options.get("reject_at"))
+        return settings_of(self.options)
 
     def saved(self) -> dict[str, Any]:
         """The options as plain values (the settings as a mapping of what differs from the defaults), to save with a

@@ -40,5 +40,5 @@ class ClaimCheck:
     needs_evidence: bool = False
     """Run after scoring, with the evidence sentence (else before scoring, on the context alone)."""
     opt_in: bool = False
-    """Runs only for a verifier that names it (`Verifier(checks_on=...)`, `[verify] entities`): a check that loads a
+    """Runs only for a verifier that names it (`CheckSettings(entities=True)`, `[verify] entities`): a check that loads a
     heavy model (spaCy) must not load it for a user who installed its extra for something else."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from groundwire import CheckSettings, Report, Route, verify
 from groundwire.config import LLMConfig
 from groundwire.llm.client import LLMClient
 from groundwire.scoring.onnx import bundled_path
+from groundwire.scoring.profile import PROFILE_FILE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 from scripted_llm import ScriptedLLMServer
@@ -121,11 +123,19 @@ def _cascade(run: Run, server: ScriptedLLMServer) -> None:
     assert len(report.extra["cascade"]) == 2 and "cascade" not in run().extra
 
 
+def _profile(run: Run, server: ScriptedLLMServer) -> None:
+    with tempfile.TemporaryDirectory() as folder:  # a domain profile (groundwire adapt) that accepts at 0.7
+        (Path(folder) / PROFILE_FILE).write_text(json.dumps({
+            "format": 1, "base_model": "lexical-baseline",
+            "calibration": {"thresholds": [0.7, 0.3], "combiner": None, "canonical_figures": True, "meaning": False}}))
+        assert run().decision is Route.ESCALATE and run(profile=folder).decision is Route.ACCEPT
+
+
 PROBES = {
     "scorer": _scorer, "accept_at": _accept_at, "reject_at": _reject_at, "route": _route, "decide_at": _decide_at,
     "require_citations": _require_citations, "decomposer": _decomposer, "pruner": _pruner,
     "canonical_figures": _canonical_figures, "meaning": _meaning, "entities": _entities, "judge": _judge,
-    "cascade": _cascade,
+    "cascade": _cascade, "profile": _profile,
 }
 
 

@@ -3,12 +3,16 @@
     .venv/bin/python bench/identity.py --out /tmp/before.jsonl                      # this tree, lexical + bundled
     PYTHONPATH=/tmp/other/src .venv/bin/python bench/identity.py --out /tmp/other.jsonl
     .venv/bin/python bench/identity.py --compare /tmp/before.jsonl /tmp/after.jsonl  # exit 1 when any differs
+    .venv/bin/python bench/identity.py --legacy-names --out /tmp/after.jsonl       # vs a snapshot before the rename
 
 The first --limit rows of every ../shared/data/dev file go through `pipeline.check` (the one path a check takes)
 with each scorer named in --scorers ("default": the bundled model). A report is compared as JSON with its
 `timings` removed (the only field that depends on the clock); its SHA-256 is written, with the row's id, file and
 scorer, one line a report. --compare prints, per file and scorer, how many reports are identical and the first
-few that are not. A refactor that says "behaviour unchanged" shows 0 differences here.
+few that are not. A refactor that says "behaviour unchanged" shows 0 differences here. --legacy-names writes each
+report under the names it had before the typed report (`decision` for `route`, the `extra` dict for `meta`, as
+`foundation.types.legacy_extra` gives it), so that a snapshot taken before that rename compares field for field.
+--dev names the folder of dev files (by default ../shared/data/dev beside the checkout).
 """
 
 from __future__ import annotations
@@ -19,8 +23,22 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from groundwire.foundation.types import Report
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
+
+
+def legacy_names(report: Report) -> dict[str, object]:
+    """The report's JSON as it was written before `Report.route` and `Report.meta` (CHANGELOG.md)."""
+    from groundwire.foundation.types import legacy_extra
+
+    data = report.to_dict()
+    data["decision"] = data.pop("route")
+    del data["meta"]
+    return data | {"extra": legacy_extra(report.meta)}
 
 
 def report_digest(report: dict[str, object]) -> str:
@@ -28,7 +46,7 @@ def report_digest(report: dict[str, object]) -> str:
     return hashlib.sha256(json.dumps(stable, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def snapshot(out: Path, scorers: list[str], limit: int, dev: Path = DEV) -> None:
+def snapshot(out: Path, scorers: list[str], limit: int, dev: Path = DEV, *, legacy: bool = False) -> None:
     from groundwire.config import CheckSettings
     from groundwire.foundation.types import Chunk
     from groundwire.pipeline import CheckItem, build_verifier, check
@@ -45,7 +63,8 @@ def snapshot(out: Path, scorers: list[str], limit: int, dev: Path = DEV) -> None
                         chunks = [Chunk(f"S{i}", text) for i, text in enumerate(row["context"], start=1)]
                         item = CheckItem(row["answer"], chunks, question=row.get("question"), task=row.get("task"))
                         try:
-                            digest = report_digest(check(verifier, item).to_dict())
+                            report = check(verifier, item)
+                            digest = report_digest(legacy_names(report) if legacy else report.to_dict())
                         except Exception as error:
                             digest = f"error: {type(error).__name__}: {error}"
                         record = {"file": path.name, "scorer": scorer, "id": row["id"], "digest": digest}
@@ -85,6 +104,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=100, help="rows of each dev file")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
     parser.add_argument("--dev", type=Path, default=DEV, help="the dev files' folder (from a worktree: ../shared's)")
+    parser.add_argument("--legacy-names", action="store_true", help="write reports under their names before the typed report")
     args = parser.parse_args()
     if args.compare:
         return compare(*args.compare)
@@ -92,7 +112,7 @@ def main() -> int:
         parser.error("give --out FILE or --compare BEFORE AFTER")
     if not any(args.dev.glob("*.jsonl")):
         parser.error(f"no dev files in {args.dev}: give --dev DIR")
-    snapshot(args.out, args.scorers.split(","), args.limit, args.dev)
+    snapshot(args.out, args.scorers.split(","), args.limit, args.dev, legacy=args.legacy_names)
     return 0
 
 

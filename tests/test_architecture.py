@@ -64,7 +64,7 @@ DYNAMIC_IMPORTS: dict[str, frozenset[str]] = {
 }
 """Imports by name (importlib): the command modules, and the package root's lazy attributes (`_LAZY`)."""
 PUBLIC_API = {"verify", "Verifier", "CheckSettings", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route",
-              "Verdict", "REFUSAL_TOKEN", "verify_many", "averify", "averify_many"}
+              "ReportMeta", "RoutedThresholds", "Verdict", "REFUSAL_TOKEN", "verify_many", "averify", "averify_many"}
 COMMANDS = {"check", "eval", "serve", "generate", "repair", "eval-loop", "batch", "train", "doctor", "adapt"}
 
 
@@ -334,7 +334,7 @@ def test_a_check_splits_its_answer_into_sentences_once(monkeypatch) -> None:
     for settings in (CheckSettings(scorer="lexical"), CheckSettings(scorer="lexical", require_citations=True)):
         split.clear()
         report = check(build_verifier(settings), CheckItem(answer, chunks, question="What does it cost?"))
-        assert len(report.claims) == 2 and report.extra["skipped"]
+        assert len(report.claims) == 2 and report.meta.skipped
         assert split == [answer]
 
 

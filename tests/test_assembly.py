@@ -79,7 +79,7 @@ def test_verify_is_the_pipeline_check_with_typed_settings() -> None:
     assert shared_verifier(CheckSettings(scorer="lexical", accept_at=0.9, reject_at=0.1)).accept_at == 0.9
     # A scorer object gets a verifier of its own with the same settings.
     own = groundwire.verify(ANSWER, CONTEXT, scorer=LexicalScorer(), accept_at=0.9, reject_at=0.1)
-    assert own.score == report.score and own.decision == report.decision
+    assert own.score == report.score and own.route == report.route
 
 
 def test_bad_settings_are_input_errors() -> None:

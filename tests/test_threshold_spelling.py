@@ -35,7 +35,7 @@ def test_the_cli_table_footer(tmp_path, capsys) -> None:
     footer = " ".join(capsys.readouterr().out.split())
     assert "accept >= 0.7946, reject <= 0.0;" in footer
     run_cli(["check", "--context", str(context), "--answer", FABRICATED, "--json"])
-    assert json.loads(capsys.readouterr().out)["extra"]["thresholds"] == {"accept_at": 0.7946, "reject_at": 0.0}
+    assert json.loads(capsys.readouterr().out)["meta"]["thresholds"] == {"accept_at": 0.7946, "reject_at": 0.0, "decide_at": None}
 
 
 def test_assert_grounded_failure_and_the_decision_line(bundled: Verifier) -> None:

@@ -14,7 +14,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from groundwire.foundation.errors import ErrorCode, InputError
-from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, Claim, ClaimResult, Finding, Report, Route, Verdict
+from groundwire.foundation.types import (
+    REFUSAL_TOKEN,
+    Chunk,
+    Claim,
+    ClaimResult,
+    Finding,
+    Report,
+    ReportMeta,
+    Route,
+    RoutedThresholds,
+    Verdict,
+)
 from groundwire.version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -37,6 +48,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "REFUSAL_TOKEN", "CheckSettings", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report", "Route", "Verdict",
+    "REFUSAL_TOKEN", "CheckSettings", "Chunk", "Claim", "ClaimResult", "ErrorCode", "Finding", "InputError", "Report",
+    "ReportMeta", "Route", "RoutedThresholds", "Verdict",
     "Verifier", "averify", "averify_many", "verify", "verify_many",
 ]

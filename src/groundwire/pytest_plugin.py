@@ -58,12 +58,12 @@ def assert_grounded(
     checker = checker_for(**options)
     item = CheckItem(answer, as_chunks(chunks), question=question, task=task)
     report = check(checker.verifier, item, judge=checker.judge)
-    if report.decision is Route.ACCEPT:
+    if report.route is Route.ACCEPT:
         return report
     why = {
         Route.REJECT: "the answer is not grounded in its chunks",
         Route.ESCALATE: "the answer was escalated: the check could not settle it, and a test has no judge",
-    }[report.decision]
+    }[report.route]
     raise NotGroundedError(f"{why}\n{explain(report, checker.verifier.thresholds_for(task))}", report)
 
 

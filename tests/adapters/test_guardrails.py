@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 from conftest import BAD, GOOD, QUESTION, REFUND
-from groundwire.foundation.types import REFUSAL_TOKEN, Chunk
+from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, RoutedThresholds
 
 # find_spec, not importorskip: importing guardrails here, at collection, would run its import-time work (the punkt
 # download) before the offline fixture below is in place.
@@ -62,7 +62,7 @@ def test_accepted_answer_passes(gr, lexical) -> None:
     validator = grounded(verifier=lexical)
     outcome = guardrails.Guard().use(validator).validate(GOOD, metadata={"chunks": [REFUND], "question": QUESTION})
     assert outcome.validation_passed and outcome.validated_output == GOOD
-    assert validator.last_report.decision.name == "ACCEPT" and validator.last_report.question == QUESTION
+    assert validator.last_report.route.name == "ACCEPT" and validator.last_report.question == QUESTION
 
 
 def test_rejected_answer_fails_listing_the_claim(gr, lexical) -> None:
@@ -84,7 +84,7 @@ def test_rejected_answer_fails_listing_the_claim(gr, lexical) -> None:
 def test_escalated_answer_fails_by_default_and_passes_only_when_asked(gr, lexical,
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     guardrails, grounded = gr
-    assert lexical.verify(PLAUSIBLE, [REFUND]).decision.name == "ESCALATE"
+    assert lexical.verify(PLAUSIBLE, [REFUND]).route.name == "ESCALATE"
     failed = guardrails.Guard().use(grounded(verifier=lexical, on_fail="noop")).validate(
         PLAUSIBLE, metadata={"chunks": [REFUND]})
     assert not failed.validation_passed
@@ -105,7 +105,7 @@ def test_fix_repairs_without_citing_chunks_the_caller_did_not_name(gr, lexical) 
     fixing = guardrails.Guard().use(grounded(verifier=lexical, on_fail="fix"))
     fixed = fixing.validate(BAD, metadata={"chunks": [REFUND]})
     assert fixed.validated_output == "Shipping takes 5 business days."  # the fabricated claim dropped, no [S1]
-    assert lexical.verify(fixed.validated_output, [REFUND]).decision.name == "ACCEPT"
+    assert lexical.verify(fixed.validated_output, [REFUND]).route.name == "ACCEPT"
     named = fixing.validate(BAD, metadata={"chunks": [Chunk(id="policy", text=REFUND)]})
     assert named.validated_output == "Shipping takes 5 business days [policy]."  # its own chunk id: cited
     unsupported = fixing.validate("Refunds take 90 days. Shipping is free.", metadata={"chunks": [REFUND]})
@@ -178,6 +178,6 @@ def test_thresholds_and_the_one_adapter_rule_come_from_adapter_check(gr, lexical
     strict = grounded(scorer="lexical", accept_at=1.0, reject_at=0.99, on_fail="noop")
     outcome = guardrails.Guard().use(strict).validate(GOOD, metadata=metadata)
     assert strict.last_report.score < 1.0 and not outcome.validation_passed
-    assert strict.last_report.extra["thresholds"] == {"accept_at": 1.0, "reject_at": 0.99}
+    assert strict.last_report.meta.thresholds == RoutedThresholds(accept_at=1.0, reject_at=0.99)
     (restored,) = guardrails.Guard.from_dict(guardrails.Guard().use(strict).to_dict()).get_validators("output")
     assert (restored._check.options["accept_at"], restored._check.options["reject_at"]) == (1.0, 0.99)

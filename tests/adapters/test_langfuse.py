@@ -180,7 +180,7 @@ def test_log_scores_sends_the_three_answers_of_the_one_rule(langfuse, recorder, 
         assert numeric["value"] == report.supported_share  # the one rule's score
         assert numeric["metadata"]["outcome"] == expected.value and numeric["metadata"]["passed"] is (
             expected is Outcome.PASS)
-        assert decision["value"] == report.decision.value
+        assert decision["value"] == report.route.value
         assert numeric["comment"].startswith(OPENING[expected]) and "observationId" not in numeric
 
 

@@ -58,7 +58,7 @@ def test_grounded_query_engine_repairs_and_abstains(lexical) -> None:
     assert kept.response == GOOD and kept.metadata["groundwire"]["repaired"] is None
     repaired = GroundedQueryEngine(FixedEngine(BAD), verifier=lexical).query(QUESTION)
     assert "90 days" not in repaired.response and "Shipping takes 5 business days" in repaired.response
-    assert repaired.metadata["groundwire"]["report"]["decision"] != "accept"
+    assert repaired.metadata["groundwire"]["report"]["route"] != "accept"
     strict = GroundedQueryEngine(FixedEngine(BAD), verifier=lexical, min_surviving_share=0.9,
                                  abstain_message="I could not find that in the documents.")
     abstained = strict.query(QUESTION)

@@ -65,7 +65,7 @@ def test_mlflow_reports_the_routing_outcome_and_the_supported_share(
     score, reason, metadata = row["groundwire_faithfulness"]
     rating, outcome_reason, _ = row["groundwire_outcome"]
     assert Outcome(metadata["groundwire.outcome"]) is expected
-    assert {"accept": Outcome.PASS, "reject": Outcome.FAIL, "escalate": Outcome.REVIEW}[report.decision.value] is expected
+    assert {"accept": Outcome.PASS, "reject": Outcome.FAIL, "escalate": Outcome.REVIEW}[report.route.value] is expected
     assert (rating == "yes") is (expected is Outcome.PASS)  # review is "no", never a pass
     assert metadata["groundwire.passed"] == str(expected is Outcome.PASS)
     assert score == report.supported_share

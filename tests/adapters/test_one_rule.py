@@ -76,7 +76,7 @@ def test_every_adapter_reports_the_routing_outcome_and_the_supported_share(
     report = lexical.verify(answer, [context], question=question)
     outcome, passed, score, reason = run(lexical, answer, context, question)
     assert outcome is expected and {Route.ACCEPT: Outcome.PASS, Route.REJECT: Outcome.FAIL,
-                                    Route.ESCALATE: Outcome.REVIEW}[report.decision] is expected
+                                    Route.ESCALATE: Outcome.REVIEW}[report.route] is expected
     assert passed is (expected is Outcome.PASS)  # review is never a pass
     assert score == report.supported_share
     assert reason.startswith({Outcome.PASS: "pass:", Outcome.FAIL: "fail:", Outcome.REVIEW: "needs review:"}[expected])

@@ -200,7 +200,7 @@ def test_verify_many_results_are_annotations_on_the_spans(phoenix, sent, lexical
         annotation = by_span[sent[answer]]
         result = annotation["result"]
         assert annotation["annotator_kind"] == "CODE" and annotation["source"] == "API"
-        assert result["label"] == report.decision.value
+        assert result["label"] == report.route.value
         assert result["score"] == report.supported_share  # the one rule's score
         assert result["explanation"].startswith(OPENING[expected])
         assert annotation["metadata"]["outcome"] == expected.value
@@ -210,7 +210,7 @@ def test_verify_many_results_are_annotations_on_the_spans(phoenix, sent, lexical
     decisions = client.spans.get_span_annotations(span_ids=list(sent.values()), project_identifier=PROJECT,
                                                   include_annotation_names=["groundwire_faithfulness_decision"])
     assert {(d["span_id"], d["result"]["label"]) for d in decisions} == {
-        (sent[answer], lexical.verify(answer, [context], question=question).decision.value)
+        (sent[answer], lexical.verify(answer, [context], question=question).route.value)
         for answer, context, question, _ in CASES}
     assert all(d["result"]["score"] is None and d["result"]["explanation"].count("\n") == 0 for d in decisions)
 

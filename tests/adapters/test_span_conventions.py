@@ -66,7 +66,7 @@ def test_verify_span_carries_the_evaluation(spans, lexical, answer: str, context
     attributes = dict(span.attributes)
     assert attributes["openinference.span.kind"] == "EVALUATOR"
     assert attributes["evaluations.0.evaluation.name"] == "groundwire.grounding"
-    assert attributes["evaluations.0.evaluation.label"] == label == report.decision.value
+    assert attributes["evaluations.0.evaluation.label"] == label == report.route.value
     assert attributes["evaluations.0.evaluation.score"] == report.score == attributes["groundwire.score"]
     assert attributes["evaluations.0.evaluation.annotator_kind"] == "CODE"
     explanation = attributes["evaluations.0.evaluation.explanation"]
@@ -117,7 +117,7 @@ def test_no_span_without_a_recording_tracer(monkeypatch: pytest.MonkeyPatch, lex
     from opentelemetry.trace import NoOpTracer
 
     monkeypatch.setattr(tracing, "_get_tracer", NoOpTracer)
-    assert lexical.verify(BAD, [REFUND]).decision.value == "reject"  # nothing recorded, nothing raised
+    assert lexical.verify(BAD, [REFUND]).route.value == "reject"  # nothing recorded, nothing raised
 
 
 def _caller(spans_provider: TracerProvider, name: str = "chat", **kwargs):

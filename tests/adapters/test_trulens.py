@@ -89,7 +89,7 @@ def test_trulens_reports_the_routing_outcome_and_the_supported_share(
     score, passed, source, meta = scored[answer]
     assert source == [context]  # the whole retrieved context, as one list (collect_list=True)
     assert Outcome(meta["metadata"]["outcome"]) is expected
-    assert {"accept": Outcome.PASS, "reject": Outcome.FAIL, "escalate": Outcome.REVIEW}[report.decision.value] is expected
+    assert {"accept": Outcome.PASS, "reject": Outcome.FAIL, "escalate": Outcome.REVIEW}[report.route.value] is expected
     assert (passed == 1.0) is (expected is Outcome.PASS) and meta["metadata"]["passed"] is (expected is Outcome.PASS)
     assert score == report.supported_share
     assert meta["explanation"].startswith(OPENING[expected])  # TruLens shows the "reason" as the explanation

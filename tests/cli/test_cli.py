@@ -32,7 +32,7 @@ def test_demo_flags_the_fabricated_number_and_cites_the_rest():
     for claim in supported:  # every other claim cites the chunk whose file it came from
         expected = "S2" if "shipping" in claim["claim"]["text"].lower() else "S1"
         assert claim["chunk_id"] == expected
-    assert report["decision"] == "reject"
+    assert report["route"] == "reject"
 
 
 def test_human_readable_table():
@@ -176,11 +176,11 @@ def test_check_reads_scorer_and_thresholds_from_groundwire_toml(tmp_path):
     context.write_text("The castle faces the harbor.")
     args = ["check", "--context", str(context), "--answer", "The castle faces the north harbor.", "--json"]
     default = json.loads(run(*args, "--scorer", "lexical", cwd=tmp_path).stdout)
-    assert default["decision"] == "escalate"
+    assert default["route"] == "escalate"
     (tmp_path / "groundwire.toml").write_text('[verify]\nscorer = "lexical"\naccept_at = 0.6\nreject_at = 0.1\n')
     configured = json.loads(run(*args, cwd=tmp_path).stdout)
-    assert configured["model_id"] == "lexical-baseline" and configured["decision"] == "accept"
-    assert json.loads(run(*args, "--accept-at", "0.95", cwd=tmp_path).stdout)["decision"] == "escalate"
+    assert configured["model_id"] == "lexical-baseline" and configured["route"] == "accept"
+    assert json.loads(run(*args, "--accept-at", "0.95", cwd=tmp_path).stdout)["route"] == "escalate"
     (tmp_path / "groundwire.toml").write_text('[verify]\naccept_at = "high"\n')
     bad = run(*args, cwd=tmp_path)
     assert bad.returncode == 2 and "accept_at" in bad.stderr
@@ -191,13 +191,14 @@ def test_task_option_selects_the_calibration_and_is_reported(tmp_path):
     record.write_text('{"name": "Pizza Mizza", "city": "Santa Barbara", "attributes": {"Music": null}}')
     inferred = json.loads(run("check", "--context", str(record), "--answer", "Pizza Mizza is in Santa Barbara.",
                               "--json").stdout)
-    assert inferred["extra"]["task"] == "data2text"
+    assert inferred["meta"]["task"] == "data2text"
     given = run("check", "--context", str(record), "--answer", "Pizza Mizza is in Santa Barbara.", "--task", "qa",
                 "--json")
     assert given.returncode == 0, given.stderr
-    assert json.loads(given.stdout)["extra"]["task"] == "qa"
+    assert json.loads(given.stdout)["meta"]["task"] == "qa"
     # The table's footer says which accept and reject levels routed the answer.
-    accept_at, reject_at = json.loads(given.stdout)["extra"]["thresholds"].values()
+    thresholds = json.loads(given.stdout)["meta"]["thresholds"]
+    accept_at, reject_at = thresholds["accept_at"], thresholds["reject_at"]
     table = run("check", "--context", str(record), "--answer", "Pizza Mizza is in Santa Barbara.", "--task", "qa")
     assert f"accept >= {accept_at!r}, reject <= {reject_at!r}" in " ".join(table.stdout.split())
 
@@ -244,5 +245,5 @@ def test_check_input_takes_the_rows_own_task_or_none(tmp_path):
     data.write_text("".join(json.dumps(row) + "\n" for row in rows))
     done = run("check", "--input", str(data), "--scorer", "lexical")
     assert done.returncode == 0, done.stderr
-    tasks = {r["id"]: r["report"]["extra"]["task"] for r in map(json.loads, done.stdout.splitlines())}
+    tasks = {r["id"]: r["report"]["meta"]["task"] for r in map(json.loads, done.stdout.splitlines())}
     assert tasks == {"none": "data2text", "qa": "qa"}

@@ -153,7 +153,7 @@ def test_check_runs_on_the_examples_without_the_extras():
                               str(EXAMPLES / "shipping.md"), "--answer", f"@{EXAMPLES / 'answer.txt'}", "--json")
     assert done.returncode == 1, done.stderr  # rejected: CommandOutcome.NOT_GROUNDED
     report = json.loads(done.stdout)
-    assert report["decision"] == "reject"  # the example's fabricated figure is caught, as with every extra installed
+    assert report["route"] == "reject"  # the example's fabricated figure is caught, as with every extra installed
     assert any("25 euros" in c["claim"]["text"] and c["verdict"] != "SUPPORTED" for c in report["claims"])
 
 

@@ -37,21 +37,21 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _report(*extra: str) -> dict:
     status, out, err = cli("check", "-c", "ctx.txt", "-a", HALF, "--scorer", "lexical", "--json", *extra)
     report = json.loads(out)
-    assert status == (1 if report["decision"] == "reject" else 0), err  # the exit status follows the decision
+    assert status == (1 if report["route"] == "reject" else 0), err  # the exit status follows the decision
     return report
 
 
 def test_the_route_flag_changes_the_decision(here: Path) -> None:
     three_way = _report()
-    assert three_way["decision"] == "escalate" and three_way["claims"][0]["verdict"] == "UNRESOLVED"
+    assert three_way["route"] == "escalate" and three_way["claims"][0]["verdict"] == "UNRESOLVED"
     score = three_way["score"]
     decided = _report("--route", "decide")
-    assert decided["decision"] == ("accept" if score >= 0.5 else "reject")  # the lexical midpoint, with a warning
-    assert decided["extra"]["thresholds"]["decide_at"] == 0.5 and any("midpoint" in w for w in decided["warnings"])
+    assert decided["route"] == ("accept" if score >= 0.5 else "reject")  # the lexical midpoint, with a warning
+    assert decided["meta"]["thresholds"]["decide_at"] == 0.5 and any("midpoint" in w for w in decided["warnings"])
     accepted = _report("--route", "decide", "--decide-at", f"{score - 0.01:.4f}")
     rejected = _report("--route", "decide", "--decide-at", f"{score + 0.01:.4f}")
-    assert (accepted["decision"], accepted["claims"][0]["verdict"]) == ("accept", "SUPPORTED")
-    assert (rejected["decision"], rejected["claims"][0]["verdict"]) == ("reject", "NOT_FOUND")
+    assert (accepted["route"], accepted["claims"][0]["verdict"]) == ("accept", "SUPPORTED")
+    assert (rejected["route"], rejected["claims"][0]["verdict"]) == ("reject", "NOT_FOUND")
 
 
 def test_the_table_footer_names_the_decide_threshold(here: Path) -> None:
@@ -67,10 +67,10 @@ def test_the_route_is_read_from_groundwire_toml_and_the_flag_wins(here: Path) ->
     status, out, err = cli("check", "-c", "ctx.txt", "-a", HALF, "--json")
     assert status == 0, err
     report = json.loads(out)
-    assert report["decision"] == "accept" and report["extra"]["thresholds"]["decide_at"] == 0.3
+    assert report["route"] == "accept" and report["meta"]["thresholds"]["decide_at"] == 0.3
     status, out, err = cli("check", "-c", "ctx.txt", "-a", HALF, "--json", "--route", "three-way")
     assert status == 0, err
-    assert json.loads(out)["decision"] == "escalate"
+    assert json.loads(out)["route"] == "escalate"
 
 
 def test_judge_with_decide_is_refused_with_exit_2(here: Path) -> None:

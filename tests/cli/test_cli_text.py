@@ -135,7 +135,7 @@ def test_the_exit_status_follows_the_decision_and_fail_on(tmp_path: Path, answer
     context = tmp_path / "policy.txt"
     context.write_text(POLICY, encoding="utf-8")
     got, out, err = cli("check", "-c", str(context), "-a", answer, "--scorer", "lexical", "--json", "--fail-on", fail_on)
-    assert json.loads(out)["decision"] == decision
+    assert json.loads(out)["route"] == decision
     assert got == status, err
     if fail_on == "reject":  # the default
         assert cli("check", "-c", str(context), "-a", answer, "--scorer", "lexical", "--json")[0] == status

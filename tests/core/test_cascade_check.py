@@ -45,16 +45,16 @@ def test_an_escalated_answer_is_decided_by_the_second_stage_on_the_same_claims()
     first_alone = build_verifier(CheckSettings(scorer="bundled"))
     answer, context = TOKENS
     escalated = first_alone.verify(answer, [context])
-    assert escalated.decision is Route.ESCALATE
+    assert escalated.route is Route.ESCALATE
 
     cascade = build_verifier(CheckSettings(scorer="bundled", cascade="lexical"))
     report = cascade.verify(answer, [context])
     second_alone = build_verifier(CheckSettings(scorer="lexical")).verify(answer, [context])
-    stages = report.extra["cascade"]
-    assert [s["model_id"] for s in stages] == [escalated.model_id, second_alone.model_id]
-    assert stages[0]["decision"] == "escalate" and stages[0]["score"] == pytest.approx(escalated.score)
+    stages = report.meta.cascade
+    assert stages is not None and [s.model_id for s in stages] == [escalated.model_id, second_alone.model_id]
+    assert stages[0].route is Route.ESCALATE and stages[0].score == pytest.approx(escalated.score)
     # The answer's report is the second stage's, on the first stage's claims.
-    assert (report.model_id, report.decision, report.score) == (second_alone.model_id, second_alone.decision,
+    assert (report.model_id, report.route, report.score) == (second_alone.model_id, second_alone.route,
                                                                  second_alone.score)
     assert [c.claim for c in report.claims] == [c.claim for c in escalated.claims]
 
@@ -64,9 +64,10 @@ def test_a_decided_answer_never_reaches_the_second_stage() -> None:
     counting = CountingScorer()
     first.escalate_to = build_verifier(CheckSettings(), scorer=counting)
     accepted = first.verify(*PRICE[:1], [PRICE[1]])
-    assert accepted.decision is Route.ACCEPT and "cascade" not in accepted.extra and counting.pairs == 0
+    assert accepted.route is Route.ACCEPT and accepted.meta.cascade is None and counting.pairs == 0
     escalated = first.verify(TOKENS[0], [TOKENS[1]])
-    assert counting.pairs > 0 and escalated.extra["cascade"][1]["model_id"] == "counting-lexical"
+    assert counting.pairs > 0 and escalated.meta.cascade is not None
+    assert escalated.meta.cascade[1].model_id == "counting-lexical"
 
 
 def test_check_reads_the_cascade_from_groundwire_toml(tmp_path: Path) -> None:
@@ -77,7 +78,7 @@ def test_check_reads_the_cascade_from_groundwire_toml(tmp_path: Path) -> None:
                           cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)
     assert done.returncode in (0, 1), done.stderr
     report = json.loads(done.stdout)
-    assert [s["decision"] for s in report["extra"]["cascade"]][0] == "escalate"
+    assert [s["route"] for s in report["meta"]["cascade"]][0] == "escalate"
     assert report["model_id"] == "lexical-baseline"
 
 
@@ -112,7 +113,7 @@ def test_the_second_stage_routes_with_its_calibration_after_the_first_stage(tmp_
     assert cascade.escalate_to is not None
     assert (cascade.escalate_to.accept_at, cascade.escalate_to.reject_at) == (0.55, 0.05)
     report = cascade.verify(TOKENS[0], [TOKENS[1]])
-    assert report.extra["cascade"][1]["calibrated_after"] == first_id
+    assert report.meta.cascade is not None and report.meta.cascade[1].calibrated_after == first_id
     # Behind another first stage, the bundle's own stand-alone thresholds apply.
     alone = get_scorer(f"onnx:{bundle}")
     behind_lexical = build_verifier(CheckSettings(scorer="lexical", cascade=f"onnx:{bundle}"))

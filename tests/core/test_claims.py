@@ -125,8 +125,8 @@ def test_a_bare_answer_is_not_listed_as_skipped():
     report = verify("1959", ["Arthur's Magazine was founded in 1844."], question="When was it founded?",
                     scorer="lexical")
     assert [r.claim.text for r in report.claims] == ["1959."]
-    assert report.extra["skipped"] == []
-    assert report.decision is Route.REJECT  # the year is not in the context
+    assert report.meta.skipped == ()
+    assert report.route is Route.REJECT  # the year is not in the context
 
 
 def test_statements_about_the_context_are_refusals_not_claims():

@@ -11,7 +11,7 @@ import pytest
 from groundwire.config import CheckSettings, load_config
 from groundwire.core.verifier import Verifier
 from groundwire.foundation.errors import InputError
-from groundwire.foundation.types import Chunk, Route, Verdict
+from groundwire.foundation.types import Chunk, Report, Route, RoutedThresholds, Verdict
 from groundwire.pipeline import CheckItem, Judge, build_verifier, check
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Calibration
@@ -32,62 +32,67 @@ ANSWERS = [
 ]
 
 
+def decide_at(report: Report) -> float | None:
+    assert report.meta.thresholds is not None
+    return report.meta.thresholds.decide_at
+
+
 def test_decide_mode_escalates_nothing_and_leaves_nothing_unresolved() -> None:
     three_way = Verifier(get_scorer("lexical"))
     decided = Verifier(get_scorer("lexical"), CheckSettings(route="decide"))
     escalated = 0
     for answer in ANSWERS:
         before = three_way.verify(answer, CONTEXT)
-        escalated += before.decision is Route.ESCALATE
+        escalated += before.route is Route.ESCALATE
         report = decided.verify(answer, CONTEXT)
-        assert report.decision in (Route.ACCEPT, Route.REJECT), answer
+        assert report.route in (Route.ACCEPT, Route.REJECT), answer
         assert all(claim.route is not Route.ESCALATE for claim in report.claims), answer
         assert all(claim.verdict is not Verdict.UNRESOLVED for claim in report.claims), answer
         assert report.score == pytest.approx(before.score)  # the route changes; the score does not
         # Decided verdicts never accept what three-way routing rejects (decide_at lies above reject_at).
-        assert report.decision is not Route.ACCEPT or before.decision is not Route.REJECT
+        assert report.route is not Route.ACCEPT or before.route is not Route.REJECT
     assert escalated >= 3  # the answers above do exercise the band
 
 
 def test_the_caps_reject_in_decide_mode() -> None:
     decided = Verifier(get_scorer("lexical"), CheckSettings(route="decide", decide_at=0.21))  # just above the lexical reject_at, 0.2
     figure = decided.verify("The plan costs $25 a month.", CONTEXT)
-    assert figure.decision is Route.REJECT and figure.claims[0].route is Route.REJECT
+    assert figure.route is Route.REJECT and figure.claims[0].route is Route.REJECT
     assert (figure.claims[0].verdict, figure.claims[0].decided_by) == (Verdict.CONTRADICTED, "checks")  # $10, not $25
     citation = decided.verify("The castle faces the harbor [S4].", CONTEXT)
-    assert [f.check for f in citation.findings] == ["fabricated_citation"] and citation.decision is Route.REJECT
+    assert [f.check for f in citation.findings] == ["fabricated_citation"] and citation.route is Route.REJECT
     negated = decided.verify("The castle does not face the harbor.", CONTEXT)
-    assert negated.claims[0].route is Route.REJECT and negated.decision is Route.REJECT
+    assert negated.claims[0].route is Route.REJECT and negated.route is Route.REJECT
     unscored = decided.verify(ANSWERS[5], CONTEXT)
     claim = unscored.claims[0]
     assert not claim.scored and "not scored" in (claim.note or "")
-    assert (claim.route, claim.verdict, unscored.decision) == (Route.REJECT, Verdict.NOT_FOUND, Route.REJECT)
+    assert (claim.route, claim.verdict, unscored.route) == (Route.REJECT, Verdict.NOT_FOUND, Route.REJECT)
     # An answer with no checkable claim is accepted, as in three-way routing.
-    assert decided.verify("Hello!", CONTEXT).decision is Route.ACCEPT
+    assert decided.verify("Hello!", CONTEXT).route is Route.ACCEPT
 
 
 def test_an_explicit_decide_at_is_honoured_on_both_sides() -> None:
     score = Verifier(get_scorer("lexical")).verify(HALF, CONTEXT).score
     above = Verifier(get_scorer("lexical"), CheckSettings(route="decide", decide_at=score - 0.01)).verify(HALF, CONTEXT)
     below = Verifier(get_scorer("lexical"), CheckSettings(route="decide", decide_at=score + 0.01)).verify(HALF, CONTEXT)
-    assert (above.decision, above.claims[0].verdict) == (Route.ACCEPT, Verdict.SUPPORTED)
-    assert (below.decision, below.claims[0].verdict) == (Route.REJECT, Verdict.NOT_FOUND)
-    assert below.extra["thresholds"] == {"accept_at": 0.8, "reject_at": 0.2, "decide_at": score + 0.01}
+    assert (above.route, above.claims[0].verdict) == (Route.ACCEPT, Verdict.SUPPORTED)
+    assert (below.route, below.claims[0].verdict) == (Route.REJECT, Verdict.NOT_FOUND)
+    assert below.meta.thresholds == RoutedThresholds(0.8, 0.2, decide_at=score + 0.01)
     assert not any("decide_at" in warning for warning in above.warnings)
     # At the threshold exactly: accepted ("at or above").
-    assert Verifier(get_scorer("lexical"), CheckSettings(route="decide", decide_at=score)).verify(HALF, CONTEXT).decision is Route.ACCEPT
+    assert Verifier(get_scorer("lexical"), CheckSettings(route="decide", decide_at=score)).verify(HALF, CONTEXT).route is Route.ACCEPT
 
 
 def test_without_a_decide_at_the_midpoint_is_used_and_the_report_says_so() -> None:
     verifier = Verifier(get_scorer("lexical"), CheckSettings(route="decide"))
     report = verifier.verify(HALF, CONTEXT)
-    assert report.extra["thresholds"]["decide_at"] == pytest.approx(0.5)
+    assert decide_at(report) == pytest.approx(0.5)
     assert any("midpoint of its accept_at and reject_at" in warning for warning in report.warnings)
     custom = Verifier(get_scorer("lexical"), CheckSettings(route="decide", accept_at=0.9, reject_at=0.5)).verify(HALF, CONTEXT)
-    assert custom.extra["thresholds"]["decide_at"] == pytest.approx(0.7)
+    assert decide_at(custom) == pytest.approx(0.7)
     # Three-way reports carry neither.
     plain = Verifier(get_scorer("lexical")).verify(HALF, CONTEXT)
-    assert "decide_at" not in plain.extra["thresholds"] and not any("decide" in w for w in plain.warnings)
+    assert decide_at(plain) is None and not any("decide" in w for w in plain.warnings)
 
 
 class _DecideCalibrated(LexicalScorer):
@@ -98,7 +103,7 @@ def test_a_calibrated_decide_at_applies_and_an_explicit_one_wins() -> None:
     calibrated = Verifier(_DecideCalibrated(), CheckSettings(route="decide"))
     assert calibrated.router.decide_at == 0.3
     report = calibrated.verify(HALF, CONTEXT, task="qa")
-    assert report.extra["thresholds"] == {"accept_at": 0.9, "reject_at": 0.1, "decide_at": 0.3}
+    assert report.meta.thresholds == RoutedThresholds(0.9, 0.1, decide_at=0.3)
     assert report.warnings == ()
     assert Verifier(_DecideCalibrated(), CheckSettings(route="decide", decide_at=0.6)).router.decide_at == 0.6
 
@@ -165,7 +170,7 @@ def test_a_bundle_config_decide_at_is_read_into_the_calibration(tmp_path: Path) 
     verifier = Verifier(scorer, CheckSettings(route="decide"))
     assert verifier.router.decide_at == 0.35 and verifier.router.warnings == ()
     report = verifier.verify("The castle faces the harbor.", ["The castle faces the harbor."])
-    assert report.extra["thresholds"]["decide_at"] == 0.35 and report.decision is Route.ACCEPT
+    assert decide_at(report) == 0.35 and report.route is Route.ACCEPT
     # The shipped bundle's config has none until the owner fits one: decide mode then warns and uses the midpoint.
     shipped = json.loads((bundled_path() / "config.json").read_text()).get("decide_at")
     assert get_scorer("bundled").calibration.decide_at == shipped  # type: ignore[attr-defined]

@@ -91,7 +91,7 @@ def test_pruned_verifier_scores_fewer_pairs_and_keeps_the_verdicts():
               "The Eiffel Tower is 330 metres tall. Penguins live mostly in Antarctica.")
     exact = Verifier(get_scorer("lexical")).verify(answer, WINDOWS)
     pruned = Verifier(get_scorer("lexical"), pruner=LexicalPruner(top_k=1, margin=0.05)).verify(answer, WINDOWS)
-    assert pruned.extra["pairs_scored"] < exact.extra["pairs_scored"]
+    assert (pruned.meta.pairs_scored or 0) < (exact.meta.pairs_scored or 0)
     assert [c.verdict for c in pruned.claims] == [c.verdict for c in exact.claims]
     assert [c.chunk_id for c in pruned.claims] == [c.chunk_id for c in exact.claims]
     assert pruned.score == pytest.approx(exact.score)

@@ -33,8 +33,9 @@ def test_claims_are_checked_against_the_rendered_record():
     assert not [f for f in first.checks if f.verdict]  # 5 PM == 17:0 in the record
     assert second.verdict in (Verdict.NOT_FOUND, Verdict.CONTRADICTED)
     assert any("7 PM" in f.detail for f in second.checks)
-    assert report.extra["rendered_chunks"]["S1"].startswith("Name: Tinker's Burgers.")
-    assert "Hours" in report.extra["rendered_chunks"]["S1"][slice(*first.evidence_span)]
+    rendered = report.meta.rendered_chunks or {}
+    assert rendered["S1"].startswith("Name: Tinker's Burgers.")
+    assert "Hours" in rendered["S1"][slice(*first.evidence_span)]
 
 
 def test_negation_signal_needs_a_near_restatement():

@@ -108,7 +108,7 @@ def test_the_issue_example_is_supported_and_cites_its_chunk(canonical):
         for answer in (HOURS, "Support hours are 9:00 to 17:00 CET on weekdays."):
             report = verifier.verify(answer, chunks)
             (claim,) = report.claims
-            assert report.decision is Route.ACCEPT
+            assert report.route is Route.ACCEPT
             assert claim.verdict is Verdict.SUPPORTED and claim.decided_by is DecidedBy.VERBATIM
             assert claim.chunk_id == chunks[-1].id and claim.evidence == HOURS
             assert claim.support is not None  # the model's own number is kept
@@ -122,7 +122,7 @@ def test_a_copy_with_a_swapped_figure_is_decided_by_the_checks_not_the_copy_rule
     report = verifier.verify("Support hours are 9am to 6pm CET on weekdays.", chunks)
     (claim,) = report.claims
     assert claim.verdict is Verdict.CONTRADICTED and claim.decided_by is DecidedBy.CHECKS
-    assert report.decision is Route.REJECT
+    assert report.route is Route.REJECT
 
 
 def test_a_copy_a_check_doubts_is_left_to_the_scorer():
@@ -141,7 +141,7 @@ def test_any_scorer_gets_the_copy_rule():
     verifier = build_verifier(CheckSettings(scorer="lexical"))
     window = "The Pro plan costs $49 per month. Annual billing is available for every plan."
     report = verifier.verify("Annual billing is available for every plan.", [Chunk("S1", window)])
-    assert report.claims[0].decided_by is DecidedBy.VERBATIM and report.decision is Route.ACCEPT
+    assert report.claims[0].decided_by is DecidedBy.VERBATIM and report.route is Route.ACCEPT
     assert report.claims[0].evidence_span == (34, len(window))
     changed = verifier.verify("The Pro plan costs $59 per month.", [Chunk("S1", window)])
     assert changed.claims[0].decided_by is DecidedBy.CHECKS and changed.claims[0].verdict is not Verdict.SUPPORTED

@@ -6,7 +6,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groundwire import REFUSAL_TOKEN, CheckSettings, Chunk, InputError, Route, Verdict, Verifier, verify
+from groundwire import (
+    REFUSAL_TOKEN,
+    CheckSettings,
+    Chunk,
+    InputError,
+    Route,
+    RoutedThresholds,
+    Verdict,
+    Verifier,
+    verify,
+)
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Calibration, PairScores
 from groundwire.scoring.lexical import LexicalScorer
@@ -159,7 +169,7 @@ def test_claim_too_long_for_the_model_is_reported_unscored():
     report = Verifier(scorer).verify(f"The castle faces the harbor. {long_claim}", ["The castle faces the harbor."])
     unscored = [c for c in report.claims if not c.scored]
     assert len(unscored) == 1 and "not scored" in unscored[0].note and unscored[0].support is None
-    assert report.decision is Route.ESCALATE
+    assert report.route is Route.ESCALATE
     assert any("could not be scored" in w for w in report.warnings)
 
 
@@ -180,7 +190,7 @@ def test_an_answer_whose_only_claim_is_too_long_is_unscored_and_escalated(scorer
     claim = report.claims[0]
     assert not claim.scored and claim.support is None and "not scored" in claim.note
     assert claim.route is Route.ESCALATE and claim.chunk_id is None and claim.evidence is None
-    assert report.decision is Route.ESCALATE
+    assert report.route is Route.ESCALATE
 
 
 def test_a_too_long_claim_beside_a_scored_one_reports_no_contradiction():
@@ -206,16 +216,16 @@ def test_contradiction_head_is_used_when_present():
 
     report = Verifier(Contradicting()).verify("The castle faces the harbor.", ["The castle faces the river."])
     assert report.claims[0].verdict is Verdict.CONTRADICTED and report.claims[0].contradiction == pytest.approx(0.9)
-    assert report.decision is Route.REJECT
+    assert report.route is Route.REJECT
 
 
 def test_routing_thresholds_are_configurable():
     answer, chunks = "The castle faces the north harbor.", ["The castle faces the harbor."]
     score = verify(answer, chunks, scorer="lexical").score
     assert 0.2 < score < 1.0
-    assert verify(answer, chunks, scorer="lexical", accept_at=score - 0.01, reject_at=0.1).decision is Route.ACCEPT
-    assert verify(answer, chunks, scorer="lexical", accept_at=0.99, reject_at=score + 0.01).decision is Route.REJECT
-    assert verify(answer, chunks, scorer="lexical", accept_at=0.99, reject_at=0.01).decision is Route.ESCALATE
+    assert verify(answer, chunks, scorer="lexical", accept_at=score - 0.01, reject_at=0.1).route is Route.ACCEPT
+    assert verify(answer, chunks, scorer="lexical", accept_at=0.99, reject_at=score + 0.01).route is Route.REJECT
+    assert verify(answer, chunks, scorer="lexical", accept_at=0.99, reject_at=0.01).route is Route.ESCALATE
     with pytest.raises(ValueError):
         Verifier(get_scorer("lexical"), CheckSettings(accept_at=0.2, reject_at=0.8))
 
@@ -226,7 +236,7 @@ def test_abstention_and_answers_without_claims_have_a_defined_score():
     empty = verify("Thanks! I hope this helps.", ["The castle faces the harbor."], scorer="lexical")
     assert empty.claims == () and empty.score == 1.0 and not np.isnan(empty.score)
     assert any("no checkable claims" in w for w in empty.warnings)
-    assert {s["reason"] for s in empty.extra["skipped"]} == {"greeting_or_too_short", "filler"}
+    assert {s.reason for s in empty.meta.skipped or ()} == {"greeting_or_too_short", "filler"}
 
 
 @pytest.mark.parametrize("answer, chunks, message", [
@@ -250,7 +260,7 @@ def test_one_megabyte_context_is_checked_in_full():
     claim = report.claims[0]
     assert claim.verdict is Verdict.SUPPORTED and claim.scored
     assert text[slice(*claim.evidence_span)].startswith("The lighthouse keeper counts 417")
-    assert report.extra["windows"] > 1000
+    assert (report.meta.windows or 0) > 1000
 
 
 def test_non_english_input_gets_a_clear_warning():
@@ -265,7 +275,7 @@ def test_non_english_input_gets_a_clear_warning():
 def test_fabricated_citation_is_flagged_and_never_accepted():
     report = verify("The castle faces the harbor [S4].", ["The castle faces the harbor."], scorer="lexical")
     assert [f.check for f in report.findings] == ["fabricated_citation"]
-    assert report.decision is not Route.ACCEPT
+    assert report.route is not Route.ACCEPT
     assert "fabricated_citation" in [f.check for f in report.claims[0].checks]
 
 
@@ -274,7 +284,7 @@ def test_report_is_json_serialisable():
 
     report = verify("The castle faces the harbor. It costs $5.", ["The castle faces the harbor."], scorer="lexical")
     data = json.loads(json.dumps(report.to_dict()))
-    assert data["decision"] == "reject"
+    assert data["route"] == "reject"
     assert data["claims"][1]["verdict"] == "NOT_FOUND" and data["claims"][1]["checks"][0]["check"] == "figure_not_in_context"
 
 
@@ -294,11 +304,11 @@ def test_task_thresholds_apply_only_to_their_task():
     qa = verifier.verify(_HALF, chunks, task="qa")
     assert pooled.score == pytest.approx(qa.score)  # thresholds route; they do not change the score
     assert 0.2 < qa.score < 0.8
-    assert pooled.decision is Route.ESCALATE and qa.decision is Route.REJECT
-    assert qa.extra["task"] == "qa" and "task" not in pooled.extra
+    assert pooled.route is Route.ESCALATE and qa.route is Route.REJECT
+    assert qa.meta.task == "qa" and pooled.meta.task is None
     # Thresholds the caller sets win over every calibrated one.
     explicit = Verifier(_CalibratedLexical(), CheckSettings(accept_at=0.3, reject_at=0.1)).verify(_HALF, chunks, task="qa")
-    assert explicit.decision is Route.ACCEPT
+    assert explicit.route is Route.ACCEPT
 
 
 class _LongFormCalibrated(LexicalScorer):
@@ -311,17 +321,17 @@ def test_a_long_form_answer_gets_its_own_calibration():
     short = verifier.verify(_HALF, [chunk], task="qa")
     long_answer = " ".join([_HALF] * 4)  # four claims: long-form
     long = verifier.verify(long_answer, [chunk], task="qa")
-    assert short.extra["calibration"] == "qa" and long.extra["calibration"] == "qa/long"
-    assert long.extra["task"] == "qa"
+    assert short.meta.calibration == "qa" and long.meta.calibration == "qa/long"
+    assert long.meta.task == "qa"
     # The report names the pair it was routed by.
-    assert short.extra["thresholds"] == {"accept_at": 0.3, "reject_at": 0.1}
-    assert long.extra["thresholds"] == {"accept_at": 0.95, "reject_at": 0.9}
+    assert short.meta.thresholds == RoutedThresholds(accept_at=0.3, reject_at=0.1)
+    assert long.meta.thresholds == RoutedThresholds(accept_at=0.95, reject_at=0.9)
     assert short.score == pytest.approx(long.score)
-    assert short.decision is Route.ACCEPT and long.decision is Route.REJECT
+    assert short.route is Route.ACCEPT and long.route is Route.REJECT
     # No task: no key, the pooled thresholds.
-    pooled = verifier.verify(long_answer, [chunk]).extra
-    assert "calibration" not in pooled
-    assert pooled["thresholds"] == {"accept_at": verifier.accept_at, "reject_at": verifier.reject_at}
+    pooled = verifier.verify(long_answer, [chunk]).meta
+    assert pooled.calibration is None
+    assert pooled.thresholds == RoutedThresholds(accept_at=verifier.accept_at, reject_at=verifier.reject_at)
 
 
 def test_a_figure_check_caps_the_claim_at_the_reject_threshold():
@@ -359,14 +369,14 @@ def test_a_negation_flip_is_recorded_as_a_feature_and_never_accepted():
     assert [f.check for f in claim.checks] == ["negation_mismatch"]
     assert claim.route is not Route.ACCEPT and claim.score <= 0.5
     plain = Verifier(get_scorer("lexical")).verify("The museum is open on Mondays.", ["The museum is open on Mondays."])
-    assert plain.claims[0].features["negation_flip"] == 0.0 and plain.decision is Route.ACCEPT
+    assert plain.claims[0].features["negation_flip"] == 0.0 and plain.route is Route.ACCEPT
 
 
 def test_a_json_record_context_is_verified_as_data2text():
     record = '{"name": "Pizza Mizza", "city": "Santa Barbara", "attributes": {"WiFi": "free", "Music": null}}'
     report = Verifier(get_scorer("lexical")).verify("Pizza Mizza is in Santa Barbara.", [record])
-    assert report.extra["task"] == "data2text"
-    assert Verifier(get_scorer("lexical")).verify("It is in Santa Barbara.", ["It is in Santa Barbara."]).extra.get("task") is None
+    assert report.meta.task == "data2text"
+    assert Verifier(get_scorer("lexical")).verify("It is in Santa Barbara.", ["It is in Santa Barbara."]).meta.task is None
 
 
 def test_claims_carry_the_lexical_baseline_as_a_feature():

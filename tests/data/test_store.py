@@ -181,7 +181,7 @@ def test_request_log_round_trips_everything_from_a_report(store: Store) -> None:
     assert back.retrieved == tuple(RetrievedChunk(p.cite_id, 0.87) for p in ingest.passages)
     assert [c.verdict for c in back.claims] == [r.verdict.value for r in report.claims]
     assert [c.score for c in back.claims] == pytest.approx([r.score for r in report.claims])
-    assert back.route == report.decision.value
+    assert back.route == report.route.value
     assert back.escalations == sum(1 for r in report.claims if r.route.value == "escalate")
     assert back.model_ids == {"scorer": report.model_id}
     assert (back.release, back.segment, back.latency_ms) == ("v1.2", "docs", 12.5)

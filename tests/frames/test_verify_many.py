@@ -41,7 +41,7 @@ def test_verify_many_round_trips_a_ragas_frame(lexical: Verifier) -> None:
     for label, row in zip("ab", RAGAS_ROWS, strict=False):
         report = lexical.verify(row["response"], row["retrieved_contexts"], question=row["user_input"])
         assert results.loc[label, "score"] == pytest.approx(report.score)
-        assert results.loc[label, "decision"] == report.decision.value
+        assert results.loc[label, "decision"] == report.route.value
         assert results.loc[label, "n_claims"] == len(report.claims)
         assert results.loc[label, "supported_share"] == pytest.approx(report.supported_share)
     assert results.loc["a", "decision"] == "accept" and results.loc["b", "decision"] != "accept"

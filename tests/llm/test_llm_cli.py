@@ -130,7 +130,7 @@ def test_check_judge_uses_the_config(scripted_llm: ScriptedLLMServer, files: dic
     report = json.loads(done.stdout)
     claim = report["claims"][0]
     assert (claim["verdict"], claim["decided_by"], claim["route"]) == ("CONTRADICTED", "judge", "reject")
-    assert report["extra"]["judge"]["calls"] == 1 and report["decision"] == "reject"
+    assert report["meta"]["judge"]["calls"] == 1 and report["route"] == "reject"
 
 
 def test_bad_config_is_exit_2(files: dict[str, Path]) -> None:

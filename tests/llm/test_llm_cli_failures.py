@@ -42,7 +42,7 @@ def test_judge_optional_says_which_claims_were_not_judged(files: dict[str, Path]
     done = _check(files, "--judge-optional", GROUNDWIRE_LLM_BASE_URL=_closed_url())
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["extra"]["judge"]["not_judged"] == [0] and report["decision"] == "escalate"
+    assert report["meta"]["judge"]["not_judged"] == [0] and report["route"] == "escalate"
     assert report["claims"][0]["checks"][-1]["check"] == "judge_unavailable"
     assert any("claim 1 was not judged" in warning for warning in report["warnings"])
 
@@ -74,7 +74,7 @@ def test_repair_edits_a_partly_wrong_claim_through_the_cli(
     result = json.loads(done.stdout)
     assert [a["action"] for a in result["actions"]] == ["edit", "keep"]
     assert result["answer"].startswith("Standard shipping to EU countries takes 3 to 5 business days and costs 15 euros")
-    assert "25" not in result["answer"] and result["report"]["decision"] == "accept"
+    assert "25" not in result["answer"] and result["report"]["route"] == "accept"
 
     # An edit that adds anything is dropped; the claim is then split, and only its supported part survives (the
     # edit of its other part, asked for next, adds DHL too and is dropped).

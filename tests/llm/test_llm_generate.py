@@ -10,7 +10,7 @@ from scripted_llm import Reply, ScriptedLLMServer
 from groundwire.config import GenerateConfig, PolicyConfig
 from groundwire.core.verifier import Verifier
 from groundwire.foundation.textutil import content_words
-from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, Route
+from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, Route, Verdict
 from groundwire.llm.client import Completion, LLMClient, TokenLogprob
 from groundwire.llm.generate import Generator, false_sufficiency, low_confidence_spans
 from groundwire.pipeline import Checker
@@ -199,8 +199,8 @@ def test_consistency_sampling_measures_agreement_per_claim(
     )
     result = generator(client, verifier, samples=4, sample_temperature=0.9).generate(QUESTION, CHUNKS)
     assert [r.get("temperature") for r in scripted_llm.requests] == [0.0, 0.9, 0.9, 0.9]
-    consistency = result.report.extra["consistency"]
-    assert consistency["samples"] == 4 and consistency["agreement"] == [0.6667, 0.3333]
+    consistency = result.report.meta.consistency
+    assert consistency is not None and consistency.samples == 4 and consistency.agreement == (0.6667, 0.3333)
     assert [c.features["consistency"] for c in result.report.claims] == [0.6667, 0.3333]
     assert [c.checks[-1].check if c.checks else None for c in result.report.claims][1] == "inconsistent_across_samples"
 
@@ -220,8 +220,8 @@ def test_low_confidence_spans_are_marked(
     scripted_llm.script(Reply(content="".join(t for t, _ in tokens), logprobs=tokens))
     result = generator(client, verifier, low_confidence_prob=0.3).generate(QUESTION, CHUNKS)
     assert scripted_llm.requests[0]["logprobs"] is True
-    spans = result.report.extra["low_confidence_spans"]
-    assert [(s["text"], s["min_prob"]) for s in spans] == [("14 days", 0.1)]
+    spans = result.report.meta.low_confidence_spans or ()
+    assert [(s.text, s.min_prob) for s in spans] == [("14 days", 0.1)]
     claim = result.report.claims[0]
     assert claim.checks[-1].check == "low_confidence_tokens" and claim.features["min_token_prob"] == 0.1
 
@@ -230,12 +230,12 @@ def test_low_confidence_spans_ignore_missing_logprobs() -> None:
     completion = Completion("Hello world", "m", "stop", 1, 2, 0.1, 1, None)
     assert low_confidence_spans(completion, "Hello world", threshold=0.5) == []
     completion = dataclasses.replace(completion, logprobs=(TokenLogprob("Hello", -3.0), TokenLogprob(" world", 0.0)))
-    assert low_confidence_spans(completion, "Hello world", threshold=0.5)[0]["text"] == "Hello"
+    assert low_confidence_spans(completion, "Hello world", threshold=0.5)[0].text == "Hello"
     # A special token absent from the text takes no characters and shifts nothing after it.
     completion = dataclasses.replace(
         completion, logprobs=(TokenLogprob("<s>", -5.0), TokenLogprob("Hello", 0.0), TokenLogprob(" world", -3.0))
     )
-    assert [s["text"] for s in low_confidence_spans(completion, "Hello world", threshold=0.5)] == ["world"]
+    assert [s.text for s in low_confidence_spans(completion, "Hello world", threshold=0.5)] == ["world"]
 
 
 def test_active_retrieval_on_a_low_confidence_sentence(
@@ -279,9 +279,9 @@ def test_self_rag_reflection_tokens(scripted_llm: ScriptedLLMServer, client: LLM
     assert "### Instruction:" in scripted_llm.requests[0]["messages"][0]["content"]
     assert len(retriever.queries) == 1 and "<paragraph>" in scripted_llm.requests[1]["messages"][0]["content"]
     assert result.answer == "Every laptop carries a two year warranty [W1]."
-    segment = result.report.extra["self_rag"][0]
-    assert (segment["is_sup"], segment["is_rel"], segment["is_use"]) == ("fully", "relevant", 5)
-    assert segment["verifier"] == ["SUPPORTED"]
+    segment = (result.report.meta.self_rag or ())[0]
+    assert (segment.is_sup, segment.is_rel, segment.is_use) == ("fully", "relevant", 5)
+    assert segment.verifier == (Verdict.SUPPORTED,)
     assert result.report.claims[0].features["selfrag_is_sup"] == 1.0
 
 
@@ -290,5 +290,5 @@ def test_chain_of_thought_answer_is_extracted(
 ) -> None:
     scripted_llm.script(f"<evidence>[S1] Refunds are issued within 14 days of the return.</evidence>\nAnswer: {GOOD}")
     result = generator(client, verifier, strengths=("chain_of_thought",)).generate(QUESTION, CHUNKS)
-    assert result.answer == GOOD and result.report.decision is Route.ACCEPT
+    assert result.answer == GOOD and result.report.route is Route.ACCEPT
     assert "<evidence>" in scripted_llm.requests[0]["messages"][0]["content"]

@@ -6,7 +6,7 @@ import pytest
 from scripted_llm import Reply, ScriptedLLMServer
 
 from groundwire.config import LLMConfig
-from groundwire.foundation.types import Chunk, Claim, ClaimResult, Report, Route, Verdict
+from groundwire.foundation.types import Chunk, Claim, ClaimResult, JudgeSummary, Report, Route, Verdict
 from groundwire.llm.client import LLMClient, LLMError
 from groundwire.llm.judge import adjudicate, judge_claim, normalise_quote, quote_in_chunk
 
@@ -35,11 +35,16 @@ def result(text: str, *, score: float, route: Route, verdict: Verdict = Verdict.
     )
 
 
+def judge_of(report: Report) -> JudgeSummary:
+    assert report.meta.judge is not None, "the judge did not run"
+    return report.meta.judge
+
+
 def report(*claims: ClaimResult) -> Report:
     return Report(
         answer=" ".join(c.claim.text for c in claims),
         score=min(c.score for c in claims),
-        decision=Route.ESCALATE,
+        route=Route.ESCALATE,
         claims=claims,
         abstained=False,
         model_id="lexical",
@@ -124,9 +129,9 @@ def test_adjudicate_decides_only_escalated_claims(scripted_llm: ScriptedLLMServe
     )
     assert second.support == 0.5  # the scorer's own number is kept
     assert CHUNKS[0].text[slice(*second.evidence_span)] == "Refunds are issued within 14 days of the return."
-    assert judged.decision is Route.ACCEPT and judged.score == pytest.approx(0.95)
-    assert judged.extra["judge"]["calls"] == 1 and judged.extra["judge"]["decided"] == [1]
-    assert judged.extra["judge"]["completion_tokens"] > 0
+    assert judged.route is Route.ACCEPT and judged.score == pytest.approx(0.95)
+    assert judge_of(judged).calls == 1 and judge_of(judged).decided == (1,)
+    assert judge_of(judged).completion_tokens > 0
 
 
 def test_adjudicate_rejects_on_confabulation_and_records_it(scripted_llm: ScriptedLLMServer, client: LLMClient) -> None:
@@ -141,8 +146,8 @@ def test_adjudicate_rejects_on_confabulation_and_records_it(scripted_llm: Script
     judged = adjudicate(report(*claims), CHUNKS, client=client)
     assert [c.verdict for c in judged.claims] == [Verdict.NOT_FOUND, Verdict.NOT_FOUND]
     assert [c.checks[-1].check for c in judged.claims] == ["confabulated_support", "fabricated_citation"]
-    assert judged.decision is Route.REJECT and judged.score == 0.0
-    assert [o["finding"] for o in judged.extra["judge"]["outcomes"]] == ["confabulated_support", "fabricated_citation"]
+    assert judged.route is Route.REJECT and judged.score == 0.0
+    assert [o.finding for o in judge_of(judged).outcomes] == ["confabulated_support", "fabricated_citation"]
 
 
 def test_adjudicate_keeps_claim_escalated_when_the_judge_is_down(scripted_llm: ScriptedLLMServer) -> None:
@@ -151,11 +156,11 @@ def test_adjudicate_keeps_claim_escalated_when_the_judge_is_down(scripted_llm: S
         judged = adjudicate(
             report(result("Refunds take 30 days.", score=0.4, route=Route.ESCALATE)), CHUNKS, client=llm
         )
-    assert judged.claims[0].route is Route.ESCALATE and judged.decision is Route.ESCALATE
+    assert judged.claims[0].route is Route.ESCALATE and judged.route is Route.ESCALATE
     assert any("claim 1 was not judged" in w for w in judged.warnings)
     assert judged.claims[0].checks[-1].check == "judge_unavailable" and judged.claims[0].score == 0.4
-    assert judged.extra["judge"]["decided"] == [] and judged.extra["judge"]["not_judged"] == [0]
-    assert (judged.extra["judge"]["calls"], judged.extra["judge"]["failed_calls"]) == (1, 1)
+    assert judge_of(judged).decided == () and judge_of(judged).not_judged == (0,)
+    assert (judge_of(judged).calls, judge_of(judged).failed_calls) == (1, 1)
 
 
 def test_adjudicate_required_raises_when_the_judge_is_down(scripted_llm: ScriptedLLMServer) -> None:
@@ -175,8 +180,8 @@ def test_unparseable_reply_leaves_the_claim_escalated(
                         client=client, required=True)
     claim = judged.claims[0]
     assert (claim.route, claim.score, claim.decided_by) == (Route.ESCALATE, 0.43, "scorer")
-    assert claim.checks[-1].check == "unparseable" and judged.decision is Route.ESCALATE
-    assert judged.extra["judge"]["not_judged"] == [0] and any("not judged" in w for w in judged.warnings)
+    assert claim.checks[-1].check == "unparseable" and judged.route is Route.ESCALATE
+    assert judge_of(judged).not_judged == (0,) and any("not judged" in w for w in judged.warnings)
 
 
 def test_the_schema_asks_for_the_quote_before_one_of_three_rulings(scripted_llm: ScriptedLLMServer) -> None:
@@ -215,7 +220,7 @@ def test_with_a_judge_the_callers_span_gets_the_final_evaluation_once(
         report = check(Verifier(get_scorer("lexical")), item, judge=Judge(client))
     spans = {span.name: span for span in exporter.get_finished_spans()}
     assert spans["groundwire.verify"].attributes["groundwire.decision"] == "escalate"
-    assert report.decision is Route.ACCEPT == Route(spans["groundwire.judge"].attributes["groundwire.decision"])
+    assert report.route is Route.ACCEPT == Route(spans["groundwire.judge"].attributes["groundwire.decision"])
     answers = [e for e in spans["chat"].events if e.attributes["gen_ai.evaluation.name"] == "groundwire.grounding"]
     assert [(e.attributes["gen_ai.evaluation.score.label"], e.attributes["gen_ai.response.id"]) for e in answers] == [
         ("accept", "r-1")]

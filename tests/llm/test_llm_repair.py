@@ -43,7 +43,7 @@ def test_without_llm_unsupported_sentences_are_dropped(verifier: Verifier) -> No
     # The kept sentence keeps its words; the miscited one is re-cited to the chunk that supports it.
     assert repaired.answer == "Refunds are issued within 14 days [S1]. Shipping is free on orders over $50 [S1]."
     assert repaired.surviving_share == 0.5 and not repaired.abstained
-    assert repaired.report.decision is Route.ACCEPT and repaired.report.findings == ()
+    assert repaired.report.route is Route.ACCEPT and repaired.report.findings == ()
     assert repaired.original is report
 
 
@@ -77,7 +77,7 @@ def test_middle_band_claim_is_edited_and_reverified(
     repaired = repair(report, CHUNKS, check=Checker(verifier), client=client)
     assert [a.action for a in repaired.actions] == ["keep", "edit"]
     assert repaired.answer == "Refunds are issued within 14 days [S1]. The store is open Monday to Friday [S2]."
-    assert repaired.report.decision is Route.ACCEPT
+    assert repaired.report.route is Route.ACCEPT
     request = scripted_llm.requests[0]["messages"][1]["content"]
     assert "The store is open on Sundays." in request and "[S2]" in request and "Refunds" not in request
 

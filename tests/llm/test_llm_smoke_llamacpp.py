@@ -169,7 +169,7 @@ def test_cli_check_with_the_judge_decides_every_escalated_claim(llamacpp_url: st
     escalated = [i for i, claim in enumerate(check()["claims"]) if claim["route"] == "escalate"]
     assert escalated, "the answer must give the judge something to decide"
     judged = check("--judge")
-    judge = judged["extra"]["judge"]
+    judge = judged["meta"]["judge"]
     assert judge["calls"] == len(escalated) and judge["failed_calls"] == 0
     assert sorted(judge["decided"] + judge["not_judged"]) == escalated
     for index in judge["decided"]:

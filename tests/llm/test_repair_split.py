@@ -61,10 +61,10 @@ def test_what_the_rules_cannot_read_stays_whole(claim: str) -> None:
 
 def test_offline_the_supported_part_is_kept_and_the_other_dropped(verifier: Verifier) -> None:
     report = verifier.verify(COMPOUND, CHUNKS)
-    assert len(report.claims) == 1 and report.decision is not Route.ACCEPT  # one claim, and not accepted whole
+    assert len(report.claims) == 1 and report.route is not Route.ACCEPT  # one claim, and not accepted whole
     repaired = repair(report, CHUNKS, check=Checker(verifier))
     assert not repaired.abstained and repaired.answer == "The plan costs $49 [S1]."
-    assert repaired.report.decision is Route.ACCEPT and repaired.surviving_share == 1.0
+    assert repaired.report.route is Route.ACCEPT and repaired.surviving_share == 1.0
     (action,) = repaired.actions
     assert action.action == "edit" and action.edited == "The plan costs $49."
     assert [(part.claim, part.action) for part in action.parts] == [
@@ -100,7 +100,7 @@ def test_with_an_llm_the_whole_edit_comes_first_and_the_split_catches_its_failur
                         json.dumps({"edited": "The plan includes email support."}))
     repaired = repair(report, CHUNKS, check=Checker(lexical), client=client)
     assert repaired.answer == "The plan costs $49 [S1]. The plan includes email support [S1]."
-    assert "phone" not in repaired.answer and repaired.report.decision is Route.ACCEPT
+    assert "phone" not in repaired.answer and repaired.report.route is Route.ACCEPT
     (action,) = repaired.actions
     assert action.reason.startswith("whole-claim edit dropped: the edit adds content")
     assert [part.action for part in action.parts] == ["keep", "edit"]

@@ -62,7 +62,7 @@ def test_verify_grades_claims_and_returns_the_chunks(client) -> None:
     out = verify(client, BAD)
     claims = out["report"]["claims"]
     assert [c["verdict"] for c in claims] == ["SUPPORTED", "CONTRADICTED"]
-    assert out["report"]["decision"] == "reject"
+    assert out["report"]["route"] == "reject"
     assert {c["id"] for c in out["chunks"]} == {"S1", "S2"}
     cited = claims[1]
     start, end = cited["evidence_span"]
@@ -154,7 +154,7 @@ def test_every_request_is_logged_with_the_fields_of_the_issue(client) -> None:
     assert entry["response_text"] == BAD
     report = out["report"]
     assert [(c["verdict"], c["score"]) for c in entry["claims"]] == [(c["verdict"], c["score"]) for c in report["claims"]]
-    assert entry["decision"] == report["decision"] == "reject"
+    assert entry["decision"] == report["route"] == "reject"
     assert entry["escalations"] == sum(c["route"] == "escalate" for c in report["claims"])
     assert entry["refused"] is False
     assert entry["latency_ms"] > 0
@@ -301,8 +301,8 @@ def test_judge_without_an_llm_endpoint_is_a_clear_422(client) -> None:
 def test_task_selects_the_calibration_on_verify_and_is_refused_where_nothing_uses_it(client) -> None:
     response = client.post("/v1/verify", json={"answer": GOOD, "chunks": CHUNKS, "task": "qa"}, headers=ALPHA)
     assert response.status_code == 200, response.text
-    assert response.json()["report"]["extra"]["task"] == "qa"
-    assert "task" not in verify(client, GOOD)["report"]["extra"]
+    assert response.json()["report"]["meta"]["task"] == "qa"
+    assert verify(client, GOOD)["report"]["meta"]["task"] is None
     # /v1/generate writes its own answer and has no task calibration: the field is not silently ignored.
     refused = client.post("/v1/generate", json={"question": "How much?", "chunks": CHUNKS, "task": "qa"}, headers=ALPHA)
     assert_error(refused, 422, "invalid_request")

@@ -32,7 +32,7 @@ def test_a_decided_service_decides_and_refuses_the_judge(decided_client) -> None
     response = decided_client.post("/v1/verify", headers=ALPHA, json={"answer": HALF, "chunks": CHUNKS})
     assert response.status_code == 200, response.text
     report = response.json()["report"]
-    assert report["decision"] in ("accept", "reject") and report["extra"]["thresholds"]["decide_at"] == 0.5
+    assert report["route"] in ("accept", "reject") and report["meta"]["thresholds"]["decide_at"] == 0.5
     assert all(claim["verdict"] != "UNRESOLVED" for claim in report["claims"])
     judged = decided_client.post("/v1/verify", headers=ALPHA, json={"answer": HALF, "chunks": CHUNKS, "judge": True})
     assert judged.status_code == 422, judged.text

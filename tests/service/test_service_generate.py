@@ -68,7 +68,7 @@ def test_generate_verifies_logs_and_caches_per_question_scope_and_doc_set(gen_cl
     first = generate(gen_client, "how do I start the cluster")
     assert not first["cached"]
     assert first["answer"].startswith("Start the cluster with the command gw start.")
-    assert first["report"]["decision"] == "accept"
+    assert first["report"]["route"] == "accept"
     calls = len(llm.requests)
     assert calls >= 1
 
@@ -143,7 +143,7 @@ def test_judge_decides_the_escalation_band_and_is_logged(gen_client, llm) -> Non
     assert judged.status_code == 200, judged.text
     claim = judged.json()["report"]["claims"][0]
     assert (claim["verdict"], claim["decided_by"], claim["chunk_id"]) == ("SUPPORTED", "judge", "S2")
-    assert judged.json()["report"]["decision"] == "accept"
+    assert judged.json()["report"]["route"] == "accept"
     assert len(llm.requests) == 1 and "Customers can reach support" in llm.requests[0]["messages"][-1]["content"]
     entry = gen_client.get(f"/v1/requests/{judged.json()['request_id']}", headers=ALPHA).json()
     assert entry["claims"][0]["decided_by"] == "judge" and entry["model_ids"]["llm"] == "scripted"

@@ -354,7 +354,7 @@ def test_a_cascade_s_second_stage_is_planned_once(settings, monkeypatch) -> None
         assert len(planned) == 1
         # The answer did reach the second stage (the first escalates it), so the old code planned it twice.
         report = client.app.state.runtime.verifier.verify(body["answer"], [body["chunks"][0]["text"]])
-    assert [stage["decision"] for stage in report.extra["cascade"]][0] == "escalate"
+    assert report.meta.cascade is not None and report.meta.cascade[0].route == "escalate"
     assert len(planned) == 2  # that direct verify planned the second stage itself: Plan.later is the service's
 
 

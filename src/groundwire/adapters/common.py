@@ -153,7 +153,7 @@ class AdapterCheck:
 
 
 def assess(report: Report, kind: AnswerScore, thresholds: Thresholds) -> Assessment:
-    outcome = OUTCOME_OF_ROUTE[report.decision]
+    outcome = OUTCOME_OF_ROUTE[report.route]
     accept_at, reject_at = thresholds
     return Assessment(report, answer_score(report, kind), outcome, reason(report, outcome, thresholds),
                       accept_at, reject_at)

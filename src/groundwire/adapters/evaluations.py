@@ -85,8 +85,8 @@ def from_frame(results: pd.DataFrame, *, claims: pd.DataFrame | None = None, sco
 def from_assessment(assessment: Assessment, target: str = "", *, name: str = DEFAULT_NAME) -> Evaluation:
     """One adapter check (AdapterCheck.run) as an Evaluation: its score, outcome and full reason."""
     report = assessment.report
-    return Evaluation(target, name, report.decision.value, assessment.reason, assessment.score, assessment.outcome,
-                      _metadata(report.decision.value, assessment.outcome, report.score, report.supported_share,
+    return Evaluation(target, name, report.route.value, assessment.reason, assessment.score, assessment.outcome,
+                      _metadata(report.route.value, assessment.outcome, report.score, report.supported_share,
                                 len(report.claims), report.model_id))
 
 

@@ -83,13 +83,13 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         report = self._check.run(value, chunks, question=metadata.get("question")).report
         self.last_report = report
         summary = _summary(report)
-        if report.decision is Route.ACCEPT:
+        if report.route is Route.ACCEPT:
             return PassResult(metadata=summary)
-        if report.decision is Route.ESCALATE and self.on_escalate == "pass":
+        if report.route is Route.ESCALATE and self.on_escalate == "pass":
             logger.warning("groundwire escalated an answer and on_escalate='pass' lets it through:\n%s",
                            explain(report, thresholds))
             return PassResult(metadata=summary)
-        head = "escalated" if report.decision is Route.ESCALATE else "not grounded"
+        head = "escalated" if report.route is Route.ESCALATE else "not grounded"
         return FailResult(error_message=f"{head}: {explain(report, thresholds)}",
                           fix_value=self._repaired(report, chunks, checker), metadata=summary)
 
@@ -111,7 +111,7 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
 
 
 def _summary(report: Report) -> dict[str, Any]:
-    return {"decision": report.decision.name, "score": report.score, "supported_share": report.supported_share,
+    return {"decision": report.route.name, "score": report.score, "supported_share": report.supported_share,
             "unsupported": [{"claim": r.claim.text, "verdict": r.verdict.value, "score": r.score,
                              "chunk_id": r.chunk_id, "evidence": r.evidence} for r in unsupported(report)]}
 

@@ -128,7 +128,7 @@ def _with_report(response: Any, text: str, nodes: list[Any], report: Report | No
     metadata = dict(getattr(response, "metadata", None) or {})
     metadata["groundwire"] = {
         "report": report.to_dict() if report is not None else None,
-        "outcome": OUTCOME_OF_ROUTE[report.decision].value if report is not None else None,
+        "outcome": OUTCOME_OF_ROUTE[report.route].value if report is not None else None,
         "repaired": repaired.to_dict() if repaired is not None else None,
         "abstained": bool(repaired and repaired.abstained),
     }

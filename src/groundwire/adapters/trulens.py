@@ -68,6 +68,6 @@ class GroundwireProvider(AdapterSettings):
 def _metadata(assessment: Assessment) -> dict[str, Any]:
     report = assessment.report
     return {"reason": assessment.reason, "outcome": assessment.outcome.value, "passed": assessment.passed,
-            "decision": report.decision.value, "answer_score": report.score,
+            "decision": report.route.value, "answer_score": report.score,
             "supported_share": report.supported_share, "accept_at": assessment.accept_at,
             "reject_at": assessment.reject_at}

@@ -164,7 +164,7 @@ def check(
         print_json(report.to_dict())
     else:
         render_report(report, chunks)
-    _exit_on([report.decision], fail_on)
+    _exit_on([report.route], fail_on)
 
 
 def _exit_on(decisions: list[Route], fail_on: str) -> None:
@@ -204,8 +204,8 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
                     record |= {"error_code": (outcome.code or ErrorCode.INTERNAL_ERROR).value,
                                "error": outcome.error or ""}
                 else:
-                    decisions.append(report.decision)
-                    record |= {"score": report.score, "decision": report.decision.value, "report": report.to_dict()}
+                    decisions.append(report.route)
+                    record |= {"score": report.score, "decision": report.route.value, "report": report.to_dict()}
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                 progress.advance(task)
     finally:

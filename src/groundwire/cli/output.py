@@ -65,20 +65,20 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
                       f"{result.score:.2f}", literal(result.chunk_id or "-"),
                       literal("\n".join([_shorten(evidence), *notes])))
     console.print(table)
-    if stages := report.extra.get("cascade"):  # which model decided, after which escalated
+    if stages := report.meta.cascade:  # which model decided, after which escalated
         console.print(literal("cascade: " + " -> ".join(
-            f"{stage['model_id']} {stage['decision']} ({stage['score']:.2f})" for stage in stages)))
+            f"{stage.model_id} {stage.route.value} ({stage.score:.2f})" for stage in stages)))
     for finding in report.findings:
         console.print(styled((finding.check, "red"), f": {finding.detail}"))
     for warning in report.warnings:
         console.print(styled(("warning", "yellow"), f": {warning}"))
-    label = "abstained" if report.abstained else report.decision.value.upper()
-    thresholds = report.extra.get("thresholds")
-    band = (f"accept >= {format_threshold(thresholds['accept_at'])}, "
-            f"reject <= {format_threshold(thresholds['reject_at'])}; ") if thresholds else ""
-    if thresholds and "decide_at" in thresholds:  # route = "decide": one threshold, nothing escalated
-        band = f"decided: accept >= {format_threshold(thresholds['decide_at'])}, else reject; "
-    console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.decision]),
+    label = "abstained" if report.abstained else report.route.value.upper()
+    thresholds = report.meta.thresholds
+    band = (f"accept >= {format_threshold(thresholds.accept_at)}, "
+            f"reject <= {format_threshold(thresholds.reject_at)}; ") if thresholds else ""
+    if thresholds and thresholds.decide_at is not None:  # route = "decide": one threshold, nothing escalated
+        band = f"decided: accept >= {format_threshold(thresholds.decide_at)}, else reject; "
+    console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.route]),
                          f"  ({band}{len(report.claims)} claims, {len(chunks)} chunks, "
                          f"{report.timings.get('total', 0):.2f}s)"))
 

@@ -32,11 +32,11 @@ def decision_line(report: Report, thresholds: tuple[float, float]) -> str:
     accept_at, reject_at = thresholds
     missing = unsupported(report)
     band = f"accept >= {format_threshold(accept_at)}, reject <= {format_threshold(reject_at)}"
-    decide_at = (report.extra.get("thresholds") or {}).get("decide_at")
+    decide_at = report.meta.thresholds.decide_at if report.meta.thresholds else None
     if decide_at is not None:  # a decided report (route = "decide") names the one threshold it was decided at
         band = f"decided: accept >= {format_threshold(decide_at)}, else reject"
     return (
-        f"decision {report.decision.value.upper()} by {report.model_id}, answer score {report.score:.2f} "
+        f"decision {report.route.value.upper()} by {report.model_id}, answer score {report.score:.2f} "
         f"({band}); {len(missing)} of {len(report.claims)} claims not supported"
     )
 

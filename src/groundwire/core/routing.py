@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from groundwire.foundation.types import Route, RouteMode, Thresholds
+from groundwire.foundation.types import Route, RoutedThresholds, RouteMode, Thresholds
 
 ROUTE_MODES: tuple[RouteMode, ...] = ("three-way", "decide")
 MIDPOINT_WARNING = (
     'route = "decide": no decide_at is calibrated for this scorer or set ([verify] decide_at); each answer is decided '
-    'at the midpoint of its accept_at and reject_at (extra["thresholds"]["decide_at"])'
+    "at the midpoint of its accept_at and reject_at (meta.thresholds.decide_at)"
 )
 """Every report of a decided check without a decide_at carries this (an uncalibrated scorer such as "lexical")."""
 
@@ -76,10 +75,8 @@ class Router:
             return Route.ACCEPT
         return Route.REJECT if score <= reject_at else Route.ESCALATE
 
-    def described(self, thresholds: Thresholds) -> dict[str, Any]:
-        """The thresholds an answer was routed by, as its report's extra["thresholds"] names them: the pair, and in
+    def described(self, thresholds: Thresholds) -> RoutedThresholds:
+        """The thresholds an answer was routed by, as its report's `meta.thresholds` names them: the pair, and in
         decide mode the one threshold it was decided at."""
-        described: dict[str, Any] = {"accept_at": thresholds[0], "reject_at": thresholds[1]}
-        if self.mode == "decide":
-            described["decide_at"] = self.decide_at_for(thresholds)
-        return described
+        decide_at = self.decide_at_for(thresholds) if self.mode == "decide" else None
+        return RoutedThresholds(accept_at=thresholds[0], reject_at=thresholds[1], decide_at=decide_at)

@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from groundwire.foundation.types import ClaimResult, Report, Verdict
+from groundwire.foundation.types import ClaimResult, JudgeSummary, Report, Verdict
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -203,16 +203,16 @@ def _summary(result: object) -> dict[str, str | float | int | bool]:
     score = getattr(report, "score", None)
     if isinstance(score, float):
         out["score"] = score
-    decision = getattr(report, "decision", None)
-    if decision is not None:
-        out["decision"] = str(getattr(decision, "value", decision))
+    route = getattr(report, "route", None)
+    if route is not None:
+        out["decision"] = str(getattr(route, "value", route))
     claims = getattr(report, "claims", None)
     if isinstance(claims, tuple):
         out["claims"] = len(claims)
-    judge = getattr(report, "extra", {}).get("judge") if isinstance(getattr(report, "extra", None), dict) else None
-    if isinstance(judge, dict):
-        out["judge_calls"] = int(judge.get("calls", 0))
-        out["judge_failed_calls"] = int(judge.get("failed_calls", 0))
+    judge = getattr(getattr(report, "meta", None), "judge", None)
+    if isinstance(judge, JudgeSummary):
+        out["judge_calls"] = judge.calls
+        out["judge_failed_calls"] = judge.failed_calls
     return out
 
 
@@ -244,7 +244,7 @@ def evaluation_of(report: object) -> dict[str, Any] | None:
     {"openinference": {field: value}, "answer_event": {...}, "claim_events": [{...}, ...]}. No user text."""
     if not isinstance(report, Report):
         return None
-    label = report.decision.value
+    label = report.route.value
     verdicts = [result.verdict for result in report.claims]
     explanation = explain(label, verdicts, report.score, abstained=report.abstained)
     metadata = {

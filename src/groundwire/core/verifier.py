@@ -11,7 +11,7 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Never
+from typing import Never
 
 import numpy as np
 
@@ -44,11 +44,15 @@ from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.textutil import content_words, looks_english
 from groundwire.foundation.types import (
     REFUSAL_TOKEN,
+    CascadeStage,
     Chunk,
     Claim,
     ClaimResult,
+    DecidedBy,
     Report,
+    ReportMeta,
     Route,
+    SkippedSentence,
     Thresholds,
     Verdict,
 )
@@ -72,7 +76,7 @@ class Verifier:
     >>> from groundwire.scoring import get_scorer
     >>> verifier = Verifier(get_scorer("lexical"), CheckSettings(accept_at=0.85))
     >>> report = verifier.verify("The plan costs $10.", ["The plan costs $10 a month."])
-    >>> report.decision.value
+    >>> report.route.value
     'accept'
 
     It receives a scorer and objects, and resolves no names: `pipeline.build_verifier(settings)` does (the scorer and
@@ -285,14 +289,14 @@ class Verifier:
         """Execute a plan made by `plan` (see `verify` for the options): checks, the one scoring call, verdicts;
         then, for an answer this stage escalates, the next stage of the cascade (`escalate_to`), if there is one."""
         report = self._run_stage(plan, require_citations=require_citations, task=task)
-        if report.decision is not Route.ESCALATE or self.escalate_to is None:
+        if report.route is not Route.ESCALATE or self.escalate_to is None:
             return report
         following = self.escalate_to
         next_plan = plan.later or following.plan(plan.answer, plan.context, question=plan.question, claims=plan.claims)
         later = following.run(next_plan, require_citations=require_citations, task=task)
-        stages = [_stage(report), *later.extra.get("cascade", [_stage(later, following.calibrated_after)])]
+        stages = (_stage(report), *(later.meta.cascade or (_stage(later, following.calibrated_after),)))
         total = report.timings.get("total", 0.0) + later.timings.get("total", 0.0)
-        return replace(later, extra={**later.extra, "cascade": stages}, timings={**later.timings, "total": total})
+        return replace(later, meta=replace(later.meta, cascade=stages), timings={**later.timings, "total": total})
 
     def _run_stage(self, plan: Plan, *, require_citations: bool | None, task: str | None) -> Report:
         if not plan.complete:
@@ -310,17 +314,17 @@ class Verifier:
 
         def finished(
             score: float,
-            decision: Route,
+            route: Route,
             claims: Sequence[ClaimResult] = (),
             *,
             abstained: bool = False,
-            extra: dict[str, Any] | None = None,
+            meta: ReportMeta | None = None,
         ) -> Report:
             timings["total"] = time.perf_counter() - started
             return Report(
                 answer=answer,
                 score=score,
-                decision=decision,
+                route=route,
                 claims=tuple(claims),
                 abstained=abstained,
                 model_id=self.model_id,
@@ -328,23 +332,23 @@ class Verifier:
                 findings=findings,
                 warnings=warnings,
                 question=question,
-                extra=extra or {},
+                meta=meta or ReportMeta(),
             )
 
         if plan.abstained:
             return finished(NO_CLAIMS_SCORE, Route.ACCEPT, abstained=True)
         claims = list(plan.claims)
         # A bare answer ("1959") is a claim although its sentence alone would be skipped.
-        skipped = [
-            {"text": s.text, "reason": s.skip_reason}
+        skipped = tuple(
+            SkippedSentence(s.text, s.skip_reason)
             for s in plan.sentences
             if s.skip_reason and not any(c.span[0] < s.span[1] and s.span[0] < c.span[1] for c in claims)
-        ]
+        )
         if not claims:
             warnings += ("no checkable claims in the answer: score 1.0 by definition (nothing is asserted)",)
             # An answer citing a passage nobody retrieved, or misusing the refusal token, is never accepted outright.
-            decision = self.route(NO_CLAIMS_SCORE, doubtful=bool(findings))
-            return finished(NO_CLAIMS_SCORE, decision, extra={"skipped": skipped})
+            route = self.route(NO_CLAIMS_SCORE, doubtful=bool(findings))
+            return finished(NO_CLAIMS_SCORE, route, meta=ReportMeta(skipped=skipped))
         # JSON records are checked as one statement per line; evidence spans then index the rendered text.
         scoring_context = list(plan.scoring_context)
         rendered = {new.id: new.text for old, new in zip(context, scoring_context, strict=True) if new is not old}
@@ -352,24 +356,25 @@ class Verifier:
             task = STRUCTURED_TASK
         calibration = calibration_key(task, len(claims))
         thresholds = self.thresholds_for(calibration)
-        results, stats = self._verify_claims(
+        results, (windows, pairs_scored) = self._verify_claims(
             answer,
             plan,
             timings=timings,
             task=calibration,
             thresholds=thresholds,
         )
-        if rendered:
-            stats["rendered_chunks"] = rendered
-        if task is not None:
-            stats["task"] = task
-        if calibration is not None:
-            stats["calibration"] = calibration
-        # The pair the answer was routed by, so a reader can tell why 0.04 escalates (reject_at 0) or 0.79 does.
-        stats["thresholds"] = self.router.described(thresholds)  # with the decide_at of a decided check
+        meta = ReportMeta(
+            task=task,
+            calibration=calibration,
+            thresholds=self.router.described(thresholds),  # with the decide_at of a decided check
+            skipped=skipped,
+            windows=windows,
+            pairs_scored=pairs_scored,
+            rendered_chunks=rendered or None,
+        )
         # A claim the model could not see at all has no score to take the min of: it is left out of the
         # answer score, and the answer can then at best be escalated (in decide mode, rejected).
-        scored = [r.score for r in results if r.support is not None or r.decided_by == "checks"]
+        scored = [r.score for r in results if r.support is not None or r.decided_by is DecidedBy.CHECKS]
         score = min(scored, default=NO_CLAIMS_SCORE)
         if len(scored) < len(results):
             warnings += (
@@ -377,8 +382,7 @@ class Verifier:
             )
         # Accepted only when every claim is, fully scored, and no citation finding stands against the answer.
         doubtful = bool(findings) or any(not r.scored or r.route is not Route.ACCEPT for r in results)
-        decision = self.route(score, thresholds, doubtful=doubtful)
-        return finished(score, decision, results, extra={"skipped": skipped, **stats})
+        return finished(score, self.route(score, thresholds, doubtful=doubtful), results, meta=meta)
 
     def _verify_claims(
         self,
@@ -388,9 +392,9 @@ class Verifier:
         timings: dict[str, float],
         task: str | None,
         thresholds: Thresholds,
-    ) -> tuple[list[ClaimResult], dict[str, Any]]:
-        """The plan's `scoring_context` is what is scored (JSON records rendered to statements); its `context` the
-        chunks as given."""
+    ) -> tuple[list[ClaimResult], tuple[int, int]]:
+        """The claims' results, and the windows and (window, claim) pairs scored. The plan's `scoring_context` is
+        what is scored (JSON records rendered to statements); its `context` the chunks as given."""
         claims, context, retrieved = list(plan.claims), list(plan.scoring_context), list(plan.context)
         states = [ClaimState(position, claim) for position, claim in enumerate(claims)]
         chunk_ids = [chunk.id for chunk in context]
@@ -459,7 +463,7 @@ class Verifier:
             for r in results
         ]
         timings["aggregate"] = time.perf_counter() - mark
-        return results, {"windows": len(windows), "pairs_scored": matrix.pairs_scored}
+        return results, (len(windows), matrix.pairs_scored)
 
     def _align(self, claims: list[str], context: list[Chunk], timings: dict[str, float]) -> list[Alignment | None]:
         """Each claim's best evidence sentence by meaning, when the meaning layer is on (one embedding call)."""
@@ -570,16 +574,10 @@ def _named_scorer(name: str | None) -> Scorer:
     return get_scorer(name)
 
 
-def _stage(report: Report, calibrated_after: str | None = None) -> dict[str, Any]:
+def _stage(report: Report, calibrated_after: str | None = None) -> CascadeStage:
     """A cascade stage as the report lists it: which model, its answer score, its route and how long it took;
     for a later stage, the stage its thresholds were calibrated after (None: its own, stand-alone ones)."""
-    stage = {
-        "model_id": report.model_id,
-        "score": report.score,
-        "decision": report.decision.value,
-        "seconds": report.timings.get("total", 0.0),
-    }
-    return stage if calibrated_after is None else {**stage, "calibrated_after": calibrated_after}
+    return CascadeStage(report.model_id, report.score, report.route, report.timings.get("total", 0.0), calibrated_after)
 
 
 def _language_warnings(answer: str, context: list[Chunk]) -> tuple[str, ...]:

@@ -45,7 +45,7 @@ def result_row(item_id: str, report: Report) -> dict[str, Any]:
     return {
         "id": item_id,
         "score": float(report.score),
-        "decision": report.decision.value,
+        "decision": report.route.value,
         "grounded": report.grounded,
         "abstained": report.abstained,
         "n_claims": len(verdicts),

@@ -84,7 +84,7 @@ def evaluate(
         else:
             report = outcome.report
             by_task[outcome.row.task].append(
-                (outcome.row.hallucinated, report.score, report.decision)
+                (outcome.row.hallucinated, report.score, report.route)
             )
     labelled = [item for items in by_task.values() for item in items]
     if not labelled:

@@ -38,7 +38,7 @@ def prediction(outcome: RowOutcome) -> dict[str, Any]:
         return out | {"error": outcome.error}
     return out | {
         "score": report.score,
-        "decision": report.decision.value,
+        "decision": report.route.value,
         "flagged": not report.grounded,
         "supported_share": report.supported_share,
         "n_claims": len(report.claims),

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol
+from warnings import warn
 
 REFUSAL_TOKEN = "NOT_IN_CONTEXT"
 NO_CLAIMS_SHARE = 1.0
@@ -37,7 +38,8 @@ class Route(StrEnum):
 
 
 class DecidedBy(StrEnum):
-    """Who set a claim's verdict (`ClaimResult.decided_by`); a plain string in the report's JSON."""
+    """Who set a claim's verdict (`ClaimResult.decided_by`); a plain string in the report's JSON. A StrEnum, as
+    `Verdict` and `Route` are: each member documents itself, and a member equals its string ("judge")."""
 
     SCORER = "scorer"
     """The scorer's score (through the combiner, where the scorer has one) against the thresholds."""
@@ -136,15 +138,151 @@ class ClaimResult:
 
 
 @dataclass(frozen=True, slots=True)
+class RoutedThresholds:
+    """The thresholds an answer was routed by (`ReportMeta.thresholds`): its calibration's pair, and in decide mode
+    (`[verify] route = "decide"`) the one threshold it was decided at."""
+
+    accept_at: float
+    reject_at: float
+    decide_at: float | None = None
+    """Only in decide mode: accept at or above it, reject below (None: three-way routing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedSentence:
+    """An answer sentence that was not checked, and why ("greeting_or_too_short", "filler", ...)."""
+
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CascadeStage:
+    """One stage of a cascade (`escalate_to`): the model, its answer score and route, and its seconds."""
+
+    model_id: str
+    score: float
+    route: Route
+    seconds: float
+    calibrated_after: str | None = None
+    """For a later stage: the model id of the stage its thresholds were calibrated after (None: its own)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeOutcome:
+    """The LLM judge on one escalated claim (`claim`, its index): its verdict, quote and reason, or the `error`
+    that kept it from judging."""
+
+    claim: int
+    verdict: Verdict | None = None
+    model_verdict: Verdict | None = None
+    """The judge's own ruling before groundwire checked its quote (it may differ from `verdict`)."""
+    quote: str | None = None
+    chunk_id: str | None = None
+    reason: str | None = None
+    finding: str | None = None
+    """The check its quote failed, if any ("confabulated_support", "fabricated_citation", ...)."""
+    error: str | None = None
+    """Why the claim was not judged (endpoint failure, unparseable reply); the other fields are then None."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSummary:
+    """The judge's work on one answer (`ReportMeta.judge`): calls and their cost, the claims it decided, the claims
+    it could not (`not_judged`), and every outcome."""
+
+    calls: int
+    failed_calls: int
+    decided: tuple[int, ...]
+    not_judged: tuple[int, ...]
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    http_requests: int
+    outcomes: tuple[JudgeOutcome, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Consistency:
+    """Self-consistency of a generated answer (`ReportMeta.consistency`): per claim, the share of the other
+    samples that state it."""
+
+    samples: int
+    agreement: tuple[float, ...]
+    mean: float
+
+
+@dataclass(frozen=True, slots=True)
+class LowConfidenceSpan:
+    """A run of `answer[start:end]` whose tokens' least probability is `min_prob` (rounded to 4 places)."""
+
+    start: int
+    end: int
+    min_prob: float
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SelfRagSegment:
+    """A Self-RAG segment with its own reflection tokens, next to the verifier's verdicts on the claims in it."""
+
+    text: str
+    span: tuple[int, int]
+    retrieve: bool | None
+    is_rel: str | None
+    is_sup: str | None
+    is_use: int | None
+    verifier: tuple[Verdict, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportMeta:
+    """How an answer was checked, beside its verdict (`Report.meta`). A field is None where it does not apply: an
+    abstention is not split into sentences, an answer without claims is not scored, the judge did not run."""
+
+    task: str | None = None
+    """The kind of answer given or inferred ("qa", "summary", "data2text", "dialogue", "claim"); None: not given."""
+    calibration: str | None = None
+    """The calibration key the thresholds and combiner came from ("qa", "summary/long", ...); None: pooled."""
+    thresholds: RoutedThresholds | None = None
+    """What the answer was routed by, so a reader can tell why 0.04 escalates (reject_at 0) or 0.79 does."""
+    skipped: tuple[SkippedSentence, ...] | None = None
+    """Answer sentences not checked, and why; None for an abstention (not split into sentences)."""
+    windows: int | None = None
+    """Context windows built for the scorer."""
+    pairs_scored: int | None = None
+    """(window, claim) pairs the scorer ran on."""
+    rendered_chunks: dict[str, str] | None = None
+    """Chunks holding a JSON record, by id, as rendered to statements; evidence spans index this text."""
+    cascade: tuple[CascadeStage, ...] | None = None
+    """Every stage an escalated answer went through, first to last; None without a cascade or when the first
+    stage decided."""
+    judge: JudgeSummary | None = None
+    """The LLM judge's calls, cost and outcomes; None when it did not run."""
+    consistency: Consistency | None = None
+    """Self-consistency across generated samples (`groundwire generate`)."""
+    low_confidence_spans: tuple[LowConfidenceSpan, ...] | None = None
+    """Spans of a generated answer whose token probabilities were low."""
+    self_rag: tuple[SelfRagSegment, ...] | None = None
+    """Self-RAG's own reflection, per segment, beside the verifier's verdicts."""
+    repaired_from: str | None = None
+    """For a repair that abstained: the answer it replaced."""
+    profile: str | None = None
+    """The domain profile that routed the answer; None: no profile."""
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """One answer's check: its score (the weakest claim's), its route, every claim's result, the answer-level
-    findings and warnings, and the model that scored it. `to_dict()` is the JSON every surface writes."""
+    findings and warnings, the model that scored it and how it was checked (`meta`). `to_dict()` is the JSON every
+    surface writes."""
 
     answer: str
     score: float
     """Answer score: min over the scores of the claims that could be scored. An answer with no claims scores 1.0
     (nothing is asserted); a claim the model could not see at all is left out and the answer is escalated."""
-    decision: Route
+    route: Route
+    """Where the answer goes: accepted, escalated or rejected (`ClaimResult.route` at claim level)."""
     claims: tuple[ClaimResult, ...]
     abstained: bool
     model_id: str
@@ -153,12 +291,25 @@ class Report:
     """Answer-level output-validator findings (fabricated citations, misplaced refusal token...)."""
     warnings: tuple[str, ...] = ()
     question: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    meta: ReportMeta = field(default_factory=ReportMeta)
 
     @property
     def grounded(self) -> bool:
         """Whether the answer is accepted as it is."""
-        return self.decision is Route.ACCEPT
+        return self.route is Route.ACCEPT
+
+    @property
+    def decision(self) -> Route:
+        """Deprecated: `route`, its name at claim level too. Kept for one release (CHANGELOG.md)."""
+        warn("Report.decision is deprecated: read Report.route", DeprecationWarning, stacklevel=2)
+        return self.route
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Deprecated: `meta`, typed. Kept for one release (CHANGELOG.md): `meta` as the dict `extra` was
+        (`legacy_extra`)."""
+        warn("Report.extra is deprecated: read Report.meta", DeprecationWarning, stacklevel=2)
+        return legacy_extra(self.meta)
 
     @property
     def supported_share(self) -> float:
@@ -169,9 +320,28 @@ class Report:
         return sum(result.verdict is Verdict.SUPPORTED for result in self.claims) / len(self.claims)
 
     def to_dict(self) -> dict[str, Any]:
-        """The report as JSON-ready values (enums as their values), with `supported_share`."""
+        """The report as JSON-ready values (enums as their values, tuples as lists, every `meta` field with null
+        where it does not apply), with `supported_share`."""
         data: dict[str, Any] = _jsonable(asdict(self)) | {"supported_share": self.supported_share}
         return data
+
+
+def legacy_extra(meta: ReportMeta) -> dict[str, Any]:
+    """`meta` as JSON in the shape of the report's former `extra` dict: a key only where its field applies (so a
+    three-way route's thresholds have no decide_at), and a cascade stage's route named "decision"."""
+
+    def present(values: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in values.items() if value is not None}
+
+    legacy = present(_jsonable(asdict(meta)))
+    if "thresholds" in legacy:
+        legacy["thresholds"] = present(legacy["thresholds"])
+    if "cascade" in legacy:
+        legacy["cascade"] = [
+            {("decision" if key == "route" else key): value for key, value in present(stage).items()}
+            for stage in legacy["cascade"]
+        ]
+    return legacy
 
 
 def _jsonable(value: Any) -> Any:

@@ -25,7 +25,7 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from groundwire.config import Config, GenerateConfig, PolicyConfig, load_config
 from groundwire.core.cancel import checkpoint
@@ -34,7 +34,18 @@ from groundwire.core.plan import as_chunks
 from groundwire.core.tracing import traced
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.textutil import sentence_spans
-from groundwire.foundation.types import REFUSAL_TOKEN, AnswerCheck, Chunk, Finding, Report, Route, Verdict
+from groundwire.foundation.types import (
+    REFUSAL_TOKEN,
+    AnswerCheck,
+    Chunk,
+    Consistency,
+    Finding,
+    LowConfidenceSpan,
+    Report,
+    Route,
+    SelfRagSegment,
+    Verdict,
+)
 from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, TokenLogprob
 from groundwire.llm.policy import DELIVERED, PolicyOutcome, apply_policy
@@ -206,7 +217,7 @@ class Generator:
             model,
             answer,
             report.score,
-            report.decision.value,
+            report.route.value,
             outcome.action,
             outcome.reason,
             retrievals,
@@ -243,12 +254,12 @@ class Generator:
             return f"{question} {answer}".strip() if reflection.wants_retrieval else None
         spans = low_confidence_spans(completion, answer, threshold=self.settings.low_confidence_prob)
         for start, end in sentence_spans(answer):
-            inside = [s for s in spans if start <= s["start"] < end]
+            inside = [s for s in spans if start <= s.start < end]
             if inside:
                 # FLARE's masked query: the tentative sentence without its low-confidence tokens.
                 sentence = answer[start:end]
-                for span in sorted(inside, key=lambda s: -s["start"]):
-                    a, b = span["start"] - start, span["end"] - start
+                for span in sorted(inside, key=lambda s: -s.start):
+                    a, b = span.start - start, span.end - start
                     sentence = sentence[:a] + " " + sentence[b:]
                 return " ".join(f"{question} {sentence}".split())
         return None
@@ -282,12 +293,8 @@ class Generator:
         if reflection is not None:
             report = carry_reflection(report, reflection)
         blocking = [f for f in (*report.findings, *findings) if f.check in BLOCKING_CHECKS]
-        decision = (
-            Route.REJECT
-            if blocking and report.decision is not Route.REJECT and not report.abstained
-            else report.decision
-        )
-        return dataclasses.replace(report, findings=report.findings + tuple(findings), decision=decision)
+        route = Route.REJECT if blocking and report.route is not Route.REJECT and not report.abstained else report.route
+        return dataclasses.replace(report, findings=report.findings + tuple(findings), route=route)
 
     # --- consistency and fallback ------------------------------------------------------------------
 
@@ -321,15 +328,8 @@ class Generator:
             )
             for result, share in zip(report.claims, agreement, strict=True)
         )
-        extra = {
-            **report.extra,
-            "consistency": {
-                "samples": len(others) + 1,
-                "agreement": agreement,
-                "mean": sum(agreement) / len(agreement),
-            },
-        }
-        return dataclasses.replace(report, claims=claims, extra=extra)
+        consistency = Consistency(len(others) + 1, tuple(agreement), sum(agreement) / len(agreement))
+        return dataclasses.replace(report, claims=claims, meta=dataclasses.replace(report.meta, consistency=consistency))
 
     def _fallback(
         self, question: str, context: list[Chunk], attempts: list[Attempt], escalations: list[Escalation]
@@ -339,7 +339,7 @@ class Generator:
         report = Report(
             answer=answer,
             score=1.0,
-            decision=Route.ACCEPT,
+            route=Route.ACCEPT,
             claims=(),
             abstained=True,
             model_id=self.checker.model_id,
@@ -396,15 +396,6 @@ def false_sufficiency(report: Report, *, min_supported_share: float) -> Finding 
     )
 
 
-class LowConfidenceSpan(TypedDict):
-    """A run of `answer[start:end]` whose tokens' least probability is `min_prob` (rounded to 4 places)."""
-
-    start: int
-    end: int
-    min_prob: float
-    text: str
-
-
 def low_confidence_spans(completion: Completion, answer: str, *, threshold: float) -> list[LowConfidenceSpan]:
     """Character spans of `answer` made of tokens whose probability is below `threshold`, merged per word run."""
     if not completion.logprobs or threshold <= 0:
@@ -423,8 +414,7 @@ def low_confidence_spans(completion: Completion, answer: str, *, threshold: floa
             runs[-1] = (runs[-1][0], end, min(runs[-1][2], token.prob))
         else:
             runs.append((start, end, token.prob))
-    return [{"start": start, "end": end, "min_prob": round(min_prob, 4), "text": answer[start:end]}
-            for start, end, min_prob in runs]
+    return [LowConfidenceSpan(start, end, round(min_prob, 4), answer[start:end]) for start, end, min_prob in runs]
 
 
 def _token_offsets(text: str, tokens: Sequence[TokenLogprob]) -> list[tuple[int, int]]:
@@ -449,21 +439,22 @@ def mark_low_confidence(report: Report, spans: list[LowConfidenceSpan]) -> Repor
     claims = []
     for result in report.claims:
         start, end = result.claim.span
-        inside = [s for s in spans if s["start"] < end and s["end"] > start]
+        inside = [s for s in spans if s.start < end and s.end > start]
         if inside:
-            detail = ", ".join(f"{s['text']!r} (p={s['min_prob']:.2f})" for s in inside)
+            detail = ", ".join(f"{s.text!r} (p={s.min_prob:.2f})" for s in inside)
             result = dataclasses.replace(
                 result,
                 checks=result.checks + (Finding("low_confidence_tokens", detail),),
-                features={**result.features, "min_token_prob": min(s["min_prob"] for s in inside)},
+                features={**result.features, "min_token_prob": min(s.min_prob for s in inside)},
             )
         claims.append(result)
-    return dataclasses.replace(report, claims=tuple(claims), extra={**report.extra, "low_confidence_spans": spans})
+    meta = dataclasses.replace(report.meta, low_confidence_spans=tuple(spans))
+    return dataclasses.replace(report, claims=tuple(claims), meta=meta)
 
 
 def carry_reflection(report: Report, reflection: Reflection) -> Report:
     """Put Self-RAG's own [IsSup] next to the verifier's verdict, per claim and per segment."""
-    segments = []
+    segments: list[SelfRagSegment] = []
     claims = list(report.claims)
     for segment in reflection.segments:
         if not segment.text:
@@ -475,18 +466,14 @@ def carry_reflection(report: Report, reflection: Reflection) -> Report:
                 claims[i] = dataclasses.replace(
                     claims[i], features={**claims[i].features, "selfrag_is_sup": IS_SUP_SCORE[segment.is_sup]}
                 )
+        verdicts = tuple(claims[i].verdict for i in overlapping)
         segments.append(
-            {
-                "text": segment.text,
-                "span": list(segment.span),
-                "retrieve": segment.retrieve,
-                "is_rel": segment.is_rel,
-                "is_sup": segment.is_sup,
-                "is_use": segment.is_use,
-                "verifier": [claims[i].verdict.value for i in overlapping],
-            }
+            SelfRagSegment(
+                segment.text, segment.span, segment.retrieve, segment.is_rel, segment.is_sup, segment.is_use, verdicts
+            )
         )
-    return dataclasses.replace(report, claims=tuple(claims), extra={**report.extra, "self_rag": segments})
+    meta = dataclasses.replace(report.meta, self_rag=tuple(segments))
+    return dataclasses.replace(report, claims=tuple(claims), meta=meta)
 
 
 def claim_agreement(report: Report, samples: Sequence[str], *, checker: AnswerCheck) -> list[float]:
@@ -514,7 +501,7 @@ def _empty_report(answer: str, question: str, model_id: str) -> Report:
     return Report(
         answer=answer,
         score=0.0,
-        decision=Route.REJECT,
+        route=Route.REJECT,
         claims=(),
         abstained=False,
         model_id=model_id,

@@ -19,7 +19,17 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from groundwire.core.plan import as_chunks
 from groundwire.core.tracing import traced
 from groundwire.foundation.textutil import content_words
-from groundwire.foundation.types import Chunk, ClaimResult, DecidedBy, Finding, Report, Route, Verdict
+from groundwire.foundation.types import (
+    Chunk,
+    ClaimResult,
+    DecidedBy,
+    Finding,
+    JudgeOutcome,
+    JudgeSummary,
+    Report,
+    Route,
+    Verdict,
+)
 from groundwire.llm import prompts
 from groundwire.llm.client import Completion, LLMClient, LLMOutputError, parse_json_reply
 from groundwire.llm.errors import LLMError
@@ -177,19 +187,19 @@ def _not_judged(result: ClaimResult, finding: Finding) -> ClaimResult:
 
 @traced("groundwire.judge")
 def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient, required: bool = False) -> Report:
-    """Let the judge decide every escalated claim; recompute the answer score and decision.
+    """Let the judge decide every escalated claim; recompute the answer score and route.
 
     A judged claim scores 1.0 (SUPPORTED, route accept) or 0.0 (otherwise, route reject); the scorer's
-    own probability stays in `support`. Calls, tokens and outcomes go to report.extra["judge"].
+    own probability stays in `support`. Calls, tokens and outcomes go to report.meta.judge.
     A claim the judge could not decide keeps its score and stays escalated, with a finding that says why:
     `judge_unavailable` (timeout, HTTP error) or `unparseable` (a reply that does not parse); its index is
-    listed in extra["judge"]["not_judged"] and a warning names it. With `required`, an endpoint failure
+    listed in meta.judge.not_judged and a warning names it. With `required`, an endpoint failure
     raises LLMError instead (the CLI's --judge: exit 3).
     """
     chunks = as_chunks(chunks)
     chunks_text = {chunk.id: chunk.text for chunk in chunks}
     claims: list[ClaimResult] = []
-    outcomes: list[dict[str, Any]] = []
+    outcomes: list[JudgeOutcome] = []
     completions: list[Completion] = []
     failed_calls = 0
     warnings = list(report.warnings)
@@ -205,48 +215,47 @@ def adjudicate(report: Report, chunks: Sequence[Chunk], *, client: LLMClient, re
             failed_calls += 1
             finding = Finding("judge_unavailable", f"the judge could not be reached: {exc}")
             warnings.append(f"claim {index + 1} was not judged: {exc}")
-            outcomes.append({"claim": index, "error": str(exc)})
+            outcomes.append(JudgeOutcome(index, error=str(exc)))
             claims.append(_not_judged(result, finding))
             continue
         completions += [judgement.completion] if judgement.completion else []
         if judgement.finding is not None and judgement.finding.check == "unparseable":
             warnings.append(f"claim {index + 1} was not judged: {judgement.finding.detail}")
-            outcomes.append({"claim": index, "error": judgement.finding.detail})
+            outcomes.append(JudgeOutcome(index, error=judgement.finding.detail))
             claims.append(_not_judged(result, judgement.finding))
             continue
         claims.append(_judged(result, judgement, chunks_text))
         outcomes.append(
-            {
-                "claim": index,
-                "verdict": judgement.verdict.value,
-                "model_verdict": _value(judgement.model_verdict),
-                "quote": judgement.quote,
-                "chunk_id": judgement.chunk_id,
-                "reason": judgement.reason,
-                "finding": judgement.finding.check if judgement.finding else None,
-            }
+            JudgeOutcome(
+                index,
+                verdict=judgement.verdict,
+                model_verdict=judgement.model_verdict,
+                quote=judgement.quote,
+                chunk_id=judgement.chunk_id,
+                reason=judgement.reason,
+                finding=judgement.finding.check if judgement.finding else None,
+            )
         )
     # Cost from this report's own completions, not client.calls: a shared client serves other threads too.
-    extra = dict(report.extra)
-    extra["judge"] = {
-        "calls": len(completions) + failed_calls,
-        "failed_calls": failed_calls,
-        "decided": [o["claim"] for o in outcomes if "verdict" in o],
-        "not_judged": [o["claim"] for o in outcomes if "error" in o],
-        "prompt_tokens": sum(c.prompt_tokens or 0 for c in completions),
-        "completion_tokens": sum(c.completion_tokens or 0 for c in completions),
-        "latency_s": round(sum(c.latency_s for c in completions), 4),
-        "http_requests": sum(c.attempts for c in completions),
-        "outcomes": outcomes,
-    }
+    summary = JudgeSummary(
+        calls=len(completions) + failed_calls,
+        failed_calls=failed_calls,
+        decided=tuple(o.claim for o in outcomes if o.error is None),
+        not_judged=tuple(o.claim for o in outcomes if o.error is not None),
+        prompt_tokens=sum(c.prompt_tokens or 0 for c in completions),
+        completion_tokens=sum(c.completion_tokens or 0 for c in completions),
+        latency_s=round(sum(c.latency_s for c in completions), 4),
+        http_requests=sum(c.attempts for c in completions),
+        outcomes=tuple(outcomes),
+    )
     score = min((c.score for c in claims), default=1.0)
     return dataclasses.replace(
         report,
         claims=tuple(claims),
         score=score,
-        decision=_decision(claims, report),
+        route=_route(claims, report),
         warnings=tuple(warnings),
-        extra=extra,
+        meta=dataclasses.replace(report.meta, judge=summary),
     )
 
 
@@ -275,16 +284,12 @@ def _judged(result: ClaimResult, judgement: Judgement, chunks_text: dict[str, st
     )
 
 
-def _decision(claims: Sequence[ClaimResult], report: Report) -> Route:
+def _route(claims: Sequence[ClaimResult], report: Report) -> Route:
     if not claims:
-        return report.decision
+        return report.route
     routes = {claim.route for claim in claims}
     for route in (Route.REJECT, Route.ESCALATE):
         if route in routes:
             return route
     # As in the verifier: answer-level findings (a fabricated citation...) keep an answer from plain acceptance.
     return Route.ESCALATE if report.findings else Route.ACCEPT
-
-
-def _value(verdict: Verdict | None) -> str | None:
-    return verdict.value if verdict is not None else None

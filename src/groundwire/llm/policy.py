@@ -33,15 +33,15 @@ PolicyFn = Callable[[Report, PolicyConfig, str], PolicyOutcome]
 
 
 def _route(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcome:
-    if report.decision is Route.ACCEPT:
+    if report.route is Route.ACCEPT:
         return PolicyOutcome("accept", report.answer, f"score {report.score:.2f}: accepted")
-    if report.decision is Route.ESCALATE:
+    if report.route is Route.ESCALATE:
         return PolicyOutcome("escalate", report.answer, f"score {report.score:.2f}: needs review")
     return PolicyOutcome("reject", fallback, f"score {report.score:.2f}: rejected")
 
 
 def _strict(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcome:
-    if report.decision is Route.ACCEPT:
+    if report.route is Route.ACCEPT:
         return PolicyOutcome("accept", report.answer, f"score {report.score:.2f}: accepted")
     return PolicyOutcome("reject", fallback, f"score {report.score:.2f}: not accepted, strict policy")
 
@@ -49,7 +49,7 @@ def _strict(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcom
 def _disclaimer(report: Report, config: PolicyConfig, fallback: str) -> PolicyOutcome:
     low, high = config.disclaimer_band
     low_at, high_at = format_threshold(low), format_threshold(high)
-    if report.decision is Route.REJECT:
+    if report.route is Route.REJECT:
         # A rejected answer (a claim rejected, a fabricated citation...) is never delivered, caveat or not.
         return PolicyOutcome("reject", fallback, f"score {report.score:.2f}: rejected")
     if report.score >= high and not report.findings:

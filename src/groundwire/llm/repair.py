@@ -107,7 +107,7 @@ def repair(
 def _verify_as(report: Report, text: str, chunks: Sequence[Chunk], check: AnswerCheck) -> Report:
     """Verify `text` as `report`'s answer was: its question and task, so its calibration (summary, data2text...)
     decides the edit and the repaired answer too."""
-    return check(text, chunks, question=report.question, task=report.extra.get("task"))
+    return check(text, chunks, question=report.question, task=report.meta.task)
 
 
 def _decide(
@@ -191,7 +191,7 @@ def _split(
 
 
 def _supported(part: Report) -> bool:
-    return part.decision is Route.ACCEPT and bool(part.claims)
+    return part.route is Route.ACCEPT and bool(part.claims)
 
 
 # Where a claim may split: ", and" / "and" / ", but" / "but", and a bare comma of a list of verb phrases.
@@ -368,7 +368,7 @@ def _edit(
             text, "drop", f"the edit adds content the context does not have: {', '.join(added)}", edited=edited
         )
     edit_report = _verify_as(report, edited, chunks, check)
-    if edit_report.decision is not Route.ACCEPT or not edit_report.claims:
+    if edit_report.route is not Route.ACCEPT or not edit_report.claims:
         return RepairAction(text, "drop", f"the edit did not verify (score {edit_report.score:.2f})", edited=edited)
     return RepairAction(
         text,
@@ -427,9 +427,9 @@ def _abstained(report: Report, message: str) -> Report:
         report,
         answer=message,
         score=1.0,
-        decision=Route.ACCEPT,
+        route=Route.ACCEPT,
         claims=(),
         abstained=True,
         findings=(),
-        extra={**report.extra, "repaired_from": report.answer},
+        meta=dataclasses.replace(report.meta, repaired_from=report.answer),
     )

@@ -42,11 +42,11 @@ class ServiceMetrics:
 
     def observe(self, endpoint: str, report: Report, *, seconds: float, extra: Mapping[str, object] | None) -> None:
         """One logged request: its decision, its latency, the judge calls its report records, a cache hit."""
-        self.decisions.labels(endpoint, report.decision.value).inc()
+        self.decisions.labels(endpoint, report.route.value).inc()
         self.check_seconds.labels(endpoint).observe(seconds)
-        judge = report.extra.get("judge") or {}
-        self.judge_calls.inc(int(judge.get("calls", 0)))
-        self.judge_failures.inc(int(judge.get("failed_calls", 0)))
+        if (judge := report.meta.judge) is not None:
+            self.judge_calls.inc(judge.calls)
+            self.judge_failures.inc(judge.failed_calls)
         if extra is not None and "cached" in extra:
             self.cache_lookups.labels("hit" if extra["cached"] else "miss").inc()
 

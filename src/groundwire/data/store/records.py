@@ -97,7 +97,7 @@ class RequestRecord:
             retrieved=tuple(item if isinstance(item, RetrievedChunk) else RetrievedChunk(*item) for item in retrieved),
             claims=claims,
             answer_score=float(report.score),
-            route=Route(report.decision).value,
+            route=report.route.value,
             escalations=sum(1 for c in claims if c.route == Route.ESCALATE.value),
             refused=bool(report.abstained) or response.strip() == REFUSAL_TOKEN,
             latency_ms=latency_ms,

@@ -101,11 +101,11 @@ def items_from_frozen(
                 answer=row.answer,
                 claims=claims,
                 refused=bool(report.abstained),
-                escalated=report.decision is Route.ESCALATE or any(r.route is Route.ESCALATE for r in report.claims),
+                escalated=report.route is Route.ESCALATE or any(r.route is Route.ESCALATE for r in report.claims),
                 retrieved_ids=tuple(text_id(text) for text in row.context),
                 hallucinated=row.hallucinated,
                 score=float(report.score),
-                route=Route(report.decision).value,
+                route=report.route.value,
                 release=release,
                 segment=segment_by(row),
             )

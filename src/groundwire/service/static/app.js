@@ -98,8 +98,9 @@ function render(result) {
   $("result").hidden = false;
   $("result").dataset.requestId = result.request_id;
   $("request-id").textContent = result.request_id;
-  $("decision").textContent = report.decision;
-  $("decision").className = "badge " + report.decision;
+  const route = report.route || report.decision;  // a request logged before the report's `decision` became `route`
+  $("decision").textContent = route;
+  $("decision").className = "badge " + route;
   $("answer-score").textContent = report.score.toFixed(2);
   $("review-flag").hidden = !(result.review && result.review.queued);
   renderWarnings(report);

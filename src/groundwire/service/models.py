@@ -1,7 +1,8 @@
 """The HTTP contract: request and response bodies of the /v1 endpoints.
 
 Field limits live here so a malformed or oversized field gets a 422 that names it,
-before any model runs. Reports travel as `Report.to_dict()` (see groundwire.foundation.types).
+before any model runs. Reports travel as `Report.to_dict()`, described by `ReportOut` from the report's own
+dataclasses (groundwire.foundation.types), so /openapi.json documents claims, verdicts, citations and thresholds.
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from groundwire.foundation.types import ClaimResult, Finding, ReportMeta, Route
+from groundwire.llm.repair import RepairAction
 
 # Generous per-field caps; the byte limit on the whole body (settings.max_body_bytes) and the per-request work
 # limits (settings.max_claims, max_chunks, max_pairs; see limits.check_work) are the real guards.
@@ -138,25 +142,63 @@ class IngestedChunk(BaseModel):
     text: str
 
 
+class ReportOut(BaseModel):
+    """One answer's check (`Report.to_dict()`): its score and route, every claim's verdict, score, citation
+    (`chunk_id`) and evidence, and how it was checked (`meta`: calibration, thresholds, cascade...). The claims and
+    `meta` are the report's own dataclasses (groundwire.foundation.types); tests/service checks the fields match."""
+
+    # Their attribute docstrings become the schema's descriptions, the nested dataclasses' too.
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    answer: str
+    score: float
+    """The weakest claim's score (1.0 for an answer with no claims)."""
+    route: Route
+    """Where the answer goes: accept, escalate or reject (each claim's `route` at claim level)."""
+    claims: list[ClaimResult]
+    abstained: bool
+    model_id: str
+    timings: dict[str, float]
+    """Seconds per stage, and `total`."""
+    findings: list[Finding]
+    """Answer-level findings (fabricated citations, misplaced refusal token...)."""
+    warnings: list[str]
+    question: str | None
+    meta: ReportMeta
+    supported_share: float
+    """The share of claims that are SUPPORTED (RAGAS's faithfulness), beside `score`."""
+
+
+class RepairedOut(BaseModel):
+    """`Repaired.to_dict()` (groundwire.llm.repair) and a one-line `summary`."""
+
+    answer: str
+    abstained: bool
+    surviving_share: float
+    actions: list[RepairAction]
+    report: ReportOut
+    """The repaired answer, checked again."""
+    original_score: float
+    summary: str
+
+
 class VerifyResponse(BaseModel):
     request_id: str
-    report: dict[str, Any]
-    """`Report.to_dict()`: its shape is the report's (groundwire.foundation.types), not repeated here."""
+    report: ReportOut
     review: Review
     chunks: list[ChunkOut]
     """The chunks the answer was checked against (so a page can show the evidence span)."""
 
 
 class RepairResponse(VerifyResponse):
-    repaired: dict[str, Any]
-    """`Repaired.to_dict()` (groundwire.llm.repair) and a one-line `summary`."""
+    repaired: RepairedOut
 
 
 class GenerateResponse(BaseModel):
     request_id: str
     answer: str
     cached: bool
-    report: dict[str, Any] | None
+    report: ReportOut | None
     review: Review
     detail: dict[str, Any] = Field(default_factory=dict)
     """`Generation.to_dict()` less its report (groundwire.llm.generate); a cached answer adds `cache`."""

@@ -101,7 +101,7 @@ def table(scorer: str) -> bool:
             outcomes.add(outcome)
             cells.append(f"{outcome:6} {score:4.2f} {native:16}")
         agree = agree and len(outcomes) == 1
-        print(f"{label:11} {report.decision.value:9} {report.score:5.2f} | " + " | ".join(cells))
+        print(f"{label:11} {report.route.value:9} {report.score:5.2f} | " + " | ".join(cells))
     print(f"all five agree on every answer: {agree}")
     return agree
 

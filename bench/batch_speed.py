@@ -39,7 +39,7 @@ def main() -> None:
     wall, cpu = time.perf_counter(), time.process_time()
     checked = list(check_rows(verifier, rows))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    pairs = sum(c.report.extra.get("pairs_scored", 0) for c in checked if c.report is not None) / len(rows)
+    pairs = sum((c.report.meta.pairs_scored or 0) for c in checked if c.report is not None) / len(rows)
     form = getattr(verifier.scorer, "form", "-")
     print(f"batch: {len(rows)} {args.task} rows from {args.file.name}, src {args.src}: {len(rows) / wall:.2f} rows/s, "
           f"{cpu / len(rows):.3f} CPU s/row, {pairs:.1f} pairs/row, form {form}, pruner {args.pruner}")

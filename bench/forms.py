@@ -50,7 +50,7 @@ def run_file(path: Path, limit: int, verifiers: dict) -> dict:
             "auroc": summary.overall.auroc, "far": rates.false_accept, "frr": rates.false_reject,
             "esc": rates.escalated, "n": summary.overall.n,
             "wall_s": (time.perf_counter() - wall) / len(rows), "cpu_s": (time.process_time() - cpu) / len(rows),
-            "routes": [None if o.report is None else o.report.decision for o in outcomes],
+            "routes": [None if o.report is None else o.report.route for o in outcomes],
             "scores": [None if o.report is None else o.report.score for o in outcomes],
         }
     return out

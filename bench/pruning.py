@@ -95,8 +95,8 @@ def compare(rows: list[dict], exact: Verifier, pruned: Verifier) -> Tally:
         tally.seconds_pruned += done - middle
         tally.score_exact += full.timings.get("score", 0.0)
         tally.score_pruned += fast.timings.get("score", 0.0)
-        tally.pairs_exact += full.extra.get("pairs_scored", 0)
-        tally.pairs_pruned += fast.extra.get("pairs_scored", 0)
+        tally.pairs_exact += (full.meta.pairs_scored or 0)
+        tally.pairs_pruned += (fast.meta.pairs_scored or 0)
         for a, b in zip(full.claims, fast.claims, strict=True):
             tally.claims += 1
             tally.same += a.verdict == b.verdict

@@ -132,7 +132,7 @@ def run_local(scorer: object, pruner: object, answers: list[dict]) -> dict:
             started = time.perf_counter()
             report = verifier.verify(row["answer"], row["context"])
             times.append(time.perf_counter() - started)
-            pairs += report.extra.get("pairs_scored", 0)
+            pairs += (report.meta.pairs_scored or 0)
             verdicts.extend(claim.verdict for claim in report.claims)
         memory = peak()
     return {"latency_s": statistics.median(times), "pairs_per_s": pairs / sum(times), "pairs": pairs / len(answers),
@@ -157,7 +157,7 @@ def run_ray(scorer_name: str, pruner_name: str, answers: list[dict], workdir: Pa
     import pyarrow.parquet as pq
 
     reports = [json.loads(r) for r in pq.read_table(output, columns=["report"]).column("report").to_pylist()]
-    pairs = sum(r["extra"].get("pairs_scored", 0) for r in reports)
+    pairs = sum((r["meta"]["pairs_scored"] or 0) for r in reports)
     assert summary.done == len(answers), summary  # a bench on lost rows would measure nothing
     first_row_s = arrivals[0][0] - started if arrivals else float("nan")
     return {"latency_s": summary.seconds / len(answers), "pairs_per_s": pairs / summary.seconds,

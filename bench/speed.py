@@ -197,11 +197,11 @@ def run_backend(backend: str, torch_model: str | None, repeats: int, bundle: str
         started = time.perf_counter()
         report = verifier.verify(answer, chunks())
         times.append(time.perf_counter() - started)
-        two_stage += len(report.extra.get("cascade", [])) > 1
+        two_stage += len(report.meta.cascade or ()) > 1
     p50 = float(np.percentile(times, 50))
     return {"backend": backend, "form": getattr(scorer, "form", "-"), "pairs_per_s": pairs_per_s, "p50_s": p50,
             "p95_s": float(np.percentile(times, 95)), "claims": len(report.claims),
-            "pairs_per_verify": report.extra.get("pairs_scored"), "pairs_run": pairs_run, "tokens_run": tokens_run,
+            "pairs_per_verify": report.meta.pairs_scored, "pairs_run": pairs_run, "tokens_run": tokens_run,
             "s_per_1k_tokens": 1000 * p50 / tokens_run if tokens_run else None,
             "reached_stage_2": f"{two_stage}/{repeats}",
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}

@@ -27,6 +27,6 @@ chain = ({"context": retriever, "question": RunnablePassthrough()}
          | RunnablePassthrough.assign(answer=prompt | llm | StrOutputParser())
          | RunnablePassthrough.assign(report=GroundwireRunnable()))
 report = chain.invoke(question)["report"]
-print(f"score {report.score:.2f} -> {report.decision.value}")
+print(f"score {report.score:.2f} -> {report.route.value}")
 for claim in report.claims:
     print(f"  {claim.verdict.value:12} {claim.claim.text}")

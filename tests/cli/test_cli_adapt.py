@@ -29,8 +29,8 @@ def test_adapt_writes_a_profile_that_check_names_and_another_model_refuses(tmp_p
                   "--profile", str(out), "--json", "--fail-on", "never")
     assert checked.returncode == 0, checked.stderr
     report = json.loads(checked.stdout)
-    assert report["extra"]["profile"] == "synthetic-domain"
-    assert report["extra"]["thresholds"]["accept_at"] == document["calibration"]["thresholds"][0]
+    assert report["meta"]["profile"] == "synthetic-domain"
+    assert report["meta"]["thresholds"]["accept_at"] == document["calibration"]["thresholds"][0]
 
     other = run("check", "-c", str(context), "-a", "The museum opened in 1800.", "--scorer", "bundled",
                 "--profile", str(out))

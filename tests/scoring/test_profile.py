@@ -9,6 +9,7 @@ import pytest
 
 from groundwire.config import CheckSettings
 from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import RoutedThresholds
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.base import Calibration
 from groundwire.scoring.combiner import LogisticCombiner
@@ -80,5 +81,5 @@ def test_verify_takes_a_profile_and_the_report_names_it(tmp_path: Path) -> None:
     folder = _write(tmp_path / "clinic")
     report = verify("The clinic opens at 9.", ["The clinic opens at 9 every weekday."], scorer="lexical",
                     profile=folder, task="qa")
-    assert report.extra["profile"] == "clinic"
-    assert report.extra["thresholds"] == {"accept_at": 0.7, "reject_at": 0.2}
+    assert report.meta.profile == "clinic"
+    assert report.meta.thresholds == RoutedThresholds(accept_at=0.7, reject_at=0.2)

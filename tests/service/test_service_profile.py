@@ -26,9 +26,9 @@ def test_the_service_routes_by_its_profile_and_names_it(tmp_path: Path) -> None:
             "answer": "Refunds are accepted within 30 days.",
             "chunks": [{"id": "S1", "text": "Refunds are accepted within 30 days of purchase."}]})
     assert response.status_code == 200, response.text
-    extra = response.json()["report"]["extra"]
-    assert extra["profile"] == "support"
-    assert extra["thresholds"] == {"accept_at": 0.55, "reject_at": 0.25}
+    meta = response.json()["report"]["meta"]
+    assert meta["profile"] == "support"
+    assert meta["thresholds"] == {"accept_at": 0.55, "reject_at": 0.25, "decide_at": None}
 
 
 def _profile(folder: Path, accept_at: float, reject_at: float) -> None:
@@ -53,26 +53,27 @@ def test_each_scope_is_routed_by_its_own_profile_replaced_without_a_restart(tmp_
     body = {"answer": "Refunds are accepted within 30 days.",
             "chunks": [{"id": "S1", "text": "Refunds are accepted within 30 days of purchase."}]}
     with TestClient(create_app(settings), raise_server_exceptions=False) as client:
-        def extra(headers: dict[str, str]) -> dict[str, object]:
+        def meta(headers: dict[str, str]) -> dict[str, object]:
             response = client.post("/v1/verify", headers=headers, json=body)
             assert response.status_code == 200, response.text
-            return response.json()["report"]["extra"]
+            return response.json()["report"]["meta"]
 
-        alpha = extra(ALPHA)
-        assert (alpha["profile"], alpha["thresholds"]) == ("alpha", {"accept_at": 0.55, "reject_at": 0.25})
-        beta = extra(BETA)
-        assert "profile" not in beta and beta["thresholds"] == {"accept_at": 0.8, "reject_at": 0.2}
+        three_way = {"decide_at": None}
+        alpha = meta(ALPHA)
+        assert (alpha["profile"], alpha["thresholds"]) == ("alpha", {"accept_at": 0.55, "reject_at": 0.25} | three_way)
+        beta = meta(BETA)
+        assert beta["profile"] is None and beta["thresholds"] == {"accept_at": 0.8, "reject_at": 0.2} | three_way
 
         # The tenant refits: the next check reads the new profile, the service still running.
         _profile(tmp_path / "profiles" / "alpha", 0.65, 0.15)
         stamp = (tmp_path / "profiles" / "alpha" / "profile.json").stat().st_mtime_ns + 10**9
         os.utime(tmp_path / "profiles" / "alpha" / "profile.json", ns=(stamp, stamp))
-        assert extra(ALPHA)["thresholds"] == {"accept_at": 0.65, "reject_at": 0.15}
+        assert meta(ALPHA)["thresholds"] == {"accept_at": 0.65, "reject_at": 0.15} | three_way
 
         # A broken change is logged and the scope keeps the profile it had.
         (tmp_path / "profiles" / "alpha" / "profile.json").write_text("{")
         os.utime(tmp_path / "profiles" / "alpha" / "profile.json", ns=(stamp + 10**9, stamp + 10**9))
-        assert extra(ALPHA)["thresholds"] == {"accept_at": 0.65, "reject_at": 0.15}
+        assert meta(ALPHA)["thresholds"] == {"accept_at": 0.65, "reject_at": 0.15} | three_way
 
 
 def test_a_bad_profile_stops_the_start(tmp_path: Path) -> None:

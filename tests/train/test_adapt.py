@@ -139,7 +139,7 @@ def test_adapt_writes_a_profile_that_loads_and_routes_a_check(tmp_path: Path) ->
     assert profiled.thresholds_for("qa") == profile.thresholds
     report = check(profiled, CheckItem("The museum of Lyon was opened in 1800.", ["The museum of Lyon was opened "
                                                                                    "in 1800 by the council."]))
-    assert report.extra["profile"] == "support-desk"
+    assert report.meta.profile == "support-desk"
     plain = check(verifier, CheckItem("The museum of Lyon was opened in 1800.", ["The museum of Lyon was opened "
                                                                                  "in 1800 by the council."]))
-    assert "profile" not in plain.extra
+    assert plain.meta.profile is None

@@ -55,19 +55,19 @@ def _scorer(run: Run, server: ScriptedLLMServer) -> None:
 
 
 def _accept_at(run: Run, server: ScriptedLLMServer) -> None:
-    assert run().decision is Route.ESCALATE and run(accept_at=0.7).decision is Route.ACCEPT
+    assert run().route is Route.ESCALATE and run(accept_at=0.7).route is Route.ACCEPT
 
 
 def _reject_at(run: Run, server: ScriptedLLMServer) -> None:
-    assert run(reject_at=0.76).decision is Route.REJECT
+    assert run(reject_at=0.76).route is Route.REJECT
 
 
 def _route(run: Run, server: ScriptedLLMServer) -> None:
-    assert run(route="decide").decision is Route.ACCEPT  # at the midpoint, 0.5: nothing escalated
+    assert run(route="decide").route is Route.ACCEPT  # at the midpoint, 0.5: nothing escalated
 
 
 def _decide_at(run: Run, server: ScriptedLLMServer) -> None:
-    assert run(route="decide", decide_at=0.76).decision is Route.REJECT
+    assert run(route="decide", decide_at=0.76).route is Route.REJECT
 
 
 def _require_citations(run: Run, server: ScriptedLLMServer) -> None:
@@ -85,7 +85,7 @@ def _pruner(run: Run, server: ScriptedLLMServer) -> None:
     context = (CASTLE, "The museum opens at nine.", "Tickets cost 12 euros.", "The bridge closes at midnight.",
                "The garden hosts a market on Sundays.")
     exact, pruned = run(context=context), run(context=context, pruner="lexical")
-    assert pruned.extra["pairs_scored"] < exact.extra["pairs_scored"]
+    assert (pruned.meta.pairs_scored or 0) < (exact.meta.pairs_scored or 0)
 
 
 def _canonical_figures(run: Run, server: ScriptedLLMServer) -> None:
@@ -114,13 +114,13 @@ def _judge(run: Run, server: ScriptedLLMServer) -> None:
     server.script(json.dumps({"quote": CASTLE, "chunk_id": "S1", "verdict": "NOT_FOUND", "reason": "north"}))
     asked = len(server.requests)
     report = run(judge=True)
-    assert len(server.requests) == asked + 1 and report.extra["judge"]["calls"] == 1
+    assert len(server.requests) == asked + 1 and report.meta.judge is not None and report.meta.judge.calls == 1
     assert server.requests[-1]["model"] == "walker"
 
 
 def _cascade(run: Run, server: ScriptedLLMServer) -> None:
     report = run(cascade="lexical")  # the first stage escalates: the second checks again
-    assert len(report.extra["cascade"]) == 2 and "cascade" not in run().extra
+    assert len(report.meta.cascade or ()) == 2 and run().meta.cascade is None
 
 
 def _profile(run: Run, server: ScriptedLLMServer) -> None:
@@ -128,7 +128,7 @@ def _profile(run: Run, server: ScriptedLLMServer) -> None:
         (Path(folder) / PROFILE_FILE).write_text(json.dumps({
             "format": 1, "base_model": "lexical-baseline",
             "calibration": {"thresholds": [0.7, 0.3], "combiner": None, "canonical_figures": True, "meaning": False}}))
-        assert run().decision is Route.ESCALATE and run(profile=folder).decision is Route.ACCEPT
+        assert run().route is Route.ESCALATE and run(profile=folder).route is Route.ACCEPT
 
 
 PROBES = {

@@ -79,8 +79,12 @@ def render_report(report: Report, chunks: list[Chunk]) -> None:
     if thresholds and thresholds.decide_at is not None:  # route = "decide": one threshold, nothing escalated
         band = f"decided: accept >= {format_threshold(thresholds.decide_at)}, else reject; "
     console.print(styled("answer score ", (f"{report.score:.2f}", "bold"), " -> ", (label, _ROUTE_STYLE[report.route]),
-                         f"  ({band}{len(report.claims)} claims, {len(chunks)} chunks, "
+                         f"  ({band}{_count(len(report.claims), 'claim')}, {_count(len(chunks), 'chunk')}, "
                          f"{report.timings.get('total', 0):.2f}s)"))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _shorten(text: str, limit: int = 240) -> str:

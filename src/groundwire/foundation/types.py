@@ -117,7 +117,8 @@ class ClaimResult:
     support: float | None
     """The scorer's own support probability (max over chunks and windows); None if unscored."""
     contradiction: float | None
-    """Contradiction probability at the cited chunk, where the backend gives one."""
+    """The largest contradiction probability over the claim's windows (any chunk, not only the cited one), where the
+    backend gives one."""
     chunk_id: str | None
     """The argmax chunk: the claim's citation."""
     evidence_span: tuple[int, int] | None

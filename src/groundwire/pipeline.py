@@ -184,7 +184,7 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
     elif (plan.answer, plan.question) != (item.answer, item.question):
         raise ValueError("the plan is for another answer or question than the item")
     # One scope for the check: its final report (after the judge) is the evaluation recorded on the caller's span.
-    with tracing.check_scope(item.response_id) as scope:
+    with tracing.check_span(item.response_id) as scope:
         report = verifier.run(plan, task=item.task, require_citations=item.require_citations or None)
         if (profile := profile_of(verifier.scorer)) is not None:  # the profile that routed the answer
             report = replace(report, meta=replace(report.meta, profile=profile.name))

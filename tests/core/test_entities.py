@@ -14,8 +14,8 @@ from groundwire.core.checks import (
     CLAIM_CHECKS,
     CheckEffect,
     ClaimCheckInput,
-    check_opt_ins,
     entities,
+    validate_opt_ins,
 )
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.settings import CheckSettings
@@ -166,7 +166,7 @@ def test_the_check_is_registered_after_roles_and_signals_in_verify() -> None:
 
 def test_an_unknown_or_uninstalled_opt_in_check_is_refused_clearly(monkeypatch) -> None:
     with pytest.raises(ValueError, match="unknown opt-in check"):
-        check_opt_ins(frozenset({"entitys"}))
+        validate_opt_ins(frozenset({"entitys"}))
     # spaCy's pipeline not installed: a MissingExtraError (a ValueError, as InputError is) that names the extra
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == entities.MODEL else real(name, *a))

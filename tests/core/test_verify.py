@@ -335,22 +335,22 @@ def test_a_long_form_answer_gets_its_own_calibration():
 
 
 def test_a_figure_check_caps_the_claim_at_the_reject_threshold():
-    from groundwire.core.verdicts import checked_score
+    from groundwire.core.verdicts import capped_score
 
-    assert checked_score(0.9, (0.8, 0.2), hard=True, negation=False) == 0.2
-    assert checked_score(0.1, (0.8, 0.2), hard=True, negation=False) == 0.1
-    assert checked_score(0.9, (0.8, 0.2), hard=False, negation=True) == pytest.approx(0.5)
-    assert checked_score(0.9, (0.8, 0.2), hard=False, negation=False) == 0.9
+    assert capped_score(0.9, (0.8, 0.2), hard=True, negation=False) == 0.2
+    assert capped_score(0.1, (0.8, 0.2), hard=True, negation=False) == 0.1
+    assert capped_score(0.9, (0.8, 0.2), hard=False, negation=True) == pytest.approx(0.5)
+    assert capped_score(0.9, (0.8, 0.2), hard=False, negation=False) == 0.9
 
 
 def test_a_negation_flip_the_model_reads_as_contradiction_is_rejected():
-    from groundwire.core.verdicts import NEGATED_CONTRADICTION_AT, checked_score
+    from groundwire.core.verdicts import NEGATED_CONTRADICTION_AT, capped_score
 
     strong, weak = NEGATED_CONTRADICTION_AT, NEGATED_CONTRADICTION_AT - 0.01
-    assert checked_score(0.9, (0.8, 0.2), hard=False, negation=True, contradiction=strong) == 0.2
-    assert checked_score(0.9, (0.8, 0.2), hard=False, negation=True, contradiction=weak) == pytest.approx(0.5)
+    assert capped_score(0.9, (0.8, 0.2), hard=False, negation=True, contradiction=strong) == 0.2
+    assert capped_score(0.9, (0.8, 0.2), hard=False, negation=True, contradiction=weak) == pytest.approx(0.5)
     # Without the negation check's flag the model's contradiction alone moves nothing here.
-    assert checked_score(0.9, (0.8, 0.2), hard=False, negation=False, contradiction=0.99) == 0.9
+    assert capped_score(0.9, (0.8, 0.2), hard=False, negation=False, contradiction=0.99) == 0.9
 
 
 @pytest.mark.skipif(not (bundled_path() / "config.json").is_file(), reason="no bundled model")

@@ -91,10 +91,10 @@ def _get_tracer() -> Any:
 
 
 @dataclass(slots=True)
-class CheckScope:
+class CheckSpan:
     """One check (or table of checks) in progress in this context: the span its evaluation events go on (None:
     each groundwire span carries its own) and the evaluated response's id. The outermost groundwire step or
-    `check_scope` opens it; steps inside it (cascade stages, the judge, a generation's checks) share it."""
+    `check_span` opens it; steps inside it (cascade stages, the judge, a generation's checks) share it."""
 
     evaluated: Span | None
     response_id: str | None = None
@@ -106,11 +106,11 @@ class CheckScope:
             _add_events(self.evaluated, evaluation, self.response_id)
 
 
-_SCOPE: ContextVar[CheckScope | None] = ContextVar("groundwire_check_scope", default=None)
+_SCOPE: ContextVar[CheckSpan | None] = ContextVar("groundwire_check_span", default=None)
 
 
 @contextlib.contextmanager
-def check_scope(response_id: str | None = None, *, evaluated: bool = True) -> Iterator[CheckScope | None]:
+def check_span(response_id: str | None = None, *, evaluated: bool = True) -> Iterator[CheckSpan | None]:
     """The scope of one check (pipeline.check) or of a table of them (`evaluated=False`: a batch evaluates no one
     span, so each row's spans carry their own events). Yields the scope whose `record(report)` puts the final
     report's events on the evaluated span; None without a tracer, or inside a check already in progress (whose
@@ -118,7 +118,7 @@ def check_scope(response_id: str | None = None, *, evaluated: bool = True) -> It
     if _get_tracer() is None or _SCOPE.get() is not None:
         yield None
         return
-    scope = CheckScope(_caller_span() if evaluated else None, response_id)
+    scope = CheckSpan(_caller_span() if evaluated else None, response_id)
     token = _SCOPE.set(scope)
     try:
         yield scope
@@ -151,7 +151,7 @@ def traced(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
             scope = _SCOPE.get()
             owner = scope is None
             if scope is None:
-                scope = CheckScope(None if name in SELF_EVALUATED else _caller_span())
+                scope = CheckSpan(None if name in SELF_EVALUATED else _caller_span())
             token = _SCOPE.set(scope) if owner else None
             try:
                 with tracer.start_as_current_span(name, attributes=start_attributes(name, scope)) as span:
@@ -172,7 +172,7 @@ def traced(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     return decorate
 
 
-def start_attributes(name: str, scope: CheckScope | None) -> dict[str, Attribute]:
+def start_attributes(name: str, scope: CheckSpan | None) -> dict[str, Attribute]:
     """What a groundwire span carries from its start: its OpenInference kind, the evaluation's name (a `gen_ai.*`
     attribute, which Langfuse's export filter reads when the span starts and ends) and the response id."""
     attributes: dict[str, Attribute] = {GEN_AI_EVALUATION_NAME: ANSWER_EVALUATION}
@@ -191,7 +191,7 @@ def batch_span(name: str, rows: int) -> Iterator[Callable[[Mapping[str, Attribut
     if tracer is None:
         yield lambda _: None
         return
-    with check_scope(evaluated=False) as scope:
+    with check_span(evaluated=False) as scope:
         with tracer.start_as_current_span(name, attributes=start_attributes(name, scope)) as span:
             span.set_attribute("groundwire.rows", rows)
             yield lambda summary: span.set_attributes({f"groundwire.{key}": value for key, value in summary.items()})
@@ -216,7 +216,7 @@ def _summary(result: object) -> dict[str, str | float | int | bool]:
     return out
 
 
-def _record_evaluation(span: Span, result: object, scope: CheckScope, owner: bool) -> None:
+def _record_evaluation(span: Span, result: object, scope: CheckSpan, owner: bool) -> None:
     """The report's evaluation on groundwire's span (OpenInference and GenAI attributes), and its GenAI events on
     the evaluated span: by the step that opened the scope, once; on this span when there is no evaluated span."""
     evaluation = evaluation_of(getattr(result, "report", result))

@@ -15,7 +15,7 @@ its evidence and the model reads it so. On 2,993 dev answers this fires on 7, al
 (at 0.8 it would take a faithful one); the judge has nothing to add there, and a weak one overturned such claims."""
 
 
-def checked_score(
+def capped_score(
     score: float,
     thresholds: Thresholds,
     *,

@@ -15,7 +15,7 @@ from typing import Never
 
 import numpy as np
 
-from groundwire.core.checks import check_opt_ins
+from groundwire.core.checks import validate_opt_ins
 from groundwire.core.checks.citations import validate_output
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.claim_state import (
@@ -38,7 +38,7 @@ from groundwire.core.settings import CheckSettings, ordered
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.tracing import traced
-from groundwire.core.verdicts import checked_score, claim_verdict, decided_by
+from groundwire.core.verdicts import capped_score, claim_verdict, decided_by
 from groundwire.core.windows import claim_windows
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.textutil import content_words, looks_english
@@ -160,7 +160,7 @@ class Verifier:
         self._embedder = embedder
         self.checks_on = frozenset({"entities"} if settings.entities else ())
         """The opt-in claim checks this verifier runs (`ClaimCheck.opt_in`: "entities", spaCy's names and roles)."""
-        check_opt_ins(self.checks_on)
+        validate_opt_ins(self.checks_on)
         self.escalate_to = escalate_to
         """The cascade's next stage (a larger model, issue 19): an answer this verifier escalates is checked again by
         it, with the same claims and its own windows and thresholds, and its report is the answer's. The stages
@@ -531,7 +531,7 @@ class Verifier:
         if copied := state.verbatim and support is not None:  # SUPPORTED, whatever the model made of it (verbatim.py)
             score, route, verdict = 1.0, self.route(1.0, thresholds), Verdict.SUPPORTED
         else:
-            score = checked_score(
+            score = capped_score(
                 score,
                 thresholds,
                 hard=bool(hard),

@@ -3,7 +3,7 @@
 A declared Content-Length over the limit is refused at once; a chunked body is counted
 as it streams and refused the moment it crosses the limit. Either way: 413 with the
 service's JSON error shape. A body with a Content-Encoding (gzip, ...) is refused with 415: the service does not
-decode one. `check_work` then bounds what a parsed request costs (chunks, answer and context characters), with a
+decode one. `enforce_work_limits` then bounds what a parsed request costs (chunks, answer and context characters), with a
 413 that names the limit, before any model runs.
 """
 
@@ -142,11 +142,11 @@ class HasText(Protocol):
     def text(self) -> str: ...
 
 
-def check_work(settings: ServiceSettings, chunks: Sequence[HasText], answer: str | None) -> None:
+def enforce_work_limits(settings: ServiceSettings, chunks: Sequence[HasText], answer: str | None) -> None:
     """413 naming the limit when a request asks for more work than the service allows per request.
 
     The cost of a check grows with claims x windows: the answer's length bounds the claims, the context's
-    length bounds the windows. `check_plan` then counts both exactly. Cheap (lengths only): the service runs it
+    length bounds the windows. `enforce_plan_limits` then counts both exactly. Cheap (lengths only): the service runs it
     on a request's own chunks before queueing it for a worker, so that such a 413 comes at once."""
     _within_limits(settings, (
         ("max_chunks", len(chunks), "chunks"),
@@ -159,7 +159,7 @@ def text_chars(chunks: Sequence[HasText]) -> int:
     return sum(len(chunk.text) for chunk in chunks)
 
 
-def check_plan(settings: ServiceSettings, plan: Plan) -> None:
+def enforce_plan_limits(settings: ServiceSettings, plan: Plan) -> None:
     """413 naming the limit when the answer has more claims, or claims x windows more pairs, than allowed: read
     from the request's plan (split and windowed, nothing scored), the plan `verify` then executes. Splitting
     stops at max_claims + 1 claims, so refusing a long answer costs little more than splitting its start.

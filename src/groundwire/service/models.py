@@ -15,7 +15,7 @@ from groundwire.foundation.types import ClaimResult, Finding, ReportMeta, Route
 from groundwire.llm.repair import RepairAction
 
 # Generous per-field caps; the byte limit on the whole body (settings.max_body_bytes) and the per-request work
-# limits (settings.max_claims, max_chunks, max_pairs; see limits.check_work) are the real guards.
+# limits (settings.max_claims, max_chunks, max_pairs; see limits.enforce_work_limits) are the real guards.
 MAX_TEXT = 200_000
 MAX_CHUNKS = 1_000
 MAX_PAGE = 2**31 - 1

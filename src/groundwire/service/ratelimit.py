@@ -39,7 +39,7 @@ class RateLimiter:
                            headers={"Retry-After": str(retry_after)})
 
 
-def check_rate_limit(spec: str | None) -> None:
+def validate_rate_limit(spec: str | None) -> None:
     """Fail at start-up on a malformed limit, not on the first request."""
     if spec is not None:
         RateLimiter(spec)

@@ -29,7 +29,7 @@ from groundwire.redact import redact_data
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
-from groundwire.service.limits import HasText, WorkBudget, check_plan, check_work, text_chars
+from groundwire.service.limits import HasText, WorkBudget, enforce_plan_limits, enforce_work_limits, text_chars
 from groundwire.service.observability import ServiceMetrics
 from groundwire.service.profiles import ScopeProfiles
 from groundwire.service.review import review_reasons
@@ -129,7 +129,7 @@ class Runtime:
         answer and chunks hold at most small_chars characters. Ingested documents (doc_ids) are read on the worker,
         and `context` checks their length there; `plan` then checks the pairs."""
         if body.chunks is not None:
-            check_work(self.settings, body.chunks, body.answer)
+            enforce_work_limits(self.settings, body.chunks, body.answer)
         return not (body.judge or calls_llm) and self._small_text(body.answer, body.chunks or [])
 
     def context(self, body: ContextBody, *, scope: str) -> tuple[list[Chunk], str]:
@@ -137,7 +137,7 @@ class Runtime:
         On a reserved worker, a context longer than small_chars ends the check there (`require_small`)."""
         answer = getattr(body, "answer", None)
         chunks, logged = self._sent(body) if body.chunks is not None else self._ingested(body, scope=scope)
-        check_work(self.settings, chunks, answer)
+        enforce_work_limits(self.settings, chunks, answer)
         require_small(self._small_text(answer, chunks))
         return chunks, logged
 
@@ -169,7 +169,7 @@ class Runtime:
         (`require_small`), before anything is scored."""
         plan = self.verifier.plan(answer, chunks, question=question, max_claims=self.settings.max_claims,
                                   claims=claims)
-        check_plan(self.settings, plan)
+        enforce_plan_limits(self.settings, plan)
         pairs = plan.workload.pairs
         # A cascade's later stage scores the same claims against windows of its own model's size: an escalated
         # answer must fit the limits there too, so it is planned (not scored) here as well, and the check runs
@@ -178,7 +178,7 @@ class Runtime:
         stage = self.verifier.escalate_to
         while stage is not None:
             later = stage.plan(answer, chunks, question=question, claims=plan.claims)
-            check_plan(self.settings, later)
+            enforce_plan_limits(self.settings, later)
             pairs += later.workload.pairs
             laters.append(later)
             stage = stage.escalate_to

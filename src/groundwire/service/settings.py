@@ -145,9 +145,9 @@ class ServiceSettings:
         for pattern in self.high_risk_patterns:
             _validate_pattern(pattern)  # fail at start-up, not on the first request
         if self.rate_limit is not None:  # the limiter (and FastAPI, for its 429) loads only when a limit is set
-            from groundwire.service.ratelimit import check_rate_limit
+            from groundwire.service.ratelimit import validate_rate_limit
 
-            check_rate_limit(self.rate_limit)
+            validate_rate_limit(self.rate_limit)
 
     @property
     def open_access(self) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from groundwire.core.verdicts import checked_score
+from groundwire.core.verdicts import capped_score
 from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow, read_eval_jsonl
 from groundwire.evaluation.evaluate import row_chunks
@@ -293,12 +293,12 @@ def claim_scores(combiner: LogisticCombiner | TaskCombiner, rows: Sequence[Claim
     return scores
 
 
-def checked_scores(rows: Sequence[ClaimRow], scores: np.ndarray,
+def capped_scores(rows: Sequence[ClaimRow], scores: np.ndarray,
                    thresholds: Callable[[str], tuple[float, float]], *, gate: bool = False) -> np.ndarray:
     """Claim scores after verify()'s check caps (a missing figure, a negation flip) and the paraphrase gate's
     lift, each at its key's thresholds. Feature caches from before the negation flag (or the meaning layer) was
     recorded count no flips (and no gate). `gate`: apply the gate (a recipe with the meaning layer on)."""
-    return np.array([checked_score(float(s), thresholds(r.key), hard=r.hard_check, negation=r.negation_flip,
+    return np.array([capped_score(float(s), thresholds(r.key), hard=r.hard_check, negation=r.negation_flip,
                                    contradiction=r.features.get("contradiction", 0.0),
                                    paraphrase=gate and r.features.get("paraphrase", 0.0) > 0)
                      for r, s in zip(rows, scores, strict=True)])
@@ -329,7 +329,7 @@ def task_thresholds(rows: Sequence[ClaimRow], scores: np.ndarray,
     the band is set by the answers the model decides.
     """
     meta = {(r.file, r.row_id): r for r in rows}
-    floor = answer_scores(rows, checked_scores(rows, scores, lambda _key: (0.0, 0.0)))
+    floor = answer_scores(rows, capped_scores(rows, scores, lambda _key: (0.0, 0.0)))
     checked = {(r.file, r.row_id) for r in rows if r.claim_index >= 0 and (r.hard_check or r.negation_flip)}
     keys = list(floor)
 
@@ -360,7 +360,7 @@ def cross_validate(rows: Sequence[ClaimRow], *, folds: int = 5, names: Sequence[
         pooled, by_key = task_thresholds(train_rows, claim_scores(combiner, train_rows),
                                          eligible_tasks(train_rows, min_answers))
         test_rows = [rows[i] for i in test_idx]
-        oof[test_idx] = checked_scores(test_rows, claim_scores(combiner, test_rows),
+        oof[test_idx] = capped_scores(test_rows, claim_scores(combiner, test_rows),
                                        _thresholds_or(by_key, pooled))
         accept_at[test_idx] = [by_key.get(r.key, pooled)[0] for r in test_rows]
     answers = answer_scores(rows, oof)

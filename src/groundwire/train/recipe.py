@@ -40,7 +40,7 @@ class Fitted:
     answer_score: Callable[[Sequence[combine.ClaimRow]], dict[Key, float]] | None = None
     """For recipes without a combiner: the answer scores as given."""
     gate: bool = False
-    """The meaning layer's paraphrase gate lifts the claims it passes (core.verdicts.checked_score)."""
+    """The meaning layer's paraphrase gate lifts the claims it passes (core.verdicts.capped_score)."""
 
     def score_answers(self, rows: Sequence[combine.ClaimRow]) -> dict[Key, float]:
         """Answer scores as verify() gives them: the combiner's claim scores, capped by the checks at each
@@ -48,7 +48,7 @@ class Fitted:
         if self.answer_score is not None:
             return self.answer_score(rows)
         assert self.combiner is not None
-        capped = combine.checked_scores(rows, combine.claim_scores(self.combiner, rows),
+        capped = combine.capped_scores(rows, combine.claim_scores(self.combiner, rows),
                                         lambda key: lookup(key, self.pooled, dict(self.by_key)), gate=self.gate)
         return combine.answer_scores(rows, capped)
 
@@ -70,7 +70,7 @@ def answer_points(rows: Sequence[combine.ClaimRow], claim_scores: np.ndarray) ->
     Answers with no checkable claim are left out: verify() scores them 1.0 by definition, so no threshold
     routes them, and BEGIN's 90 no-claim answers (questions back to the user, labelled hallucinated) would
     otherwise push the accept threshold to 1.0 for everyone. They still count in every reported rate."""
-    floor = combine.answer_scores(rows, combine.checked_scores(rows, claim_scores, lambda _key: (0.0, 0.0)))
+    floor = combine.answer_scores(rows, combine.capped_scores(rows, claim_scores, lambda _key: (0.0, 0.0)))
     first = combine.answers_of(rows)
     return [AnswerPoint(r.key, family(r.file, r.task), r.hallucinated, floor[k]) for k, r in first.items()
             if r.claim_index >= 0]

@@ -25,7 +25,7 @@ CLAIM_CHECKS: tuple[ClaimCheck, ...] = (
 )
 
 
-def check_opt_ins(names: frozenset[str]) -> None:
+def validate_opt_ins(names: frozenset[str]) -> None:
     """Opt-in checks (`ClaimCheck.opt_in`) are named exactly, and one that needs an extra has it installed (else it
     would silently find nothing)."""
     known = {check.name for check in CLAIM_CHECKS if check.opt_in}
@@ -35,4 +35,4 @@ def check_opt_ins(names: frozenset[str]) -> None:
         require_extra("entities", "spacy", entities.MODEL, needed_by='the "entities" check')
 
 
-__all__ = ["CLAIM_CHECKS", "CheckEffect", "ClaimCheck", "ClaimCheckInput", "check_opt_ins"]
+__all__ = ["CLAIM_CHECKS", "CheckEffect", "ClaimCheck", "ClaimCheckInput", "validate_opt_ins"]

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from groundwire.data.provenance import CiteKey, Document, Passage, cite_key, make_cite_id, resolve_cite_id
 from groundwire.data.store.records import IngestResult
-from groundwire.data.store.schema import StoreBase, check_scope, insert_ignore, now
+from groundwire.data.store.schema import StoreBase, insert_ignore, now, validate_scope
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.textutil import split_text
 
@@ -23,7 +23,7 @@ class Documents(StoreBase):
         A document unit (doc_id, page) that is re-ingested with other text replaces its chunks: ids of
         text that survives are kept, ids of text that is gone are retired (never reused for other text).
         """
-        check_scope(scope)
+        validate_scope(scope)
         if not documents:
             raise InputError("nothing to ingest: send at least one document", code=ErrorCode.INVALID_INPUT)
         t = self.t

@@ -7,12 +7,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from groundwire.data.store.records import aware
-from groundwire.data.store.schema import StoreBase, check_json, now
+from groundwire.data.store.schema import StoreBase, now, validate_json
 
 
 class EvalRuns(StoreBase):
     def save_eval_run(self, metrics: dict[str, Any], *, scope: str | None = None, release: str | None = None) -> int:
-        check_json(metrics)
+        validate_json(metrics)
         with self._writer.begin() as conn:
             values = {"scope": scope, "created_at": now(), "release": release, "metrics": metrics}
             return int(

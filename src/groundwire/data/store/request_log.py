@@ -19,7 +19,7 @@ from groundwire.data.store.records import (
     claim_dict,
     record_from_row,
 )
-from groundwire.data.store.schema import StoreBase, check_json, check_scope, now
+from groundwire.data.store.schema import StoreBase, now, validate_json, validate_scope
 from groundwire.foundation.errors import ErrorCode, InputError
 
 
@@ -31,7 +31,7 @@ def check_thumbs(thumbs: int | None) -> None:
 class RequestLog(StoreBase):
     def log_request(self, record: RequestRecord) -> str:
         """Append one row to the request log (committed before this returns) and give back its id."""
-        check_scope(record.scope)
+        validate_scope(record.scope)
         request_id = record.id or uuid.uuid4().hex
         values = {
             "id": request_id,
@@ -55,7 +55,7 @@ class RequestLog(StoreBase):
             "report": record.report,
             "extra": dict(record.extra),
         }
-        check_json(values)
+        validate_json(values)
         with self._writer.begin() as conn:
             conn.execute(sa.insert(self.t["requests"]).values(**values))
         return request_id

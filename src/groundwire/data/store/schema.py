@@ -189,12 +189,12 @@ def _sqlite_begin(conn: Any) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("groundwire_write") else "BEGIN")
 
 
-def check_scope(scope: str) -> None:
+def validate_scope(scope: str) -> None:
     if not isinstance(scope, str) or not scope.strip():
         raise InputError("a permission scope is required (a non-empty string)", code=ErrorCode.INVALID_INPUT)
 
 
-def check_json(values: dict[str, Any]) -> None:
+def validate_json(values: dict[str, Any]) -> None:
     """Fail with a clear message before the transaction, instead of a driver error half way through."""
     try:
         json.dumps(values, default=lambda o: o.isoformat() if isinstance(o, datetime) else _unjsonable(o))

@@ -57,16 +57,16 @@ def test_every_library_call_takes_settings_or_a_verifier() -> None:
     from groundwire.pytest_plugin import assert_grounded
 
     lenient = CheckSettings(scorer="lexical", accept_at=0.7)  # NORTH scores 0.75: escalated at the default 0.8
-    assert groundwire.verify(NORTH, [CASTLE], scorer="lexical").decision is Route.ESCALATE
-    assert groundwire.verify(NORTH, [CASTLE], settings=lenient).decision is Route.ACCEPT
-    assert asyncio.run(groundwire.averify(NORTH, [CASTLE], settings=lenient)).decision is Route.ACCEPT
+    assert groundwire.verify(NORTH, [CASTLE], scorer="lexical").route is Route.ESCALATE
+    assert groundwire.verify(NORTH, [CASTLE], settings=lenient).route is Route.ACCEPT
+    assert asyncio.run(groundwire.averify(NORTH, [CASTLE], settings=lenient)).route is Route.ACCEPT
     frame = pd.DataFrame({"answer": [NORTH], "context": [[CASTLE]]})
     assert list(groundwire.verify_many(frame, settings=lenient)["decision"]) == ["accept"]
     assert list(asyncio.run(groundwire.averify_many(frame, settings=lenient))["decision"]) == ["accept"]
     assert AdapterCheck(settings=lenient).run(NORTH, [CASTLE]).outcome is Outcome.PASS
-    assert assert_grounded(NORTH, [CASTLE], settings=lenient).decision is Route.ACCEPT
+    assert assert_grounded(NORTH, [CASTLE], settings=lenient).route is Route.ACCEPT
     # The keywords are put over the settings, as the CLI's flags over groundwire.toml.
-    assert groundwire.verify(NORTH, [CASTLE], settings=lenient, accept_at=0.8).decision is Route.ESCALATE
+    assert groundwire.verify(NORTH, [CASTLE], settings=lenient, accept_at=0.8).route is Route.ESCALATE
     with pytest.raises(ValueError, match="either a verifier"):
         groundwire.verify(NORTH, [CASTLE], settings=lenient, verifier=shared_verifier(lenient))
 

@@ -115,7 +115,7 @@ def test_core_install_checks_the_examples_with_the_bundled_model(core_venv):
     assert done.returncode == 1, done.stderr  # rejected: CommandOutcome.NOT_GROUNDED
     report = json.loads(done.stdout)
     assert report["model_id"].startswith("groundwire")  # the bundled ONNX verifier, not the lexical fallback
-    assert report["decision"] == "reject"  # the fabricated shipping price is caught
+    assert report["route"] == "reject"  # the fabricated shipping price is caught
     fabricated = [claim for claim in report["claims"] if "25 euros" in claim["claim"]["text"]]
     assert fabricated and fabricated[0]["verdict"] == "CONTRADICTED"
     assert sum(claim["verdict"] == "SUPPORTED" for claim in report["claims"]) >= 4

@@ -84,7 +84,7 @@ def test_a_name_the_verifier_was_not_given_an_object_for_is_refused(named):
 
 def test_threshold_order_is_one_rule_for_given_and_calibrated_thresholds():
     """Explicit thresholds are checked by the settings; one given against a calibrated other by the verifier; both
-    with the one rule (core.settings.ordered) and its one message."""
+    with the one rule (foundation.types.ordered, which a profile's thresholds also meet) and its one message."""
     with pytest.raises(ValueError, match=re.escape("reject_at (0.5) must be below accept_at (0.4)")):
         CheckSettings(accept_at=0.4, reject_at=0.5)
     with pytest.raises(ValueError, match=re.escape("reject_at (0.2) must be below accept_at (0.1)")):

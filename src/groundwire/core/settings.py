@@ -13,9 +13,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from groundwire.foundation.errors import ErrorCode, InputError
-from groundwire.foundation.types import RouteMode, Thresholds
+from groundwire.foundation.types import RouteMode, ordered
 
-__all__ = ["CheckSettings", "Section", "ordered"]
+__all__ = ["CheckSettings", "Section"]
 
 
 class Section(BaseModel):
@@ -23,15 +23,6 @@ class Section(BaseModel):
     ignored setting."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-def ordered(thresholds: Thresholds) -> Thresholds:
-    """The one rule for a threshold pair, the settings' own or as a verifier resolves it (calibrated values in
-    place of those not given): reject_at below accept_at. Returns the pair; raises ValueError otherwise."""
-    accept_at, reject_at = thresholds
-    if reject_at >= accept_at:
-        raise ValueError(f"reject_at ({reject_at}) must be below accept_at ({accept_at})")
-    return thresholds
 
 
 class CheckSettings(Section):

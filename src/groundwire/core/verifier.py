@@ -34,7 +34,7 @@ from groundwire.core.meaning import Alignment, align, meaning_features, paraphra
 from groundwire.core.plan import Plan, Workload, as_chunks
 from groundwire.core.pruning import Pruner
 from groundwire.core.routing import Router
-from groundwire.core.settings import CheckSettings, ordered
+from groundwire.core.settings import CheckSettings
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.tracing import traced
@@ -55,6 +55,7 @@ from groundwire.foundation.types import (
     SkippedSentence,
     Thresholds,
     Verdict,
+    ordered,
 )
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Combiner, Scorer, StagedScorer, calibration_of

@@ -18,6 +18,16 @@ Thresholds = tuple[float, float]
 """(accept_at, reject_at): a support score at or above accept_at accepts; at or below reject_at rejects."""
 
 
+def ordered(thresholds: Thresholds) -> Thresholds:
+    """The one rule for a threshold pair, the settings' own, as a verifier resolves it (calibrated values in place
+    of those not given) or as a profile records it: reject_at below accept_at. Returns the pair; raises ValueError
+    otherwise."""
+    accept_at, reject_at = thresholds
+    if reject_at >= accept_at:
+        raise ValueError(f"reject_at ({reject_at}) must be below accept_at ({accept_at})")
+    return thresholds
+
+
 class Verdict(StrEnum):
     """What is known about a claim. UNRESOLVED is the escalation band: some evidence, not enough to accept;
     NOT_FOUND says the context does not support the claim (its score is at or below the reject threshold, or a

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from groundwire.foundation.errors import ErrorCode, InputError
-from groundwire.foundation.types import Thresholds
+from groundwire.foundation.types import Thresholds, ordered
 from groundwire.scoring.base import Calibration, PairScores, Scorer, calibration_of
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, load_combiner
 
@@ -63,10 +63,13 @@ class Profile:
 def _pair(value: object, where: str) -> Thresholds:
     if not (isinstance(value, Sequence) and len(value) == 2 and all(isinstance(v, int | float) for v in value)):
         raise ValueError(f"{where} must be [accept_at, reject_at]")
-    accept_at, reject_at = float(value[0]), float(value[1])
-    if not 0.0 <= reject_at < accept_at <= 1.0:
-        raise ValueError(f"{where} needs 0 <= reject_at < accept_at <= 1, got {[accept_at, reject_at]}")
-    return accept_at, reject_at
+    pair = float(value[0]), float(value[1])
+    if not all(0.0 <= threshold <= 1.0 for threshold in pair):
+        raise ValueError(f"{where} must lie in [0, 1], got {list(pair)}")
+    try:
+        return ordered(pair)  # the one order rule (settings, verifier, profile)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
 
 
 def load_profile(path: str | Path) -> Profile:

@@ -24,6 +24,7 @@ _log = logging.getLogger(__name__)
 class ScopeProfiles:
     def __init__(self, folder: str | Path, settings: CheckSettings) -> None:
         self.folder = Path(folder)
+        self._root = self.folder.resolve()  # resolved once: each check compares its scope's folder against it
         self.settings = settings
         self._held: dict[str, tuple[int, Verifier]] = {}
         self._lock = threading.Lock()
@@ -44,7 +45,7 @@ class ScopeProfiles:
 
     def _refresh(self, scope: str, base: Verifier, *, strict: bool) -> Verifier:
         folder = self.folder / scope
-        if folder.resolve().parent != self.folder.resolve():  # a scope name is never a path out of the folder
+        if folder.resolve().parent != self._root:  # a scope name is never a path out of the folder
             return base
         try:
             stamp = (folder / PROFILE_FILE).stat().st_mtime_ns

@@ -1,5 +1,6 @@
-"""The eval loop's labels section: a scope's reviewed answers counted, and a threshold refit on them reported (with
-the code `eval --target-far/--target-frr` uses) or refused below the minimum; through the command too."""
+"""The eval loop's labels section: a scope's reviewed answers counted per task and class, and what `groundwire adapt
+--from-log DB --scope S` would fit on them, from adapt's own fit: eval-loop reports the profile adapt writes, and the
+refusal adapt gives, on the same reviewed log."""
 
 from __future__ import annotations
 
@@ -10,99 +11,131 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from groundwire import Verifier
-from groundwire.cli.prod import register
+from groundwire.cli import adapt as adapt_command
+from groundwire.cli import prod
+from groundwire.config import CheckSettings
+from groundwire.core.verifier import Verifier
+from groundwire.data.rows import read_eval_jsonl
 from groundwire.data.store import RequestRecord, Store
 from groundwire.evaluation.evalloop import EvalLoopResult, render_html
-from groundwire.evaluation.labels import MIN_PER_CLASS, labels_section
-from groundwire.foundation.types import Chunk
-from groundwire.scoring import get_scorer
+from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.pipeline import build_verifier
 
 pytest.importorskip("sqlalchemy")
 
+FIXTURE = Path(__file__).resolve().parents[2] / "examples" / "labelled.jsonl"
 SCOPE = "<team & co>"
-FACTS = [f"Server {i} runs in rack {i + 3} of hall {i % 5 + 1}." for i in range(40)]
 
 
 @pytest.fixture(scope="module")
-def verifier() -> Verifier:
-    return Verifier(get_scorer("lexical"))
+def lexical() -> Verifier:
+    return build_verifier(CheckSettings(scorer="lexical"))
 
 
-def _reviewed(store: Store, verifier: Verifier, *, faithful: int, not_faithful: int, scope: str = SCOPE) -> None:
-    """Logged answers with a verdict each: copies of their context (faithful) and answers that invent (not)."""
-    for i in range(faithful + not_faithful):
-        fact = FACTS[i % len(FACTS)]
-        good = i < faithful
-        answer = fact if good else f"Server {i} was decommissioned by the vendor in {1990 + i}, after a flood."
-        report = verifier.verify(answer, [Chunk(id="S1", text=fact)])
-        request_id = store.log_request(RequestRecord.from_report(report, scope=scope, context=fact))
-        store.add_review(request_id, scope=scope, faithful=good, unfaithful_claims=[] if good or i % 2 else [0])
+def _reviewed_log(path: Path, verifier: Verifier, *, rows: int | None = None) -> str:
+    """The fixture's labelled answers logged as the service logs them, each with a reviewer's verdict."""
+    store = Store(f"sqlite:///{path}")
+    try:
+        for row in read_eval_jsonl(FIXTURE, limit=rows):
+            report = verifier.verify(row.answer, list(row.chunks), question=row.question, task=row.task)
+            request_id = store.log_request(RequestRecord.from_report(report, scope=SCOPE, context=row.context[0],
+                                                                     extra={"task": row.task}))
+            store.add_review(request_id, scope=SCOPE, faithful=not row.hallucinated)
+        store.add_review(store.log_request(RequestRecord(scope=SCOPE, response="r", context="c")), scope=SCOPE,
+                         thumbs=-1)  # thumbs alone is no label
+    finally:
+        store.close()
+    return str(path)
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(f"sqlite:///{tmp_path / 'log.db'}")
-
-
-def test_below_the_minimum_the_labels_are_counted_and_no_refit_is_made(store: Store, verifier: Verifier) -> None:
-    _reviewed(store, verifier, faithful=3, not_faithful=2)
-    store.add_review(store.log_request(RequestRecord(scope=SCOPE, response="r", context="c")), scope=SCOPE,
-                     thumbs=-1)  # thumbs alone is no label
-    section = labels_section(store, verifier, scope=SCOPE)
-    counts, refit = section.counts, section.refit
-    assert (counts.labelled, counts.faithful, counts.not_faithful, counts.claim_marked) == (5, 3, 2, 1)
-    assert refit.status == "not_enough_labels" and refit.refit is None
-    assert refit.needed == {"not_faithful": MIN_PER_CLASS - 2, "faithful": MIN_PER_CLASS - 3}
-    assert refit.in_force == (verifier.accept_at, verifier.reject_at)
-    assert "not enough labels (needs 28 more not faithful and 27 more faithful" in section.lines()[1]
-    assert labels_section(store, verifier, scope="other").counts.labelled == 0
-
-
-def test_with_enough_labels_the_refit_meets_its_targets_on_them(store: Store, verifier: Verifier) -> None:
-    _reviewed(store, verifier, faithful=MIN_PER_CLASS + 5, not_faithful=MIN_PER_CLASS)
-    section = labels_section(store, verifier, scope=SCOPE, target_far=0.1, target_frr=0.1)
-    refit = section.refit
-    assert section.counts.labelled == 2 * MIN_PER_CLASS + 5 and refit.needed == {}
-    assert refit.refit is not None and refit.rates_refit is not None and refit.rates_in_force is not None
-    assert refit.rates_refit.false_accept <= 0.1 and refit.rates_refit.false_reject <= 0.1
-    assert refit.status == ("unchanged" if refit.refit == refit.in_force else "would_change")
-    assert refit.rates_in_force.n == refit.rates_refit.n == section.counts.labelled
-    # Carried by the eval-loop result, and shown (escaped) in its report.
-    page = render_html(EvalLoopResult(None, None, labels=section.to_dict()))
-    assert "scope &lt;team &amp; co&gt;" in page and SCOPE not in page
-    assert json.loads(json.dumps(section.to_dict()))["refit"]["status"] == refit.status
-
-
-def test_the_command_prints_the_section_and_refuses_targets_without_a_scope(tmp_path: Path, store: Store,
-                                                                           verifier: Verifier) -> None:
-    _reviewed(store, verifier, faithful=MIN_PER_CLASS, not_faithful=MIN_PER_CLASS)
-    store.close()
+def _app() -> typer.Typer:
     app = typer.Typer()
-    register(app)
-    app.command("noop")(lambda: None)  # two commands, so typer keeps the subcommand name
-    db = store.url.removeprefix("sqlite:///")
-    out = tmp_path / "report"
-    common = ["eval-loop", "--db", db, "--scorer", "lexical", "--days", "0", "--no-save", "--out", str(out)]
-    result = CliRunner().invoke(app, [*common, "--scope", SCOPE, "--target-far", "0.2"])
+    prod.register(app)
+    adapt_command.register(app)
+    return app
+
+
+def _eval_loop(db: str, out: Path, *extra: str) -> tuple[str, dict[str, object]]:
+    result = CliRunner().invoke(_app(), ["eval-loop", "--db", db, "--scope", SCOPE, "--scorer", "lexical",
+                                         "--days", "0", "--no-save", "--no-corpus-check", "--out", str(out), *extra])
     assert result.exit_code == 0, result.output
-    assert f"labels ({SCOPE}): {2 * MIN_PER_CLASS} reviewed answers" in result.output
-    assert "refit at targets false accept 0.2, false reject 0.1:" in result.output
-    labels = json.loads((out / "eval-loop.json").read_text())["labels"]
-    assert labels["counts"]["labelled"] == 2 * MIN_PER_CLASS and labels["refit"]["target_far"] == 0.2
-    refused = CliRunner().invoke(app, [*common, "--target-far", "0.2"])
+    return result.output, json.loads((out / "eval-loop.json").read_text())["labels"]
+
+
+def test_eval_loop_reports_the_profile_adapt_writes_on_the_same_reviewed_log(tmp_path: Path,
+                                                                            lexical: Verifier) -> None:
+    db = _reviewed_log(tmp_path / "log.db", lexical)
+    profile = tmp_path / "profile"
+    made = CliRunner().invoke(_app(), ["adapt", "--from-log", db, "--scope", SCOPE, "--out", str(profile),
+                                       "--scorer", "lexical"])
+    assert made.exit_code == 0, made.output
+    written = json.loads((profile / "profile.json").read_text())
+
+    output, labels = _eval_loop(db, tmp_path / "report")
+    refit = labels["refit"]
+    assert refit["profile"] == written  # one fit: the same thresholds, labels and cross-validated rates
+    assert refit["thresholds"]["all"] == written["calibration"]["thresholds"]
+    assert refit["in_force"]["all"] == [lexical.accept_at, lexical.reject_at]
+    assert refit["status"] == "would_change"
+    assert labels["counts"]["labelled"] == 80 and labels["counts"]["unreadable"] == 0
+    assert sum(t["not_faithful"] for t in labels["counts"]["by_task"].values()) == 32
+    assert f"labels ({SCOPE}): 80 reviewed answers, 32 not faithful" in output
+    assert "would change the thresholds in force" in output
+    assert f"to write it: groundwire adapt --from-log {db} --scope '{SCOPE}' --out PROFILE --scorer lexical" in output
+
+    # With that profile in force, the same labels refit to what is in force already.
+    from groundwire.train.refit import labels_section
+
+    in_force = build_verifier(CheckSettings(scorer="lexical", profile=str(profile)))
+    store = Store.open(db)
+    try:
+        section = labels_section(store, scope=SCOPE, in_force=in_force, settings=CheckSettings(scorer="lexical"), db=db)
+    finally:
+        store.close()
+    assert section.refit.status == "unchanged"
+    assert section.refit.in_force["all"] == tuple(written["calibration"]["thresholds"])
+
+
+def test_eval_loop_reports_adapts_refusal_with_how_many_more_labels(tmp_path: Path, lexical: Verifier) -> None:
+    db = _reviewed_log(tmp_path / "log.db", lexical, rows=30)
+    refused = CliRunner().invoke(_app(), ["adapt", "--from-log", db, "--scope", SCOPE, "--out",
+                                          str(tmp_path / "p"), "--scorer", "lexical", "--target-far", "0.2"])
+    assert isinstance(refused.exception, InputError) and refused.exception.code == ErrorCode.TOO_FEW_LABELS
+
+    output, labels = _eval_loop(db, tmp_path / "report", "--target-far", "0.2")
+    refit = labels["refit"]
+    assert refit["status"] == "refused" and refit["profile"] is None and refit["thresholds"] is None
+    assert refit["refusal"] == {"code": "too_few_labels", "message": str(refused.exception)}
+    assert refit["needed"] and all(n > 0 for n in refit["needed"].values())
+    for name, n in refit["needed"].items():
+        assert f"{n} more {name}" in str(refused.exception)
+    assert refit["targets"] == {"false_accept": 0.2, "false_reject": 0.1, "confidence": 0.9}
+    assert "refused (too_few_labels)" in output and "needs " in output
+
+
+def test_the_section_is_escaped_in_the_report_and_targets_need_a_scope(tmp_path: Path, lexical: Verifier) -> None:
+    db = _reviewed_log(tmp_path / "log.db", lexical, rows=10)
+    _, labels = _eval_loop(db, tmp_path / "report")
+    page = render_html(EvalLoopResult(None, None, labels=labels))
+    assert "scope &lt;team &amp; co&gt;" in page and SCOPE not in page
+    common = ["eval-loop", "--db", db, "--scorer", "lexical", "--days", "0", "--no-save", "--no-corpus-check",
+              "--out", str(tmp_path / "r2")]
+    refused = CliRunner().invoke(_app(), [*common, "--target-far", "0.2"])
     assert refused.exit_code != 0 and "--scope" in str(refused.exception)
-    unscoped = CliRunner().invoke(app, common)
+    unscoped = CliRunner().invoke(_app(), common)
     assert unscoped.exit_code == 0 and "labels: give --scope" in unscoped.output
 
 
-def test_cross_validated_rates_route_each_answer_at_thresholds_fitted_without_it() -> None:
-    from groundwire.evaluation.labels import cross_validated_rates
+def test_no_labels_is_adapts_no_rows_refusal_naming_every_label_needed(tmp_path: Path, lexical: Verifier) -> None:
+    from groundwire.train.adapt import Targets
+    from groundwire.train.refit import labels_section
 
-    labels = [True] * 30 + [False] * 30
-    separated = cross_validated_rates(labels, [0.1 + i / 1000 for i in range(30)] + [0.9 - i / 1000 for i in range(30)],
-                                      target_far=0.1, target_frr=0.1)
-    assert (separated.n, separated.false_accept, separated.false_reject) == (60, 0.0, 0.0)
-    # Scores that say nothing: no threshold fitted on the other folds can accept or reject, so all are escalated.
-    blind = cross_validated_rates(labels, [0.5] * 60, target_far=0.1, target_frr=0.1)
-    assert (blind.false_accept, blind.false_reject, blind.escalated) == (0.0, 0.0, 1.0)
+    store = Store(f"sqlite:///{tmp_path / 'log.db'}")
+    try:
+        section = labels_section(store, scope="empty", in_force=lexical, settings=CheckSettings(scorer="lexical"),
+                                 db="DB")
+    finally:
+        store.close()
+    assert section.counts.labelled == 0 and section.refit.status == "refused"
+    assert section.refit.refusal is not None and section.refit.refusal["code"] == "no_rows"
+    assert section.refit.needed == dict(zip(("hallucinated", "faithful"), Targets().needed(), strict=True))

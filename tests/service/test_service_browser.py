@@ -30,12 +30,16 @@ CONTEXT = (
 )
 ANSWER = "The Pro plan costs $10 a month. Refunds are issued within 90 days of purchase."
 UNSOURCED = "A dedicated account manager is assigned to every Pro customer."
+MARKUP_KEY = "key-markup"
+MARKUP_SCOPE = "<b>ops</b> & <img src=x onerror=alert(1)>"
+"""A scope whose name is markup: the page prints it as text."""
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     workdir = tmp_path_factory.mktemp("browser-server")
-    with LiveServer(workdir, api_keys=KEYS, extra_args=("--high-risk", r"\bdosage\b")) as live:
+    with LiveServer(workdir, api_keys={**KEYS, MARKUP_KEY: MARKUP_SCOPE},
+                    extra_args=("--high-risk", r"\bdosage\b")) as live:
         yield live
 
 
@@ -305,6 +309,47 @@ def test_load_files_repair_and_eval_dashboard(browser, server: LiveServer, tmp_p
     wait(browser, lambda d: frame.is_displayed())
     idle(browser)
     browser.save_screenshot(str(ARTIFACTS / "eval-dashboard.png"))
+
+
+def test_eval_dashboard_shows_the_labels_section_as_the_api_gives_it(browser, server: LiveServer) -> None:
+    from selenium.webdriver.common.by import By
+
+    headers = {"X-API-Key": MARKUP_KEY}
+    for i, (answer, faithful, task) in enumerate([(ANSWER, False, "qa"), (ANSWER, False, "qa"),
+                                                  ("The Pro plan costs $10 a month.", True, "qa"),
+                                                  ("Support is available by email on weekdays.", True, "summary")]):
+        checked = httpx.post(f"{server.url}/v1/verify", headers=headers, timeout=60, json={
+            "answer": answer, "task": task, "question": f"question {i}",
+            "chunks": [{"id": "S1", "text": CONTEXT.split("---")[0]}, {"id": "S2", "text": CONTEXT.split("---")[1]}]})
+        assert checked.status_code == 200, checked.text
+        given = httpx.post(f"{server.url}/v1/feedback", headers=headers, timeout=60,
+                           json={"request_id": checked.json()["request_id"], "faithful": faithful})
+        assert given.status_code == 200, given.text
+    labels = httpx.get(f"{server.url}/v1/eval", headers=headers, timeout=120).json()["labels"]
+    assert labels["scope"] == MARKUP_SCOPE and labels["refit"]["status"] == "refused"
+    assert labels["refit"]["refusal"]["code"] == "too_few_labels" and labels["refit"]["needed"]
+
+    open_page(browser, server, MARKUP_KEY)
+    open_tab(browser, "eval")
+    wait(browser, lambda d: d.find_element(By.ID, "eval-labels").is_displayed())
+    idle(browser)
+    summary = browser.find_element(By.ID, "eval-labels-summary").text
+    assert summary.startswith(f"scope {MARKUP_SCOPE}: 4 reviewed answers, 2 not faithful")
+    assert browser.find_elements(By.CSS_SELECTOR, "#eval-labels b, #eval-labels img") == []
+    tasks = {row.get_attribute("data-task"): [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+             for row in browser.find_elements(By.CSS_SELECTOR, "#eval-labels-tasks tbody tr")}
+    assert tasks == {"qa": ["qa", "2", "1"], "summary": ["summary", "0", "1"]}
+    refit = browser.find_element(By.ID, "eval-refit")
+    assert refit.get_attribute("data-status") == "refused"
+    assert "would refuse these labels (too_few_labels)" in refit.text
+    for name, n in labels["refit"]["needed"].items():
+        assert f"{n} more {name}" in refit.text
+    pairs = {row.get_attribute("data-key"): [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+             for row in browser.find_elements(By.CSS_SELECTOR, "#eval-refit-thresholds tbody tr")}
+    assert set(pairs) == {"all", "qa", "summary"} and pairs["all"][2] == "–"
+    assert pairs["all"][1] == "{:.4f} / {:.4f}".format(*labels["refit"]["in_force"]["all"])
+    assert not browser.find_element(By.ID, "eval-refit-command").is_displayed()
+    browser.save_screenshot(str(ARTIFACTS / "eval-labels.png"))
 
 
 def test_docs_render_offline_under_their_csp(browser, server: LiveServer) -> None:

@@ -56,7 +56,7 @@ def adapt(
     from groundwire.config import load_config
     from groundwire.data.rows import EvalRow
     from groundwire.pipeline import build_verifier
-    from groundwire.train.adapt import Targets, write_profile
+    from groundwire.train.adapt import Targets, base_settings, log_source, write_profile
     from groundwire.train.adapt import adapt as fit
 
     if out is None:
@@ -70,10 +70,8 @@ def adapt(
     targets = Targets(far=target_far, frr=target_frr, confidence=confidence)
     config = load_config(config_file)
     # The base model as the settings name it, without a profile or fixed thresholds: the profile replaces those.
-    settings = config.verify.overridden(scorer=scorer).model_copy(
-        update={"profile": None, "accept_at": None, "reject_at": None, "route": "three-way", "decide_at": None,
-                "judge": False, "cascade": None})
-    source = str(labelled) if labelled is not None else f"{from_log} (scope {scope})"
+    settings = base_settings(config.verify.overridden(scorer=scorer))
+    source = str(labelled) if labelled is not None else log_source(str(from_log), str(scope))
     rows = [row for row in _labelled_rows(labelled, from_log, scope, strict=strict, columns=columns)
             if isinstance(row, EvalRow)]
     if not rows:

@@ -47,10 +47,13 @@ def eval_loop(
     ] = True,
     save: Annotated[bool, typer.Option(help="Record this run in the store's history (plotted over time).")] = True,
     target_far: Annotated[float | None, typer.Option(
-        min=0.0, max=0.99, help="With --db and --scope: the false-accept target of the threshold refit the labels "
-                                "section reports, as eval --target-far (nothing is written; default 0.10).")] = None,
+        min=0.001, max=0.99, help="With --db and --scope: the false-accept target of the refit the labels section "
+                                  "reports, as `groundwire adapt --target-far` (nothing is written; default 0.10).")] = None,
     target_frr: Annotated[float | None, typer.Option(
-        min=0.0, max=0.99, help="With --db and --scope: the false-reject target of that refit (default 0.10).")] = None,
+        min=0.001, max=0.99, help="With --db and --scope: the false-reject target of that refit, as adapt's "
+                                  "(default 0.10).")] = None,
+    confidence: Annotated[float | None, typer.Option(
+        min=0.5, max=0.999, help="With --db and --scope: the confidence of that refit, as adapt's (default 0.9).")] = None,
 ) -> None:
     """Faithfulness, refusal, escalation, retrieval hit rate and claim density, per release and segment."""
     # Lazy: the eval loop, the store (SQLAlchemy), the settings and the progress bar load only when this command runs.
@@ -59,15 +62,19 @@ def eval_loop(
 
     from groundwire.config import load_config
     from groundwire.evaluation.evalloop import render_html, run_eval_loop
-    from groundwire.evaluation.labels import labels_section
     from groundwire.pipeline import build_verifier
+    from groundwire.train.adapt import Targets
+    from groundwire.train.refit import labels_section
 
     if not frozen and db is None:
         raise InputError("give a frozen set (--frozen FILE.jsonl) and/or a request log (--db URL|FILE)",
                          code=ErrorCode.INVALID_OPTION)
-    if (target_far is not None or target_frr is not None) and (db is None or scope is None):
-        raise InputError("--target-far / --target-frr set the refit of a scope's labels: give --db and --scope too",
-                         code=ErrorCode.INVALID_OPTION)
+    refit_options = {name: value for name, value in (("far", target_far), ("frr", target_frr),
+                                                     ("confidence", confidence)) if value is not None}
+    if refit_options and (db is None or scope is None):
+        raise InputError("--target-far / --target-frr / --confidence set the refit of a scope's labels: give --db and "
+                         "--scope too", code=ErrorCode.INVALID_OPTION)
+    targets = Targets(**refit_options)
     rows = [row for path in frozen or [] for row in read_eval_jsonl(path, limit=limit)]
     if frozen and not rows:
         raise InputError("the frozen set files hold no rows", code=ErrorCode.NO_ROWS)
@@ -77,7 +84,8 @@ def eval_loop(
 
         store = Store.open(db)
     since = datetime.now(UTC) - timedelta(days=days) if days > 0 else None
-    verifier = build_verifier(check_settings(load_config(), scorer))
+    settings = check_settings(load_config(), scorer)
+    verifier = build_verifier(settings)
     with Progress(console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("verifying the frozen set", total=len(rows))
         result = run_eval_loop(verifier=verifier, frozen_rows=rows, store=store,
@@ -85,10 +93,12 @@ def eval_loop(
                                corpus_check=corpus_check, save=save, on_row=lambda: progress.advance(bar))
     labels = None
     if store is not None:
-        if scope is not None:  # a refit is of one scope's labels
-            targets = {name: value for name, value in (("target_far", target_far), ("target_frr", target_frr))
-                       if value is not None}
-            labels = labels_section(store, verifier, scope=scope, **targets)
+        if scope is not None:  # a refit is of one scope's labels: what `groundwire adapt --from-log` would fit
+            with Progress(console=Console(stderr=True), transient=True) as progress:
+                progress.add_task("checking the scope's labelled answers as groundwire adapt would", total=None)
+                assert db is not None  # the store is open
+                labels = labels_section(store, scope=scope, in_force=verifier, settings=settings, db=db,
+                                        targets=targets, scorer=scorer)
             result = replace(result, labels=labels.to_dict())
         store.close()
     out.mkdir(parents=True, exist_ok=True)
@@ -106,7 +116,8 @@ def eval_loop(
         for line in labels.lines():
             typer.echo(line)
     elif store is not None:
-        typer.echo("labels: give --scope to count a scope's reviewed answers and check a threshold refit on them")
+        typer.echo("labels: give --scope to count a scope's reviewed answers and see what groundwire adapt would "
+                   "fit on them")
     typer.echo(f"wrote {out / 'eval-loop.json'} and {out / 'eval-loop.html'}")
 
 

@@ -1,48 +1,31 @@
-"""The eval loop's labels section: how many of a scope's answers reviewers have labelled, and whether a refit of
-the routing thresholds on those labels would move them.
+"""The eval loop's labels section: how many of a scope's answers reviewers have labelled, and what `groundwire adapt
+--from-log DB --scope S` would make of them.
 
-The refit is `groundwire eval --target-far/--target-frr`'s: the labelled rows (`data.labelled.read_reviewed`) are
-checked by the verifier in force (`evaluation.evaluate`), and `operating.thresholds_for_targets` sets the pair that
-meets the targets on their scores. It is only reported, never written. Below MIN_PER_CLASS labels of either class it
-is not made at all ("not enough labels", with how many more of each class are needed): that is the number of
-answers of a class `thresholds_for_targets` takes to set a group's threshold on its own (its `min_group`), and at
-the default targets a threshold set on fewer moves by a whole answer's score with each new label. The rates a
-refit would give are estimated by cross-validation within the labels: the pair is never reported with the rates of
-the answers it was fitted on.
+This module counts the labels (`count_labels`, over `data.labelled.read_reviewed`'s rows) and holds and shows the
+section; it fits nothing. The refit is adapt's own (`groundwire.train.refit` runs `train.adapt` on the same rows and
+fills a `Refit`): the profile it would write, with its cross-validated rates, or the refusal adapt would give, with
+how many more labels of each class it needs. One fit, so the eval loop never reports thresholds `adapt` would not
+write. It is only reported, never written: `Refit.command` is the command that writes it.
 """
 
 from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-import numpy as np
-
-from groundwire.data.labelled import read_reviewed
 from groundwire.data.rows import EvalRow, RowError
-from groundwire.evaluation.evaluate import evaluate
-from groundwire.evaluation.operating import (
-    DEFAULT_TARGET_FAR,
-    DEFAULT_TARGET_FRR,
-    RoutingRates,
-    rates_of_routes,
-    thresholds_for_targets,
-)
 from groundwire.foundation.types import Thresholds
 
-if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.core.verifier import Verifier
-    from groundwire.data.store import Store
-
-MIN_PER_CLASS = 30
-"""Labels of each class (faithful, not faithful) before a refit is made."""
-FOLDS = 5
-"""Folds of the cross-validation that estimates a refit's rates."""
-
-RefitStatus = Literal["not_enough_labels", "unchanged", "would_change"]
+RefitStatus = Literal["refused", "unchanged", "would_change", "not_computed"]
+"""refused: adapt would refuse these labels (`Refit.refusal`); unchanged / would_change: the profile adapt would write
+routes these labels' tasks by the thresholds in force, or not; not_computed: the refit was not run (`Refit.refusal`
+says why, e.g. the service's time budget)."""
+POOLED = "all"
+"""The key of the pooled pair (an answer of a task without thresholds of its own) in `Refit.in_force` and
+`Refit.thresholds`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,26 +38,54 @@ class LabelCounts:
     """Not-faithful answers with claims marked (claim-level labels)."""
     unreadable: int
     """Reviewed requests that make no row (RowError), counted apart."""
-    by_task: dict[str, int] = field(default_factory=dict)
+    by_task: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per task (as the request named it, else unknown): {"not_faithful": n, "faithful": n}."""
+
+
+def count_labels(rows: Sequence[EvalRow | RowError]) -> LabelCounts:
+    """The labels of a scope's reviewed rows (`read_reviewed`), per class and per task and class."""
+    readable = [row for row in rows if isinstance(row, EvalRow)]
+    by_task: dict[str, Counter[str]] = {}
+    for row in readable:
+        by_task.setdefault(row.task, Counter())["not_faithful" if row.hallucinated else "faithful"] += 1
+    not_faithful = sum(bool(row.hallucinated) for row in readable)
+    return LabelCounts(labelled=len(readable), not_faithful=not_faithful, faithful=len(readable) - not_faithful,
+                       claim_marked=sum(bool(row.spans) for row in readable),
+                       unreadable=len(rows) - len(readable),
+                       by_task={task: {name: tally[name] for name in ("not_faithful", "faithful")}
+                                for task, tally in sorted(by_task.items())})
 
 
 @dataclass(frozen=True, slots=True)
 class Refit:
+    """What `groundwire adapt --from-log DB --scope S` would do with the scope's labels (train.refit fills it)."""
+
     status: RefitStatus
-    target_far: float
-    target_frr: float
-    in_force: Thresholds
-    """The verifier's (accept_at, reject_at) for these answers: their task's, when they all name one, else pooled."""
-    refit: Thresholds | None = None
-    needed: dict[str, int] = field(default_factory=dict)
-    """More labels needed per class before a refit is made (empty when none are)."""
-    rates_in_force: RoutingRates | None = None
-    """Measured on the labelled answers as the verifier routes them."""
-    rates_refit: RoutingRates | None = None
-    """What refitting gives on answers it was not fitted on: FOLDS-fold cross-validation over the labels (each fold
-    routed, by score, at thresholds fitted on the others), never the in-sample rates of the reported pair."""
-    unchecked: int = 0
-    """Labelled rows the verifier could not check (left out of the refit)."""
+    command: str
+    """The command that writes this profile (or is refused as reported)."""
+    targets: Mapping[str, float]
+    """adapt's targets: false_accept, false_reject, confidence."""
+    in_force: Mapping[str, Thresholds]
+    """(accept_at, reject_at) the scope's answers are routed by now: POOLED and each labelled task's."""
+    thresholds: Mapping[str, Thresholds] | None = None
+    """The same keys' pairs in the profile adapt would write."""
+    combiner_changes: bool = False
+    """The profile refits the combiner (its claim scores differ from those in force)."""
+    profile: Mapping[str, Any] | None = None
+    """The profile.json adapt would write: its labels per task and class, and its cross-validated rates with 95%
+    intervals beside the shipped routing's."""
+    refusal: Mapping[str, str] | None = None
+    """{"code", "message"}: adapt's refusal (status refused), or why no refit was run (not_computed)."""
+    needed: Mapping[str, int] = field(default_factory=dict)
+    """More labelled answers (with a checkable claim) of each class, hallucinated and faithful, adapt needs."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "command": self.command, "targets": dict(self.targets),
+                "in_force": {key: list(pair) for key, pair in self.in_force.items()},
+                "thresholds": None if self.thresholds is None else {key: list(pair)
+                                                                    for key, pair in self.thresholds.items()},
+                "combiner_changes": self.combiner_changes, "profile": self.profile,
+                "refusal": None if self.refusal is None else dict(self.refusal), "needed": dict(self.needed)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,112 +95,84 @@ class LabelsSection:
     refit: Refit
 
     def to_dict(self) -> dict[str, Any]:
-        refit = self.refit
+        c = self.counts
         return {
             "scope": self.scope,
-            "counts": {"labelled": self.counts.labelled, "not_faithful": self.counts.not_faithful,
-                       "faithful": self.counts.faithful, "claim_marked": self.counts.claim_marked,
-                       "unreadable": self.counts.unreadable, "by_task": dict(self.counts.by_task)},
-            "refit": {"status": refit.status, "target_far": refit.target_far, "target_frr": refit.target_frr,
-                      "min_per_class": MIN_PER_CLASS, "in_force": list(refit.in_force),
-                      "refit": None if refit.refit is None else list(refit.refit), "needed": dict(refit.needed),
-                      "rates_in_force": None if refit.rates_in_force is None else refit.rates_in_force.to_dict(),
-                      "rates_refit": None if refit.rates_refit is None else refit.rates_refit.to_dict(),
-                      "unchecked": refit.unchecked},
+            "counts": {"labelled": c.labelled, "not_faithful": c.not_faithful, "faithful": c.faithful,
+                       "claim_marked": c.claim_marked, "unreadable": c.unreadable,
+                       "by_task": {task: dict(tally) for task, tally in c.by_task.items()}},
+            "refit": self.refit.to_dict(),
         }
 
     def lines(self) -> list[str]:
-        """What the command prints: the count, then what a refit would do."""
-        c, r = self.counts, self.refit
-        out = [f"labels ({self.scope}): {c.labelled} reviewed answers, {c.not_faithful} not faithful "
-               f"({c.claim_marked} with claims marked), {c.faithful} faithful"
-               + (f"; {c.unreadable} reviewed requests make no row" if c.unreadable else "")]
-        targets = f"false accept {r.target_far:g}, false reject {r.target_frr:g}"
-        in_force = _pair(r.in_force)
-        if r.status == "not_enough_labels":
-            more = " and ".join(f"{n} more {name.replace('_', ' ')}" for name, n in r.needed.items())
-            out.append(f"refit at targets {targets}: not enough labels (needs {more}; {MIN_PER_CLASS} of each "
-                       f"class); thresholds in force {in_force}")
-        elif r.status == "unchanged":
-            out.append(f"refit at targets {targets}: unchanged, {in_force}")
-        else:
-            out.append(f"refit at targets {targets}: would change {in_force} -> {_pair(r.refit)}")
-        if r.rates_in_force is not None and r.rates_refit is not None:
-            out.append(f"  on these labels: now {_rates(r.rates_in_force)}; refit, {FOLDS}-fold cross-validated, "
-                       f"{_rates(r.rates_refit)}")
+        """What the command prints: the count, then what a refit would do (from `to_dict`, as the page shows it)."""
+        return section_lines(self.to_dict())
+
+
+def section_lines(section: Mapping[str, Any]) -> list[str]:
+    """The section as lines of plain text: the CLI prints them, the HTML report and the service's page show the same."""
+    c, r = section["counts"], section["refit"]
+    tasks = "; ".join(f"{task}: {t['not_faithful']} not faithful / {t['faithful']} faithful"
+                      for task, t in c["by_task"].items())
+    out = [f"labels ({section['scope']}): {c['labelled']} reviewed answers, {c['not_faithful']} not faithful "
+           f"({c['claim_marked']} with claims marked), {c['faithful']} faithful"
+           + (f"; {c['unreadable']} reviewed requests make no row" if c["unreadable"] else "")
+           + (f" ({tasks})" if tasks else "")]
+    targets = r["targets"]
+    head = (f"refit (as groundwire adapt, false accept {targets['false_accept']:g}, false reject "
+            f"{targets['false_reject']:g}, confidence {targets['confidence']:g})")
+    in_force = r["in_force"]
+    if r["status"] in ("refused", "not_computed"):
+        refusal = r["refusal"] or {}
+        verb = "refused" if r["status"] == "refused" else "not computed"
+        out.append(f"{head}: {verb} ({refusal.get('code', '')}): {refusal.get('message', '')}")
+        if r["needed"]:
+            out.append("  needs " + " and ".join(f"{n} more {name}" for name, n in r["needed"].items())
+                       + " labelled answers with a checkable claim")
+        out.append(f"  thresholds in force: {_pairs(in_force)}")
         return out
+    refit = r["thresholds"] or {}
+    if r["status"] == "unchanged":
+        out.append(f"{head}: unchanged, {_pairs(in_force)}")
+    else:
+        moved = [f"{key} {_pair(in_force[key])} -> {_pair(refit[key])}" for key in in_force
+                 if list(in_force[key]) != list(refit[key])]
+        out.append(f"{head}: would change the thresholds in force: " + ("; ".join(moved) or "none")
+                   + ("; and refits the combiner" if r["combiner_changes"] else ""))
+    validation = (r["profile"] or {}).get("validation") or {}
+    if validation:
+        out.append(f"  cross-validated within the labels ({validation.get('folds')} folds by source document): "
+                   f"refit {_rates(validation['profile'])}; shipped routing {_rates(validation['shipped'])}")
+    if r["status"] == "would_change":
+        out.append(f"  to write it: {r['command']}")
+    return out
 
 
-def labels_section(store: Store, verifier: Verifier, *, scope: str, target_far: float = DEFAULT_TARGET_FAR,
-                   target_frr: float = DEFAULT_TARGET_FRR) -> LabelsSection:
-    """Count the scope's labelled answers; with MIN_PER_CLASS of each class, check them with `verifier` and refit
-    its thresholds to the targets as `eval --target-far/--target-frr` does (nothing is written)."""
-    read = list(read_reviewed(store, scope=scope))
-    rows = [row for row in read if isinstance(row, EvalRow)]
-    not_faithful = sum(bool(row.hallucinated) for row in rows)
-    counts = LabelCounts(labelled=len(rows), not_faithful=not_faithful, faithful=len(rows) - not_faithful,
-                         claim_marked=sum(bool(row.spans) for row in rows),
-                         unreadable=sum(isinstance(row, RowError) for row in read),
-                         by_task=dict(sorted(Counter(row.task for row in rows).items())))
-    tasks = {row.given_task for row in rows}
-    in_force = verifier.thresholds_for(next(iter(tasks)) if len(tasks) == 1 else None)
-    needed = {name: MIN_PER_CLASS - n for name, n in (("not_faithful", counts.not_faithful),
-                                                       ("faithful", counts.faithful)) if n < MIN_PER_CLASS}
-    if needed:
-        return LabelsSection(scope, counts, Refit("not_enough_labels", target_far, target_frr, in_force,
-                                                  needed=needed))
-    summary = evaluate(rows, verifier, file=f"request log, scope {scope}")
-    labels, scores = zip(*summary.scored, strict=True)
-    refit = thresholds_for_targets(labels, scores, target_far=target_far, target_frr=target_frr)
-    status: RefitStatus = "unchanged" if _pair(refit) == _pair(in_force) else "would_change"
-    return LabelsSection(scope, counts, Refit(status, target_far, target_frr, in_force, refit=refit,
-                                              rates_in_force=summary.routing["all"],
-                                              rates_refit=cross_validated_rates(labels, scores, target_far=target_far,
-                                                                                target_frr=target_frr),
-                                              unchecked=len(summary.errors)))
+def labels_html(section: Mapping[str, Any]) -> str:
+    """The section in the eval-loop report (from `LabelsSection.to_dict()`, as the result carries it); every text
+    escaped."""
+    counts = section["counts"]
+    rows = "".join(f"<tr><td>{html.escape(str(task))}</td><td>{t['not_faithful']}</td><td>{t['faithful']}</td></tr>"
+                   for task, t in counts["by_task"].items())
+    lines = section_lines(section)
+    return (f"<h2>Reviewers' labels: scope {html.escape(str(section['scope']))}</h2>"
+            f"<table><tr><th>task</th><th>not faithful</th><th>faithful</th></tr>{rows}</table>"
+            + "".join(f"<p>{html.escape(line)}</p>" for line in lines))
 
 
-def cross_validated_rates(hallucinated: Sequence[bool], scores: Sequence[float], *, target_far: float,
-                          target_frr: float, folds: int = FOLDS) -> RoutingRates:
-    """The rates refitting gives on answers it did not see: each answer is routed (by score) at the thresholds fitted
-    on the other folds. Folds are stratified (each class dealt round-robin in order), so every fold fits on both."""
-    y = np.asarray(hallucinated, dtype=bool)
-    s = np.asarray(scores, dtype=float)
-    fold = np.empty(len(y), dtype=int)
-    for members in (np.flatnonzero(y), np.flatnonzero(~y)):
-        fold[members] = np.arange(len(members)) % folds
-    accepted = np.zeros(len(y), dtype=bool)
-    rejected = np.zeros(len(y), dtype=bool)
-    for k in range(folds):
-        held = fold == k
-        accept_at, reject_at = thresholds_for_targets(y[~held], s[~held], target_far=target_far, target_frr=target_frr)
-        accepted[held] = s[held] >= accept_at
-        rejected[held] = ~accepted[held] & (s[held] <= reject_at)
-    return rates_of_routes(list(hallucinated), accepted, rejected)
-
-
-def labels_html(section: dict[str, Any]) -> str:
-    """The section in the eval-loop report (from `LabelsSection.to_dict()`, as the result carries it)."""
-    counts, refit = section["counts"], section["refit"]
-    rows = "".join(f"<tr><td>{html.escape(str(name))}</td><td>{value}</td></tr>" for name, value in (
-        ("labelled", counts["labelled"]), ("not faithful", counts["not_faithful"]),
-        ("with claims marked", counts["claim_marked"]), ("faithful", counts["faithful"]),
-        ("make no row", counts["unreadable"])))
-    status = html.escape(str(refit["status"]).replace("_", " "))
-    change = f"{_pair(refit['in_force'])}" + (f" &rarr; {_pair(refit['refit'])}" if refit["refit"] else "")
-    return (f"<h2>Reviewers' labels: scope {html.escape(section['scope'])}</h2><table>{rows}</table>"
-            f"<p>Refit at false accept {refit['target_far']:g}, false reject {refit['target_frr']:g}: "
-            f"<strong>{status}</strong> (accept_at, reject_at {change}).</p>")
-
-
-def _pair(pair: Any) -> str:
+def _pair(pair: Sequence[float]) -> str:
     accept_at, reject_at = pair
-    return f"accept_at {accept_at:.4f} / reject_at {reject_at:.4f}"
+    return f"{accept_at:.4f}/{reject_at:.4f}"
 
 
-def _rates(rates: RoutingRates) -> str:
-    def share(value: float | None) -> str:
+def _pairs(pairs: Mapping[str, Sequence[float]]) -> str:
+    return "; ".join(f"{key} {_pair(pair)}" for key, pair in pairs.items()) + " (accept_at/reject_at)"
+
+
+def _rates(rates: Mapping[str, Mapping[str, Any]]) -> str:
+    def share(name: str) -> str:
+        value = rates[name]["value"]
         return "n/a" if value is None else f"{value:.3f}"
 
-    return (f"false accept {share(rates.false_accept)}, false reject {share(rates.false_reject)}, "
-            f"escalated {share(rates.escalated)}")
+    return (f"false accept {share('false_accept')}, false reject {share('false_reject')}, "
+            f"escalated {share('escalated')}")

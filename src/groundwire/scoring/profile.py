@@ -146,3 +146,9 @@ class ProfiledScorer:
 def profile_of(scorer: Scorer) -> Profile | None:
     """The profile routing a scorer's answers, None for a plain scorer."""
     return scorer.profile if isinstance(scorer, ProfiledScorer) else None
+
+
+def unprofiled(scorer: Scorer) -> Scorer:
+    """The model under a profile (the scorer itself when no profile routes it): what another profile, or a refit, is
+    applied over, sharing the loaded model."""
+    return scorer.base if isinstance(scorer, ProfiledScorer) else scorer

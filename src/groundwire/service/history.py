@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from groundwire.core import cancel
@@ -10,6 +11,7 @@ from groundwire.data.store import ERROR_KIND
 from groundwire.evaluation.evalloop import EvidenceBudget, render_html, run_eval_loop
 from groundwire.service import models
 from groundwire.service.runtime import Runtime
+from groundwire.train.refit import labels_section
 from groundwire.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -128,8 +130,14 @@ def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> 
         # report's HTML) is done and answered within the time budget; a caller that has gone stops it all.
         token = cancel.current()
         with cancellable(token.within(_eval_reserve_s(settings)) if token is not None else CancelToken()):
-            return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
-                                 release=settings.release, save=save, budget=budget)
+            result = run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope,
+                                   sample_size=sample_size, release=settings.release, save=save, budget=budget)
+            # The reviewers' labels and what `groundwire adapt --from-log` would fit on them, against the routing
+            # in force for this scope (its profile's, where it has one). The log is the service's: named DB in the
+            # command shown, so that no URL (nor a password in it) reaches the page.
+            labels = labels_section(runtime.store, scope=scope, in_force=runtime.verifier_for(scope),
+                                    settings=settings.check, db="DB")
+        return replace(result, labels=labels.to_dict())
 
     if save:
         result = run()
@@ -146,8 +154,10 @@ def _eval_reserve_s(settings: ServiceSettings) -> float:
 
 def _eval_key(runtime: Runtime, scope: str, sample_size: int) -> tuple[object, ...]:
     verifier = runtime.verifier
+    in_force = runtime.verifier_for(scope)  # a scope's profile replaced while serving changes the labels section
     release = (runtime.settings.release, verifier.model_id, verifier.accept_at, verifier.reject_at,
-               verifier.router, __version__)
+               verifier.router, in_force.accept_at, in_force.reject_at, tuple(sorted(in_force.task_thresholds.items())),
+               __version__)
     return (*release, scope, sample_size, runtime.store.log_version(scope=scope))
 
 
@@ -166,6 +176,7 @@ def eval_summary(runtime: Runtime, *, scope: str, limit: int, save: bool = False
         failure_examples=rolling.get("failure_examples", []),
         history=result.history,
         meta=result.meta,
+        labels=result.labels,
     )
 
 

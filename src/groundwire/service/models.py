@@ -268,6 +268,9 @@ class EvalSummary(BaseModel):
     failure_examples: list[dict[str, Any]]
     history: list[dict[str, Any]]
     meta: dict[str, Any]
+    labels: dict[str, Any] | None = None
+    """The scope's reviewers' labels (per task and class) and what `groundwire adapt --from-log` would fit on them,
+    or its refusal with how many more labels it needs (`groundwire.evaluation.labels.LabelsSection.to_dict`)."""
 
 
 class RequestLogEntry(BaseModel):

@@ -16,7 +16,7 @@ from pathlib import Path
 from groundwire.config import CheckSettings
 from groundwire.core.verifier import Verifier
 from groundwire.pipeline import build_verifier
-from groundwire.scoring.profile import PROFILE_FILE, ProfiledScorer, ProfileError
+from groundwire.scoring.profile import PROFILE_FILE, ProfileError, unprofiled
 
 _log = logging.getLogger(__name__)
 
@@ -55,9 +55,9 @@ class ScopeProfiles:
             held = self._held.get(scope)
             if held is not None and held[0] == stamp:
                 return held[1]
-            scorer = base.scorer.base if isinstance(base.scorer, ProfiledScorer) else base.scorer
             try:
-                verifier = build_verifier(self.settings.model_copy(update={"profile": str(folder)}), scorer=scorer)
+                verifier = build_verifier(self.settings.model_copy(update={"profile": str(folder)}),
+                                          scorer=unprofiled(base.scorer))
             except ProfileError:
                 if strict:
                     raise

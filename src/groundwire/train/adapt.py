@@ -25,6 +25,7 @@ from typing import Literal
 
 import numpy as np
 
+from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT, Verifier
 from groundwire.data.rows import EvalRow
 from groundwire.evaluation.metrics import auroc_interval, detection_metrics, wilson_interval
@@ -75,6 +76,18 @@ class Targets:
     def needed(self) -> tuple[int, int]:
         """Labelled (hallucinated, faithful) answers with a checkable claim the thresholds need at the least."""
         return answers_needed(self.far, self.confidence), answers_needed(self.frr, self.confidence)
+
+
+def base_settings(settings: CheckSettings) -> CheckSettings:
+    """The settings `adapt` checks the labels with: the base model as `settings` name it, without a profile, fixed
+    thresholds, a judge or a cascade (the profile replaces those)."""
+    return settings.model_copy(update={"profile": None, "accept_at": None, "reject_at": None, "route": "three-way",
+                                       "decide_at": None, "judge": False, "cascade": None})
+
+
+def log_source(db: str, scope: str) -> str:
+    """What `adapt --from-log DB --scope S` names its labels' source (profile.json's labels_from)."""
+    return f"{db} (scope {scope})"
 
 
 def shipped(calibration: Calibration) -> Fitted:
@@ -176,20 +189,28 @@ def label_counts(rows: Sequence[combine.ClaimRow]) -> dict[str, dict[str, int]]:
             for task, tally in sorted(counts.items(), key=lambda item: (item[0] == "all", item[0]))}
 
 
+class TooFewLabels(InputError):
+    """`too_few_labels` from `require_enough`, with how many more labelled answers of each class it needs (what the
+    eval loop's labels section reports beside the message)."""
+
+    def __init__(self, message: str, *, needed: dict[str, int]) -> None:
+        super().__init__(message, code=ErrorCode.TOO_FEW_LABELS)
+        self.needed = needed
+
+
 def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets) -> None:
     """Refuse labels too few for thresholds that meet the targets with confidence, saying how many more."""
     answers = [r for r in combine.answers_of(rows).values() if r.claim_index >= 0]
     have = (sum(r.hallucinated for r in answers), sum(not r.hallucinated for r in answers))
     need = targets.needed()
-    short = [f"{n - h} more {name}" for h, n, name in zip(have, need, ("hallucinated", "faithful"), strict=True)
-             if h < n]
+    needed = {name: n - h for h, n, name in zip(have, need, ("hallucinated", "faithful"), strict=True) if h < n}
+    short = [f"{more} more {name}" for name, more in needed.items()]
     if short:
-        raise InputError(
+        raise TooFewLabels(
             f"too few labels to meet false accept <= {targets.far:g} and false reject <= {targets.frr:g} with "
             f"{targets.confidence:.0%} confidence: that needs at least {need[0]} hallucinated and {need[1]} faithful "
             f"labelled answers with a checkable claim, and there are {have[0]} and {have[1]}. Label "
-            f"{' and '.join(short)} answers (from the same domain), or relax the targets",
-            code=ErrorCode.TOO_FEW_LABELS)
+            f"{' and '.join(short)} answers (from the same domain), or relax the targets", needed=needed)
 
 
 def require_within_target(far: dict[str, float | int | None], targets: Targets, *, unroutable: int = 0) -> None:

@@ -361,6 +361,58 @@ async function loadEval(record = false) {
     const row = failures.insertRow();
     for (const value of [f.id, f.failure, f.release || "", (f.unsupported || []).join(" | ")]) row.insertCell().textContent = value;
   }
+  showLabels(data.labels);
+}
+
+// The reviewers' labels and what `groundwire adapt --from-log` would fit on them (or its refusal), as the CLI's
+// eval-loop report shows them. Every text is set as textContent: a scope, a task or a message is never markup.
+function showLabels(labels) {
+  const section = $("eval-labels");
+  section.hidden = !labels;
+  if (!labels) return;
+  const c = labels.counts, r = labels.refit;
+  $("eval-labels-summary").textContent = `scope ${labels.scope}: ${c.labelled} reviewed answers, ${c.not_faithful} not ` +
+    `faithful (${c.claim_marked} with claims marked), ${c.faithful} faithful` +
+    (c.unreadable ? ` · ${c.unreadable} reviewed requests make no row` : "");
+  const tasks = $("eval-labels-tasks").querySelector("tbody");
+  tasks.replaceChildren();
+  for (const [task, tally] of Object.entries(c.by_task)) {
+    const row = tasks.insertRow();
+    row.dataset.task = task;
+    for (const value of [task, tally.not_faithful, tally.faithful]) row.insertCell().textContent = String(value);
+  }
+  const t = r.targets;
+  const head = `groundwire adapt (false accept ${t.false_accept}, false reject ${t.false_reject}, confidence ${t.confidence})`;
+  const refit = $("eval-refit");
+  refit.dataset.status = r.status;
+  const needed = Object.entries(r.needed || {}).map(([name, n]) => `${n} more ${name}`).join(" and ");
+  refit.textContent = {
+    refused: `${head} would refuse these labels (${r.refusal?.code}): ${r.refusal?.message}` +
+      (needed ? ` It needs ${needed} labelled answers with a checkable claim.` : ""),
+    not_computed: `${head}: not computed (${r.refusal?.code}): ${r.refusal?.message}`,
+    unchanged: `${head} would fit the thresholds in force: no refit needed.`,
+    would_change: `${head} would change the thresholds in force` + (r.combiner_changes ? " and refit the combiner." : "."),
+  }[r.status] || r.status;
+  const pairs = $("eval-refit-thresholds");
+  const body = pairs.querySelector("tbody");
+  body.replaceChildren();
+  const pair = (p) => p ? `${p[0].toFixed(4)} / ${p[1].toFixed(4)}` : "–";
+  for (const [key, now] of Object.entries(r.in_force)) {
+    const row = body.insertRow();
+    row.dataset.key = key;
+    for (const value of [key === "all" ? "all (pooled)" : key, pair(now), pair(r.thresholds?.[key])]) {
+      row.insertCell().textContent = value;
+    }
+  }
+  pairs.hidden = !Object.keys(r.in_force).length;
+  const validation = r.profile?.validation;
+  const rates = (v) => ["false_accept", "false_reject", "escalated"]
+    .map((name) => `${name.replaceAll("_", " ")} ${fmt(v[name].value)}`).join(", ");
+  $("eval-refit-rates").textContent = validation ? `cross-validated within the labels (${validation.folds} folds by ` +
+    `source document): refit ${rates(validation.profile)}; shipped routing ${rates(validation.shipped)}` : "";
+  const command = $("eval-refit-command");
+  command.textContent = r.status === "would_change" ? r.command : "";
+  command.hidden = r.status !== "would_change";
 }
 $("eval-refresh").addEventListener("click", () => guarded(() => loadEval()));
 $("eval-record").addEventListener("click", () => guarded(() => loadEval(true)));

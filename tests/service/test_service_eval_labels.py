@@ -1,0 +1,53 @@
+"""/v1/eval's labels section: the scope's reviewers' labels and what `groundwire adapt --from-log` would fit on them,
+made by adapt's own fit: the same profile as adapt on the service's log, beside the scope's routing in force."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from service_common import ALPHA
+
+from groundwire.data.rows import read_eval_jsonl
+
+pytest.importorskip("fastapi")
+
+FIXTURE = Path(__file__).resolve().parents[2] / "examples" / "labelled.jsonl"
+
+
+def test_the_dashboard_reports_the_profile_adapt_fits_on_the_service_log(client, settings) -> None:
+    from groundwire.data.labelled import read_reviewed
+    from groundwire.data.rows import EvalRow
+    from groundwire.data.store import Store
+    from groundwire.pipeline import build_verifier
+    from groundwire.train.adapt import adapt, base_settings, log_source
+
+    for row in read_eval_jsonl(FIXTURE):
+        checked = client.post("/v1/verify", headers=ALPHA, json={
+            "answer": row.answer, "question": row.question, "task": row.task,
+            "chunks": [{"id": f"S{i + 1}", "text": text} for i, text in enumerate(row.context)]})
+        assert checked.status_code == 200, checked.text
+        given = client.post("/v1/feedback", headers=ALPHA, json={"request_id": checked.json()["request_id"],
+                                                                 "faithful": not row.hallucinated})
+        assert given.status_code == 200, given.text
+
+    labels = client.get("/v1/eval", headers=ALPHA).json()["labels"]
+    assert labels["scope"] == "alpha" and labels["counts"]["labelled"] == 80
+    assert labels["counts"]["by_task"] == {"qa": {"not_faithful": 32, "faithful": 48}}
+
+    store = Store(settings.db_url)
+    try:
+        rows = [row for row in read_reviewed(store, scope="alpha") if isinstance(row, EvalRow)]
+    finally:
+        store.close()
+    expected = adapt(rows, build_verifier(base_settings(settings.check)), source=log_source("DB", "alpha"))
+    refit = labels["refit"]
+    assert refit["profile"] == expected.document
+    assert refit["thresholds"]["all"] == list(expected.fitted.pooled)
+    assert refit["status"] == "would_change"
+    assert refit["command"] == "groundwire adapt --from-log DB --scope alpha --out PROFILE"
+    # Another scope has no labels: adapt's own refusal, with every label it needs.
+    other = client.get("/v1/eval", headers={"X-API-Key": "key-beta"}).json()["labels"]
+    assert other["counts"]["labelled"] == 0 and other["refit"]["status"] == "refused"
+    assert other["refit"]["refusal"]["code"] == "no_rows" and set(other["refit"]["needed"]) == {"hallucinated",
+                                                                                                  "faithful"}

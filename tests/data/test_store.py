@@ -339,13 +339,24 @@ def test_a_bad_verdict_is_refused_and_writes_nothing(store: Store, review: dict,
     assert store.feedback(request_id, scope="a") == [] and store.verdicts(request_id, scope="a") == []
 
 
-def test_a_failed_request_takes_thumbs_but_no_verdict(store: Store) -> None:
+def test_a_request_failed_before_its_answer_was_accepted_takes_thumbs_but_no_verdict(store: Store) -> None:
     failed = store.log_request(RequestRecord(scope="a", response="", context="", kind=ERROR_KIND))
-    with pytest.raises(InputError, match="no checked answer") as caught:
+    with pytest.raises(InputError, match="no answer to give a verdict on") as caught:
         store.add_review(failed, scope="a", thumbs=-1, faithful=False)
     assert caught.value.code == "invalid_verdict"
     assert store.feedback(failed, scope="a") == []  # the thumbs given with it were not written either
     assert store.add_review(failed, scope="a", thumbs=-1).feedback_id is not None
+
+
+def test_a_request_failed_after_its_answer_was_accepted_takes_a_verdict_without_claims(store: Store) -> None:
+    failed = store.log_request(RequestRecord(scope="a", response="The pump runs at 40 l/min.", context="c",
+                                             kind=ERROR_KIND))
+    with pytest.raises(InputError, match="no claims: no claim 0") as caught:
+        store.add_review(failed, scope="a", faithful=False, unfaithful_claims=[0])  # none were checked
+    assert caught.value.code == "invalid_verdict"
+    written = store.add_review(failed, scope="a", faithful=False)
+    assert written.verdict is not None and written.verdict.faithful is False
+    assert [record.id for record, _ in store.reviewed(scope="a")] == [failed]
 
 
 def test_an_existing_database_gains_the_verdicts_table_and_keeps_its_feedback(tmp_path: Path) -> None:

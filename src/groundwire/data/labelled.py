@@ -69,9 +69,10 @@ def reviewed_record(record: RequestRecord, verdict: ReviewVerdict) -> dict[str, 
 
 
 def _context(record: RequestRecord) -> list[Any]:
-    """The chunks the answer was checked against, as the response listed them; else the context as logged."""
+    """The chunks the answer was checked against, as the response listed them (or, for a check that failed after its
+    answer was accepted, as the failure was logged with them); else the context as logged."""
     body = record.extra.get("body")
-    chunks = body.get("chunks") if isinstance(body, Mapping) else None
+    chunks = body.get("chunks") if isinstance(body, Mapping) else record.extra.get("chunks")
     if isinstance(chunks, Sequence) and chunks and all(isinstance(c, Mapping) for c in chunks):
         return [{key: c.get(key) for key in ("id", "text", "doc_id", "page")} for c in chunks]
     return [record.context] if record.context.strip() else []

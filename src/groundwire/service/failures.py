@@ -1,6 +1,12 @@
 """Failed requests (4xx and 5xx) in the request log: status, route and error, in the caller's scope.
 
 A row of kind "error" has no report; the eval loop leaves such rows out and the history shows the error.
+A check (verify, repair) that fails after its input was accepted, for a cause that says nothing against that input
+(REVIEWABLE: its time budget ran out, the LLM endpoint failed, an error of the service's own), is logged with its
+question, answer, task and context as well, redacted as every row is: its answer was never routed, so it goes to the
+review queue, and a reviewer's verdict labels it as any other (`groundwire adapt --from-log` reads it). Any other
+failure is logged without its input: the input was refused (invalid, another scope's documents, over the work
+limits: text the service did not take), and a key is never stored.
 Not logged: a request whose key is missing or wrong (no scope may read it; uvicorn's access log has it), and the
 refusals of a loaded service, 429 `rate_limited`, 503 `busy` and 503 `queue_timeout`: they must cost no writes (and no thread), so that
 a flood of them cannot add to the load that caused them; and a request whose client went away before its answer
@@ -13,6 +19,7 @@ import json
 import logging
 import time
 import uuid
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
@@ -22,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from groundwire.data.store import ERROR_KIND, RequestRecord
 from groundwire.foundation.errors import ErrorCode
 from groundwire.redact import redact, redact_data
+from groundwire.service import models
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
 from groundwire.service.errors import ServiceError
 
@@ -33,6 +41,24 @@ _KEPT_BODY_BYTES = 8_192
 """Enough for the JSON error shape; a longer body is cut (its message is then not read)."""
 _NOT_LOGGED = frozenset({ErrorCode.RATE_LIMITED.value, ErrorCode.BUSY.value, ErrorCode.QUEUE_TIMEOUT.value,
                          ErrorCode.CLIENT_CLOSED_REQUEST.value})
+REVIEWABLE = frozenset({ErrorCode.TIME_BUDGET_EXCEEDED.value, ErrorCode.LLM_UNAVAILABLE.value,
+                        ErrorCode.INTERNAL_ERROR.value})
+"""Failures of an accepted check whose input is logged for review: none of them is the input's fault."""
+_ACCEPTED = "groundwire_accepted_check"
+"""Where `accept` leaves the check's body: the request's state (its ASGI scope's "state"), which this middleware,
+outside the route, reads when the request fails."""
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    endpoint: str
+    body: models.VerifyRequest
+
+
+def accept(request: Request, endpoint: str, body: models.VerifyRequest) -> None:
+    """Mark the check's body as accepted (parsed and validated): should the request then fail for a REVIEWABLE
+    cause, its input is logged with the error. The check's route calls this first."""
+    setattr(request.state, _ACCEPTED, Accepted(endpoint, body))
 
 
 class FailureLog:
@@ -73,18 +99,36 @@ class FailureLog:
             caller_scope = scope_for_key(self.runtime.settings, key)
         except ServiceError:
             return  # no scope may see it
+        accepted = scope.get("state", {}).get(_ACCEPTED) if error["code"] in REVIEWABLE else None
         try:
-            await run_in_threadpool(self._write, caller_scope, scope, status, error, started)
+            await run_in_threadpool(self._write, caller_scope, scope, status, error, started, accepted)
         except Exception:  # the response is already sent: a failed log write must not turn into another error
             log.exception("could not log a failed request")
 
-    def _write(self, caller_scope: str, scope: Scope, status: int, error: dict[str, Any], started: float) -> None:
+    def _write(self, caller_scope: str, scope: Scope, status: int, error: dict[str, Any], started: float,
+               accepted: Accepted | None) -> None:
         route = f"{scope.get('method', '')} {scope.get('path', '')}"
-        self.runtime.store.log_request(redact_data(RequestRecord(  # the route too: a key in a path is not stored
+        record = RequestRecord(
             id=uuid.uuid4().hex, scope=caller_scope, kind=ERROR_KIND, response="", context="",
             latency_ms=(time.perf_counter() - started) * 1000.0, release=self.runtime.settings.release,
             extra={"status": status, "route": route, "error": error},
-        )))
+        )
+        if accepted is not None:
+            record = self._with_input(record, accepted)
+        # Redacted whole, the route too: a key in a path, a question, an answer or a chunk is not stored.
+        self.runtime.store.log_request(redact_data(record))
+
+    def _with_input(self, record: RequestRecord, accepted: Accepted) -> RequestRecord:
+        """The failed check's question, answer, task and context (its chunks as a response lists them, which
+        `data.labelled` reads back), so that a reviewer can label it."""
+        body = accepted.body
+        try:
+            chunks, context = self.runtime.chunks_of(body, scope=record.scope)
+        except ServiceError:  # its documents are gone since: nothing to label it against
+            return record
+        return replace(record, query=body.question, response=body.answer, context=context, extra={
+            **record.extra, "endpoint": accepted.endpoint, **({"task": body.task} if body.task else {}),
+            "chunks": [{"id": c.id, "text": c.text, "doc_id": c.doc_id, "page": c.page} for c in chunks]})
 
 
 def _error(body: bytes) -> dict[str, Any]:

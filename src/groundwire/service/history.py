@@ -67,6 +67,8 @@ def get_request(runtime: Runtime, request_id: str, *, scope: str) -> dict[str, A
         "release": record.release,
         "response_text": record.response,
         "response": _response_body(record),
+        # A check that failed after its answer was accepted: the chunks it was to be checked against (failures.py).
+        "chunks": record.extra.get("chunks") if record.kind == ERROR_KIND else None,
         "feedback": [{"id": f.id, "thumbs": f.thumbs, "correction": f.correction,
                       "created_at": f.created_at.isoformat()} for f in feedback],
         "verdict": verdicts[-1] if verdicts else None,
@@ -96,6 +98,9 @@ def _response_body(record: RequestRecord) -> dict[str, Any] | None:
 def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
     answer = (record.report or {}).get("answer", record.response)
     failed = {key: record.extra.get(key) for key in ("status", "route", "error")} if record.kind == ERROR_KIND else {}
+    # A check that failed after its answer was accepted is logged with it (failures.py): a person labels it.
+    failure = (f"{failed['error'].get('code')} ({failed['status']})"
+               if failed and answer and isinstance(failed["error"], dict) else None)
     return {
         **failed,
         "request_id": record.id,
@@ -106,7 +111,7 @@ def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
         "score": record.answer_score,
         "decision": record.route,
         # Recomputed with today's rule, so a changed threshold or pattern applies to the whole log.
-        "review": runtime.review(record.answer_score, record.query, answer,
+        "review": runtime.review(record.answer_score, record.query, answer, failure=failure,
                                  findings=[f["check"] for f in (record.report or {}).get("findings", ())]).model_dump(),
     }
 

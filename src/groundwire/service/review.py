@@ -1,9 +1,11 @@
 """The review queue rule: which logged requests a person should look at.
 
 A request is queued when its answer score is below the threshold, when its question or
-answer matches one of the configured high-risk patterns (case-insensitive regexes), or when
+answer matches one of the configured high-risk patterns (case-insensitive regexes), when
 an answer-level validator fired (a fabricated citation scores no claim down, but a person
-should see it). It leaves the queue once someone gives feedback on it.
+should see it), or when it failed after its answer was accepted (service/failures.py: its
+answer was never routed, so a person decides). It leaves the queue once someone gives
+feedback on it.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
 
 
 def review_reasons(*, score: float | None, texts: Sequence[str | None], threshold: float,
-                   patterns: tuple[str, ...], findings: Sequence[str] = ()) -> list[str]:
-    reasons: list[str] = []
+                   patterns: tuple[str, ...], findings: Sequence[str] = (), failure: str | None = None) -> list[str]:
+    reasons: list[str] = [f"failed after its answer was accepted: {failure}"] if failure else []
     if score is not None and score < threshold:
         reasons.append(f"score {score:.2f} below {threshold:.2f}")
     for pattern in _compiled(patterns):

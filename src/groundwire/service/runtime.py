@@ -136,10 +136,15 @@ class Runtime:
         """The chunks to check against, and the context as it is logged; 413 when they are more work than allowed.
         On a reserved worker, a context longer than small_chars ends the check there (`require_small`)."""
         answer = getattr(body, "answer", None)
-        chunks, logged = self._sent(body) if body.chunks is not None else self._ingested(body, scope=scope)
+        chunks, logged = self.chunks_of(body, scope=scope)
         enforce_work_limits(self.settings, chunks, answer)
         require_small(self._small_text(answer, chunks))
         return chunks, logged
+
+    def chunks_of(self, body: ContextBody, *, scope: str) -> tuple[list[Chunk], str]:
+        """The chunks the body names (sent, or ingested documents by id), and the context as it is logged; no limit
+        is checked here (`context` checks them)."""
+        return self._sent(body) if body.chunks is not None else self._ingested(body, scope=scope)
 
     def _sent(self, body: ContextBody) -> tuple[list[Chunk], str]:
         sent = body.chunks or []
@@ -194,9 +199,11 @@ class Runtime:
             budget.spend(pairs)
         return plan
 
-    def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = ()) -> models.Review:
-        """The review-queue verdict: score, question and answer, and the answer-level checks that fired."""
-        reasons = review_reasons(score=score, texts=texts, findings=findings,
+    def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = (),
+               failure: str | None = None) -> models.Review:
+        """The review-queue verdict: score, question and answer, the answer-level checks that fired, and the error
+        of a request that failed after its answer was accepted (`failure`)."""
+        reasons = review_reasons(score=score, texts=texts, findings=findings, failure=failure,
                                  threshold=self.settings.review_threshold, patterns=self.settings.high_risk_patterns)
         return models.Review(queued=bool(reasons), reasons=reasons)
 

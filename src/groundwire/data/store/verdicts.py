@@ -52,7 +52,8 @@ class Verdicts(RequestLog):
             raise InputError(f"a claim is marked twice: {marked}", code=ErrorCode.INVALID_VERDICT)
         r, v = self.t["requests"], self.t["verdicts"]
         with self._writer.begin() as conn:
-            row = conn.execute(sa.select(r.c.kind, r.c.claims).where(r.c.id == request_id, r.c.scope == scope)).first()
+            row = conn.execute(sa.select(r.c.kind, r.c.claims, r.c.response).where(
+                r.c.id == request_id, r.c.scope == scope)).first()
             if row is None:
                 raise InputError(f"no logged request {request_id!r} in this scope", code=ErrorCode.REQUEST_NOT_FOUND)
             feedback_id = None
@@ -61,7 +62,7 @@ class Verdicts(RequestLog):
                                                     correction=correction, comment=None)
             if faithful is None:
                 return ReviewWritten(feedback_id, None)
-            claims = _marked(request_id, row.kind, [c["text"] for c in row.claims], marked)
+            claims = _marked(request_id, row.kind, row.response, [c["text"] for c in row.claims], marked)
             replaces = conn.execute(sa.select(sa.func.max(v.c.id)).where(v.c.request_id == request_id,
                                                                           v.c.scope == scope)).scalar()
             created = now()
@@ -109,11 +110,14 @@ class Verdicts(RequestLog):
         return [(record, verdicts[record.id or ""]) for record in records]
 
 
-def _marked(request_id: str, kind: str, texts: Sequence[str], marked: Sequence[int]) -> tuple[MarkedClaim, ...]:
-    """The marked claims with their logged texts; an index the request does not have is the reviewer's error."""
-    if kind == ERROR_KIND:
-        raise InputError(f"request {request_id!r} failed: it has no checked answer to give a verdict on",
-                         code=ErrorCode.INVALID_VERDICT)
+def _marked(request_id: str, kind: str, answer: str | None, texts: Sequence[str],
+            marked: Sequence[int]) -> tuple[MarkedClaim, ...]:
+    """The marked claims with their logged texts; an index the request does not have is the reviewer's error. A
+    failed request takes a verdict when its answer was logged (one that failed after it was accepted: it has no
+    claims to mark); one logged without an answer does not."""
+    if kind == ERROR_KIND and not (answer or "").strip():
+        raise InputError(f"request {request_id!r} failed before its answer was accepted: it has no answer to give a "
+                         "verdict on", code=ErrorCode.INVALID_VERDICT)
     wrong = [index for index in marked if not 0 <= index < len(texts)]
     if wrong:
         have = f"claims 0 to {len(texts) - 1}" if texts else "no claims"

@@ -180,10 +180,17 @@ function when(iso) {
   return iso ? iso.slice(0, 19).replace("T", " ") + " UTC" : "";
 }
 
-function summaryCell(item) {
-  if (item.error) return `${item.status} ${item.route} · ${item.error.code}: ${item.error.message}`;
+function failureText(item) {
+  return `${item.status} ${item.route} · ${item.error.code}: ${item.error.message}`;
+}
+
+function answerText(item) {
   const answer = item.answer || "";
   return (item.question ? "Q: " + item.question + " · " : "") + (answer.length > 140 ? answer.slice(0, 139) + "…" : answer);
+}
+
+function summaryCell(item) {
+  return item.error ? failureText(item) : answerText(item);
 }
 
 function verdictText(verdict) {
@@ -241,7 +248,13 @@ async function loadReview() {
     reasons.className = "reasons";
     reasons.textContent = item.review.reasons.join("; ");
     const text = document.createElement("div");
-    text.textContent = summaryCell(item);
+    text.className = "review-answer";
+    text.textContent = answerText(item);
+    // A check that failed after its answer was accepted: its error beside the answer it never routed.
+    const failure = document.createElement("div");
+    failure.className = "review-failure";
+    failure.hidden = !item.error;
+    if (item.error) failure.textContent = "failed: " + failureText(item);
     // The reviewer's verdict: faithful or not, and which claims are not (marking a claim means "not faithful").
     const claims = document.createElement("ol");
     claims.className = "review-claims";
@@ -320,10 +333,18 @@ async function loadReview() {
     open.addEventListener("click", () => guarded(async () => {
       const entry = await api("GET", "/v1/requests/" + encodeURIComponent(item.request_id));
       openTab("check");
-      render(entry.response);
+      if (entry.response && entry.response.report) {
+        render(entry.response);
+        return;
+      }
+      // A check that failed has no report: its question, answer and context go into the form, to read or check again.
+      $("result").hidden = true;
+      $("question").value = entry.question || "";
+      $("answer").value = entry.answer || "";
+      $("context").value = (entry.chunks || []).map((c) => `[${c.id}] ${c.text}`).join("\n---\n") || entry.context || "";
     }));
     buttons.append(open);
-    box.append(head, reasons, text, claims, verdict, correction, buttons);
+    box.append(head, reasons, failure, text, claims, verdict, correction, buttons);
     list.append(box);
   }
 }

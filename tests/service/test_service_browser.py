@@ -352,6 +352,41 @@ def test_eval_dashboard_shows_the_labels_section_as_the_api_gives_it(browser, se
     browser.save_screenshot(str(ARTIFACTS / "eval-labels.png"))
 
 
+def test_review_view_shows_a_failed_check_with_its_error_and_records_a_verdict(
+        browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from live_server import free_port
+    from selenium.webdriver.common.by import By
+
+    # repair edits an escalated claim with the LLM; nothing listens on this loopback port, so the check fails (502)
+    # after its answer was accepted, and is logged with it for review.
+    monkeypatch.setenv("GROUNDWIRE_LLM_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    monkeypatch.setenv("GROUNDWIRE_LLM_MODEL", "gone")
+    monkeypatch.setenv("GROUNDWIRE_LLM_MAX_RETRIES", "0")
+    answer = "The pump is serviced each spring by <b>the vendor</b>."
+    chunks = [{"id": "S1", "text": "The pump runs at 40 litres per minute."},
+              {"id": "S2", "text": "It is serviced every March."}]
+    with LiveServer(tmp_path, api_keys=KEYS, extra_args=("--llm",)) as failing:
+        failed = httpx.post(f"{failing.url}/v1/repair", headers={"X-API-Key": "key-alpha"}, timeout=60,
+                            json={"question": "When is the pump serviced?", "answer": answer, "chunks": chunks})
+        assert failed.status_code == 502 and failed.json()["error"]["code"] == "llm_unavailable", failed.text
+        [logged] = httpx.get(f"{failing.url}/v1/requests", headers={"X-API-Key": "key-alpha"}).json()["requests"]
+        request_id = logged["request_id"]
+
+        open_page(browser, failing, "key-alpha")
+        item = review_item(browser, request_id)
+        failure = item.find_element(By.CLASS_NAME, "review-failure")
+        assert failure.is_displayed() and "502 POST /v1/repair · llm_unavailable" in failure.text
+        assert "failed after its answer was accepted" in item.find_element(By.CLASS_NAME, "reasons").text
+        assert item.find_element(By.CLASS_NAME, "review-answer").text == f"Q: When is the pump serviced? · {answer}"
+        assert item.find_elements(By.CSS_SELECTOR, ".review-answer b, .review-claims li") == []
+        browser.save_screenshot(str(ARTIFACTS / "review-failed-check.png"))
+        item.find_element(By.CSS_SELECTOR, 'input[data-faithful="false"]').click()
+        item.find_element(By.CSS_SELECTOR, 'button[data-action="verdict"]').click()
+        submitted(browser, request_id)
+        entry = httpx.get(f"{failing.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()
+        assert entry["verdict"]["faithful"] is False and entry["verdict"]["unfaithful_claims"] == []
+
+
 def test_docs_render_offline_under_their_csp(browser, server: LiveServer) -> None:
     # The browser has no network but this server: a CDN asset, or an inline script the CSP blocks, leaves no UI.
     from selenium.webdriver.common.by import By

@@ -234,7 +234,8 @@ async function refreshReviewCount() {
 async function loadReview() {
   const data = await refreshReviewCount();
   const patterns = data.patterns.length ? ` or matching ${data.patterns.join(", ")}` : "";
-  $("review-rule").textContent = `Requests scoring below ${data.threshold}${patterns}, not yet reviewed.`;
+  $("review-rule").textContent = `Requests scoring below ${data.threshold}${patterns}, with a validator finding, or ` +
+    "that failed after their answer was accepted; not yet reviewed.";
   const list = $("review-list");
   list.replaceChildren();
   if (!data.items.length) list.textContent = "Nothing to review.";

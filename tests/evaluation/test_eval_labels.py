@@ -139,3 +139,26 @@ def test_no_labels_is_adapts_no_rows_refusal_naming_every_label_needed(tmp_path:
     assert section.counts.labelled == 0 and section.refit.status == "refused"
     assert section.refit.refusal is not None and section.refit.refusal["code"] == "no_rows"
     assert section.refit.needed == dict(zip(("hallucinated", "faithful"), Targets().needed(), strict=True))
+
+
+def test_a_refit_adapt_cannot_make_is_not_computed_and_the_count_stands(tmp_path: Path, lexical: Verifier) -> None:
+    from groundwire.core.cancel import CancelToken, cancellable
+    from groundwire.train.refit import labels_section
+
+    db = _reviewed_log(tmp_path / "log.db", lexical, rows=40)
+    store = Store.open(db)
+    try:
+        # The service's time budget spent before adapt's checks are done.
+        with cancellable(CancelToken.after(-1)):
+            timed_out = labels_section(store, scope=SCOPE, in_force=lexical, settings=CheckSettings(scorer="lexical"),
+                                       db="DB")
+        # Settings adapt cannot check with (an LLM decomposer and no endpoint): the error adapt would stop with.
+        unusable = labels_section(store, scope=SCOPE, in_force=lexical, db="DB",
+                                  settings=CheckSettings(scorer="lexical", decomposer="llm"))
+    finally:
+        store.close()
+    for section, code in ((timed_out, "time_budget_exceeded"), (unusable, "llm_not_configured")):
+        assert section.counts.labelled == 40
+        assert section.refit.status == "not_computed" and section.refit.refusal is not None
+        assert section.refit.refusal["code"] == code and section.refit.thresholds is None
+        assert f"not computed ({code})" in section.lines()[1]

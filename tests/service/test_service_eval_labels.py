@@ -51,3 +51,32 @@ def test_the_dashboard_reports_the_profile_adapt_fits_on_the_service_log(client,
     assert other["counts"]["labelled"] == 0 and other["refit"]["status"] == "refused"
     assert other["refit"]["refusal"]["code"] == "no_rows" and set(other["refit"]["needed"]) == {"hallucinated",
                                                                                                   "faithful"}
+
+
+def test_the_labels_are_refitted_when_a_verdict_is_added_not_on_every_request(client, monkeypatch) -> None:
+    from groundwire.service import history
+
+    calls: list[str] = []
+    real = history.labels_section
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs["scope"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(history, "labels_section", counted)
+
+    def verified() -> str:
+        response = client.post("/v1/verify", headers=ALPHA, json={
+            "answer": "The pump runs at 40 litres per minute.",
+            "chunks": [{"id": "S1", "text": "The pump runs at 40 litres per minute."}]})
+        assert response.status_code == 200, response.text
+        return str(response.json()["request_id"])
+
+    first = verified()
+    assert client.get("/v1/eval", headers=ALPHA).json()["labels"]["counts"]["labelled"] == 0
+    verified()  # a new request changes the eval loop's sample, not the labels
+    assert client.get("/v1/eval", headers=ALPHA).json()["labels"]["counts"]["labelled"] == 0
+    assert calls == ["alpha"]
+    assert client.post("/v1/feedback", headers=ALPHA, json={"request_id": first, "faithful": True}).status_code == 200
+    assert client.get("/v1/eval", headers=ALPHA).json()["labels"]["counts"]["labelled"] == 1
+    assert calls == ["alpha", "alpha"]

@@ -52,7 +52,8 @@ class ErrorCode(StrEnum):
     INVALID_VERDICT = (
         "invalid_verdict",
         "A reviewer's verdict cannot be recorded: it marks a claim the logged request does not list (an index out "
-        "of range, or twice), marks claims of an answer it calls faithful, or is on a failed request (no answer).",
+        "of range, or twice), marks claims of an answer it calls faithful, or is on a request that failed before "
+        "its answer was accepted (no answer logged).",
     )
     FILE_NOT_FOUND = ("file_not_found", "A named input file, directory or database does not exist.")
     INVALID_FILE = (

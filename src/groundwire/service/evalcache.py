@@ -10,21 +10,24 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING
+from typing import Generic, TypeVar
 
-if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.evaluation.evalloop import EvalLoopResult
+T = TypeVar("T")
 
 
-class EvalCache:
+class EvalCache(Generic[T]):
+    """Results (the eval loop's, the labels section's) kept per key, the newest `max_entries`."""
+
     def __init__(self, *, max_entries: int = 32) -> None:
-        self._entries: OrderedDict[Hashable, EvalLoopResult] = OrderedDict()
+        self._entries: OrderedDict[Hashable, T] = OrderedDict()
         self._max_entries = max_entries
         self._lock = threading.Lock()
         self._computing: dict[Hashable, threading.Lock] = {}
 
-    def get_or_compute(self, key: Hashable, compute: Callable[[], EvalLoopResult]) -> EvalLoopResult:
-        """The cached result for `key`, or `compute()`'s; concurrent callers of one key compute it once."""
+    def get_or_compute(self, key: Hashable, compute: Callable[[], T],
+                       keep: Callable[[T], bool] = lambda _: True) -> T:
+        """The cached result for `key`, or `compute()`'s (kept when `keep` says so); concurrent callers of one key
+        compute it once."""
         with self._lock:
             flight = self._computing.setdefault(key, threading.Lock())
         with flight:
@@ -33,12 +36,13 @@ class EvalCache:
                     self._entries.move_to_end(key)
                     return self._entries[key]
             result = compute()
-            self.put(key, result)
+            if keep(result):
+                self.put(key, result)
             with self._lock:
                 self._computing.pop(key, None)
             return result
 
-    def put(self, key: Hashable, result: EvalLoopResult) -> None:
+    def put(self, key: Hashable, result: T) -> None:
         with self._lock:
             self._entries[key] = result
             self._entries.move_to_end(key)

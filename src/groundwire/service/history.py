@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -9,6 +10,8 @@ from groundwire.core import cancel
 from groundwire.core.cancel import CancelToken, cancellable
 from groundwire.data.store import ERROR_KIND
 from groundwire.evaluation.evalloop import EvidenceBudget, render_html, run_eval_loop
+from groundwire.evaluation.labels import LabelsSection
+from groundwire.foundation.errors import ErrorCode
 from groundwire.service import models
 from groundwire.service.runtime import Runtime
 from groundwire.train.refit import labels_section
@@ -131,24 +134,41 @@ def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> 
     def run() -> EvalLoopResult:
         budget = EvidenceBudget(total=settings.eval_max_pairs, per_check=settings.max_pairs,
                                 max_claims=settings.max_claims, corpus_chars=settings.eval_max_corpus_chars)
-        # The evidence checks stop a reserve before the request's deadline, so that the rest (the summary, the
-        # report's HTML) is done and answered within the time budget; a caller that has gone stops it all.
-        token = cancel.current()
-        with cancellable(token.within(_eval_reserve_s(settings)) if token is not None else CancelToken()):
-            result = run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope,
-                                   sample_size=sample_size, release=settings.release, save=save, budget=budget)
-            # The reviewers' labels and what `groundwire adapt --from-log` would fit on them, against the routing
-            # in force for this scope (its profile's, where it has one). The log is the service's: named DB in the
-            # command shown, so that no URL (nor a password in it) reaches the page.
-            labels = labels_section(runtime.store, scope=scope, in_force=runtime.verifier_for(scope),
-                                    settings=settings.check, db="DB")
-        return replace(result, labels=labels.to_dict())
+        with _within_reserve(settings):
+            return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
+                                 release=settings.release, save=save, budget=budget)
 
     if save:
         result = run()
         runtime.eval_cache.put(_eval_key(runtime, scope, sample_size), result)
-        return result
-    return runtime.eval_cache.get_or_compute(_eval_key(runtime, scope, sample_size), run)
+    else:
+        result = runtime.eval_cache.get_or_compute(_eval_key(runtime, scope, sample_size), run)
+    with _within_reserve(settings):
+        return replace(result, labels=eval_labels(runtime, scope=scope).to_dict())
+
+
+def eval_labels(runtime: Runtime, *, scope: str) -> LabelsSection:
+    """The scope's reviewers' labels and what `groundwire adapt --from-log` would fit on them, against the routing in
+    force for this scope (its profile's, where it has one). It checks every reviewed answer, so it is kept apart
+    from the eval loop's result, until a verdict is added or the routing in force changes (a new request does not
+    change it); a refit cut short by the time budget is not kept. The log is named DB in the command shown, so
+    that no URL (nor a password in it) reaches the page."""
+    in_force = runtime.verifier_for(scope)
+    key = (runtime.settings.check.model_dump_json(), id(in_force), in_force.accept_at, in_force.reject_at,
+           tuple(sorted(in_force.task_thresholds.items())), __version__, scope,
+           runtime.store.verdicts_version(scope=scope))
+    return runtime.labels_cache.get_or_compute(
+        key, lambda: labels_section(runtime.store, scope=scope, in_force=in_force, settings=runtime.settings.check,
+                                    db="DB"),
+        keep=lambda section: (section.refit.refusal or {}).get("code") != ErrorCode.TIME_BUDGET_EXCEEDED.value)
+
+
+def _within_reserve(settings: ServiceSettings) -> AbstractContextManager[CancelToken]:
+    """The eval loop's work (the evidence checks, the labels' refit) stops a reserve before the request's deadline,
+    so that the rest (the summary, the report's HTML) is done and answered within the time budget; a caller that has
+    gone stops it all."""
+    token = cancel.current()
+    return cancellable(token.within(_eval_reserve_s(settings)) if token is not None else CancelToken())
 
 
 def _eval_reserve_s(settings: ServiceSettings) -> float:
@@ -159,10 +179,8 @@ def _eval_reserve_s(settings: ServiceSettings) -> float:
 
 def _eval_key(runtime: Runtime, scope: str, sample_size: int) -> tuple[object, ...]:
     verifier = runtime.verifier
-    in_force = runtime.verifier_for(scope)  # a scope's profile replaced while serving changes the labels section
     release = (runtime.settings.release, verifier.model_id, verifier.accept_at, verifier.reject_at,
-               verifier.router, in_force.accept_at, in_force.reject_at, tuple(sorted(in_force.task_thresholds.items())),
-               __version__)
+               verifier.router, __version__)
     return (*release, scope, sample_size, runtime.store.log_version(scope=scope))
 
 

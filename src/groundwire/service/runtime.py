@@ -21,6 +21,8 @@ from groundwire.core.verifier import Verifier
 from groundwire.data.cache import SemanticCache
 from groundwire.data.provenance import render_context
 from groundwire.data.store import RequestRecord, Store
+from groundwire.evaluation.evalloop import EvalLoopResult
+from groundwire.evaluation.labels import LabelsSection
 from groundwire.foundation.errors import ErrorCode
 from groundwire.foundation.types import Chunk, Claim, Report
 from groundwire.llm.client import LLMClient, client_from_config
@@ -53,8 +55,10 @@ class Runtime:
         self._cache: SemanticCache | None = None
         self._profiles = ScopeProfiles(settings.profiles, settings.check) if settings.profiles is not None else None
         self._lock = threading.Lock()
-        self.eval_cache = EvalCache()
+        self.eval_cache: EvalCache[EvalLoopResult] = EvalCache()
         """Eval-loop results per release and scope (see evalcache.py)."""
+        self.labels_cache: EvalCache[LabelsSection] = EvalCache()
+        """The eval loop's labels sections per scope, until a verdict is added (history.eval_labels)."""
 
     # lifecycle --------------------------------------------------------------------------------------------
 

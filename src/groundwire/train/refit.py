@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from groundwire.data.store import Store
 
 REFUSALS = frozenset({ErrorCode.TOO_FEW_LABELS, ErrorCode.PROFILE_MISSES_TARGET, ErrorCode.NO_ROWS})
-"""adapt's refusals of the labels themselves: reported in the section. Any other error is raised."""
+"""adapt's refusals of the labels themselves: status "refused". Any other error adapt would stop with (the `train`
+extra missing for the combiner's fit, settings adapt cannot check with) is status "not_computed", with its code."""
 
 
 def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: CheckSettings, db: str,
@@ -44,18 +45,25 @@ def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: Ch
     command the section prints; `db` is the log's name as that command should give it."""
     targets = targets or Targets()
     rows = list(read_reviewed(store, scope=scope))
-    base = build_verifier(base_settings(settings), scorer=unprofiled(in_force.scorer))
     command = adapt_command(db, scope, targets=targets, scorer=scorer)
+
+    def not_computed(code: str, message: str) -> Refit:
+        return Refit("not_computed", command, _targets(targets), _in_force(rows, in_force),
+                     refusal={"code": code, "message": message})
+
     try:
+        base = build_verifier(base_settings(settings), scorer=unprofiled(in_force.scorer))
         refit = refit_of(rows, in_force=in_force, base=base, targets=targets, source=log_source(db, scope),
                          command=command)
+    except InputError as error:  # adapt would stop with it too
+        refit = not_computed(error.code.value, str(error))
     except Cancelled as stop:  # the service's time budget (core.cancel): the count stands, the refit is not made
         if stop.reason != "deadline":
             raise
-        refit = Refit("not_computed", command, _targets(targets), _in_force(rows, in_force), refusal={
-            "code": ErrorCode.TIME_BUDGET_EXCEEDED.value,
-            "message": f"the call's time budget ran out before adapt's checks of the {len(rows)} reviewed answers "
-                       "were done; run the command to fit them, or `groundwire eval-loop --db DB --scope S`"})
+        refit = not_computed(ErrorCode.TIME_BUDGET_EXCEEDED.value,
+                             f"the call's time budget ran out before adapt's checks of the {len(rows)} reviewed "
+                             "answers were done; run the command to fit them, or `groundwire eval-loop --db DB "
+                             "--scope S`")
     return LabelsSection(scope, count_labels(rows), refit)
 
 

@@ -92,6 +92,14 @@ class Verdicts(RequestLog):
                 out.update((row.request_id, _verdict(row)) for row in conn.execute(query))
         return out
 
+    def verdicts_version(self, *, scope: str) -> tuple[int, int | None]:
+        """A value that changes whenever a verdict is added to the scope (verdicts are only added, and the requests
+        they label never change): what a cache of the scope's labels is keyed on."""
+        v = self.t["verdicts"]
+        with self.engine.connect() as conn:
+            count, newest = conn.execute(sa.select(sa.func.count(), sa.func.max(v.c.id)).where(v.c.scope == scope)).one()
+        return int(count), None if newest is None else int(newest)
+
     def reviewed(self, *, scope: str) -> list[tuple[RequestRecord, ReviewVerdict]]:
         """The scope's requests that have a verdict, oldest first, each with the verdict in force."""
         v = self.t["verdicts"]

@@ -301,7 +301,13 @@ def test_failed_requests_are_logged_without_breaking_the_eval_loop_or_history(se
         expected = {(status, code, route) for response, status, code, route in failures}
         assert all(response.status_code == status for response, status, _, _ in failures)
         assert {(e["status"], e["error"]["code"], e["route"]) for e in errors} == expected
-        assert all(e["score"] is None and not e["review"]["queued"] for e in errors)
+        assert all(e["score"] is None for e in errors)
+        # Refused for their input: logged without it, not queued. The check that failed after its answer was accepted
+        # (500) is logged with it and queued for review (service/failures.py).
+        assert {e["error"]["code"]: e["review"]["queued"] for e in errors} == {
+            "invalid_request": False, "request_not_found": False, "payload_too_large": False, "internal_error": True}
+        [crashed] = [e for e in errors if e["error"]["code"] == "internal_error"]
+        assert crashed["answer"] == VERIFY["answer"]
         detail = client.get(f"/v1/requests/{errors[0]['request_id']}", headers=ALPHA)
         assert detail.status_code == 200 and detail.json()["response"] is None  # the page says: no report to show
         assert client.get("/v1/requests", headers=BETA).json()["requests"] == []  # in the caller's scope only

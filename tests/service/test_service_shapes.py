@@ -102,5 +102,9 @@ def test_the_review_queue_and_eval_dashboard_keep_their_shape(client) -> None:
     dashboard = client.get("/v1/eval", headers=ALPHA).json()
     assert shape(dashboard) == [("metrics", "dict"), ("releases", "list"), ("segments", "list"), ("by_day", "dict"),
                                 ("series", "list"), ("failure_examples", "list"), ("history", "list"),
-                                ("meta", "dict")]
+                                ("meta", "dict"), ("labels", "dict")]
+    labels = dashboard["labels"]
+    assert [key for key, _ in shape(labels)] == ["scope", "counts", "refit"]
+    assert [key for key, _ in shape(labels["refit"])] == [
+        "status", "command", "targets", "in_force", "thresholds", "combiner_changes", "profile", "refusal", "needed"]
     assert [shape(point) for point in dashboard["series"]] == [[("created_at", "str"), ("score", "float")]]

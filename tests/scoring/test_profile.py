@@ -51,7 +51,7 @@ def test_a_profile_of_another_base_model_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("changes", [
-    {"format": 2},
+    {"format": 3},
     {"calibration": {"thresholds": [0.2, 0.6]}},  # reject_at above accept_at
     {"calibration": {"thresholds": [0.6, 0.3], "combiner": "missing.json"}},
     {"base_model": None, "calibration": None},

@@ -46,18 +46,26 @@ def adapt(
         "--from-log", metavar="DB", help="Instead of a file: the reviewed requests of the service's request log (a "
                                          "SQLite file or SQLAlchemy URL), labelled by reviewers' verdicts.")] = None,
     scope: Annotated[str | None, typer.Option(help="With --from-log: the scope whose reviews to read.")] = None,
+    fine_tune: Annotated[bool, typer.Option(
+        "--fine-tune", help="Also fine-tune the bundled cross-encoder on (window, claim) pairs from the labels, on the "
+                            "CPU (minutes; needs the [train] extra); the profile keeps the int8 model and scores with "
+                            "it. Its rates are cross-validated with the fine-tune redone in each fold.")] = False,
+    tune_steps: Annotated[int | None, typer.Option(
+        "--tune-steps", min=1, hidden=True,
+        help="Testing knob: cap each fine-tune at this many optimizer steps (a test's tune of seconds).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print profile.json instead of a summary.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first malformed row.")] = False,
     config_file: Annotated[Path | None, typer.Option("--config", help="groundwire.toml to read.")] = None,
 ) -> None:
-    """Fit a domain profile (routing thresholds, and the combiner) on labelled answers, cross-validated within
-    them; refuse when the labels are too few to meet the targets with confidence (exit 2)."""
+    """Fit a domain profile (routing thresholds, the combiner, and with --fine-tune the model) on labelled answers,
+    cross-validated within them; refuse when the labels are too few to meet the targets with confidence (exit 2)."""
     from groundwire.config import load_config
     from groundwire.data.rows import EvalRow
     from groundwire.pipeline import build_verifier
     from groundwire.train.adapt import Targets, base_settings, log_source, write_profile
     from groundwire.train.adapt import adapt as fit
+    from groundwire.train.finetune import TuneSettings
 
     if out is None:
         raise InputError("give --out DIR: the profile directory to write", code=ErrorCode.INVALID_OPTION)
@@ -76,8 +84,10 @@ def adapt(
             if isinstance(row, EvalRow)]
     if not rows:
         raise InputError(f"{source}: no readable rows", code=ErrorCode.NO_ROWS)
-    with console.status(literal(f"checking {len(rows)} labelled answers")):
-        adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source)
+    tune = TuneSettings(max_steps=tune_steps) if fine_tune else None
+    doing = "checking and fine-tuning on" if fine_tune else "checking"
+    with console.status(literal(f"{doing} {len(rows)} labelled answers")):
+        adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source, tune=tune)
     write_profile(adapted, out, force=force)
     if as_json:
         print_json(adapted.document)
@@ -125,6 +135,10 @@ def _print_summary(adapted: Adapted, out: Path) -> None:
     own = ", ".join(f"{key} {pair[0]:g}/{pair[1]:g}" for key, pair in routing["task_thresholds"].items())
     console.print(literal(f"thresholds: accept_at {routing['thresholds'][0]:g}, reject_at {routing['thresholds'][1]:g}"
                           + (f"; per task {own}" if own else "")))
+    if isinstance(model := document.get("model"), dict):
+        pairs = model["pairs"]
+        console.print(literal(f"model: {model['model_id']}, fine-tuned on {pairs['supported']} supported and "
+                              f"{pairs['unsupported']} unsupported (window, claim) pairs in {model['minutes']:g} min"))
     console.print(literal(f"wrote {out}; use it with --profile {out} or [verify] profile = \"{out}\""))
 
 

@@ -1,9 +1,11 @@
 """Domain profiles: a deployment's own calibration, fitted on its labelled answers, beside the bundle's.
 
 A profile is a directory holding `profile.json` (the base model it was fitted on, its thresholds, the labels it
-saw and its cross-validated rates) and, when it refits the combiner, `combiner.json`. `groundwire adapt` writes it
+saw and its cross-validated rates), when it refits the combiner `combiner.json`, and when it fine-tuned the model
+(`adapt --fine-tune`, format 2) that model as an int8 bundle in `model/`. `groundwire adapt` writes it
 (groundwire.train.adapt); `pipeline.build_verifier` applies it by wrapping the scorer in a `ProfiledScorer`, whose
-calibration is the profile's over the base scorer's, so the verifier never knows which calibration it runs.
+calibration is the profile's over the base scorer's (and whose scores are the profile's model's, where it has one),
+so the verifier never knows which calibration it runs.
 """
 
 from __future__ import annotations
@@ -17,11 +19,16 @@ from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.types import Thresholds, ordered
 from groundwire.scoring.base import Calibration, PairScores, Scorer, calibration_of
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, load_combiner
+from groundwire.scoring.onnx import OnnxScorer
 
 PROFILE_FILE = "profile.json"
 COMBINER_FILE = "combiner.json"
 PROFILE_FORMAT = 1
 """Bumped when profile.json changes incompatibly; a profile of another format is refused."""
+TUNED_FORMAT = 2
+"""A profile with a fine-tuned model: a version that knows only format 1 refuses it rather than score with the base
+model and route by thresholds fitted on the tuned one's scores."""
+FORMATS = (PROFILE_FORMAT, TUNED_FORMAT)
 
 
 class ProfileError(InputError):
@@ -46,6 +53,9 @@ class Profile:
     meaning: bool
     document: Mapping[str, object]
     """profile.json as written (labels, targets, cross-validated rates with their intervals)."""
+    model: Path | None = None
+    """The fine-tuned model's bundle directory (`adapt --fine-tune`), which scores in place of the base's; None:
+    the base model scores."""
 
     def calibration_over(self, base: Calibration) -> Calibration:
         """The base scorer's calibration with this profile's thresholds (and combiner, where it has one)."""
@@ -84,13 +94,17 @@ def load_profile(path: str | Path) -> Profile:
         )
     try:
         document = json.loads(file.read_text(encoding="utf-8"))
-        if document.get("format") != PROFILE_FORMAT:
+        if document.get("format") not in FORMATS:
             raise ValueError(
-                f"format {document.get('format')!r} is not {PROFILE_FORMAT}: rebuild it with this "
+                f"format {document.get('format')!r} is not one of {list(FORMATS)}: rebuild it with this "
                 "version's `groundwire adapt`"
             )
         routing = document["calibration"]
         combiner_file = routing.get("combiner")
+        model = document.get("model")
+        model_dir = folder / str(model["dir"]) if isinstance(model, Mapping) else None
+        if model_dir is not None and not (model_dir / "model.onnx").is_file():
+            raise ValueError(f"its fine-tuned model {model_dir / 'model.onnx'} is missing")
         return Profile(
             name=folder.resolve().name,
             path=folder,
@@ -105,6 +119,7 @@ def load_profile(path: str | Path) -> Profile:
             canonical_figures=bool(routing.get("canonical_figures", True)),
             meaning=bool(routing.get("meaning", False)),
             document=document,
+            model=model_dir,
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ProfileError(
@@ -115,8 +130,9 @@ def load_profile(path: str | Path) -> Profile:
 class ProfiledScorer:
     """A scorer routed by a profile: the base scorer's scores, the profile's calibration over its own.
 
-    The model id stays the base's (pair scores, caches and logs are the model's); the profile is named in
-    each report instead (`pipeline.check`)."""
+    Without a model of its own the model id stays the base's (pair scores, caches and logs are the model's); with
+    one (`adapt --fine-tune`) it scores with that model, whose id (base id + a digest of its weights) keeps its
+    pair scores apart from the base's. The profile is named in each report (`pipeline.check`)."""
 
     def __init__(self, base: Scorer, profile: Profile) -> None:
         if profile.base_model != base.model_id:
@@ -128,8 +144,9 @@ class ProfiledScorer:
             )
         self.base = base
         self.profile = profile
-        self.model_id = base.model_id
-        self.max_tokens = base.max_tokens
+        self.scores_with: Scorer = base if profile.model is None else _tuned(profile.model)
+        self.model_id = self.scores_with.model_id
+        self.max_tokens = self.scores_with.max_tokens
         self._calibration = profile.calibration_over(calibration_of(base))
 
     @property
@@ -137,10 +154,15 @@ class ProfiledScorer:
         return self._calibration
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        return self.base.count_tokens(texts)
+        return self.scores_with.count_tokens(texts)
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> PairScores:
-        return self.base.score(pairs)
+        return self.scores_with.score(pairs)
+
+
+def _tuned(bundle: Path) -> Scorer:
+    """The profile's fine-tuned int8 bundle (one form: the tune exports int8 only)."""
+    return OnnxScorer(bundle)
 
 
 def profile_of(scorer: Scorer) -> Profile | None:

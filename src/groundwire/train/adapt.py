@@ -4,7 +4,11 @@ From the answers' claim features (`combine.collect_rows`, one check each), fit w
 - "thresholds": the routing thresholds from target error rates (`thresholds.fit_key_thresholds`, the code
   `eval --target-far/--target-frr` and the shipped calibration use), pooled and per task with enough labels;
 - "combiner": first the shipped combiner refitted with its coefficients as the prior and their signs kept
-  (`monotone.fit_toward`), then the thresholds on the scores it gives.
+  (`monotone.fit_toward`), then the thresholds on the scores it gives;
+- with a fine-tune (`adapt --fine-tune`, train.finetune), the model itself: tuned on the labels' (window, claim)
+  pairs in each of TUNE_FOLDS folds, the held-out fold checked with the model tuned without it; the recipe above is
+  fitted and cross-validated on those out-of-fold claim rows (same folds), and the model the profile keeps is tuned
+  on all the labels.
 Every figure the profile records is cross-validated within the labels, folds grouped by source document, so no
 profile is reported on the rows it was fitted on. `adapt` refuses (an InputError) when the labels are too few
 to meet the targets with confidence, and when the cross-validated false-accept rate exceeds the target by more
@@ -17,9 +21,10 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -34,8 +39,9 @@ from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import require_extra
 from groundwire.scoring.base import Calibration, calibration_of
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
-from groundwire.scoring.profile import COMBINER_FILE, PROFILE_FILE, PROFILE_FORMAT
-from groundwire.train import combine, lodo
+from groundwire.scoring.profile import COMBINER_FILE, PROFILE_FILE, PROFILE_FORMAT, TUNED_FORMAT
+from groundwire.train import combine, finetune, lodo
+from groundwire.train.finetune import TuneSettings
 from groundwire.train.monotone import fit_toward
 from groundwire.train.recipe import Fitted, answer_points
 from groundwire.train.thresholds import fit_key_thresholds
@@ -53,6 +59,9 @@ MIN_KEY_CLASS_ANSWERS = 40
 """A task gets thresholds of its own with at least this many labelled answers of each class (with a checkable
 claim); otherwise it routes by the pooled pair."""
 FOLDS = 5
+TUNE_FOLDS = 3
+"""Folds of a fine-tuned profile's cross-validation: each fold costs a fine-tune, and 3 + the final one keep `adapt
+--fine-tune` on 200 answers within 10 minutes on 2 cores (bench/adapt_curve.py --time-adapt --fine-tune)."""
 
 IDENTITY = LogisticCombiner(names=("logit:support",), mean=(0.0,), scale=(1.0,), coef=(1.0,), intercept=0.0,
                             meta={"identity": True})
@@ -236,6 +245,13 @@ class Adapted:
     fitted: Fitted
     decide_at: float | None
     document: dict[str, object] = field(default_factory=dict)
+    model: Path | None = None
+    """A fine-tuned bundle in a temporary directory (`adapt --fine-tune`): write_profile moves it into the profile."""
+
+    def discard(self) -> None:
+        """Remove the temporary fine-tuned model of a profile not written."""
+        if self.model is not None:
+            shutil.rmtree(self.model.parent, ignore_errors=True)
 
     @property
     def validation(self) -> dict[str, dict[str, dict[str, float | int | None]]]:
@@ -243,32 +259,103 @@ class Adapted:
 
 
 def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "combiner", targets: Targets = Targets(),
-          c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels") -> Adapted:
+          c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", tune: TuneSettings | None = None,
+          tune_folds: int = TUNE_FOLDS) -> Adapted:
     """Fit a profile on labelled rows, checking each once with `verifier` (the base scorer, its settings, no
-    profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target."""
+    profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target.
+    `tune`: fine-tune the model too (`tune_folds` folds), with these settings."""
     labelled = [r for r in rows if r.hallucinated is not None]
     if not labelled:
         raise InputError(f"{source}: no labelled rows (a row needs hallucinated: true or false)",
                          code=ErrorCode.NO_ROWS)
     calibration = calibration_of(verifier.scorer)
     base = shipped(calibration)
-    if refits_combiner(base, recipe):  # the constrained fit is scipy's L-BFGS-B
+    if tune is not None:
+        require_extra("train", *finetune.NEEDS, needed_by="groundwire adapt --fine-tune")
+        finetune.base_bundle(verifier.scorer)  # refuse a scorer that cannot be tuned before checking anything
+    elif refits_combiner(base, recipe):  # the constrained fit is scipy's L-BFGS-B
         require_extra("train", "scipy", needed_by="groundwire adapt --recipe combiner (--recipe thresholds needs none)")
-    claim_rows = combine.collect_rows(labelled, verifier, file=Path(source).stem)
-    return adapt_rows(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds,
-                      base_model=verifier.scorer.model_id, calibration=calibration, source=source,
-                      skipped=len(rows) - len(labelled))
+    file = Path(source).stem
+    if tune is None:
+        claim_rows = combine.collect_rows(labelled, verifier, file=file)
+        return adapt_rows(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds,
+                          base_model=verifier.scorer.model_id, calibration=calibration, source=source,
+                          skipped=len(rows) - len(labelled))
+    checked = finetune.check_labelled(labelled, verifier, file=file)
+    return adapt_tuned(checked, verifier, base, recipe=recipe, targets=targets, c=c, folds=tune_folds,
+                       calibration=calibration, source=source, tune=tune, skipped=len(rows) - len(labelled))
+
+
+def adapt_tuned(checked: Sequence[finetune.Checked], verifier: Verifier, base: Fitted, *, recipe: Recipe,
+                targets: Targets, c: float, folds: int, calibration: Calibration, source: str,
+                tune: TuneSettings, skipped: int = 0, auroc_rounds: int = 500) -> Adapted:
+    """`adapt` with a fine-tune, on answers checked already by the base `verifier`: the recipe is fitted and
+    cross-validated on out-of-fold claim rows (each fold checked by the model tuned on the other folds), the
+    profile's model tuned on all the pairs. Its Adapted holds the model in a temporary directory that
+    `write_profile` moves into the profile (`discard` removes it)."""
+    started = time.monotonic()
+    bundle = finetune.base_bundle(verifier.scorer)
+    base_model = verifier.scorer.model_id
+    claim_rows = [r for answer in checked for r in answer.claim_rows]
+    require_enough(claim_rows, targets)
+    # Hallucinated answers without a checkable claim are accepted whatever the model and thresholds: where they
+    # alone put the false-accept rate above the target by more than its interval, refuse before tuning anything.
+    answers = combine.answers_of(claim_rows).values()
+    unroutable = sum(r.hallucinated and r.claim_index < 0 for r in answers)
+    require_within_target(rate(unroutable, sum(r.hallucinated for r in answers)), targets, unroutable=unroutable)
+    pairs = finetune.claim_pairs(checked, verifier)
+    # The recipe's cross-validation (adapt_rows) makes the same folds from the same claim rows' groups.
+    held = group_folds([r.group for r in claim_rows], folds)
+    work = Path(tempfile.mkdtemp(prefix="groundwire-adapt-"))
+    try:
+        start = finetune.start_checkpoint(bundle, work)
+        out_of_fold: dict[int, list[combine.ClaimRow]] = {}
+        for k, test in enumerate(held):
+            keys = {(r.file, r.row_id) for r, held_out in zip(claim_rows, test, strict=True) if held_out}
+            tuned = finetune.fine_tune([p for p in pairs if p.answer not in keys], start=start,
+                                       base_bundle=bundle, base_model=base_model, out=work / f"fold-{k}",
+                                       settings=tune)
+            fold_verifier = finetune.tuned_verifier(verifier, tuned.bundle)
+            for i, answer in enumerate(checked):
+                if (answer.claim_rows[0].file, answer.row.id) in keys:
+                    out_of_fold[i] = finetune.recheck(answer, fold_verifier)
+            shutil.rmtree(tuned.bundle)
+        rows = [r for i in range(len(checked)) for r in out_of_fold[i]]
+        adapted = adapt_rows(rows, base, recipe=recipe, targets=targets, c=c, folds=folds, base_model=base_model,
+                             calibration=calibration, source=source, skipped=skipped, auroc_rounds=auroc_rounds,
+                             shipped_rows=claim_rows)
+        final = finetune.fine_tune(pairs, start=start, base_bundle=bundle, base_model=base_model,
+                                   out=work / finetune.MODEL_DIR, settings=tune)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    shutil.rmtree(start, ignore_errors=True)
+    document = dict(adapted.document)
+    document["format"] = TUNED_FORMAT
+    document["recipe"] = f"{document['recipe']}+fine-tune"
+    document["model"] = {
+        "dir": finetune.MODEL_DIR, "model_id": final.model_id, "tuned_from": base_model,
+        "pairs": final.pairs, "pairs_available": finetune.pair_counts(pairs),
+        "claim_labels": finetune.CLAIM_RULE, "settings": asdict(tune), "steps": final.steps,
+        "tuned_in_folds": folds, "minutes": round((time.monotonic() - started) / 60, 2),
+    }
+    validation = dict(document["validation"])  # type: ignore[call-overload]
+    validation["profile_model"] = "each fold checked by the model fine-tuned on the other folds"
+    document["validation"] = validation
+    return Adapted(adapted.fitted, adapted.decide_at, document, model=final.bundle)
 
 
 def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
                c: float, folds: int, base_model: str, calibration: Calibration, source: str,
-               skipped: int = 0, auroc_rounds: int = 500) -> Adapted:
+               skipped: int = 0, auroc_rounds: int = 500,
+               shipped_rows: Sequence[combine.ClaimRow] | None = None) -> Adapted:
     """`adapt` on claim rows collected already (the learning curves reuse one feature cache, and skip the AUROC
-    intervals with `auroc_rounds` 0)."""
+    intervals with `auroc_rounds` 0). `shipped_rows`: the same answers checked by the base model, where
+    `claim_rows` are another model's (a fine-tune's out-of-fold rows): the shipped routing is figured on them."""
     require_enough(claim_rows, targets)
     cross = cross_validate(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds)
     validation = {"profile": rates(cross, rounds=auroc_rounds),
-                  "shipped": rates(lodo.route(base, claim_rows), rounds=auroc_rounds)}
+                  "shipped": rates(lodo.route(base, shipped_rows or claim_rows), rounds=auroc_rounds)}
     unroutable = sum(r.hallucinated and r.claim_index < 0 for r in combine.answers_of(claim_rows).values())
     require_within_target(validation["profile"]["false_accept"], targets, unroutable=unroutable)
     fitted = fit_profile(claim_rows, base, recipe=recipe, targets=targets, c=c)
@@ -307,9 +394,12 @@ def write_profile(adapted: Adapted, out: Path, *, force: bool = False) -> Path:
         if adapted.document["calibration"]["combiner"]:  # type: ignore[index]
             assert adapted.fitted.combiner is not None
             (staging / COMBINER_FILE).write_text(adapted.fitted.combiner.to_json() + "\n", encoding="utf-8")
+        if adapted.model is not None:
+            shutil.copytree(adapted.model, staging / finetune.MODEL_DIR)
         if out.exists():
             shutil.rmtree(out) if out.is_dir() else out.unlink()
         os.replace(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    adapted.discard()
     return out

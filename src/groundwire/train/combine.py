@@ -24,6 +24,7 @@ from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow, read_eval_jsonl
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.evaluation.metrics import detection_metrics
+from groundwire.foundation.types import Report
 from groundwire.pipeline import CheckItem, check
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, calibration_key, feature_matrix
 
@@ -86,18 +87,24 @@ def collect(paths: Iterable[Path], verifier: Verifier, *, limit: int | None = No
 
 def collect_rows(rows: Iterable[EvalRow], verifier: Verifier, *, file: str) -> list[ClaimRow]:
     """Claim rows for labelled answers read already (`groundwire adapt`'s), as `collect` makes them for a file."""
+    return [claim_row
+            for row in rows
+            for claim_row in claim_rows_of(
+                row, check(verifier, CheckItem(row.answer, row_chunks(row), question=row.question, task=row.task)),
+                file=file)]
+
+
+def claim_rows_of(row: EvalRow, report: Report, *, file: str) -> list[ClaimRow]:
+    """One labelled answer's claim rows from its report (one row with empty features when it has no claims)."""
+    answer = (file, row.id, row.task, _group(row.context), bool(row.hallucinated), float(report.score))
+    if not report.claims:
+        return [ClaimRow(*answer, claim_index=-1, span=(0, 0), gold_overlap=None, features={})]
     out: list[ClaimRow] = []
-    for row in rows:
-        report = check(verifier, CheckItem(row.answer, row_chunks(row), question=row.question, task=row.task))
-        answer = (file, row.id, row.task, _group(row.context), bool(row.hallucinated), float(report.score))
-        if not report.claims:
-            out.append(ClaimRow(*answer, claim_index=-1, span=(0, 0), gold_overlap=None, features={}))
-        for i, claim in enumerate(report.claims):
-            span = claim.claim.span
-            overlap = (any(s < span[1] and e > span[0] for s, e, _ in row.spans) if row.spans or
-                       row.source == "ragtruth" else None)
-            out.append(ClaimRow(*answer, claim_index=i, span=span, gold_overlap=overlap,
-                                features=dict(claim.features)))
+    for i, claim in enumerate(report.claims):
+        span = claim.claim.span
+        overlap = (any(s < span[1] and e > span[0] for s, e, _ in row.spans) if row.spans or
+                   row.source == "ragtruth" else None)
+        out.append(ClaimRow(*answer, claim_index=i, span=span, gold_overlap=overlap, features=dict(claim.features)))
     return out
 
 

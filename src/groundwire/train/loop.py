@@ -51,6 +51,11 @@ class TrainConfig:
     max_steps: int | None = None
     """Stop (and end the LR schedule) after this many batches instead of one pass. A run on a shared CPU sets
     this and a large budget_minutes, so its schedule follows the work done, not the wall clock."""
+    epochs: int = 1
+    """Passes over the data, each in its own seeded order (`adapt --fine-tune` makes two over a few hundred pairs)."""
+    keep_checkpoint: bool = True
+    """Write <out_dir>/checkpoint (with the optimizer's state, to resume); a short run that cannot be resumed
+    usefully (`adapt --fine-tune`) writes only <out_dir>/final."""
 
 
 class TrainState(TypedDict):
@@ -77,7 +82,7 @@ class TrainRecord(TypedDict):
     pairs_seen: int
     epochs: float
     minutes: float
-    val: ValFigures
+    val: ValFigures | None
     mix: object
     """The data's mix.json (train.data.MixSummary) as read, None without one."""
     torch: str
@@ -212,8 +217,9 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> TrainRecord:
     pairs = list(iter_jsonl(data / "train.jsonl"))
     ids, types = _encode(tokenizer, pairs, cfg.max_length)
     labels = _targets(pairs)
-    batches = _batches([len(x) for x in ids], batch_size=cfg.batch_size, bucket_batches=cfg.bucket_batches,
-                       seed=cfg.seed)
+    batches = [batch for epoch in range(cfg.epochs)
+               for batch in _batches([len(x) for x in ids], batch_size=cfg.batch_size,
+                                     bucket_batches=cfg.bucket_batches, seed=cfg.seed + epoch)]
     # The word-embedding table is half the model; freezing it halves the optimizer's work on a CPU and keeps
     # the pre-trained vocabulary geometry for words the mix rarely shows.
     model.get_input_embeddings().weight.requires_grad_(False)
@@ -270,14 +276,17 @@ def train(cfg: TrainConfig, *, command: str | None = None) -> TrainRecord:
             _save(model, tokenizer, optimizer, state, ckpt)
             last_ckpt = time.monotonic()
     state["elapsed_s"] = time.monotonic() - started
-    _save(model, tokenizer, optimizer, state, ckpt)
+    if cfg.keep_checkpoint:
+        _save(model, tokenizer, optimizer, state, ckpt)
     final = out / "final"
     _save(model, tokenizer, None, state, final)
-    val = evaluate(model, tokenizer, list(iter_jsonl(data / "val.jsonl"))[: cfg.val_limit], max_length=cfg.max_length)
+    # val_limit 0: no validation pairs (`adapt --fine-tune` cross-validates its profile instead).
+    val = (evaluate(model, tokenizer, list(iter_jsonl(data / "val.jsonl"))[: cfg.val_limit], max_length=cfg.max_length)
+           if cfg.val_limit else None)
     mix = json.loads((data / "mix.json").read_text()) if (data / "mix.json").exists() else None
     record: TrainRecord = {"command": command or " ".join(sys.argv), "config": asdict(cfg), "steps": state["step"],
-              "batches_per_epoch": len(batches), "pairs_seen": state["seen"],
-              "epochs": round(state["step"] / len(batches), 3), "minutes": round(state["elapsed_s"] / 60, 1),
+              "batches_per_epoch": len(batches) // cfg.epochs, "pairs_seen": state["seen"],
+              "epochs": round(state["step"] * cfg.epochs / len(batches), 3), "minutes": round(state["elapsed_s"] / 60, 1),
               "val": val, "mix": mix, "torch": torch.__version__}
     (out / "record.json").write_text(json.dumps(record, indent=2))
     print(json.dumps({"steps": record["steps"], "pairs_seen": record["pairs_seen"], "minutes": record["minutes"],

@@ -289,7 +289,6 @@ def claim_rule(model: Sequence[combine.ClaimRow]) -> None:
               f"claim); the rule's claim overlaps a span in {hits}/{len(several)} = {hits / max(len(several), 1):.3f} "
               f"(a random claim: {chance / max(len(several), 1):.3f}); one-claim answers: always right. "
               f"Faithful answers' claims: {len(faithful)}, overlapping a span: {sum(bool(r.gold_overlap) for r in faithful)}")
-        # Claims of hallucinated answers without a span on them: not labelled by the rule's first branch either.
 
 
 def finetune_cells(model: list[combine.ClaimRow], lexical: list[combine.ClaimRow], dev: Sequence[Path], out: Path, *,

@@ -13,7 +13,7 @@ import hashlib
 import json
 import random
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -87,11 +87,13 @@ def collect(paths: Iterable[Path], verifier: Verifier, *, limit: int | None = No
 
 def collect_rows(rows: Iterable[EvalRow], verifier: Verifier, *, file: str) -> list[ClaimRow]:
     """Claim rows for labelled answers read already (`groundwire adapt`'s), as `collect` makes them for a file."""
-    return [claim_row
-            for row in rows
-            for claim_row in claim_rows_of(
-                row, check(verifier, CheckItem(row.answer, row_chunks(row), question=row.question, task=row.task)),
-                file=file)]
+    return [claim_row for row, report in reports(rows, verifier) for claim_row in claim_rows_of(row, report, file=file)]
+
+
+def reports(rows: Iterable[EvalRow], verifier: Verifier) -> Iterator[tuple[EvalRow, Report]]:
+    """Each labelled answer with its report, checked as `eval` checks it."""
+    for row in rows:
+        yield row, check(verifier, CheckItem(row.answer, row_chunks(row), question=row.question, task=row.task))
 
 
 def claim_rows_of(row: EvalRow, report: Report, *, file: str) -> list[ClaimRow]:

@@ -38,7 +38,7 @@ from groundwire.data.rows import EvalRow
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.types import Report
-from groundwire.pipeline import CheckItem, build_verifier, check
+from groundwire.pipeline import build_verifier
 from groundwire.scoring.base import Scorer
 from groundwire.scoring.onnx import OnnxScorer
 from groundwire.train import combine
@@ -101,11 +101,9 @@ class Checked:
 
 
 def check_labelled(rows: Sequence[EvalRow], verifier: Verifier, *, file: str) -> list[Checked]:
-    out = []
-    for row in rows:
-        report = check(verifier, CheckItem(row.answer, row_chunks(row), question=row.question, task=row.task))
-        out.append(Checked(row, report, combine.claim_rows_of(row, report, file=file)))
-    return out
+    """The answers checked once by the base verifier, their reports kept (the pairs need the cited windows)."""
+    return [Checked(row, report, combine.claim_rows_of(row, report, file=file))
+            for row, report in combine.reports(rows, verifier)]
 
 
 def cited_windows(checked: Checked, verifier: Verifier) -> list[Window | None]:

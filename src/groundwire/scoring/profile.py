@@ -17,9 +17,9 @@ from pathlib import Path
 
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.types import Thresholds, ordered
+from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Calibration, PairScores, Scorer, calibration_of
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, load_combiner
-from groundwire.scoring.onnx import OnnxScorer
 
 PROFILE_FILE = "profile.json"
 COMBINER_FILE = "combiner.json"
@@ -162,7 +162,7 @@ class ProfiledScorer:
 
 def _tuned(bundle: Path) -> Scorer:
     """The profile's fine-tuned int8 bundle (one form: the tune exports int8 only)."""
-    return OnnxScorer(bundle)
+    return get_scorer(f"onnx:{bundle}")  # by the registry, which loads onnxruntime only when it is asked for
 
 
 def profile_of(scorer: Scorer) -> Profile | None:

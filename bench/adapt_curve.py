@@ -52,6 +52,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from shared_data import DEV
 
 from groundwire.config import CheckSettings
 from groundwire.data.rows import read_eval_jsonl
@@ -76,9 +79,6 @@ from groundwire.train.calibrate import features_for, part_path
 from groundwire.train.families import EVALUATION_ONLY
 from groundwire.train.recipe import Fitted
 
-DEV = next((p / "shared" / "data" / "dev" for p in Path(__file__).resolve().parents
-            if (p / "shared" / "data" / "dev").is_dir()), Path("shared/data/dev"))
-"""The shared dev files: the nearest shared/data/dev above this checkout (a worktree sits one level deeper)."""
 SIZES = (25, 50, 100, 200, 400)
 MIN_TEST = 50
 """A size is drawn from a family only when at least this many of its answers are left to test on."""

@@ -17,12 +17,16 @@ import sys
 import time
 from pathlib import Path
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev" / "ragtruth_dev.jsonl"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from shared_data import DEV
+
+RAGTRUTH = DEV / "ragtruth_dev.jsonl"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--file", type=Path, default=DEV)
+    parser.add_argument("--file", type=Path, default=RAGTRUTH)
     parser.add_argument("--task", default="summary")
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--src", type=Path, default=Path(__file__).resolve().parents[1] / "src")

@@ -34,6 +34,9 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from shared_data import DEV
 
 from groundwire.config import CheckSettings
 from groundwire.foundation.textutil import content_words
@@ -41,8 +44,6 @@ from groundwire.foundation.types import Chunk, Report, Route
 from groundwire.pipeline import CheckItem, build_verifier, check
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import PairScores, Scorer
-
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 
 
 def dev_rows(path: Path, limit: int | None) -> Iterator[tuple[dict[str, Any], CheckItem]]:

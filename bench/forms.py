@@ -18,6 +18,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from shared_data import DEV
 
 from groundwire.config import CheckSettings
 from groundwire.data.rows import EvalRow, read_rows
@@ -25,7 +28,6 @@ from groundwire.evaluation.claim_cases import load_cases, run_case
 from groundwire.evaluation.evaluate import RowOutcome, evaluate
 from groundwire.pipeline import build_verifier
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_cases.jsonl"
 VARIANTS = {
     "int8": CheckSettings(scorer="bundled:int8"),

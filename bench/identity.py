@@ -12,7 +12,9 @@ scorer, one line a report. --compare prints, per file and scorer, how many repor
 few that are not. A refactor that says "behaviour unchanged" shows 0 differences here. --legacy-names writes each
 report under the names it had before the typed report (`decision` for `route`, the `extra` dict for `meta`, as
 `foundation.types.legacy_extra` gives it), so that a snapshot taken before that rename compares field for field.
---dev names the folder of dev files (by default ../shared/data/dev beside the checkout).
+--dev names the folder of dev files (by default the nearest shared/data/dev above the checkout: bench/shared_data.py).
+Each line also keeps the report's route and its claims' verdicts, so --compare says how many of the differing
+reports changed their decision (route) and how many claims changed their verdict, not only that something did.
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from shared_data import DEV
+
 if TYPE_CHECKING:
     from groundwire.foundation.types import Report
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 
 
 def legacy_names(report: Report) -> dict[str, object]:
@@ -62,37 +67,53 @@ def snapshot(out: Path, scorers: list[str], limit: int, dev: Path = DEV, *, lega
                         row = json.loads(line)
                         chunks = [Chunk(f"S{i}", text) for i, text in enumerate(row["context"], start=1)]
                         item = CheckItem(row["answer"], chunks, question=row.get("question"), task=row.get("task"))
+                        outcome: dict[str, object] = {}
                         try:
                             report = check(verifier, item)
                             digest = report_digest(legacy_names(report) if legacy else report.to_dict())
+                            outcome = {"route": report.route.value, "verdicts": [c.verdict.value for c in report.claims]}
                         except Exception as error:
                             digest = f"error: {type(error).__name__}: {error}"
-                        record = {"file": path.name, "scorer": scorer, "id": row["id"], "digest": digest}
+                        record = {"file": path.name, "scorer": scorer, "id": row["id"], "digest": digest, **outcome}
                         sink.write(json.dumps(record) + "\n")
             print(f"{scorer}: done", flush=True)
 
 
 def compare(before: Path, after: Path) -> int:
-    def load(path: Path) -> dict[tuple[str, str, str], str]:
+    def load(path: Path) -> dict[tuple[str, str, str], dict[str, object]]:
         records = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
-        return {(r["scorer"], r["file"], r["id"]): r["digest"] for r in records}
+        return {(r["scorer"], r["file"], r["id"]): r for r in records}
 
     old, new = load(before), load(after)
+    missing: dict[str, object] = {"digest": "missing"}
     same: Counter[tuple[str, str]] = Counter()
     differ: Counter[tuple[str, str]] = Counter()
+    routes: Counter[tuple[str, str]] = Counter()  # reports whose decision (route) changed
+    verdicts: Counter[tuple[str, str]] = Counter()  # claims whose verdict changed
+    moves: Counter[tuple[str, object, object]] = Counter()  # (scorer, route before, route after)
     examples: list[str] = []
     for key in sorted(old.keys() | new.keys()):
         group = (key[0], key[1])
-        if old.get(key) == new.get(key):
+        a, b = old.get(key, missing), new.get(key, missing)
+        if a["digest"] == b["digest"]:
             same[group] += 1
-        else:
-            differ[group] += 1
-            if len(examples) < 10:
-                examples.append(f"  {key}: {old.get(key, 'missing')[:20]} -> {new.get(key, 'missing')[:20]}")
-    print(f"{'scorer':10} {'file':34} {'identical':>9} {'differ':>7}")
+            continue
+        differ[group] += 1
+        if a.get("route") != b.get("route"):
+            routes[group] += 1
+            moves[(key[0], a.get("route"), b.get("route"))] += 1
+        va, vb = a.get("verdicts") or [], b.get("verdicts") or []
+        verdicts[group] += sum(x != y for x, y in zip(va, vb, strict=False)) + abs(len(va) - len(vb))  # type: ignore[arg-type]
+        if len(examples) < 10:
+            examples.append(f"  {key}: {str(a['digest'])[:20]} -> {str(b['digest'])[:20]}")
+    print(f"{'scorer':10} {'file':34} {'identical':>9} {'differ':>7} {'route':>6} {'verdicts':>8}")
     for group in sorted(same.keys() | differ.keys()):
-        print(f"{group[0]:10} {group[1]:34} {same[group]:9d} {differ[group]:7d}")
-    print(f"{'all':45} {sum(same.values()):9d} {sum(differ.values()):7d}")
+        print(f"{group[0]:10} {group[1]:34} {same[group]:9d} {differ[group]:7d} {routes[group]:6d} {verdicts[group]:8d}")
+    print(f"{'all':45} {sum(same.values()):9d} {sum(differ.values()):7d} {sum(routes.values()):6d} "
+          f"{sum(verdicts.values()):8d}")
+    print("route: reports whose decision changed; verdicts: claims whose verdict changed (where both files record them)")
+    for (scorer, a_route, b_route), count in sorted(moves.items(), key=str):
+        print(f"  {scorer}: {a_route} -> {b_route}: {count}")
     print("\n".join(examples))
     return 1 if differ else 0
 

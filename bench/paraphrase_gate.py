@@ -27,6 +27,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from shared_data import DATA
 
 from groundwire.core.meaning import GATE_SIMILARITY, align, gate_closed_by
 from groundwire.core.plan import as_chunks
@@ -37,7 +40,6 @@ from groundwire.scoring import get_scorer
 from groundwire.scoring.embedder import default_embedder
 from groundwire.train.combine import sample_rows
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 TRAIN_FILES = ("esnli", "cad_snli", "rte", "negation_nli", "fever_symmetric", "ambient", "conjnli", "check_covid")
 
 
@@ -58,7 +60,7 @@ def train_table(verifier: Verifier, per_file: int, precision: float, seed: int) 
     passed = defaultdict(lambda: np.zeros(len(grid)))
     entailed = defaultdict(lambda: np.zeros(len(grid)))
     for name in TRAIN_FILES:
-        path = SHARED / "train" / f"{name}.jsonl"
+        path = DATA / "train" / f"{name}.jsonl"
         rows = [json.loads(line) for line in path.open()]
         rows = [r for r in rows if r.get("premise") and r.get("hypothesis") and r.get("label")]
         for row in random.Random(seed).sample(rows, min(per_file, len(rows))):
@@ -85,7 +87,7 @@ def train_table(verifier: Verifier, per_file: int, precision: float, seed: int) 
 
 def dev_table(verifier: Verifier, limit: int, seed: int) -> None:
     print(f"{'file':24s} {'halluc.':>7s} {'gated':>6s} {'faithful':>8s} {'gated':>6s}")
-    for path in sorted((SHARED / "dev").glob("*.jsonl")):
+    for path in sorted((DATA / "dev").glob("*.jsonl")):
         counts = {True: [0, 0], False: [0, 0]}
         for row in sample_rows(path, limit, seed):
             report = verifier.verify(row.answer, row_chunks(row), question=row.question, task=row.task)

@@ -28,14 +28,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from shared_data import DEV
 
 from groundwire.core.verifier import Verifier
 from groundwire.foundation.errors import InputError
 from groundwire.pipeline import build_pruner
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Calibration, PairScores, calibration_of
-
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev"
 
 
 @dataclass
@@ -161,7 +162,7 @@ def main() -> None:
     parser.add_argument("--pruner", default="lexical", help="lexical or embedding")
     parser.add_argument("--top-k", type=int, default=None)
     parser.add_argument("--margin", type=float, default=None)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=DEV)
     parser.add_argument("--per-file", type=int, default=None, help="sample this many rows per file (default: all)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--show-flips", type=int, default=5)

@@ -24,6 +24,9 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from shared_data import DEV
 
 from groundwire.config import CheckSettings
 from groundwire.core.spans import span_overlap_counts
@@ -33,7 +36,7 @@ from groundwire.foundation.textutil import trim_span
 from groundwire.foundation.types import Verdict
 from groundwire.pipeline import build_verifier
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev" / "ragtruth_dev.jsonl"
+RAGTRUTH = DEV / "ragtruth_dev.jsonl"
 VIEWS = ("claim", "decided", "words")
 DECIDED_AGAINST = (Verdict.CONTRADICTED, Verdict.NOT_FOUND)
 
@@ -47,7 +50,7 @@ def prf(counts: list[int]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dev", type=Path, default=DEV, help="a grounding-eval file with gold spans")
+    parser.add_argument("--dev", type=Path, default=RAGTRUTH, help="a grounding-eval file with gold spans")
     parser.add_argument("--scorer", default="lexical")
     parser.add_argument("--limit", type=int, default=None)
     args = parser.parse_args()

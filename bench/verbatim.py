@@ -43,6 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from shared_data import DEV
 
 import groundwire.core.claim_state as claim_state_module
 from groundwire.config import CheckSettings
@@ -53,7 +56,6 @@ from groundwire.foundation.textutil import sentence_spans
 from groundwire.foundation.types import Route, Verdict
 from groundwire.pipeline import build_verifier
 
-DEV = Path("/work/shared/data/dev")
 FIGURE_KINDS = ("time", "date", "money", "unit", "range", "percent", "number")
 EDITS = ("case", "punctuation", "drop-the")
 _RANGE_RE = re.compile(r"\d\s*(?:-|\u2013|to|and)\s*\$?\d", re.IGNORECASE)

@@ -71,7 +71,8 @@ def snapshot(out: Path, scorers: list[str], limit: int, dev: Path = DEV, *, lega
                         try:
                             report = check(verifier, item)
                             digest = report_digest(legacy_names(report) if legacy else report.to_dict())
-                            outcome = {"route": report.route.value, "verdicts": [c.verdict.value for c in report.claims]}
+                            outcome = {"route": report.route.value, "verdicts": [c.verdict.value for c in report.claims],
+                                       "scores": [report.score, *(c.score for c in report.claims)]}
                         except Exception as error:
                             digest = f"error: {type(error).__name__}: {error}"
                         record = {"file": path.name, "scorer": scorer, "id": row["id"], "digest": digest, **outcome}
@@ -88,6 +89,7 @@ def compare(before: Path, after: Path) -> int:
     missing: dict[str, object] = {"digest": "missing"}
     same: Counter[tuple[str, str]] = Counter()
     differ: Counter[tuple[str, str]] = Counter()
+    scores: Counter[tuple[str, str]] = Counter()  # reports whose answer or claim scores changed
     routes: Counter[tuple[str, str]] = Counter()  # reports whose decision (route) changed
     verdicts: Counter[tuple[str, str]] = Counter()  # claims whose verdict changed
     moves: Counter[tuple[str, object, object]] = Counter()  # (scorer, route before, route after)
@@ -99,6 +101,7 @@ def compare(before: Path, after: Path) -> int:
             same[group] += 1
             continue
         differ[group] += 1
+        scores[group] += a.get("scores") != b.get("scores")
         if a.get("route") != b.get("route"):
             routes[group] += 1
             moves[(key[0], a.get("route"), b.get("route"))] += 1
@@ -106,12 +109,14 @@ def compare(before: Path, after: Path) -> int:
         verdicts[group] += sum(x != y for x, y in zip(va, vb, strict=False)) + abs(len(va) - len(vb))  # type: ignore[arg-type]
         if len(examples) < 10:
             examples.append(f"  {key}: {str(a['digest'])[:20]} -> {str(b['digest'])[:20]}")
-    print(f"{'scorer':10} {'file':34} {'identical':>9} {'differ':>7} {'route':>6} {'verdicts':>8}")
+    print(f"{'scorer':10} {'file':34} {'identical':>9} {'differ':>7} {'scores':>6} {'route':>6} {'verdicts':>8}")
     for group in sorted(same.keys() | differ.keys()):
-        print(f"{group[0]:10} {group[1]:34} {same[group]:9d} {differ[group]:7d} {routes[group]:6d} {verdicts[group]:8d}")
-    print(f"{'all':45} {sum(same.values()):9d} {sum(differ.values()):7d} {sum(routes.values()):6d} "
-          f"{sum(verdicts.values()):8d}")
-    print("route: reports whose decision changed; verdicts: claims whose verdict changed (where both files record them)")
+        print(f"{group[0]:10} {group[1]:34} {same[group]:9d} {differ[group]:7d} {scores[group]:6d} {routes[group]:6d} "
+              f"{verdicts[group]:8d}")
+    print(f"{'all':45} {sum(same.values()):9d} {sum(differ.values()):7d} {sum(scores.values()):6d} "
+          f"{sum(routes.values()):6d} {sum(verdicts.values()):8d}")
+    print("scores: reports whose answer or claim scores changed; route: reports whose decision changed; verdicts: "
+          "claims whose verdict changed (where both files record them)")
     for (scorer, a_route, b_route), count in sorted(moves.items(), key=str):
         print(f"  {scorer}: {a_route} -> {b_route}: {count}")
     print("\n".join(examples))

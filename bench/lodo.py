@@ -41,8 +41,8 @@ from groundwire.config import CheckSettings
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.evaluation.operating import routing_rates, thresholds_for_targets
 from groundwire.pipeline import build_verifier
-from groundwire.scoring.onnx import bundled_path
-from groundwire.train import lodo
+from groundwire.scoring.onnx import OnnxScorer, bundled_path
+from groundwire.train import adapt, lodo
 from groundwire.train.calibrate import features_for
 from groundwire.train.combine import ClaimRow, answers_of, sample_rows
 from groundwire.train.recipe import Fitted, fit_given, fit_recipe
@@ -109,6 +109,18 @@ def print_family_table(name: str, figs: dict, inside: dict, lexical: dict, lexic
               f"{fmt(i['auroc'])} {fmt(i['far'])} {fmt(i['frr'])}")
     print("AUC-c: AUROC on answers with a checkable claim. FAR0: hallucinated answers with no checkable claim,"
           " accepted by definition (part of FAR)")
+
+
+def print_shipped_table(figs: dict, lexical_shipped: dict) -> None:
+    """The bundle's shipped combiner and thresholds on these rows, nothing refitted (what a user gets today; in
+    sample for the families the bundle was calibrated on), beside the lexical baseline at its shipped 0.8 / 0.2."""
+    print("\nShipped calibration (the bundle's combiner and thresholds, nothing refitted) | lexical at 0.8 / 0.2")
+    print(f"{'family':19s} {'n':>4s} | {'AUROC':>5s} {'FAR':>5s} {'FRR':>5s} {'esc':>5s} | {'AUROC':>5s} {'FAR':>5s} "
+          f"{'FRR':>5s} {'esc':>5s}")
+    for fam in sorted(figs):
+        f, sl = figs[fam], lexical_shipped[fam]
+        print(f"{fam:19s} {f['n']:4d} | {fmt(f['auroc'])} {fmt(f['far'])} {fmt(f['frr'])} {fmt(f['esc'])} | "
+              f"{fmt(sl['auroc'])} {fmt(sl['far'])} {fmt(sl['frr'])} {fmt(sl['esc'])}")
 
 
 HHEM_REFERENCE = {"model": "HHEM-2.1", "source": "published by Vectara", "ragtruth/qa": 0.743,
@@ -186,6 +198,7 @@ def main() -> None:
     shipped = {fam: lodo.figures([lodo.Routed(fam, r.hallucinated, lex[(r.file, r.row_id)], 0.8, 0.2,
                                               r.claim_index >= 0) for r in items])
                for fam, items in lodo.by_family(list(answers_of(rows).values())).items()}
+    bundle_shipped = lodo.per_family(lodo.route(adapt.shipped(OnnxScorer(args.bundle).calibration), rows))
 
     show = args.show if args.show in results else chosen[-1]
     print(f"LODO, recipe '{show}' (targets: false accept {args.target_far:.0%}, false reject {args.target_frr:.0%})")
@@ -202,6 +215,7 @@ def main() -> None:
               f"{s['families_over_limit']:4d} {s['mean_esc']:5.3f} {s['ragtruth_macro_bacc']:7.3f} {s['ragtruth_esc']:6.3f}")
     decide = {name: decide_figures(rows, recipes[name]) for name in dict.fromkeys(["lexical", show])}
     print_decide_table(show, decide[show], decide["lexical"])
+    print_shipped_table(bundle_shipped, shipped)
     study = key_size_study(rows, [int(n) for n in args.key_sizes.split(",")]) if args.key_sizes else {}
     if study:
         print("\nkey size (answers per class) -> 90th percentile of held-out rates at 10% / 10% targets")
@@ -209,6 +223,7 @@ def main() -> None:
             print(f"  {n:4d}: FAR p90 {v['far_p90']:.3f}  FRR p90 {v['frr_p90']:.3f}  ({v['draws']} draws)")
     if args.json:
         args.json.write_text(json.dumps({"results": results, "lexical_at_shipped_thresholds": shipped,
+                                         "bundle_shipped": bundle_shipped,
                                          "summaries": summaries, "key_sizes": study, "routing": routing,
                                          "decide": {"recipes": decide, "reference": HHEM_REFERENCE}},
                                         indent=2) + "\n")

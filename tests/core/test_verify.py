@@ -105,6 +105,49 @@ def test_adding_a_chunk_never_lowers_a_claim_score(verifier, claims, chunks, ext
     assert after.score >= before.score - 1e-9
 
 
+# Counterexamples to the property above, found before each window was capped by its own findings: the added chunk's
+# window becomes the claim's best, a check doubts it ("closes" against "opens"), and the cap at that window used to
+# lower the claim below what the other chunk already gave it.
+_FOUND = [
+    (["The old harbor museum opens early on Mondays."], ["The old harbor museum opens on Sundays."],
+     "The old harbor museum closes early on Mondays."),
+    (["River hosts castle early borders north museum green.", "Market station library hosts borders closes.",
+      "Market museum north castle river closes."],
+     ["Daily castle daily castle museum market. Early south faces green closes opens north.",
+      "Daily harbor market library market station river.", "Station hosts harbor green north closes station harbor."],
+     "Station hosts harbor green north closes station harbor. Daily castle daily castle museum market. South market "
+     "museum station. Castle hosts museum early river market south station."),
+]
+
+
+@pytest.mark.parametrize(("claims", "chunks", "extra"), _FOUND)
+def test_a_check_at_an_added_window_never_lowers_a_claim(verifier, claims, chunks, extra):
+    test_adding_a_chunk_never_lowers_a_claim_score.hypothesis.inner_test(verifier, claims, chunks, extra)
+
+
+def test_a_claim_cites_the_best_window_no_check_doubts_and_keeps_the_doubted_one():
+    """Each window's score is capped by that window's own findings, then the max is taken: a window the opposites
+    check doubts ("closes" against "opens") no longer caps a claim another window supports; the claim cites that
+    window, reports no finding, and keeps the doubted window's features (with its finding) in other_windows."""
+    verifier = Verifier(LexicalScorer())
+    claim = "The old harbor museum opens early on Mondays."
+    chunks = [Chunk("S1", "The old harbor museum opens on Sundays."),
+              Chunk("S2", "The old harbor museum closes early on Mondays.")]
+    alone = verifier.verify(claim, chunks[:1]).claims[0]
+    both = verifier.verify(claim, chunks).claims[0]
+    assert both.support > alone.support  # S2 is the model's best window
+    assert (both.score, both.chunk_id, both.checks) == (alone.score, "S1", ())
+    assert both.features["support"] == pytest.approx(alone.support)  # the features of the cited window
+    assert both.features["opposites"] == both.features["negation_flip"] == 0.0
+    [doubted] = both.other_windows
+    assert doubted["opposites"] == 1.0 and doubted["negation_flip"] == 1.0
+    assert doubted["support"] == pytest.approx(both.support)
+    # With S2 alone, the doubt stands: capped mid-band, the finding reported.
+    only = verifier.verify(claim, chunks[1:]).claims[0]
+    assert [f.check for f in only.checks] == ["opposite"] and only.score < only.support
+    assert only.other_windows == ()
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(claims=st.lists(sentence, min_size=1, max_size=4), chunks=st.lists(passage, min_size=1, max_size=3),
        extra=sentence)

@@ -4,6 +4,7 @@ checks put on a score (docs/how-it-works.md "How a verdict is chosen"). The veri
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from groundwire.foundation.types import DecidedBy, Route, Thresholds, Verdict
 
@@ -38,6 +39,48 @@ def capped_score(
     if negation:
         return min(score, (accept_at + reject_at) / 2)
     return score
+
+
+@dataclass(frozen=True, slots=True)
+class WindowCaps:
+    """What caps a claim's score at one of its windows (`capped_score`): the deciding checks' findings (`hard`), a
+    negation signal, and the scorer's contradiction at that window (not at another one); and the meaning layer's
+    paraphrase gate, which lifts it."""
+
+    hard: bool = False
+    negation: bool = False
+    contradiction: float = 0.0
+    paraphrase: bool = False
+
+    @property
+    def kind(self) -> str:
+        """The cap: "reject" (at reject_at), "mid" (mid-band) or "none". Windows of one kind cap alike."""
+        if self.hard or (self.negation and self.contradiction >= NEGATED_CONTRADICTION_AT):
+            return "reject"
+        return "mid" if self.negation else "none"
+
+
+def best_window(scores: Sequence[float], caps: Sequence[WindowCaps], thresholds: Thresholds) -> tuple[float, int]:
+    """A claim's score and the window it comes from (its citation): each window's score capped by that window's own
+    findings (`capped_score`), then the max over the windows, the first of equals (windows come best-supported
+    first). A check that doubts the best window's evidence therefore no longer caps a claim that another window
+    supports cleanly, and a chunk added to the context can only add windows: it never lowers a claim's score.
+    The verifier and the calibration replay (train.combine) both choose so."""
+    if not scores or len(scores) != len(caps):
+        raise ValueError(f"best_window needs one cap per score, at least one: {len(scores)} scores, {len(caps)} caps")
+    capped = [
+        capped_score(
+            score,
+            thresholds,
+            hard=cap.hard,
+            negation=cap.negation,
+            contradiction=cap.contradiction,
+            paraphrase=cap.paraphrase,
+        )
+        for score, cap in zip(scores, caps, strict=True)
+    ]
+    best = max(range(len(capped)), key=capped.__getitem__)  # max() keeps the first of equals
+    return capped[best], best
 
 
 def claim_verdict(

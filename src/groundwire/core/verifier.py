@@ -1,8 +1,10 @@
 """answer + chunks -> Report: claims, deterministic checks, one batched pair matrix, aggregation, verdicts, routing.
 
 Aggregation is written once here, whatever the scorer: a claim's support is the max over every window of
-every chunk (the argmax is its citation), and the answer's score is the min over its claims. Adding a
-chunk can therefore never lower a claim's score, and adding a claim can never raise the answer's.
+every chunk, its score the max over its windows of each window's score capped by that window's own check findings
+(the argmax is its citation; core.verdicts.best_window), and the answer's score is the min over its claims. Adding
+a chunk can therefore never lower a claim's score (with a combiner: never by a check's cap), and adding a claim can
+never raise the answer's.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Never
 
 import numpy as np
@@ -20,17 +23,15 @@ from groundwire.core.checks.citations import validate_output
 from groundwire.core.checks.context import ContextIndex
 from groundwire.core.claim_state import (
     ClaimState,
-    Evidence,
     Matrix,
     Scoring,
-    claim_evidence,
-    claim_features,
     claim_note,
-    copy_of,
+    describe,
+    window_caps,
 )
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
 from groundwire.core.figures import canonical_text
-from groundwire.core.meaning import Alignment, align, meaning_features, paraphrase
+from groundwire.core.meaning import Alignment, align
 from groundwire.core.plan import Plan, Workload, as_chunks
 from groundwire.core.pruning import Pruner
 from groundwire.core.routing import Router
@@ -38,7 +39,7 @@ from groundwire.core.settings import CheckSettings
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.tracing import traced
-from groundwire.core.verdicts import capped_score, claim_verdict, decided_by
+from groundwire.core.verdicts import best_window, claim_verdict, decided_by
 from groundwire.core.windows import claim_windows
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.textutil import content_words, looks_english
@@ -403,7 +404,7 @@ class Verifier:
         index = ContextIndex.build(context, sources=retrieved)
         for state in states:
             state.read_figures(index)
-            state.run_checks(index, chunk_ids, with_evidence=False, opted_in=self.checks_on)
+            state.run_checks(index, chunk_ids, opted_in=self.checks_on)
         timings["checks"] = time.perf_counter() - mark
         timings["windows"] = plan.timings.get("windows", 0.0)
         windows, allowed = list(plan.windows), plan.allowed
@@ -435,27 +436,23 @@ class Verifier:
         for state, scorable in zip(states, scorable_rows, strict=True):
             state.scorable = scorable
             aligned = alignments[state.position]
-            row = matrix.support[state.position]
-            state.copied = copy_of(state.claim.text, windows, allowed[state.position], row)
-            if state.copied is not None:  # a copied claim cites the sentence it copies
-                state.evidence = Evidence.copied(state.copied, windows, context)
-            elif aligned is None:
-                state.evidence = claim_evidence(state.claim.text, row, windows, context)
-            else:
-                state.evidence = Evidence.aligned(aligned, context)
-            state.run_checks(index, chunk_ids, with_evidence=True, opted_in=self.checks_on)
-            state.features = claim_features(state, scoring, n_claims=len(claims)) | {
-                "lexical_support": float(lexical[state.position]),
-                "negation_flip": float(state.signalled),
-            }
-            if self.meaning:
-                figures_ok = not state.figures or state.figures_match
-                state.paraphrase = paraphrase(aligned, findings=bool(state.findings), figures_ok=figures_ok)
-                state.features |= meaning_features(aligned, gate=state.paraphrase)
-        if self.combiner is not None:
-            calibrated = self.combiner.predict([state.features for state in states], task=task)
-            for state in states:
-                state.calibrated = float(calibrated[state.position])
+            described = partial(
+                describe,
+                state,
+                meaning=self.meaning,
+                scoring=scoring,
+                aligned=aligned,
+                lexical_support=float(lexical[state.position]),
+                n_claims=len(claims),
+            )
+            state.readings = state.read_windows(
+                aligned, scoring, allowed[state.position], index, describe=described, opted_in=self.checks_on
+            )
+        if self.combiner is not None:  # one call for every reading of every claim
+            every = [reading for state in states for reading in state.readings]
+            calibrated = self.combiner.predict([reading.features for reading in every], task=task)
+            for reading, value in zip(every, calibrated, strict=True):
+                reading.calibrated = float(value)
         results = [self._claim_result(state, scoring) for state in states]
         results = [
             r
@@ -524,22 +521,19 @@ class Verifier:
         # contradiction is unknown, not 0. A scorable claim has at least one window.
         if state.scorable and matrix.contradiction is not None:
             contradiction = float(matrix.contradiction[position].max())
-        score = state.calibrated if state.calibrated is not None else (support or 0.0)
         fully_scored = state.scorable and not bool(matrix.truncated[position])
         note = claim_note(state.claim.text, fully_scored=fully_scored, scorable=state.scorable)
 
+        # The score: each reading's (the combiner's, else the model's support at its window) capped by its own
+        # findings, the max over the readings; the chosen reading's evidence and findings become the claim's.
+        readings = state.readings
+        scores = [r.calibrated if r.calibrated is not None else r.features["support"] for r in readings]
+        score, chosen = best_window(scores, [window_caps(r.features) for r in readings], thresholds)
+        state.choose(readings[chosen])
         hard = state.hard_verdicts
         if copied := state.verbatim and support is not None:  # SUPPORTED, whatever the model made of it (verbatim.py)
             score, route, verdict = 1.0, self.route(1.0, thresholds), Verdict.SUPPORTED
         else:
-            score = capped_score(
-                score,
-                thresholds,
-                hard=bool(hard),
-                negation=state.signalled,
-                contradiction=contradiction or 0.0,
-                paraphrase=state.paraphrase,
-            )
             # Not scored and no finding: unknown, not unsupported (a person or the judge should look; decide mode
             # rejects it). Scored only in part, or negated against its evidence: never accepted outright (the
             # negation cap keeps such a claim below accept_at; decide mode, with no one to look, rejects it).
@@ -564,6 +558,7 @@ class Verifier:
             decided_by=decided_by(copied=copied, hard=bool(hard), paraphrase=state.paraphrase, route=route),
             note=note,
             features=state.features,
+            other_windows=state.other_windows,
         )
 
 

@@ -142,7 +142,12 @@ class ClaimResult:
     """Who set the verdict (`DecidedBy`): "scorer", "checks", "meaning", "verbatim" or "judge"."""
     note: str | None = None
     features: dict[str, float] = field(default_factory=dict)
-    """The claim-level features the score was computed from (model, lexical, checks); see verify.claim_features."""
+    """The features the score was computed from (model, lexical, checks), at the window it cites; see
+    core.claim_state.claim_features."""
+    other_windows: tuple[dict[str, float], ...] = ()
+    """The features at the claim's other windows its score was the max over (`core.verdicts.best_window`): read
+    where a check found something at its best window, so the cited window may be another. Empty otherwise; a
+    calibration replays the choice from them (train.combine)."""
     unsupported_spans: tuple[tuple[int, int], ...] = ()
     """For a claim that is not SUPPORTED: (start, end) in the answer of its words found nowhere in the context,
     or the whole claim when every word occurs somewhere (see groundwire.core.spans)."""

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from groundwire.core.verdicts import capped_score
+from groundwire.core.claim_state import window_caps
+from groundwire.core.verdicts import best_window
 from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow, read_eval_jsonl
 from groundwire.evaluation.evaluate import row_chunks
@@ -51,21 +52,20 @@ class ClaimRow:
     gold_overlap: bool | None
     """True when a gold hallucination span overlaps the claim (only where the file has spans)."""
     features: dict[str, float]
+    """The features of the reading the claim's score came from (its cited window's; `ClaimResult.features`)."""
+    other_windows: tuple[dict[str, float], ...] = ()
+    """The features of its other readings (`ClaimResult.other_windows`): a replay takes the max over all of them,
+    each capped by its own findings, as verify() does. Empty in caches from before they were recorded."""
+
+    @property
+    def readings(self) -> list[dict[str, float]]:
+        """The claim read at each window verify() scored it at: the cited one first."""
+        return [self.features, *self.other_windows]
 
     @property
     def key(self) -> str:
         """The calibration key verify() uses for this claim's answer: its task, "/long" for long-form."""
         return calibration_key(self.task, int(self.features.get("n_claims", 0))) or ""
-
-    @property
-    def hard_check(self) -> bool:
-        """A figure the context lacks: verify() caps such a claim at the reject threshold."""
-        return self.features.get("figures_not_in_context", 0) + self.features.get("figure_conflicts", 0) > 0
-
-    @property
-    def negation_flip(self) -> bool:
-        """The claim restates its evidence with the negation flipped: verify() caps it mid-band."""
-        return self.features.get("negation_flip", 0) > 0
 
 
 def _group(context: Sequence[str]) -> str:
@@ -106,7 +106,8 @@ def claim_rows_of(row: EvalRow, report: Report, *, file: str) -> list[ClaimRow]:
         span = claim.claim.span
         overlap = (any(s < span[1] and e > span[0] for s, e, _ in row.spans) if row.spans or
                    row.source == "ragtruth" else None)
-        out.append(ClaimRow(*answer, claim_index=i, span=span, gold_overlap=overlap, features=dict(claim.features)))
+        out.append(ClaimRow(*answer, claim_index=i, span=span, gold_overlap=overlap, features=dict(claim.features),
+                            other_windows=claim.other_windows))
     return out
 
 
@@ -119,7 +120,8 @@ def save_rows(rows: Sequence[ClaimRow], path: Path) -> None:
 
 def load_rows(path: Path) -> list[ClaimRow]:
     with path.open() as fh:
-        return [ClaimRow(**{**d, "span": tuple(d["span"])}) for d in map(json.loads, fh)]
+        return [ClaimRow(**{**d, "span": tuple(d["span"]), "other_windows": tuple(d.get("other_windows", ()))})
+                for d in map(json.loads, fh)]
 
 
 def claim_label(rows: Sequence[ClaimRow]) -> tuple[np.ndarray, np.ndarray]:
@@ -292,25 +294,45 @@ def _own_combiner_gains(rows: Sequence[ClaimRow], tasks: Sequence[str], *, names
     return gains
 
 
-def claim_scores(combiner: LogisticCombiner | TaskCombiner, rows: Sequence[ClaimRow]) -> np.ndarray:
-    """Each claim row scored by its calibration key's combiner (rows of an answer with no claims score 1.0)."""
-    scores = np.ones(len(rows))
+ReadingScores = list[np.ndarray]
+"""Per claim row, the combiner's score of each of its readings (`ClaimRow.readings`), in that order."""
+
+
+def claim_scores(combiner: LogisticCombiner | TaskCombiner, rows: Sequence[ClaimRow]) -> ReadingScores:
+    """Each claim row's readings scored by its calibration key's combiner (a row of an answer with no claims: 1.0)."""
+    scores = [np.ones(len(r.readings) if r.claim_index >= 0 else 1) for r in rows]
     for task in {r.key for r in rows}:
         idx = [i for i, r in enumerate(rows) if r.key == task and r.claim_index >= 0]
-        if idx:
-            scores[idx] = combiner.predict([rows[i].features for i in idx], task=task)
+        if not idx:
+            continue
+        flat = combiner.predict([features for i in idx for features in rows[i].readings], task=task)
+        at = 0
+        for i in idx:
+            scores[i] = flat[at : at + len(scores[i])]
+            at += len(scores[i])
     return scores
 
 
-def capped_scores(rows: Sequence[ClaimRow], scores: np.ndarray,
-                   thresholds: Callable[[str], tuple[float, float]], *, gate: bool = False) -> np.ndarray:
-    """Claim scores after verify()'s check caps (a missing figure, a negation flip) and the paraphrase gate's
-    lift, each at its key's thresholds. Feature caches from before the negation flag (or the meaning layer) was
-    recorded count no flips (and no gate). `gate`: apply the gate (a recipe with the meaning layer on)."""
-    return np.array([capped_score(float(s), thresholds(r.key), hard=r.hard_check, negation=r.negation_flip,
-                                   contradiction=r.features.get("contradiction", 0.0),
-                                   paraphrase=gate and r.features.get("paraphrase", 0.0) > 0)
-                     for r, s in zip(rows, scores, strict=True)])
+def chosen_readings(rows: Sequence[ClaimRow], scores: ReadingScores, thresholds: Callable[[str], tuple[float, float]],
+                    *, gate: bool = False) -> tuple[np.ndarray, list[dict[str, float]]]:
+    """Claim scores as verify() gives them, and the features of the reading each comes from: each reading's score
+    capped by its own findings (a missing figure, a negation flip; the paraphrase gate's lift) at its key's
+    thresholds, the max over the claim's readings (core.verdicts.best_window, read with core.claim_state.window_caps
+    as the verifier reads them). Feature caches from before the negation flag (or the meaning layer) was recorded
+    count no flips (and no gate). `gate`: apply the gate (a recipe with the meaning layer on)."""
+    capped, chosen = np.ones(len(rows)), []
+    for i, (row, values) in enumerate(zip(rows, scores, strict=True)):
+        readings = row.readings
+        capped[i], best = best_window([float(v) for v in values], [window_caps(f, gate=gate) for f in readings],
+                                      thresholds(row.key))
+        chosen.append(readings[best])
+    return capped, chosen
+
+
+def capped_scores(rows: Sequence[ClaimRow], scores: ReadingScores,
+                  thresholds: Callable[[str], tuple[float, float]], *, gate: bool = False) -> np.ndarray:
+    """The claim scores of `chosen_readings`."""
+    return chosen_readings(rows, scores, thresholds, gate=gate)[0]
 
 
 def reject_threshold(labels: Sequence[bool], scores: Sequence[float], accept_at: float,
@@ -327,7 +349,7 @@ def reject_threshold(labels: Sequence[bool], scores: Sequence[float], accept_at:
     return round(min(best, accept_at - 0.05), 4)
 
 
-def task_thresholds(rows: Sequence[ClaimRow], scores: np.ndarray,
+def task_thresholds(rows: Sequence[ClaimRow], scores: ReadingScores,
                     tasks: Sequence[str]) -> tuple[tuple[float, float], dict[str, tuple[float, float]]]:
     """(accept_at, reject_at), pooled and per key in `tasks`, for uncapped claim scores.
 
@@ -338,8 +360,10 @@ def task_thresholds(rows: Sequence[ClaimRow], scores: np.ndarray,
     the band is set by the answers the model decides.
     """
     meta = {(r.file, r.row_id): r for r in rows}
-    floor = answer_scores(rows, capped_scores(rows, scores, lambda _key: (0.0, 0.0)))
-    checked = {(r.file, r.row_id) for r in rows if r.claim_index >= 0 and (r.hard_check or r.negation_flip)}
+    capped, chosen = chosen_readings(rows, scores, lambda _key: (0.0, 0.0))
+    floor = answer_scores(rows, capped)
+    checked = {(r.file, r.row_id) for r, features in zip(rows, chosen, strict=True)
+               if r.claim_index >= 0 and window_caps(features).kind != "none"}
     keys = list(floor)
 
     def pair(selected: list[tuple[str, str]]) -> tuple[float, float]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from groundwire.core.claim_state import window_caps
 from groundwire.evaluation.metrics import detection_metrics
 from groundwire.evaluation.operating import decide_threshold, routing_rates
 from groundwire.train.combine import ClaimRow, answers_of
@@ -114,7 +115,9 @@ def decide_scores(fitted: Fitted, rows: Sequence[ClaimRow]) -> dict[Key, float]:
     keeps it below accept_at; verify() rejects it in decide mode). Claims too long to score fully are rejected by
     verify() too; the claim rows do not record them, so they are read by their score here."""
     scores = fitted.score_answers(rows)
-    negated = {(r.file, r.row_id) for r in rows if r.claim_index >= 0 and r.negation_flip}
+    chosen = fitted.claim_readings(rows)[1]  # a claim's flag is the one of the reading its score comes from
+    negated = {(r.file, r.row_id) for r, features in zip(rows, chosen, strict=True)
+               if r.claim_index >= 0 and window_caps(features).negation}
     return {key: 0.0 if key in negated else score for key, score in scores.items()}
 
 

@@ -47,10 +47,15 @@ class Fitted:
         key's thresholds, min over claims."""
         if self.answer_score is not None:
             return self.answer_score(rows)
-        assert self.combiner is not None
-        capped = combine.capped_scores(rows, combine.claim_scores(self.combiner, rows),
-                                        lambda key: lookup(key, self.pooled, dict(self.by_key)), gate=self.gate)
-        return combine.answer_scores(rows, capped)
+        return combine.answer_scores(rows, self.claim_readings(rows)[0])
+
+    def claim_readings(self, rows: Sequence[combine.ClaimRow]) -> tuple[np.ndarray, list[dict[str, float]]]:
+        """Each claim's score as verify() gives it (`combine.chosen_readings`) and the features of the reading it
+        comes from; a recipe without a combiner has no scores of its own here, only its rows' features."""
+        if self.combiner is None:
+            return np.ones(len(rows)), [r.features for r in rows]
+        return combine.chosen_readings(rows, combine.claim_scores(self.combiner, rows),
+                                       lambda key: lookup(key, self.pooled, dict(self.by_key)), gate=self.gate)
 
 
 Kind = Literal["v4", "mono", "meaning"]
@@ -64,7 +69,7 @@ def fit_combiner(rows: Sequence[combine.ClaimRow], kind: Kind, *, c: float | Non
     return fit_monotone(rows, names=names or default, c=MONO_C if c is None else c, meta=meta)
 
 
-def answer_points(rows: Sequence[combine.ClaimRow], claim_scores: np.ndarray) -> list[AnswerPoint]:
+def answer_points(rows: Sequence[combine.ClaimRow], claim_scores: combine.ReadingScores) -> list[AnswerPoint]:
     """Each answer's floor score (the checks' caps at zero) with its key and family, for the thresholds.
 
     Answers with no checkable claim are left out: verify() scores them 1.0 by definition, so no threshold

@@ -5,6 +5,7 @@
     .venv/bin/python /other/checkout/bench/verbatim.py                      # the same cases there (a copy of this file)
     PYTHONPATH=src .venv/bin/python bench/verbatim.py --failures           # list each copy that was not accepted
     PYTHONPATH=src .venv/bin/python bench/verbatim.py --dev-check          # the rule on every dev answer (safety)
+    PYTHONPATH=src .venv/bin/python bench/verbatim.py --copy-rule off --scorer onnx:BUNDLE   # the model alone
 
 Cases (issue 49), drawn with a fixed seed from the contexts of /work/shared/data/dev (or --dev):
 - one kind per figure form that canonical figures rewrite (times, dates, money, units, ranges, percentages,
@@ -13,7 +14,9 @@ Cases (issue 49), drawn with a fixed seed from the contexts of /work/shared/data
 - swapped figures: a copied sentence with one figure changed to a value the context lacks. These must not be
   SUPPORTED; the script prints how many are.
 Each answer is checked against its row's whole context. "supported": every claim SUPPORTED; "accept": the
-answer's decision. It imports the groundwire beside it and reads only the public API, so that a copy of it runs
+answer's decision; "support": the mean over answers of the weakest claim's model support probability.
+--copy-rule off leaves every claim to the model and the combiner (the rule's `verbatim_match` finds nothing), so
+the figures are the model's own: what the copy pairs in training (train/copies.py) are measured on. It imports the groundwire beside it and reads only the public API, so that a copy of it runs
 on any checkout (the checkout before issue 49 gives the "before" figures).
 
 --dev-check: every dev answer with a claim that copies a context sentence (core.verbatim) is checked with the
@@ -189,10 +192,10 @@ def dev_check(dev: Path, scorer: str) -> None:
                 r.decided_by == "verbatim" and any(s < r.claim.span[1] and r.claim.span[0] < e for s, e in spans)
                 for r in after.claims
             )
-            if after.decision is not before.decision:
+            if after.route is not before.route:
                 counts["changed"] += 1
                 counts["changed_hallucinated"] += bool(row["hallucinated"])
-                if after.decision is Route.ACCEPT:
+                if after.route is Route.ACCEPT:
                     counts["to_accept"] += 1
                     counts["hallucinated_to_accept"] += bool(row["hallucinated"])
         print(f"  {path.stem:28} {counts['answers']:7d} {counts['copies']:6d} {counts['changed']:7d} "
@@ -209,7 +212,11 @@ def main() -> None:
     parser.add_argument("--canonical", choices=("on", "off", "both"), default="both")
     parser.add_argument("--failures", action="store_true")
     parser.add_argument("--dev-check", action="store_true", help="the copy rule on and off over every dev answer")
+    parser.add_argument("--copy-rule", choices=("on", "off"), default="on",
+                        help="off: no claim is decided as a copy (core.verbatim), so the model's own scores decide")
     args = parser.parse_args()
+    if args.copy_rule == "off":
+        claim_state_module.verbatim_match = lambda *_: None  # type: ignore[assignment]
     if args.dev_check:
         for scorer in dict.fromkeys([args.scorer, "lexical"]):
             dev_check(args.dev, scorer)
@@ -222,30 +229,33 @@ def main() -> None:
         accepted: Counter[str] = Counter()
         totals: Counter[str] = Counter()
         deciders: Counter[str] = Counter()
+        support: Counter[str] = Counter()
         failures: list[str] = []
         for case in cases:
             report = verifier.verify(case.answer, list(case.context))
             totals[case.kind] += 1
             all_supported = bool(report.claims) and all(c.verdict is Verdict.SUPPORTED for c in report.claims)
             supported[case.kind] += all_supported
-            accepted[case.kind] += report.decision is Route.ACCEPT
+            accepted[case.kind] += report.route is Route.ACCEPT
             deciders.update(str(c.decided_by) for c in report.claims)
+            support[case.kind] += min((c.support or 0.0 for c in report.claims), default=0.0)
             wrong = all_supported if case.kind == "swapped" else not all_supported
             if wrong:
                 weakest = min(report.claims, key=lambda c: c.score) if report.claims else None
-                failures.append(f"  {case.kind:11} {case.source}: {case.answer!r} -> {report.decision.value} "
+                failures.append(f"  {case.kind:11} {case.source}: {case.answer!r} -> {report.route.value} "
                                 f"{report.score:.3f}" + (f" ({weakest.verdict.value}, support "
                                                          f"{weakest.support}, {weakest.decided_by})" if weakest else ""))
-        print(f"scorer {args.scorer}, canonical figures {'on' if canonical else 'off'} ({verifier.model_id})")
-        print(f"  {'kind':11} {'cases':>5} {'supported':>10} {'accept':>8}")
+        print(f"scorer {args.scorer}, canonical figures {'on' if canonical else 'off'}, copy rule {args.copy_rule} "
+              f"({verifier.model_id})")
+        print(f"  {'kind':11} {'cases':>5} {'supported':>10} {'accept':>8} {'support':>8}")
         copies = [kind for kind in totals if kind != "swapped"]
         for kind in [*FIGURE_KINDS, *EDITS, "swapped"]:
             if totals[kind]:
                 print(f"  {kind:11} {totals[kind]:5d} {supported[kind] / totals[kind]:10.1%} "
-                      f"{accepted[kind] / totals[kind]:8.1%}")
+                      f"{accepted[kind] / totals[kind]:8.1%} {support[kind] / totals[kind]:8.3f}")
         n = sum(totals[kind] for kind in copies)
         print(f"  {'copies':11} {n:5d} {sum(supported[k] for k in copies) / n:10.1%} "
-              f"{sum(accepted[k] for k in copies) / n:8.1%}")
+              f"{sum(accepted[k] for k in copies) / n:8.1%} {sum(support[k] for k in copies) / n:8.3f}")
         print(f"  swapped-figure cases SUPPORTED: {supported['swapped']} of {totals['swapped']}; "
               f"claims decided by {dict(deciders)}")
         if args.failures:

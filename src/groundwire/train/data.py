@@ -189,7 +189,7 @@ def _neighbours(docs: Sequence[Doc]) -> list[int]:
     return [int(row[1]) if row[0] == i else int(row[0]) for i, row in enumerate(idx)]
 
 
-def _window(doc: Doc, rng: random.Random, words: tuple[int, int]) -> tuple[int, int]:
+def window_span(doc: Doc, rng: random.Random, words: tuple[int, int]) -> tuple[int, int]:
     """A run of consecutive sentences of about `words` words, like the verifier's windows."""
     budget = rng.randint(*words)
     start = rng.randrange(len(doc.sentences))
@@ -256,7 +256,7 @@ def synthetic_pairs(docs: dict[str, list[Doc]], spec: MixSpec, rng: random.Rando
         nbr = _neighbours(pool)
         for i, doc in enumerate(pool):
             for _ in range(spec.per_doc):
-                span = _window(doc, rng, spec.window_words)
+                span = window_span(doc, rng, spec.window_words)
                 kind = rng.choices(kinds, weights)[0]
                 made = _make(kind, doc, span, pool[nbr[i]], rng)
                 if made is None:

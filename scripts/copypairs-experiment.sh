@@ -15,7 +15,8 @@ STEPS=${STEPS:-240}
 LR=${LR:-3e-5}
 COPIES=${COPIES:-3200}
 LIMIT=${LIMIT:-100}
-DATA=${DATA:-../shared/data}
+# ../shared beside the main checkout, also from a git worktree
+DATA=${DATA:-$(git rev-parse --path-format=absolute --git-common-dir)/../../shared/data}
 export PYTHONPATH=src
 PY=.venv/bin/python
 GW=.venv/bin/groundwire
@@ -53,4 +54,8 @@ for who in shipped arm; do
 done
 [ -f "$OUT/verbatim-as-shipped-off.txt" ] || nice -n 15 $PY bench/verbatim.py --dev "$DATA/dev" --copy-rule off \
     --failures > "$OUT/verbatim-as-shipped-off.txt"
+[ -f "$OUT/overlap_blind.txt" ] || $PY bench/overlap_blind.py "$OUT/shipped-$LIMIT.jsonl" "$OUT/arm-$LIMIT.jsonl" \
+    > "$OUT/overlap_blind.txt"
+[ -f "$OUT/copy_pairs_val.txt" ] || nice -n 15 $PY bench/copy_pairs_val.py "$OUT/data_copies/val.jsonl" "$OUT/start" \
+    "$OUT/arm/final" > "$OUT/copy_pairs_val.txt"
 echo "== $(date -u +%FT%TZ) done: $OUT/{shipped,arm}-lodo-$LIMIT.txt, $OUT/verbatim-{shipped,arm}-off.txt"

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +36,8 @@ from exact_bounds import DEV, ReplayScorer, dev_rows
 from speed import ANSWER, chunks, pairs
 
 from groundwire.config import CheckSettings
-from groundwire.core.verifier import _STANDARD_CLAIM_TOKENS, Verifier
-from groundwire.core.windows import Window, make_windows, premise_budget
+from groundwire.core import verifier as verifier_module
+from groundwire.core.windows import STANDARD_CLAIM_TOKENS, Window, claim_windows, make_windows, premise_budget
 from groundwire.evaluation.claim_cases import load_cases, run_case
 from groundwire.foundation.textutil import content_words, sentence_spans
 from groundwire.foundation.types import Chunk, Claim, Report
@@ -50,17 +49,21 @@ from groundwire.scoring.onnx import OnnxScorer
 CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_cases.jsonl"
 
 
-WindowsMethod = Callable[[Verifier, list[Claim], list[Chunk]], tuple[list[Window], np.ndarray]]
+WindowsFunction = Callable[
+    [Sequence[Claim], Sequence[Chunk], int | None, Callable[[Sequence[str]], list[int]]], tuple[list[Window], np.ndarray]
+]
 
 
-def evidence_windows(context_sentences: int, *, short_only: bool) -> WindowsMethod:
-    """`Verifier._windows` with one window per (claim, chunk): the claim's best sentence +- context_sentences."""
+def evidence_windows(context_sentences: int, *, short_only: bool) -> WindowsFunction:
+    """`core.windows.claim_windows` with one window per (claim, chunk): the claim's best sentence +-
+    context_sentences."""
 
-    def windows_for(self: Verifier, claims: list[Claim], context: list[Chunk]) -> tuple[list[Window], np.ndarray]:
-        max_tokens = self.scorer.max_tokens
+    def windows_for(
+        claims: Sequence[Claim], context: Sequence[Chunk], max_tokens: int | None,
+        count: Callable[[Sequence[str]], list[int]],
+    ) -> tuple[list[Window], np.ndarray]:
         assert max_tokens is not None
-        standard = min(max_tokens // 2, _STANDARD_CLAIM_TOKENS)
-        count = self.scorer.count_tokens
+        standard = min(max_tokens // 2, STANDARD_CLAIM_TOKENS)
         spans = [sentence_spans(chunk.text) for chunk in context]
         sentence_tokens = [count([chunk.text[s:e] for s, e in own]) for chunk, own in zip(context, spans, strict=True)]
         whole = count([chunk.text for chunk in context])
@@ -133,12 +136,12 @@ class Tally:
         self.answers += 1
         self.tokens = [self.tokens[0] + tokens[0], self.tokens[1] + tokens[1]]
         self.pairs = [
-            self.pairs[0] + packed.extra.get("pairs_scored", 0),
-            self.pairs[1] + evidence.extra.get("pairs_scored", 0),
+            self.pairs[0] + (packed.meta.pairs_scored or 0),
+            self.pairs[1] + (evidence.meta.pairs_scored or 0),
         ]
-        if packed.decision != evidence.decision:
+        if packed.route != evidence.route:
             self.decisions += 1
-            self.moved.append(f"{row}: {packed.decision.value} -> {evidence.decision.value}")
+            self.moved.append(f"{row}: {packed.route.value} -> {evidence.route.value}")
         for a, b in zip(packed.claims, evidence.claims, strict=True):
             self.claims += 1
             self.verdicts += a.verdict != b.verdict
@@ -166,15 +169,18 @@ def main() -> int:
     scorer = TokenCounter(get_scorer("bundled"))
     packed = build_verifier(CheckSettings(), scorer=scorer)  # type: ignore[arg-type]
     evidence = build_verifier(CheckSettings(), scorer=scorer)  # type: ignore[arg-type]
-    evidence._windows = types.MethodType(  # type: ignore[method-assign]
-        evidence_windows(args.context, short_only=args.short_chunks_only), evidence
-    )
+    # The verifier windows by core.windows.claim_windows; the evidence check runs with it swapped.
+    windows_for = evidence_windows(args.context, short_only=args.short_chunks_only)
 
     def both(item: CheckItem) -> tuple[Report, Report, tuple[int, int]]:
         before = scorer.tokens
         a = check(packed, item)
         middle = scorer.tokens
-        b = check(evidence, item)
+        verifier_module.claim_windows = windows_for  # type: ignore[assignment]
+        try:
+            b = check(evidence, item)
+        finally:
+            verifier_module.claim_windows = claim_windows
         return a, b, (middle - before, scorer.tokens - middle)
 
     print(

@@ -116,7 +116,8 @@ def test_an_unreachable_llm_endpoint_is_a_json_502_and_nothing_is_cached(setting
     from groundwire.service import create_app
 
     # Nothing listens on this loopback port: every connection is refused at once.
-    config = Config(llm=LLMConfig(base_url=f"http://127.0.0.1:{free_port()}/v1", model="gone", max_retries=0,
+    port = free_port()
+    config = Config(llm=LLMConfig(base_url=f"http://127.0.0.1:{port}/v1", model="gone", max_retries=0,
                                   connect_timeout_s=2, timeout_s=5))
     with TestClient(create_app(replace(settings, use_llm=True, config=config)),
                     raise_server_exceptions=False) as client:
@@ -124,6 +125,9 @@ def test_an_unreachable_llm_endpoint_is_a_json_502_and_nothing_is_cached(setting
         response = client.post("/v1/generate", headers=ALPHA, json={"question": "how do I start it", "chunks": chunks})
         assert response.status_code == 502, response.text
         assert response.json()["error"]["code"] == "llm_unavailable"
+        # The caller learns the kind of failure, not the address of the service's endpoint (an internal host).
+        message = response.json()["error"]["message"]
+        assert "could not be reached" in message and str(port) not in message and "127.0.0.1" not in message
         assert client.app.state.runtime.cache.stats.entries == 0
 
 

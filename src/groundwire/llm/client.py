@@ -41,12 +41,20 @@ RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 class LLMTimeout(LLMError):
     """Every attempt ran past the configured timeout."""
 
+    @property
+    def kind(self) -> str:
+        return "it did not answer within its timeout"
+
 
 class LLMHTTPError(LLMError):
     def __init__(self, message: str, *, status: int, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+
+    @property
+    def kind(self) -> str:
+        return f"it answered HTTP {self.status}"
 
 
 class LLMOutputError(LLMError):
@@ -55,6 +63,10 @@ class LLMOutputError(LLMError):
     def __init__(self, message: str, *, text: str) -> None:
         super().__init__(message)
         self.text = redact(text)
+
+    @property
+    def kind(self) -> str:
+        return "its reply was not what was asked for"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,3 +15,9 @@ class LLMError(RuntimeError):
     def __init__(self, message: str) -> None:
         # The message may quote the server's reply, which may echo the Authorization header.
         super().__init__(redact(message))
+
+    @property
+    def kind(self) -> str:
+        """The failure without the endpoint's address or reply, for those who did not configure the endpoint (a
+        service's API callers): the message names both."""
+        return "it could not be reached"

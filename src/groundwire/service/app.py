@@ -3,6 +3,7 @@ in actions.py, generation.py and history.py."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,6 +26,8 @@ from groundwire.service.runtime import Runtime
 from groundwire.service.settings import ServiceSettings
 from groundwire.service.workers import RefusalPace, WorkerPool, default_workers
 from groundwire.version import __version__
+
+_log = logging.getLogger("groundwire.service")
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": models.ErrorResponse}
@@ -74,8 +77,11 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     @app.exception_handler(LLMError)
     async def _llm_error(_: Request, exc: LLMError) -> Any:
-        # The configured LLM endpoint failed (after its retries): a bad gateway, not our bug.
-        return error_response(ErrorCode.LLM_UNAVAILABLE, f"The LLM endpoint failed: {exc}")
+        # The configured LLM endpoint failed (after its retries): a bad gateway, not our bug. Its message names the
+        # endpoint's address and may quote its reply: the operator reads it in the service log, a caller the kind.
+        _log.warning("the LLM endpoint failed: %s", exc)
+        return error_response(ErrorCode.LLM_UNAVAILABLE, f"The LLM endpoint failed ({exc.kind}); the service log "
+                              "says why.")
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
     app.add_middleware(RefuseContentEncoding)  # before the size limit: a gzip body is refused whatever its size

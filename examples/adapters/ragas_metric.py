@@ -11,7 +11,12 @@ import asyncio
 from groundwire.adapters.ragas import GroundwireFaithfulness, GroundwireOutcome
 
 context = ["Refunds are accepted within 30 days of purchase. Shipping takes 5 business days."]
+# Three answers, one per outcome: pass (what the context says), review (a faithful paraphrase the bundled model is
+# unsure of: shipped thresholds escalate doubt to a judge or a person, and a domain profile from `groundwire adapt`
+# narrows that band for your own answers), fail (an invented "90 days").
 rows = [
+    {"user_input": "How long is the refund window?", "retrieved_contexts": context,
+     "response": "Refunds are accepted within 30 days."},
     {"user_input": "How long is the refund window?", "retrieved_contexts": context,
      "response": "You can get a refund within 30 days of purchase."},
     {"user_input": "How long is the refund window?", "retrieved_contexts": context,

@@ -108,6 +108,12 @@ def test_a_cross_validated_false_accept_rate_above_its_interval_is_refused() -> 
         adapt.require_within_target(adapt.rate(14, 40), targets, unroutable=9)  # 35%: 22%-50%, wholly above 10%
     assert error.value.code is ErrorCode.PROFILE_MISSES_TARGET
     assert "9 of them have no checkable claim" in str(error.value)
+    assert str(error.value).startswith("cross-validated within the labels, this profile accepts 14 of 40")
+    # Refused before anything is fitted (adapt --fine-tune checks the claim-less answers before it tunes): the
+    # message speaks of no profile's cross-validation.
+    with pytest.raises(InputError) as early:
+        adapt.require_within_target(adapt.rate(14, 40), targets, unroutable=14, fitted=False)
+    assert str(early.value).startswith("whatever it fits, any profile accepts 14 of 40 hallucinated answers")
 
 
 def test_the_combiner_recipe_refits_and_routes_its_held_out_answers_within_the_targets() -> None:

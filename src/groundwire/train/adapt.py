@@ -222,16 +222,19 @@ def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets) -> None:
             f"{' and '.join(short)} answers (from the same domain), or relax the targets", needed=needed)
 
 
-def require_within_target(far: dict[str, float | int | None], targets: Targets, *, unroutable: int = 0) -> None:
+def require_within_target(far: dict[str, float | int | None], targets: Targets, *, unroutable: int = 0,
+                          fitted: bool = True) -> None:
     """Refuse a profile whose cross-validated false-accept rate (`rate`'s figure) exceeds the target by more than
     its interval: its 95% interval lies wholly above the target. `unroutable`: hallucinated answers without a
-    checkable claim, which verify() accepts whatever the thresholds (the message names them)."""
+    checkable claim, which verify() accepts whatever the thresholds (the message names them). `fitted` False: the
+    rate is theirs alone, before anything is fitted (`adapt --fine-tune` checks it before it tunes)."""
     if far["low"] is None or float(far["low"]) <= targets.far:
         return
     cause = (f" {unroutable} of them have no checkable claim (a question back, a greeting): verify() accepts such an "
              "answer whatever the thresholds, so no profile can route them." if unroutable else "")
+    who = "cross-validated within the labels, this profile accepts" if fitted else "whatever it fits, any profile accepts"
     raise InputError(
-        f"cross-validated within the labels, this profile accepts {far['hits']} of {far['n']} hallucinated answers "
+        f"{who} {far['hits']} of {far['n']} hallucinated answers "
         f"({float(far['value'] or 0):.1%}, 95% interval {float(far['low']):.1%}-{float(far['high'] or 0):.1%}): above "
         f"the false-accept target {targets.far:g} by more than its interval, so no profile is written.{cause} Label "
         "more answers of this domain, relax --target-far, or keep the shipped routing",
@@ -302,7 +305,8 @@ def adapt_tuned(checked: Sequence[finetune.Checked], verifier: Verifier, base: F
     # alone put the false-accept rate above the target by more than its interval, refuse before tuning anything.
     answers = combine.answers_of(claim_rows).values()
     unroutable = sum(r.hallucinated and r.claim_index < 0 for r in answers)
-    require_within_target(rate(unroutable, sum(r.hallucinated for r in answers)), targets, unroutable=unroutable)
+    require_within_target(rate(unroutable, sum(r.hallucinated for r in answers)), targets, unroutable=unroutable,
+                          fitted=False)
     pairs = finetune.claim_pairs(checked, verifier)
     # The recipe's cross-validation (adapt_rows) makes the same folds from the same claim rows' groups.
     held = group_folds([r.group for r in claim_rows], folds)

@@ -52,7 +52,14 @@ from groundwire.train.thresholds import Routing
 def lexical_scores(paths: Sequence[Path], limit: int | None, seed: int, cache: Path | None) -> dict[lodo.Key, float]:
     """The lexical baseline's answer score for the same seeded sample the feature cache holds."""
     if cache is not None and cache.is_file():
-        return {(d["file"], d["id"]): d["score"] for d in map(json.loads, cache.read_text().splitlines())}
+        records = [json.loads(line) for line in cache.read_text().splitlines()]
+        if records and "score" not in records[0]:
+            # bench/adapt_curve.py's --lexical-cache holds claim rows scored at other thresholds (0.5 / 0.1), and
+            # the mid-band cap moves answer scores with the thresholds: reading it here would skew the baseline.
+            sys.exit(f"--lexical-cache {cache}: not this script's cache ({{file, id, score}} per answer, the lexical "
+                     "scorer at its shipped thresholds); it looks like bench/adapt_curve.py's claim rows. Give a new "
+                     "path: this script writes it")
+        return {(d["file"], d["id"]): d["score"] for d in records}
     verifier = build_verifier(CheckSettings(scorer="lexical"))
     out: dict[lodo.Key, float] = {}
     for path in paths:

@@ -189,6 +189,14 @@ def main() -> None:
     paths = sorted(args.dev.glob("*.jsonl"))
     rows = features_for(args.bundle, paths, limit=args.limit, cache=args.cache, seed=args.seed, workers=args.workers,
                         canonical_figures=args.canonical_figures, meaning=args.meaning)
+    chosen = [name for name in args.recipes.split(",") if name]
+    scored = [r for r in rows if r.claim_index >= 0]
+    if "meaning" in chosen and scored and "meaning_similarity" not in scored[0].features:
+        # A cache collected without the meaning layer (--no-meaning) would fit the meaning recipe on absent
+        # features: its figures would be the mono recipe's under another name.
+        sys.exit(f"--recipes names meaning, but the claim rows{f' in {args.cache}' if args.cache else ''} have no "
+                 "meaning features (collected with --no-meaning): drop meaning from --recipes, or give a cache "
+                 "collected with --meaning")
     lex = lexical_scores(paths, args.limit, args.seed, args.lexical_cache)
     routing: Routing = {"target_far": args.target_far, "target_frr": args.target_frr}
     recipes: dict[str, Callable[[Sequence[ClaimRow]], Fitted]] = {
@@ -198,7 +206,6 @@ def main() -> None:
         "mono": lambda train: fit_recipe(train, kind="mono", **routing),
         "meaning": lambda train: fit_recipe(train, kind="meaning", **routing),
     }
-    chosen = [name for name in args.recipes.split(",") if name]
     results = {name: {"lodo": lodo.lodo(rows, recipes[name]), "in_sample": lodo.in_sample(rows, recipes[name])}
                for name in dict.fromkeys(["lexical", *chosen])}
     lexical = results["lexical"]["lodo"]

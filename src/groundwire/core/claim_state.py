@@ -269,6 +269,24 @@ def _unscored_note(scorable: bool) -> str:
     return "not fully scored: the backend had to truncate some pairs"
 
 
+def names_in(claim: str) -> list[list[str]]:
+    """The content words of each capitalised word after the claim's first: the names a context must hold. In a
+    claim written in capitals (a heading, a shouted line) capitals mark no name, and a figure ("9AM", which
+    canonical figures rewrite in the context) is the figure checks' to judge, not a name. A capitalised stopword
+    ("The" of "The Scissor Sisters") has no content word and counts as a name the context lacks, as the shipped
+    combiner was fitted: dropping those too moved 55 dev routes, 12 of them hallucinated answers to ACCEPT
+    (train/RESULTS.md, issue 49)."""
+    if _written_in_capitals(claim):
+        return []
+    words = (w for w in WORD_RE.findall(claim)[1:] if w[:1].isupper() and not any(c.isdigit() for c in w))
+    return [content_words(w) for w in words]
+
+
+def _written_in_capitals(claim: str) -> bool:
+    letters = [c for c in claim if c.isalpha()]
+    return len(letters) >= 8 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+
+
 def claim_features(state: ClaimState, reading: WindowReading, scoring: Scoring, *, n_claims: int) -> dict[str, float]:
     """The features the hybrid combiner learns from, of the claim read at one window (`reading`): the model's
     support and contradiction there, that window's word recall and the findings of that reading; the rest is the
@@ -281,8 +299,7 @@ def claim_features(state: ClaimState, reading: WindowReading, scoring: Scoring, 
     best_words = frozenset(content_words(windows[best])) if windows else frozenset()
     context_words = scoring.compared_context_words
     novel = [w for w in words if w not in context_words]
-    names = [w.lower() for w in WORD_RE.findall(claim.text)[1:] if w[:1].isupper()]
-    novel_names = [w for w in names if not any(part in context_words for part in content_words(w))]
+    novel_names = [name for name in names_in(claim.text) if not any(part in context_words for part in name)]
     sorted_row = np.sort(row)[::-1]
     contradiction = matrix.contradiction if len(row) else None  # no windows: no contradiction to read
     decided = deciding(reading.findings)

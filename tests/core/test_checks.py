@@ -171,3 +171,20 @@ def test_overlapping_figures_still_resolve_to_the_most_specific():
     figures = extract_figures("On 2024-03-05 at 9:30 am it cost $1.5 million, up 12% from March 4, 2023.")
     assert [(f.kind, f.key) for f in figures] == [
         ("date", "2024-03-05"), ("time", "09:30"), ("money", "1500000"), ("percent", "12"), ("date", "2023-03-04")]
+
+
+@pytest.mark.parametrize("context, claim", [
+    ("If the file is huge, it stays at 99,9% for a long time.", "It stays at 99.9% for a long time."),
+    ("Inflation rose by 2,5 percent in May.", "Inflation rose by 2.5% in May."),
+])
+def test_a_decimal_comma_before_a_percent_is_a_decimal(context, claim):
+    # "99,9%" was read as 99 and 9%: a claim of 99.9% was not in the context, and one of 9% was.
+    index = ContextIndex.build([Chunk("S1", context)])
+    assert figure_findings(claim, index) == []
+    assert [f.verdict for f in figure_findings(claim.replace("9%", "8%").replace("2.5%", "5%"), index)] != []
+
+
+def test_a_comma_between_small_numbers_without_a_percent_stays_a_list():
+    assert [f.key for f in claim_figures("Rooms 12,14 and 16 are free.")] == ["12", "14", "16"]
+    assert [f.key for f in claim_figures("Rates were 1,5%, 2,25% and 3%.")] == ["1.5", "2.25", "3"]
+    assert [f.key for f in claim_figures("About 1,234 users joined.")] == ["1234"]

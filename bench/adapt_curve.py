@@ -281,8 +281,7 @@ def claim_rule(model: Sequence[combine.ClaimRow]) -> None:
         answers = [claims for k, claims in by_answer.items() if k[0] == name]
         hallucinated = [c for c in answers if c[0].hallucinated and any(r.gold_overlap for r in c)]
         several = [c for c in hallucinated if len(c) > 1]
-        hits = sum(min(c, key=lambda r: r.features.get("support", 0.0) + r.features.get("lexical_support", 0.0))
-                   .gold_overlap for c in several)
+        hits = sum(bool(min(c, key=combine.combined_support).gold_overlap) for c in several)
         chance = sum(sum(r.gold_overlap for r in c) / len(c) for c in several)
         faithful = [r for c in answers if not c[0].hallucinated for r in c]
         print(f"{name}: hallucinated answers with a span on a claim: {len(hallucinated)} ({len(several)} with >1 "

@@ -148,12 +148,16 @@ def claim_label(rows: Sequence[ClaimRow]) -> tuple[np.ndarray, np.ndarray]:
             if first.hallucinated and all(y[i] == 1 for i in members):
                 use[members] = False  # the hallucinated part fell outside every claim (e.g. a skipped sentence)
         elif first.hallucinated:
-            # Model and lexical baseline together pick the suspect, so neither one's blind spots set the labels.
-            weakest = min(members, key=lambda i: rows[i].features.get("support", 0.0)
-                          + rows[i].features.get("lexical_support", 0.0))
+            weakest = min(members, key=lambda i: combined_support(rows[i]))
             y[weakest] = 0.0
             use[[i for i in members if i != weakest]] = False
     return y, use
+
+
+def combined_support(row: ClaimRow) -> float:
+    """The support by which `claim_label` picks a hallucinated answer's suspect claim (the least supported): the
+    model's and the lexical baseline's together, so neither one's blind spots set the labels."""
+    return row.features.get("support", 0.0) + row.features.get("lexical_support", 0.0)
 
 
 def file_weights(rows: Sequence[ClaimRow], use: np.ndarray) -> np.ndarray:

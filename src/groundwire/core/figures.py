@@ -54,9 +54,7 @@ _MONTHS = {
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 # A decimal comma ("99,9%", "2,5 percent") only before a percent: "99,9" is no thousands group, and elsewhere "1,2"
 # may be a list.
-_DECIMAL_COMMA = r"\d+,\d{1,2}(?=\s?(?:%|percent\b|per cent\b))"
-_DECIMAL_COMMA_RE = re.compile(r"\d+,\d{1,2}")
-"""A number read with a decimal comma: only `_DECIMAL_COMMA` reads one, since a thousands group has three digits."""
+_DECIMAL_COMMA = r"(?P<decimal_comma>\d+,\d{1,2}(?=\s?(?:%|percent\b|per cent\b)))"
 _NUM = rf"{_DECIMAL_COMMA}|\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _SCALES = {
     "thousand": 10**3,
@@ -246,7 +244,7 @@ def _scan(text: str, *, include_word_numbers: bool) -> tuple[list[Figure], tuple
     for m in _NUMBER_RE.finditer(text):
         if _inside_word(text, m.start("num"), m.end("num")):
             continue
-        value = _to_decimal(m.group("num"), decimal_comma=_DECIMAL_COMMA_RE.fullmatch(m.group("num")) is not None)
+        value = _to_decimal(m.group("num"), decimal_comma=m.group("decimal_comma") is not None)
         if value is None:
             continue
         scale = (m.group("scale") or "").lower()

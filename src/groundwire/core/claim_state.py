@@ -85,11 +85,6 @@ class WindowReading:
     """The combiner's score of `features`, when the scorer has a combiner."""
     paraphrase: bool = False
 
-    @property
-    def clean(self) -> bool:
-        """No finding here caps the score: no other window can give the claim a better reading."""
-        return not signalled(self.findings) and not deciding(self.findings)
-
 
 def deciding(findings: Findings) -> list[Finding]:
     """Findings of the verdict-deciding checks (figures, dates, hours, record attributes)."""

@@ -39,7 +39,6 @@ from groundwire.train.perturb import CONTRADICTION, ENTAILMENT, NEUTRAL, Doc
 
 EDITS = ("case", "punctuation", "article")
 SWAPS = ("number_swap", "date_swap", "entity_swap", "negation")
-_WORD_RE = re.compile(r"\S+")
 _ARTICLE_RE = re.compile(r"\b(?:the|a|an) (?=\w)", re.IGNORECASE)
 _CLAUSE_END_RE = re.compile(r"[,;] (?:and|but|while|which|who|where|as|after|with|including)\b")
 _FIGURE_RE = re.compile(r"\d")

@@ -52,7 +52,7 @@ class TrainConfig:
     """Stop (and end the LR schedule) after this many batches instead of one pass. A run on a shared CPU sets
     this and a large budget_minutes, so its schedule follows the work done, not the wall clock."""
     epochs: int = 1
-    """Passes over the data, each in its own seeded order (`adapt --fine-tune` makes two over a few hundred pairs)."""
+    """Passes over the data, each in its own seeded order (`adapt --fine-tune` sets it from TuneSettings.epochs)."""
     keep_checkpoint: bool = True
     """Write <out_dir>/checkpoint (with the optimizer's state, to resume); a short run that cannot be resumed
     usefully (`adapt --fine-tune`) writes only <out_dir>/final."""

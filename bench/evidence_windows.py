@@ -3,6 +3,7 @@ packed windows a check uses, on the dev files, the claim cases and the 5 x 5 che
 
     .venv/bin/python bench/evidence_windows.py --limit 30 --context 2    # 30 rows of each dev file, +-2 sentences
     .venv/bin/python bench/evidence_windows.py --limit 30 --context 2 --short-chunks-only
+    .venv/bin/python bench/evidence_windows.py --limit 30 --against-form fp32   # the yardstick: another form, packed
 
 A check packs each chunk into windows of whole sentences up to the premise budget, and every claim meets every
 window of its length bucket. Here each claim meets, per chunk, one window instead: the chunk's sentence that shares
@@ -163,25 +164,34 @@ def main() -> int:
     parser.add_argument("--short-chunks-only", action="store_true")
     parser.add_argument("--limit", type=int, default=30, help="rows of each dev file")
     parser.add_argument("--dev", type=Path, default=DEV, help="the dev files' folder (from a worktree: ../shared's)")
+    parser.add_argument(
+        "--against-form", choices=("fp32", "blockwise"),
+        help="instead of evidence windows, the packed check run by another form of the bundled model: how far the "
+        "form a CPU's load-time trial picks already moves the same reports (the yardstick for the window change)",
+    )
     args = parser.parse_args()
     if not any(args.dev.glob("*.jsonl")):
         parser.error(f"no dev files in {args.dev}: give --dev DIR")
     scorer = TokenCounter(get_scorer("bundled"))
     packed = build_verifier(CheckSettings(), scorer=scorer)  # type: ignore[arg-type]
-    evidence = build_verifier(CheckSettings(), scorer=scorer)  # type: ignore[arg-type]
+    other = TokenCounter(get_scorer(f"bundled:{args.against_form}")) if args.against_form else scorer
+    evidence = build_verifier(CheckSettings(), scorer=other)  # type: ignore[arg-type]
     # The verifier windows by core.windows.claim_windows; the evidence check runs with it swapped.
-    windows_for = evidence_windows(args.context, short_only=args.short_chunks_only)
+    windows_for = evidence_windows(args.context, short_only=args.short_chunks_only) if not args.against_form else None
 
     def both(item: CheckItem) -> tuple[Report, Report, tuple[int, int]]:
-        before = scorer.tokens
+        before, other_before = scorer.tokens, other.tokens
         a = check(packed, item)
         middle = scorer.tokens
-        verifier_module.claim_windows = windows_for  # type: ignore[assignment]
+        if windows_for is not None:
+            verifier_module.claim_windows = windows_for  # type: ignore[assignment]
         try:
             b = check(evidence, item)
         finally:
             verifier_module.claim_windows = claim_windows
-        return a, b, (middle - before, scorer.tokens - middle)
+        if other is scorer:
+            return a, b, (middle - before, scorer.tokens - middle)
+        return a, b, (middle - before, other.tokens - other_before)
 
     print(
         f"{'file':28} {'answers':>6} {'tokens/answer':>23} {'pairs/answer':>14} {'decisions':>9} {'verdicts':>11} "

@@ -169,3 +169,35 @@ def test_repair_s_own_checks_are_held_to_twice_max_pairs(settings, monkeypatch) 
         fits = client.post("/v1/repair", headers=ALPHA, json={"answer": _coordinated(4), "chunks": FIVE_CHUNKS})
         assert fits.status_code == 200, fits.text
         assert len(calls) == 1 + 4
+
+
+
+def test_the_eval_loop_looks_evidence_up_with_the_routing_in_force_for_the_scope(settings, tmp_path) -> None:
+    """A failed claim found elsewhere in the corpus is a retrieval miss only where the scope's own routing calls it
+    SUPPORTED there. The lexical scorer gives the claim 0.67 against the `noise` passage: below the service's
+    accept_at (0.8), so generator drift; above the scope's profile's (0.5), so a retrieval miss."""
+    import json
+
+    from fastapi.testclient import TestClient
+
+    from groundwire.service import create_app
+
+    documents = [{"doc_id": "pump", "text": "The pump runs at 40 litres per minute."},
+                 {"doc_id": "noise", "text": "The pump is quiet and makes little noise when it runs at night."}]
+    answer = "The pump is quiet in the evening."
+
+    def partition(**changes: Any) -> tuple[int, int]:
+        with TestClient(create_app(replace(settings, **changes)), raise_server_exceptions=False) as client:
+            assert client.post("/v1/ingest", headers=ALPHA, json={"documents": documents}).status_code == 200
+            checked = client.post("/v1/verify", headers=ALPHA, json={"answer": answer, "doc_ids": ["pump"]})
+            assert checked.status_code == 200 and checked.json()["report"]["route"] != "accept", checked.text
+            metrics = client.get("/v1/eval", headers=ALPHA).json()["metrics"]
+        return metrics["failures_retrieval_miss"], metrics["failures_generator_drift"]
+
+    assert partition() == (0, 1)
+    profile = tmp_path / "profiles" / "alpha"
+    profile.mkdir(parents=True)
+    (profile / "profile.json").write_text(json.dumps({
+        "format": 1, "base_model": "lexical-baseline",
+        "calibration": {"thresholds": [0.5, 0.1], "task_thresholds": {}, "decide_at": None, "combiner": None}}))
+    assert partition(profiles=str(tmp_path / "profiles"), db_url=settings.db_url.replace(".db", "-2.db")) == (1, 0)

@@ -18,6 +18,7 @@ from groundwire.train.refit import labels_section
 from groundwire.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.core.verifier import Verifier
     from groundwire.data.store import RequestRecord, ReviewVerdict
     from groundwire.evaluation.evalloop import EvalLoopResult
     from groundwire.service.settings import ServiceSettings
@@ -130,19 +131,20 @@ def eval_loop(runtime: Runtime, *, scope: str, sample_size: int, save: bool) -> 
     looked up in within eval_max_corpus_chars, each evidence check within max_pairs and max_claims, all of them within
     eval_max_pairs; meta["evidence"] counts the failures left unchecked (undetermined) and says why."""
     settings = runtime.settings
+    in_force = runtime.verifier_for(scope)  # the scope's profile, where it has one: a claim is SUPPORTED as it routes
 
     def run() -> EvalLoopResult:
         budget = EvidenceBudget(total=settings.eval_max_pairs, per_check=settings.max_pairs,
                                 max_claims=settings.max_claims, corpus_chars=settings.eval_max_corpus_chars)
         with _within_reserve(settings):
-            return run_eval_loop(verifier=runtime.verifier, store=runtime.store, scope=scope, sample_size=sample_size,
+            return run_eval_loop(verifier=in_force, store=runtime.store, scope=scope, sample_size=sample_size,
                                  release=settings.release, save=save, budget=budget)
 
     if save:
         result = run()
-        runtime.eval_cache.put(_eval_key(runtime, scope, sample_size), result)
+        runtime.eval_cache.put(_eval_key(runtime, in_force, scope, sample_size), result)
     else:
-        result = runtime.eval_cache.get_or_compute(_eval_key(runtime, scope, sample_size), run)
+        result = runtime.eval_cache.get_or_compute(_eval_key(runtime, in_force, scope, sample_size), run)
     with _within_reserve(settings):
         return replace(result, labels=eval_labels(runtime, scope=scope).to_dict())
 
@@ -177,10 +179,11 @@ def _eval_reserve_s(settings: ServiceSettings) -> float:
     return min(settings.time_budget_s / 2, max(1.0, settings.time_budget_s / 10))
 
 
-def _eval_key(runtime: Runtime, scope: str, sample_size: int) -> tuple[object, ...]:
-    verifier = runtime.verifier
-    release = (runtime.settings.release, verifier.model_id, verifier.accept_at, verifier.reject_at,
-               verifier.router, __version__)
+def _eval_key(runtime: Runtime, verifier: Verifier, scope: str, sample_size: int) -> tuple[object, ...]:
+    """What a kept eval-loop result depends on: the release, the routing in force for the scope (a refitted profile
+    is another verifier), the sample and the scope's log."""
+    release = (runtime.settings.release, verifier.model_id, id(verifier), verifier.accept_at, verifier.reject_at,
+               tuple(sorted(verifier.task_thresholds.items())), verifier.router, __version__)
     return (*release, scope, sample_size, runtime.store.log_version(scope=scope))
 
 

@@ -308,7 +308,7 @@ def test_the_claim_checks_are_one_explicit_list_and_nothing_registers_on_import(
     modules = [importlib.import_module(f"groundwire.core.checks.{path.stem}") for path in sorted(package.glob("*.py"))]
     defined = {module.CHECK for module in modules if hasattr(module, "CHECK")}
     assert isinstance(checks.CLAIM_CHECKS, tuple) and set(checks.CLAIM_CHECKS) == defined
-    assert [check.name for check in checks.CLAIM_CHECKS] == ["figures", "negation", "opposites", "citations", "certainty", "roles", "entities"]
+    assert [check.name for check in checks.CLAIM_CHECKS] == ["figures", "moved_figures", "negation", "opposites", "citations", "certainty", "roles", "entities"]
     # No registry to add to at import time.
     sources = [path.read_text(encoding="utf-8") for path in PACKAGE.rglob("*.py")]
     assert not any("register_claim_check" in source or "registers the check" in source for source in sources)

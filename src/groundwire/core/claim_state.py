@@ -312,6 +312,7 @@ def claim_features(state: ClaimState, reading: WindowReading, scoring: Scoring, 
         # The opposites check's findings alone (a signal: counted in negation_flip too), recorded so a calibration
         # can tell what that check adds.
         "opposites": float(sum(finding.check == "opposite" for _, finding in reading.findings)),
+        # Any signal (negation, opposites, moved figures, entities): the name is the first signal's.
         "negation_flip": float(signalled(reading.findings)),
         "fabricated_citation": float(any(resolve_cited_id(i, scoring.chunk_ids) is None for i in claim.cited_ids)),
         "claim_words": float(len(words)),

@@ -2,7 +2,8 @@
 `checks` in its report). A new check is one module that defines CHECK and one line below; nothing registers
 itself on import.
 
-Before scoring, on the context alone: figures (with opening hours and record attributes). After scoring, with
+Before scoring, on the context alone: figures (with opening hours and record attributes) and moved figures (a
+signal: the claim's figure is in the context, but not in the sentence the claim restates). After scoring, with
 the claim's best evidence sentence: negation (a signal), opposites (a signal), citations (a note), certainty and
 roles (verdicts), entities (a signal; spaCy's names and roles, with the [entities] extra).
 What each finding does to the claim is its check's `effect` (base.CheckEffect).
@@ -10,12 +11,13 @@ What each finding does to the claim is its check's `effect` (base.CheckEffect).
 
 from __future__ import annotations
 
-from groundwire.core.checks import certainty, citations, entities, figures, negation, opposites, roles
+from groundwire.core.checks import certainty, citations, entities, figures, moved_figures, negation, opposites, roles
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
 from groundwire.foundation.extras import require_extra
 
 CLAIM_CHECKS: tuple[ClaimCheck, ...] = (
     figures.CHECK,
+    moved_figures.CHECK,
     negation.CHECK,
     opposites.CHECK,
     citations.CHECK,

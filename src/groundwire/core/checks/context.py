@@ -98,6 +98,11 @@ class ContextIndex:
         return best[1] if best else None
 
 
+def same_value(figure: Figure, other: Figure) -> bool:
+    """Two figures state one value, compared as `ContextIndex.has` compares them ("$49" and "49 dollars")."""
+    return _match_key(figure) == _match_key(other)
+
+
 def _match_key(figure: Figure) -> str:
     # Money, percentages and plain numbers compare by value: "$49" in a claim matches "49 dollars".
     kind = "n" if figure.kind in ("number", "money", "percent") else figure.kind

@@ -80,3 +80,36 @@ def test_the_labels_are_refitted_when_a_verdict_is_added_not_on_every_request(cl
     assert client.post("/v1/feedback", headers=ALPHA, json={"request_id": first, "faithful": True}).status_code == 200
     assert client.get("/v1/eval", headers=ALPHA).json()["labels"]["counts"]["labelled"] == 1
     assert calls == ["alpha", "alpha"]
+
+
+def test_the_labels_section_refits_with_the_targets_the_service_is_given(settings) -> None:
+    """`serve --target-far/--target-frr/--confidence`: the refit shown is the one adapt run with those targets would
+    write, and its command names them; by default they are adapt's own."""
+    from dataclasses import replace
+
+    from fastapi.testclient import TestClient
+
+    from groundwire.service import create_app
+    from groundwire.train.adapt import Targets
+
+    assert (settings.refit_target_far, settings.refit_target_frr, settings.refit_confidence) == (
+        Targets().far, Targets().frr, Targets().confidence)
+    given = replace(settings, refit_target_far=0.2, refit_target_frr=0.05, refit_confidence=0.8)
+    with TestClient(create_app(given), raise_server_exceptions=False) as client:
+        refit = client.get("/v1/eval", headers=ALPHA).json()["labels"]["refit"]
+    assert refit["targets"] == {"false_accept": 0.2, "false_reject": 0.05, "confidence": 0.8}
+    assert refit["command"] == ("groundwire adapt --from-log DB --scope alpha --out PROFILE --target-far 0.2 "
+                                "--target-frr 0.05 --confidence 0.8")
+    # Fewer labels are needed for a looser false-accept target: the refusal counts them with the service's targets.
+    assert refit["status"] == "refused" and refit["needed"] == dict(zip(
+        ("hallucinated", "faithful"), Targets(0.2, 0.05, 0.8).needed(), strict=True))
+
+
+def test_targets_out_of_range_are_refused_when_the_service_is_set_up(settings) -> None:
+    from dataclasses import replace
+
+    from groundwire.foundation.errors import InputError
+
+    for changes in ({"refit_target_far": 0.0}, {"refit_target_frr": 1.0}, {"refit_confidence": 0.4}):
+        with pytest.raises(InputError, match="refit_target_far and refit_target_frr"):
+            replace(settings, **changes)

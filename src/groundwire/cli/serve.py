@@ -101,6 +101,18 @@ def serve(
     small_pairs: Annotated[int, typer.Option(
         min=0, help="A verify or repair that scores at most this many (claim, window) pairs and calls no LLM is "
                     "small: it may use a reserved worker.")] = _DEFAULTS["small_pairs"],
+    refit_target_far: Annotated[float, typer.Option(
+        "--target-far", min=0.001, max=0.99,
+        help="The dashboard's labels section: the false-accept target of the refit it shows (as adapt's "
+             "--target-far).")] = _DEFAULTS["refit_target_far"],
+    refit_target_frr: Annotated[float, typer.Option(
+        "--target-frr", min=0.001, max=0.99,
+        help="The dashboard's labels section: the false-reject target of the refit it shows (as adapt's "
+             "--target-frr).")] = _DEFAULTS["refit_target_frr"],
+    refit_confidence: Annotated[float, typer.Option(
+        "--confidence", min=0.5, max=0.999,
+        help="The dashboard's labels section: the confidence of the refit it shows (as adapt's "
+             "--confidence).")] = _DEFAULTS["refit_confidence"],
     review_threshold: Annotated[float, typer.Option(
         min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = _DEFAULTS["review_threshold"],
     high_risk: Annotated[list[str] | None, typer.Option(
@@ -162,6 +174,9 @@ def serve(
         max_pairs=max_pairs,
         eval_max_pairs=eval_max_pairs,
         eval_max_corpus_chars=eval_max_corpus_chars,
+        refit_target_far=refit_target_far,
+        refit_target_frr=refit_target_frr,
+        refit_confidence=refit_confidence,
         review_threshold=review_threshold,
         high_risk_patterns=tuple(high_risk or ()),
         release=release,

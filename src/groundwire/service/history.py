@@ -14,6 +14,7 @@ from groundwire.evaluation.labels import LabelsSection
 from groundwire.foundation.errors import ErrorCode
 from groundwire.service import models
 from groundwire.service.runtime import Runtime
+from groundwire.train.adapt import Targets
 from groundwire.train.refit import labels_section
 from groundwire.version import __version__
 
@@ -156,12 +157,14 @@ def eval_labels(runtime: Runtime, *, scope: str) -> LabelsSection:
     change it); a refit cut short by the time budget is not kept. The log is named DB in the command shown, so
     that no URL (nor a password in it) reaches the page."""
     in_force = runtime.verifier_for(scope)
+    settings = runtime.settings
+    targets = Targets(settings.refit_target_far, settings.refit_target_frr, settings.refit_confidence)
     key = (runtime.settings.check.model_dump_json(), id(in_force), in_force.accept_at, in_force.reject_at,
            tuple(sorted(in_force.task_thresholds.items())), __version__, scope,
            runtime.store.verdicts_version(scope=scope))
     return runtime.labels_cache.get_or_compute(
         key, lambda: labels_section(runtime.store, scope=scope, in_force=in_force, settings=runtime.settings.check,
-                                    db="DB"),
+                                    db="DB", targets=targets),
         keep=lambda section: (section.refit.refusal or {}).get("code") != ErrorCode.TIME_BUDGET_EXCEEDED.value)
 
 

@@ -65,6 +65,12 @@ class ServiceSettings:
     characters, and its checks of the claims against the nearest ones may score at most eval_max_pairs (claim,
     window) pairs in all, each at most max_pairs. A failure not looked up counts as undetermined, and the response's
     meta.evidence says how many and why."""
+    refit_target_far: float = 0.10
+    refit_target_frr: float = 0.10
+    refit_confidence: float = 0.9
+    """The targets of the labels section of /v1/eval and the dashboard (what `groundwire adapt --from-log` would fit
+    on a scope's reviews): give the ones adapt is run with, so that the refit shown is the profile it would write.
+    The defaults are adapt's (train.adapt.Targets)."""
     time_budget_s: float = 30.0
     """Every route that runs on the worker pool (verify, repair, generate, the eval loop's) must answer within this
     many seconds of the request's arrival, waiting for a worker included (service/cancellation.py): a check still
@@ -121,6 +127,9 @@ class ServiceSettings:
             raise InputError("header_timeout_s must be positive", code=ErrorCode.INVALID_SETTINGS)
         if not 0 < self.time_budget_s < math.inf:
             raise InputError("time_budget_s must be a positive number of seconds", code=ErrorCode.INVALID_SETTINGS)
+        if not (0 < self.refit_target_far < 1 and 0 < self.refit_target_frr < 1 and 0.5 <= self.refit_confidence < 1):
+            raise InputError("refit_target_far and refit_target_frr must be strictly between 0 and 1, and "
+                             "refit_confidence in [0.5, 1)", code=ErrorCode.INVALID_SETTINGS)
         if self.max_header_bytes <= 0:
             raise InputError("max_header_bytes must be positive", code=ErrorCode.INVALID_SETTINGS)
         if min(self.eval_max_pairs, self.eval_max_corpus_chars) < 0:

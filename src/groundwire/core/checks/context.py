@@ -28,6 +28,9 @@ class ContextIndex:
     """Yes/no/not-given attributes of the JSON records among the chunks."""
     texts: tuple[str, ...] = ()
     """The chunks' texts as scored, for checks that ask whether the context names something at all."""
+    sentence_keys: tuple[frozenset[str], ...] = ()
+    """Per sentence of `sentences`, the values its figures state (as `has` compares them): which sentences hold a
+    figure, answered without a pass over their figures."""
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk], *, sources: Sequence[Chunk] = ()) -> ContextIndex:
@@ -59,6 +62,7 @@ class ContextIndex:
             context_schedule(chunk.text for chunk in chunks),
             record_attributes(texts),
             tuple(chunk.text for chunk in chunks),
+            tuple(frozenset(_match_key(figure) for figure in figures) for _, _, figures in rows),
         )
 
     def has(self, figure: Figure) -> bool:
@@ -84,6 +88,11 @@ class ContextIndex:
             return True
         return False
 
+    def holding(self, figure: Figure) -> list[bool]:
+        """Per sentence of `sentences`, whether it states the figure's value ("$49" and "49 dollars" alike)."""
+        key = _match_key(figure)
+        return [key in keys for keys in self.sentence_keys]
+
     def conflicting(self, figure: Figure, claim_words: frozenset[str]) -> str | None:
         """A context figure of the same kind in a sentence about the same thing, if any."""
         best: tuple[int, str] | None = None
@@ -96,11 +105,6 @@ class ContextIndex:
                 if same_kind and (best is None or overlap > best[0]):
                     best = (overlap, other.text)
         return best[1] if best else None
-
-
-def same_value(figure: Figure, other: Figure) -> bool:
-    """Two figures state one value, compared as `ContextIndex.has` compares them ("$49" and "49 dollars")."""
-    return _match_key(figure) == _match_key(other)
 
 
 def _match_key(figure: Figure) -> str:

@@ -18,7 +18,7 @@ answers: docs/accuracy.md, "What the signals fire on").
 from __future__ import annotations
 
 from groundwire.core.checks.base import CheckEffect, ClaimCheck, ClaimCheckInput
-from groundwire.core.checks.context import ContextIndex, same_value
+from groundwire.core.checks.context import ContextIndex
 from groundwire.core.figures import Figure
 from groundwire.core.units import UNIT_SPELLINGS, canonical_unit
 from groundwire.foundation.textutil import content_words, word_share
@@ -44,14 +44,16 @@ def moved_figure_findings(context: ContextIndex, figures: tuple[Figure, ...], cl
             continue
         restating: tuple[float, str] | None = None
         held = 0.0
-        for _sentence, sentence_words, sentence_figures in context.sentences:
+        for (_, sentence_words, sentence_figures), holds in zip(
+            context.sentences, context.holding(figure), strict=True
+        ):
             share = word_share(claim_words, sentence_words)
-            if any(same_value(other, figure) for other in sentence_figures):
+            if holds:
                 held = max(held, share)
-                continue
-            other = next((o for o in sentence_figures if _same_kind(o, figure)), None)
-            if other is not None and share >= RESTATES and (restating is None or share > restating[0]):
-                restating = (share, other.text)
+            elif share >= RESTATES and (restating is None or share > restating[0]):
+                other = next((o for o in sentence_figures if _same_kind(o, figure)), None)
+                if other is not None:
+                    restating = (share, other.text)
         if restating is not None and held < HOLDS * restating[0]:
             findings.append(
                 Finding(

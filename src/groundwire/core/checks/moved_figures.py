@@ -11,8 +11,8 @@ only. A plain number (a count, a year, "10-12 May") and a date are left out: one
 and a claim may combine them (an earlier draft caught a faithful dev answer so).
 
 A signal, not a verdict: the figure is in the context, so the claim may still combine two sentences rightly. The
-score is capped mid-band and the claim escalated, never rejected on this alone (what it fires on over the dev
-answers: docs/accuracy.md, "What the signals fire on").
+score is capped mid-band and the claim escalated, not rejected (decide mode, with no one to escalate to, rejects
+it, as it does every signal). What it fires on over the dev answers: docs/accuracy.md, "What the signals fire on".
 """
 
 from __future__ import annotations

@@ -156,14 +156,12 @@ def eval_labels(runtime: Runtime, *, scope: str) -> LabelsSection:
     from the eval loop's result, until a verdict is added or the routing in force changes (a new request does not
     change it); a refit cut short by the time budget is not kept. The log is named DB in the command shown, so
     that no URL (nor a password in it) reaches the page."""
-    in_force = runtime.verifier_for(scope)
-    settings = runtime.settings
+    in_force, settings = runtime.verifier_for(scope), runtime.settings
     targets = Targets(settings.refit_target_far, settings.refit_target_frr, settings.refit_confidence)
-    key = (runtime.settings.check.model_dump_json(), id(in_force), in_force.accept_at, in_force.reject_at,
-           tuple(sorted(in_force.task_thresholds.items())), __version__, scope,
+    key = (settings.check.model_dump_json(), *_routing(in_force), __version__, scope,
            runtime.store.verdicts_version(scope=scope))
     return runtime.labels_cache.get_or_compute(
-        key, lambda: labels_section(runtime.store, scope=scope, in_force=in_force, settings=runtime.settings.check,
+        key, lambda: labels_section(runtime.store, scope=scope, in_force=in_force, settings=settings.check,
                                     db="DB", targets=targets),
         keep=lambda section: (section.refit.refusal or {}).get("code") != ErrorCode.TIME_BUDGET_EXCEEDED.value)
 
@@ -185,9 +183,14 @@ def _eval_reserve_s(settings: ServiceSettings) -> float:
 def _eval_key(runtime: Runtime, verifier: Verifier, scope: str, sample_size: int) -> tuple[object, ...]:
     """What a kept eval-loop result depends on: the release, the routing in force for the scope (a refitted profile
     is another verifier), the sample and the scope's log."""
-    release = (runtime.settings.release, verifier.model_id, id(verifier), verifier.accept_at, verifier.reject_at,
-               tuple(sorted(verifier.task_thresholds.items())), verifier.router, __version__)
+    release = (runtime.settings.release, verifier.model_id, *_routing(verifier), verifier.router, __version__)
     return (*release, scope, sample_size, runtime.store.log_version(scope=scope))
+
+
+def _routing(verifier: Verifier) -> tuple[object, ...]:
+    """The routing a kept result was computed with: the verifier itself (a profile reloaded is another one) and its
+    thresholds."""
+    return (id(verifier), verifier.accept_at, verifier.reject_at, tuple(sorted(verifier.task_thresholds.items())))
 
 
 def eval_summary(runtime: Runtime, *, scope: str, limit: int, save: bool = False) -> models.EvalSummary:

@@ -41,7 +41,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -50,11 +49,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
 
 from groundwire.config import CheckSettings
 from groundwire.data.rows import read_eval_jsonl
@@ -78,6 +72,7 @@ from groundwire.train.adapt import (
 from groundwire.train.calibrate import features_for, part_path
 from groundwire.train.families import EVALUATION_ONLY
 from groundwire.train.recipe import Fitted
+from shared_data import DEV
 
 SIZES = (25, 50, 100, 200, 400)
 MIN_TEST = 50

@@ -32,11 +32,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
-
 from groundwire.config import CheckSettings
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.evaluation.operating import routing_rates, thresholds_for_targets
@@ -47,6 +42,7 @@ from groundwire.train.calibrate import features_for
 from groundwire.train.combine import ClaimRow, answers_of, sample_rows
 from groundwire.train.recipe import Fitted, fit_given, fit_recipe
 from groundwire.train.thresholds import Routing
+from shared_data import DEV
 
 
 def lexical_scores(paths: Sequence[Path], limit: int | None, seed: int, cache: Path | None) -> dict[lodo.Key, float]:

@@ -87,7 +87,7 @@ def written_outcomes(path: Path) -> dict[str, str]:
                 # `route` is the routing's name; `decision` its name in the records of 0.1 (issue 57).
                 route = record.get("route", record.get("decision"))
                 is_error = "error_code" in record or "code" in record or not isinstance(route, str)
-                outcomes[record["id"]] = WRITTEN_ERROR if is_error else route
+                outcomes[record["id"]] = route if isinstance(route, str) and not is_error else WRITTEN_ERROR
     return outcomes
 
 

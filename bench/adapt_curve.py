@@ -125,7 +125,7 @@ def adapted(rows: Sequence[combine.ClaimRow], base: Fitted, recipe: Recipe, targ
     """The profile `groundwire adapt` would write from these rows, None where it refuses."""
     try:
         return adapt_rows(rows, base, recipe=recipe, targets=targets, c=c, folds=5, base_model="bench",
-                          calibration=Calibration(), source="draw", auroc_rounds=0).fitted
+                          calibration=Calibration(), auroc_rounds=0).fitted
     except InputError:
         return None
 
@@ -224,7 +224,7 @@ def time_fit(model: list[combine.ClaimRow], out: Path, *, size: int = 200, round
             started = time.perf_counter()
             try:
                 result = adapt_rows(train, base, recipe="combiner", targets=Targets(), c=PRIOR_C, folds=5,
-                                    base_model="groundwire-verifier-v2", calibration=Calibration(), source=fam)
+                                    base_model="groundwire-verifier-v2", calibration=Calibration())
             except InputError as error:
                 print(f"{fam}: adapt refused: {error.code.value}")
                 break
@@ -341,7 +341,7 @@ def finetune_cells(model: list[combine.ClaimRow], lexical: list[combine.ClaimRow
         tune_info: dict[str, object] = {}
         try:
             profile = adapt_tuned(checked, verifier, base, recipe="combiner", targets=targets, c=c,
-                                  folds=TUNE_FOLDS, calibration=calibration, source="draw",
+                                  folds=TUNE_FOLDS, calibration=calibration,
                                   tune=finetune.TuneSettings(), auroc_rounds=0)
         except InputError as error:
             refused["finetune"] = True

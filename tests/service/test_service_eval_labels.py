@@ -40,7 +40,8 @@ def test_the_dashboard_reports_the_profile_adapt_fits_on_the_service_log(client,
         rows = [row for row in read_reviewed(store, scope="alpha") if isinstance(row, EvalRow)]
     finally:
         store.close()
-    expected = adapt(rows, build_verifier(base_settings(settings.check)), source=log_source("DB", "alpha"))
+    expected = adapt(rows, build_verifier(base_settings(settings.check)), source=log_source("DB", "alpha"),
+                     scope="alpha")
     refit = labels["refit"]
     assert refit["profile"] == expected.document
     assert refit["thresholds"]["all"] == list(expected.fitted.pooled)

@@ -87,7 +87,8 @@ def adapt(
     tune = TuneSettings(max_steps=tune_steps) if fine_tune else None
     doing = "checking and fine-tuning on" if fine_tune else "checking"
     with console.status(literal(f"{doing} {len(rows)} labelled answers")):
-        adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source, tune=tune)
+        adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source, scope=scope,
+                      tune=tune)
     write_profile(adapted, out, force=force)
     if as_json:
         print_json(adapted.document)

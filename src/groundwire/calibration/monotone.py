@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from groundwire.calibration.combine import ClaimRow, claim_label, file_weights
 from groundwire.scoring.combiner import LogisticCombiner, feature_matrix
-from groundwire.train.combine import ClaimRow, claim_label, file_weights
 
 SIGNS: Mapping[str, int] = {
     "logit:support": +1,

@@ -14,6 +14,8 @@ import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from groundwire.calibration.adapt import Targets, TooFewLabels, adapt, base_settings, log_source
+from groundwire.calibration.thresholds import lookup
 from groundwire.core.cancel import Cancelled
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
@@ -26,8 +28,6 @@ from groundwire.pipeline import build_verifier
 from groundwire.scoring.base import calibration_of
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
 from groundwire.scoring.profile import unprofiled
-from groundwire.train.adapt import Targets, TooFewLabels, adapt, base_settings, log_source
-from groundwire.train.thresholds import lookup
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.data.store import Store

@@ -1,5 +1,5 @@
-"""Fitting a domain profile (train/adapt.py): the confidence rule, the combiner refit toward its prior, grouped folds,
-the refusals, and a profile written, loaded and applied."""
+"""Fitting a domain profile (calibration/adapt.py): the confidence rule, the combiner refit toward its prior, grouped
+folds, the refusals, and a profile written, loaded and applied."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from groundwire.calibration import adapt, monotone
+from groundwire.calibration.combine import ClaimRow
+from groundwire.calibration.monotone import fit_toward
 from groundwire.config import CheckSettings
 from groundwire.data.rows import read_eval_jsonl
 from groundwire.evaluation.operating import accept_threshold, allowed_errors, answers_needed
@@ -19,9 +22,6 @@ from groundwire.pipeline import CheckItem, build_verifier, check
 from groundwire.scoring.base import Calibration
 from groundwire.scoring.combiner import LogisticCombiner
 from groundwire.scoring.profile import load_profile
-from groundwire.train import adapt, monotone
-from groundwire.train.combine import ClaimRow
-from groundwire.train.monotone import fit_toward
 
 FIXTURE = Path(__file__).resolve().parents[2] / "examples" / "labelled.jsonl"
 

@@ -3,8 +3,8 @@
     .venv/bin/python bench/adapt_curve.py --cache runs/adapt/features.jsonl --lexical-cache runs/adapt/lexical.jsonl
 
 For every dev family (groundwire.calibration.families), draw n = 25, 50, 100, 200 and 400 labelled answers, --draws
-times, whole source documents at a time (an answer's group is its first context chunk, calibration.combine), so that no
-test answer shares a source document with its draw; adapt on the draw exactly as `groundwire adapt` does
+times, whole source documents at a time (an answer's group is its first context chunk, calibration.combine), so that
+no test answer shares a source document with its draw; adapt on the draw exactly as `groundwire adapt` does
 (calibration.adapt.adapt_rows: the count rule, the cross-validated refusal, then the fit) and route the rest of the
 family. A draw adapt refuses is routed by the shipped calibration, as the user would be, and counted as refused.
 Recipes: shipped (the bundle's calibration, no labels), thresholds (only the thresholds refitted), combiner (the
@@ -27,10 +27,11 @@ minutes of CPU per draw, so it has its own run:
 
 Per (family, n, draw): the draw is adapted exactly as `groundwire adapt --fine-tune` does
 (train.adapt_tuned.adapt_tuned: the base model's check, the count rule, the fine-tune redone in each of its folds,
-the cross-validated refusal, the final tune), and the rest of the family (at most --test-cap answers of it, a seeded sample, the same rows for every
-recipe) is checked with the fine-tuned model and routed by the profile; every other recipe is figured on the same
-test answers from the caches. Each cell is appended to the JSONL as it finishes (a killed run keeps them);
---table-from JSONL prints the table from it. LFQA is evaluation-only (calibration.families): no model is tuned on it.
+the cross-validated refusal, the final tune), and the rest of the family (at most --test-cap answers of it, a seeded
+sample, the same rows for every recipe) is checked with the fine-tuned model and routed by the profile; every other
+recipe is figured on the same test answers from the caches. Each cell is appended to the JSONL as it finishes (a
+killed run keeps them); --table-from JSONL prints the table from it. LFQA is evaluation-only (calibration.families):
+no model is tuned on it.
 --claim-rule prints how often the answer-label claim rule (train.finetune) picks a claim a gold span overlaps, on
 the span-annotated files.
 """
@@ -41,7 +42,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -50,11 +50,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
 
 from groundwire.calibration import combine, lodo
 from groundwire.calibration.adapt import (
@@ -78,6 +73,7 @@ from groundwire.scoring.profile import ProfiledScorer, load_profile
 from groundwire.train import finetune
 from groundwire.train.adapt_tuned import TUNE_FOLDS, adapt_fine_tuned, adapt_tuned
 from groundwire.train.calibrate import features_for, part_path
+from shared_data import DEV
 
 SIZES = (25, 50, 100, 200, 400)
 MIN_TEST = 50

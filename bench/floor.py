@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.calibration import lodo
 from groundwire.calibration.combine import ClaimRow, answers_of, load_rows

@@ -32,11 +32,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
-
 from groundwire.calibration import adapt, lodo
 from groundwire.calibration.combine import ClaimRow, answers_of, sample_rows
 from groundwire.calibration.recipe import Fitted, fit_given, fit_recipe
@@ -47,6 +42,7 @@ from groundwire.evaluation.operating import routing_rates, thresholds_for_target
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
 from groundwire.train.calibrate import features_for
+from shared_data import DEV
 
 
 def lexical_scores(paths: Sequence[Path], limit: int | None, seed: int, cache: Path | None) -> dict[lodo.Key, float]:

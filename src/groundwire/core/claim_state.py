@@ -270,7 +270,7 @@ def names_in(claim: str) -> list[list[str]]:
     canonical figures rewrite in the context) is the figure checks' to judge, not a name. A capitalised stopword
     ("The" of "The Scissor Sisters") has no content word and counts as a name the context lacks, as the shipped
     combiner was fitted: dropping those too moved 55 dev routes, 12 of them hallucinated answers to ACCEPT
-    (train/RESULTS.md, issue 49)."""
+    (results/RESULTS.md, issue 49)."""
     if _written_in_capitals(claim):
         return []
     words = (w for w in WORD_RE.findall(claim)[1:] if w[:1].isupper() and not any(c.isdigit() for c in w))

@@ -273,13 +273,6 @@ class EvalSummary(BaseModel):
     or its refusal with how many more labels it needs (`groundwire.evaluation.labels.LabelsSection.to_dict`)."""
 
 
-class RequestLogEntry(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    request_id: str
-    endpoint: str
-    created_at: str
-
-
 class HealthResponse(BaseModel):
     status: Literal["ok"]
     model_id: str | None

@@ -165,6 +165,3 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
         "coefficients": dict(zip(final.combiner.names, [round(v, 3) for v in final.combiner.coef], strict=True)),
     }
 
-
-def main_json(result: CalibrationReport, path: Path) -> None:
-    path.write_text(json.dumps(result, indent=2) + "\n")

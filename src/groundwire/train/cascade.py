@@ -147,7 +147,7 @@ def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: Stag
 def accept_only(fit: StageFit) -> StageFit:
     """`fit` with its reject thresholds at 0: a second stage that may accept an escalated answer or leave it to
     the judge, never reject it (its reject thresholds, fitted on other families' escalated answers, did not
-    transfer: FRR .688 on RAGTruth data2text, train/RESULTS.md)."""
+    transfer: FRR .688 on RAGTruth data2text, results/RESULTS.md)."""
 
     def fitted(rows: Sequence[ClaimRow], targets: Routing) -> Fitted:
         f = fit(rows, targets)

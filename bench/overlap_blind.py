@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from groundwire.calibration.combine import ClaimRow, load_rows
 from groundwire.evaluation.metrics import auroc
-from groundwire.train.combine import ClaimRow, load_rows
 
 
 def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:

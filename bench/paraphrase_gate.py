@@ -24,6 +24,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from groundwire.calibration.combine import sample_rows
 from groundwire.core.meaning import GATE_SIMILARITY, align, gate_closed_by
 from groundwire.core.plan import as_chunks
 from groundwire.core.settings import CheckSettings
@@ -31,7 +32,6 @@ from groundwire.core.verifier import Verifier
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.scoring import get_scorer
 from groundwire.scoring.embedder import default_embedder
-from groundwire.train.combine import sample_rows
 from shared_data import DATA
 
 TRAIN_FILES = ("esnli", "cad_snli", "rte", "negation_nli", "fever_symmetric", "ambient", "conjnli", "check_covid")

@@ -98,8 +98,8 @@ def signalled(findings: Findings) -> bool:
 
 def window_caps(features: Mapping[str, float], *, gate: bool = True) -> WindowCaps:
     """What caps (or lifts) a reading's score, read from its features, so that the verifier and a replay of cached
-    features (train.combine) cap alike. `gate`: the paraphrase gate lifts (a replay of a recipe without the meaning
-    layer passes False; the verifier records the gate's feature only with the meaning layer on)."""
+    features (calibration.combine) cap alike. `gate`: the paraphrase gate lifts (a replay of a recipe without the
+    meaning layer passes False; the verifier records the gate's feature only with the meaning layer on)."""
     return WindowCaps(
         hard=features.get("figures_not_in_context", 0.0) + features.get("figure_conflicts", 0.0) > 0,
         negation=features.get("negation_flip", 0.0) > 0,

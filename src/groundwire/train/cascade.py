@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from groundwire.train.combine import ClaimRow
-from groundwire.train.families import family
-from groundwire.train.lodo import Figures, Key, Routed, by_family, figures, fittable, route_by_key
-from groundwire.train.recipe import Fitted
-from groundwire.train.thresholds import Routing
+from groundwire.calibration.combine import ClaimRow
+from groundwire.calibration.families import family
+from groundwire.calibration.lodo import Figures, Key, Routed, by_family, figures, fittable, route_by_key
+from groundwire.calibration.recipe import Fitted
+from groundwire.calibration.thresholds import Routing
 
 
 def accepted(answer: Routed) -> bool:

@@ -74,17 +74,29 @@ def test_the_page_has_an_icon(client) -> None:
         assert icon.content.startswith(b"<svg")
 
 
-def test_page_assets_are_not_rows_of_the_request_log(client) -> None:
+@pytest.mark.parametrize("keys", ["keys", "open access"])
+def test_page_assets_are_not_rows_of_the_request_log(settings, keys: str) -> None:
     """A browser opening the page asks for icons the service may not have; those 404s (and any GET or HEAD outside
-    /v1/ that finds nothing) write no row, while a 404 of the API still does."""
-    for path in ("/favicon.ico", "/apple-touch-icon.png", "/apple-touch-icon-precomposed.png", "/robots.txt",
-                 "/static/missing.js", "/wp-admin/"):
-        for method in ("GET", "HEAD"):
-            response = client.request(method, path, headers=ALPHA)
-            assert response.status_code in (200, 404), (path, response.status_code)
-    assert client.post("/favicon.ico", headers=ALPHA).status_code == 405
-    assert client.get("/v1/no-such-route", headers=ALPHA).status_code == 404
-    assert _logged_routes(client) == ["GET /v1/no-such-route", "POST /favicon.ico"]
+    /v1/ that finds nothing) write no row, while a 404 of the API still does. Without keys (open access, as a local
+    service runs) every request is the default scope's, so a browser's would be logged."""
+    from dataclasses import replace
+
+    from fastapi.testclient import TestClient
+
+    from groundwire.service import create_app
+
+    headers = ALPHA if keys == "keys" else {}
+    app = create_app(settings if keys == "keys" else replace(settings, api_keys={}))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        for path in ("/favicon.ico", "/apple-touch-icon.png", "/apple-touch-icon-precomposed.png", "/robots.txt",
+                     "/static/missing.js", "/wp-admin/"):
+            for method in ("GET", "HEAD"):
+                response = client.request(method, path, headers=headers)
+                assert response.status_code in (200, 404), (path, response.status_code)
+        assert client.post("/favicon.ico", headers=headers).status_code == 405
+        assert client.get("/v1/no-such-route", headers=headers).status_code == 404
+        rows = client.get("/v1/requests", headers=headers).json()["requests"]
+        assert [row.get("route") for row in rows] == ["GET /v1/no-such-route", "POST /favicon.ico"]
 
 
 def test_head_over_a_socket_keeps_the_connection_usable(tmp_path) -> None:

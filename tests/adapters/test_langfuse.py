@@ -220,7 +220,7 @@ def test_langfuses_default_filter_exports_groundwires_spans(langfuse, recorder, 
     assert {e["gen_ai.response.id"].string_value for e in events} == {"chatcmpl-7"}
 
 
-def test_use_tracer_provider_sends_groundwires_spans_through_the_callers_provider(langfuse, recorder,
+def test_use_tracer_provider_sends_groundwires_spans_through_the_callers_provider(langfuse, provider, recorder,
                                                                                    lexical) -> None:
     """A check made outside the adapter (lexical.verify) inside an observation: its span reaches Langfuse once the
     client's provider is given to groundwire, the public way; None goes back to the global provider."""
@@ -228,7 +228,7 @@ def test_use_tracer_provider_sends_groundwires_spans_through_the_callers_provide
         lexical.verify(BAD, [REFUND], question=QUESTION)
     langfuse.flush()
     assert "groundwire.verify" not in {span.name for span in recorder.spans()}  # the global provider: not Langfuse's
-    tracing.use_tracer_provider(langfuse._resources.tracer_provider)
+    tracing.use_tracer_provider(provider)  # the one given to Langfuse(tracer_provider=...)
     try:
         with langfuse.start_as_current_observation(name="rag") as span:
             lexical.verify(BAD, [REFUND], question=QUESTION)

@@ -1,5 +1,7 @@
 """OpenTelemetry spans around groundwire's steps (verify, judge, generate), when opentelemetry-api is installed
-(the `otel` extra). Without it, or without a configured SDK, `traced` costs one dictionary lookup per call.
+(the `otel` extra). Without it, or without a configured SDK, `traced` costs one dictionary lookup per call. The
+spans go through OpenTelemetry's global tracer provider, or the one given to `use_tracer_provider` (for the whole
+process) or `tracer_provider_scope` (for a block: the Langfuse adapter gives its client's this way).
 
 A span whose step returns a report carries its evaluation in the conventions observability tools read, next to
 groundwire's own `groundwire.*` attributes (docs/observability.md):

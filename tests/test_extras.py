@@ -4,8 +4,10 @@ checked in a real core-only environment by tests/cli/test_core_venv.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +46,15 @@ def test_the_error_crosses_a_process_boundary_intact() -> None:
     assert (str(error), error.code, error.name, error.modules) == (
         "groundwire batch needs ray, pyarrow: pip install 'groundwire[ray]'", ErrorCode.MISSING_EXTRA, "ray",
         ("ray", "pyarrow"))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("trulens") is not None, reason="TruLens is installed here")
+def test_the_documented_trulens_use_without_its_extra_names_the_extra() -> None:
+    """docs/observability.md's TruLens block, run where TruLens is missing (.venv: trulens-core pins rich<14): its
+    first line, groundwire's provider, says what to install instead of a bare `No module named 'trulens'`."""
+    text = (Path(__file__).parent.parent / "docs" / "observability.md").read_text()
+    block = text.split("## TruLens (`[trulens]`)", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    sys.modules.pop("groundwire.adapters.trulens", None)
+    with pytest.raises(MissingExtraError) as raised:
+        exec(compile(block, "observability.md", "exec"), {})
+    assert str(raised.value) == "groundwire.adapters.trulens needs trulens: pip install 'groundwire[trulens]'"

@@ -112,6 +112,24 @@ def test_fix_repairs_without_citing_chunks_the_caller_did_not_name(gr, lexical) 
     assert unsupported.validated_output == REFUSAL_TOKEN  # too little survives: abstain
 
 
+def test_a_fix_to_not_in_context_passes_as_guardrails_says_and_the_docs_say_so(gr, lexical) -> None:
+    """Guardrails counts a fixed answer as passed (validation_passed=True), an abstention included: the validator's
+    summary keeps the failure, and docs/adapters.md tells the reader both (issue 58)."""
+    guardrails, grounded = gr
+    outcome = guardrails.Guard().use(grounded(verifier=lexical, on_fail="fix")).validate(
+        "Refunds take 90 days. Shipping is free.", metadata={"chunks": [REFUND]})
+    assert outcome.validated_output == REFUSAL_TOKEN and outcome.validation_passed
+    (summary,) = outcome.validation_summaries
+    assert summary.validator_status == "fail" and summary.failure_reason.startswith("not grounded: decision REJECT")
+    stopped = guardrails.Guard().use(grounded(verifier=lexical, on_fail="noop")).validate(
+        "Refunds take 90 days. Shipping is free.", metadata={"chunks": [REFUND]})
+    assert not stopped.validation_passed
+    docs = " ".join((Path(__file__).resolve().parents[2] / "docs" / "adapters.md").read_text().split())
+    assert ('With `on_fail="fix"`, Guardrails reports every fixed answer as `validation_passed=True`, an answer '
+            'replaced by `NOT_IN_CONTEXT` included') in docs
+    assert "`outcome.validation_summaries`" in docs and '`on_fail="exception"` or `"noop"`' in docs
+
+
 PLAN = "The plan costs $49 per month and includes email support."
 COMPOUND = "The plan costs $49 and includes priority phone support."  # the price supported, phone support not
 

@@ -64,6 +64,13 @@ def test_assign_form_returns_the_report(lexical) -> None:
     assert isinstance(bound, Report) and bound.score == reports[1].score
 
 
+def test_the_module_tells_the_reader_the_reports_route_not_its_deprecated_decision() -> None:
+    """Report.decision warns (DeprecationWarning) and reads Report.route: the docstring points at the field to read."""
+    import groundwire.adapters.langchain as module
+
+    assert "`decision`" not in module.__doc__ and "Report (read its `route`" in module.__doc__
+
+
 def test_missing_documents_are_a_clear_error(lexical) -> None:
     with pytest.raises(ValueError, match="'answer'"):
         GroundwireRunnable(verifier=lexical).invoke({"question": QUESTION, "context": REFUND})

@@ -123,12 +123,6 @@ def langfuse(recorder: Recorder, provider: TracerProvider) -> Iterator[Langfuse]
     client.shutdown()
 
 
-@pytest.fixture
-def groundwire_spans(provider: TracerProvider, monkeypatch: pytest.MonkeyPatch) -> None:
-    """groundwire's tracer on Langfuse's provider, as where an app's spans all go through the one provider."""
-    monkeypatch.setattr(tracing, "_get_tracer", lambda: provider.get_tracer("groundwire"))
-
-
 @pytest.fixture(autouse=True)
 def fresh(recorder: Recorder) -> None:
     recorder.clear()
@@ -203,10 +197,12 @@ def test_log_scores_with_claims_and_an_unchecked_row(langfuse, recorder, lexical
     assert broken["metadata"]["error_code"] == results.loc[trace_ids[1], "error_code"]
 
 
-def test_langfuses_default_filter_exports_groundwires_spans(langfuse, recorder, lexical, groundwire_spans) -> None:
+def test_langfuses_default_filter_exports_groundwires_spans(langfuse, recorder, lexical) -> None:
     """Langfuse's SDK exports only its own spans, known instrumentations' and spans with a `gen_ai.*` attribute
     (langfuse.span_filter.is_default_export_span): groundwire's verify span reaches Langfuse inside the
-    observation it checked, and the GenAI evaluation events are on that observation, with the response's id."""
+    observation it checked, and the GenAI evaluation events are on that observation, with the response's id.
+    The client has a tracer provider of its own (not the global one): check_and_score sends groundwire's spans
+    through it, with nothing set by the caller."""
     with langfuse.start_as_current_observation(name="rag", as_type="generation") as generation:
         check_and_score(langfuse, BAD, [REFUND], QUESTION, check=AdapterCheck(verifier=lexical),
                         response_id="chatcmpl-7")
@@ -222,3 +218,42 @@ def test_langfuses_default_filter_exports_groundwires_spans(langfuse, recorder, 
     assert [e["gen_ai.evaluation.score.label"].string_value for e in events
             if e["gen_ai.evaluation.name"].string_value == "groundwire.grounding"] == ["reject"]
     assert {e["gen_ai.response.id"].string_value for e in events} == {"chatcmpl-7"}
+
+
+def test_use_tracer_provider_sends_groundwires_spans_through_the_callers_provider(langfuse, provider, recorder,
+                                                                                   lexical) -> None:
+    """A check made outside the adapter (lexical.verify) inside an observation: its span reaches Langfuse once the
+    client's provider is given to groundwire, the public way; None goes back to the global provider."""
+    with langfuse.start_as_current_observation(name="before"):
+        lexical.verify(BAD, [REFUND], question=QUESTION)
+    langfuse.flush()
+    assert "groundwire.verify" not in {span.name for span in recorder.spans()}  # the global provider: not Langfuse's
+    tracing.use_tracer_provider(provider)  # the one given to Langfuse(tracer_provider=...)
+    try:
+        with langfuse.start_as_current_observation(name="rag") as span:
+            lexical.verify(BAD, [REFUND], question=QUESTION)
+    finally:
+        tracing.use_tracer_provider(None)
+    langfuse.flush()
+    (verify,) = [s for s in recorder.spans() if s.name == "groundwire.verify"]
+    assert verify.parent_span_id.hex() == span.id and verify.trace_id.hex() == span.trace_id
+
+
+def test_a_disabled_client_scores_nothing_and_says_so(recorder, lexical, monkeypatch, caplog) -> None:
+    """`Langfuse()` without keys (local development, CI): the check runs inside its observation and comes back,
+    nothing is sent, and a log line says that no score was."""
+    for variable in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    disabled = Langfuse(base_url=f"http://127.0.0.1:{recorder.server_port}")
+    caplog.set_level("INFO", logger="groundwire.adapters.langfuse")
+    with disabled.start_as_current_observation(name="rag"):
+        assessment = check_and_score(disabled, BAD, [REFUND], QUESTION, check=AdapterCheck(verifier=lexical))
+    assert assessment.outcome is Outcome.FAIL and assessment.score == 0.5
+    frame = pd.DataFrame({"answer": [GOOD], "context": [[REFUND]], "question": [QUESTION]}, index=["t1"])
+    (evaluation,) = log_scores(disabled, verify_many(frame, verifier=lexical))
+    assert evaluation.target == "t1" and evaluation.passed
+    disabled.flush()
+    assert recorder.scores() == []
+    logged = [r.getMessage() for r in caplog.records if r.name == "groundwire.adapters.langfuse"]
+    assert logged == ["Langfuse client is disabled (no keys, or tracing off): fail not scored",
+                      "Langfuse client is disabled (no keys, or tracing off): 1 results not scored"]

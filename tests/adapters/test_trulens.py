@@ -13,10 +13,11 @@ from test_one_rule import CASES
 
 from conftest import BAD, GOOD, HOURS, QUESTION, REFUND
 from groundwire.adapters.common import Outcome
-from groundwire.adapters.trulens import GroundwireProvider
 
 pytest.importorskip("trulens.core")
 pytest.importorskip("trulens.feedback")
+from groundwire.adapters.trulens import GroundwireProvider  # after the skips: without TruLens it names the extra
+
 os.environ["TRULENS_OTEL_TRACING"] = "1"  # TruLens 2's default, said here so that a user's setting cannot change it
 from trulens.apps.app import TruApp
 from trulens.core import Metric, Selector, TruSession

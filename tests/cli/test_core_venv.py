@@ -147,7 +147,6 @@ def test_core_install_serve_names_its_extra(core_venv):
 ADAPTERS_WITHOUT_A_FRAMEWORK = {
     "common": "the adapters' one rule, on the core alone",
     "evaluations": "the observability adapters' shared records, on the core alone",
-    "trulens": "imports no TruLens code: TruLens calls the provider's methods",
 }
 """Adapter modules that import in the core venv; every other one needs the extra named after it."""
 PROBE_IMPORT = """

@@ -61,7 +61,7 @@ def test_spans_for_requests_and_verify(settings) -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)  # once per process; later tests only add spans to this exporter
-    tracing._get_tracer.cache_clear()  # look the tracer up again, from this provider
+    tracing.use_tracer_provider(None)  # look the global provider's tracer up again: this one
     app = create_app(settings)
     with TestClient(app) as client:
         exporter.clear()

@@ -12,8 +12,10 @@ It follows groundwire's routing:
 
 A failure carries a `fix_value`: groundwire's repair of the answer (unsupported claims dropped, the supported part
 of a compound claim kept; with an LLM `client`, middle-band claims minimally edited and checked again), or the abstention `NOT_IN_CONTEXT` when too
-little of it survives. So `on_fail="fix"` ships a grounded answer. The repair cites only chunk ids the caller
-named: with plain-string chunks it adds no `[S1]` markers.
+little of it survives. So `on_fail="fix"` ships a grounded answer, and Guardrails reports it as passed
+(`validation_passed=True`), the abstention included; the validator's summary (`validation_summaries`) keeps the
+failure (docs/adapters.md). The repair cites only chunk ids the caller named: with plain-string chunks it adds no
+`[S1]` markers.
 
 Chunks come with each call (`metadata["chunks"]`, plus an optional `metadata["question"]`) or, for a fixed
 context, with the validator (`chunks=`). Nothing is sent anywhere: the check runs locally (`use_local=True`),

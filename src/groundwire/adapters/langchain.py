@@ -6,7 +6,8 @@
   ("pass", "fail" or "review"), `.passed`, `.score` and `.reason` attached, as every adapter reports them
   (docs/adapters.md).
 - The mapping form, `RunnablePassthrough.assign(report=GroundwireRunnable())` after a step that yields
-  `{"question", "context", "answer"}`: the output is the groundwire Report (its `decision` is the outcome).
+  `{"question", "context", "answer"}`: the output is the groundwire Report (read its `route`:
+  accept, escalate or reject).
   A bound `context` is used when the mapping has none.
 
 `context` is a string, a list of strings or a list of Documents; `answer` a string or a message (its text).

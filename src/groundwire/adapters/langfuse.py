@@ -19,15 +19,26 @@ Each answer gets two scores, after the adapters' one rule (adapters/evaluations.
 
 The SDK sends scores in the background (POST /api/public/scores): call `langfuse.flush()` before a short script
 ends.
+
+groundwire's own spans (`groundwire.verify`, with the GenAI evaluation events) go through the client's tracer
+provider while `check_and_score` runs, so they reach Langfuse also when the client was given one of its own
+(`Langfuse(tracer_provider=tp)`); to send the spans of checks made outside it through that provider too, call
+`groundwire.core.tracing.use_tracer_provider(tp)` (docs/observability.md).
+
+A disabled client (`Langfuse()` without keys, as in local development and CI, or with tracing off) sends
+nothing: the check still runs and its Assessment or Evaluation comes back, and each call logs that no score was
+sent (INFO, logger `groundwire.adapters.langfuse`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment
 from groundwire.adapters.evaluations import DEFAULT_NAME, Evaluation, from_assessment, from_frame
+from groundwire.core.tracing import tracer_provider_scope
 from groundwire.foundation.extras import optional_import
 
 with optional_import("langfuse", needed_by=__name__):
@@ -35,8 +46,11 @@ with optional_import("langfuse", needed_by=__name__):
 
 if TYPE_CHECKING:
     import pandas as pd
+    from opentelemetry.trace import TracerProvider
 
     from groundwire.foundation.types import Chunk
+
+logger = logging.getLogger(__name__)
 
 
 def log_scores(langfuse: Langfuse, results: pd.DataFrame, *, claims: pd.DataFrame | None = None,
@@ -48,6 +62,9 @@ def log_scores(langfuse: Langfuse, results: pd.DataFrame, *, claims: pd.DataFram
     observations = list(observation_ids) if observation_ids is not None else [None] * len(evaluations)
     if len(observations) != len(evaluations):
         raise ValueError(f"{len(observations)} observation ids for {len(evaluations)} results")
+    if _disabled(langfuse):
+        logger.info("Langfuse client is disabled (no keys, or tracing off): %d results not scored", len(evaluations))
+        return evaluations
     for evaluation, observation in zip(evaluations, observations, strict=True):
         _send(langfuse, evaluation, evaluation.target, observation)
     return evaluations
@@ -55,7 +72,11 @@ def log_scores(langfuse: Langfuse, results: pd.DataFrame, *, claims: pd.DataFram
 
 def score_assessment(langfuse: Langfuse, assessment: Assessment, *, trace_id: str | None = None,
                      observation_id: str | None = None, name: str = DEFAULT_NAME) -> Evaluation:
-    """Score one adapter check on a trace (default: the current one) and, where given or current, an observation."""
+    """Score one adapter check on a trace (default: the current one) and, where given or current, an observation.
+    With a disabled client, nothing is sent (a log line says so) and the Evaluation's target is `trace_id` or ""."""
+    if _disabled(langfuse):
+        logger.info("Langfuse client is disabled (no keys, or tracing off): %s not scored", assessment.outcome.value)
+        return from_assessment(assessment, trace_id or "", name=name)
     if trace_id is None:
         trace_id = langfuse.get_current_trace_id()
         observation_id = observation_id or langfuse.get_current_observation_id()
@@ -72,9 +93,22 @@ def check_and_score(langfuse: Langfuse, answer: str, contexts: Sequence[Chunk | 
                     response_id: str | None = None) -> Assessment:
     """Check an answer (AdapterCheck: the one rule) and score it on the trace; the Assessment comes back.
     `response_id`: the id of the model response that wrote the answer, on groundwire's span and GenAI events."""
-    assessment = (check or AdapterCheck()).run(answer, contexts, question, response_id=response_id)
+    with tracer_provider_scope(_tracer_provider(langfuse)):  # groundwire's spans go where the client's go
+        assessment = (check or AdapterCheck()).run(answer, contexts, question, response_id=response_id)
     score_assessment(langfuse, assessment, trace_id=trace_id, observation_id=observation_id, name=name)
     return assessment
+
+
+def _disabled(langfuse: Langfuse) -> bool:
+    """A client that sends nothing: made without keys (the SDK then builds no resources, and its observations are
+    no-op spans that no trace id can be read from), or with tracing disabled."""
+    return getattr(langfuse, "_resources", None) is None or not getattr(langfuse, "_tracing_enabled", True)
+
+
+def _tracer_provider(langfuse: Langfuse) -> TracerProvider | None:
+    """The provider the client's spans go through (its `tracer_provider=`, or the one it made or found global);
+    the SDK keeps it on its resources (langfuse 5.2), none for a disabled client."""
+    return getattr(getattr(langfuse, "_resources", None), "tracer_provider", None)
 
 
 def _send(langfuse: Langfuse, evaluation: Evaluation, trace_id: str, observation_id: str | None) -> None:

@@ -1,7 +1,7 @@
 """A TruLens feedback provider: groundwire's check as TruLens metric (feedback function) implementations.
 
+    from groundwire.adapters.trulens import GroundwireProvider   # without the extra: names it
     from trulens.core import Metric, Selector
-    from groundwire.adapters.trulens import GroundwireProvider
 
     groundwire = GroundwireProvider()
     f_grounded = Metric(implementation=groundwire.groundedness, name="Groundwire groundedness",
@@ -22,20 +22,22 @@ leaderboard, or read the metadata.
 The provider is a pydantic model, as TruLens' providers are, so TruLens can save a metric that uses it and load it
 again (deferred evaluation): its settings are plain fields. A `verifier=` object is not saved; a provider
 loaded again uses `scorer=` and the thresholds. This module imports no TruLens code: a metric names the
-provider's methods, and TruLens calls them.
+provider's methods, and TruLens calls them. Without TruLens installed, importing it raises MissingExtraError
+naming the extra (`pip install 'groundwire[trulens]'`), as every adapter does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ConfigDict
 
 from groundwire.adapters.common import AdapterSettings, Assessment, context_texts
+from groundwire.foundation.extras import require_extra
 
-if TYPE_CHECKING:
-    pass
+# A provider is only of use to TruLens: without it, say which extra to install, as the other adapters' imports do.
+require_extra("trulens", "trulens", needed_by=__name__)
 
 
 class GroundwireProvider(AdapterSettings):

@@ -1,5 +1,7 @@
 """OpenTelemetry spans around groundwire's steps (verify, judge, generate), when opentelemetry-api is installed
-(the `otel` extra). Without it, or without a configured SDK, `traced` costs one dictionary lookup per call.
+(the `otel` extra). Without it, or without a configured SDK, `traced` costs one dictionary lookup per call. The
+spans go through OpenTelemetry's global tracer provider, or the one given to `use_tracer_provider` (for the whole
+process) or `tracer_provider_scope` (for a block: the Langfuse adapter gives its client's this way).
 
 A span whose step returns a report carries its evaluation in the conventions observability tools read, next to
 groundwire's own `groundwire.*` attributes (docs/observability.md):
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from groundwire.foundation.types import ClaimResult, JudgeSummary, Report, Verdict
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Span
+    from opentelemetry.trace import Span, Tracer, TracerProvider
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -80,9 +82,54 @@ OUTCOME_WORDS = {"accept": "pass", "reject": "fail", "escalate": "needs review"}
 Attribute = str | float | int | bool
 
 
-@functools.cache
+_PROVIDER: TracerProvider | None = None
+"""The tracer provider groundwire's spans go through (use_tracer_provider); None: OpenTelemetry's global one."""
+_SCOPED_TRACER: ContextVar[Tracer | None] = ContextVar("groundwire_scoped_tracer", default=None)
+
+
+def use_tracer_provider(provider: TracerProvider | None) -> None:
+    """Send groundwire's spans through `provider` from now on, in every thread, instead of OpenTelemetry's global
+    provider (None: back to the global one). For an application whose spans go through a provider it did not set
+    globally, such as `Langfuse(tracer_provider=...)`'s (the Langfuse adapter passes its client's provider by itself,
+    for the checks it runs) or an OpenTelemetry SDK provider of its own:
+
+        from opentelemetry.sdk.trace import TracerProvider
+        from groundwire.core.tracing import use_tracer_provider
+
+        provider = TracerProvider()
+        use_tracer_provider(provider)
+    """
+    global _PROVIDER
+    _PROVIDER = provider
+    _process_tracer.cache_clear()
+
+
+@contextlib.contextmanager
+def tracer_provider_scope(provider: TracerProvider | None) -> Iterator[None]:
+    """Inside the block (this context only), groundwire's spans go through `provider`; None changes nothing."""
+    if provider is None:
+        yield
+        return
+    token = _SCOPED_TRACER.set(provider.get_tracer("groundwire"))
+    try:
+        yield
+    finally:
+        _SCOPED_TRACER.reset(token)
+
+
 def _get_tracer() -> Any:
-    """The tracer, looked up once (None when opentelemetry is not installed); `cache_clear()` looks again."""
+    """The tracer in force: a scope's (tracer_provider_scope), else the process's (None when opentelemetry is not
+    installed)."""
+    scoped = _SCOPED_TRACER.get()
+    return scoped if scoped is not None else _process_tracer()
+
+
+@functools.cache
+def _process_tracer() -> Any:
+    """The provider of use_tracer_provider's tracer, or the global provider's, looked up once (the global one's
+    ProxyTracer follows a provider set later)."""
+    if _PROVIDER is not None:
+        return _PROVIDER.get_tracer("groundwire")
     try:
         from opentelemetry import trace
     except ImportError:

@@ -111,7 +111,7 @@ def print_family_table(name: str, figs: dict, inside: dict, lexical: dict, lexic
               f"{fmt(lx['esc'])} | {'':9s} {fmt(sl['far'])} {fmt(sl['frr'])} {fmt(sl['esc'])} | {'':9s} "
               f"{fmt(i['auroc'])} {fmt(i['far'])} {fmt(i['frr'])}")
     print("AUC-c: AUROC on answers with a checkable claim. FAR0: hallucinated answers with no checkable claim,"
-          " accepted by definition (part of FAR)")
+          " escalated since issue 56 (the claim rows cannot tell the refusals, which verify() accepts)")
 
 
 def print_shipped_table(figs: dict, lexical_shipped: dict) -> None:
@@ -179,6 +179,9 @@ def main() -> None:
     parser.add_argument("--meaning", action=argparse.BooleanOptionalAction, default=True,
                         help="collect the meaning layer's features (core.meaning) with the others; the model line then "
                              "includes the paraphrase gate")
+    parser.add_argument("--unseen-margin", action="store_true",
+                        help="cold start (issue 56): the accept threshold adds the margin an unseen family may need, "
+                             "and a key's own lower accept threshold must hold leave-one-family-out")
     parser.add_argument("--json", type=Path, default=None, help="also write all figures here")
     args = parser.parse_args()
 
@@ -194,7 +197,8 @@ def main() -> None:
                  "meaning features (collected with --no-meaning): drop meaning from --recipes, or give a cache "
                  "collected with --meaning")
     lex = lexical_scores(paths, args.limit, args.seed, args.lexical_cache)
-    routing: Routing = {"target_far": args.target_far, "target_frr": args.target_frr}
+    routing: Routing = {"target_far": args.target_far, "target_frr": args.target_frr,
+                        "unseen_margin": args.unseen_margin}
     recipes: dict[str, Callable[[Sequence[ClaimRow]], Fitted]] = {
         "lexical": lambda train: fit_given(train, lambda r: lex[(r.file, r.row_id)], **routing),
         "model": lambda train: fit_given(train, lambda r: r.answer_score, **routing),
@@ -205,7 +209,8 @@ def main() -> None:
     results = {name: {"lodo": lodo.lodo(rows, recipes[name]), "in_sample": lodo.in_sample(rows, recipes[name])}
                for name in dict.fromkeys(["lexical", *chosen])}
     lexical = results["lexical"]["lodo"]
-    shipped = {fam: lodo.figures([lodo.Routed(fam, r.hallucinated, lex[(r.file, r.row_id)], 0.8, 0.2,
+    shipped = {fam: lodo.figures([lodo.Routed(fam, r.hallucinated, lex[(r.file, r.row_id)],
+                                              0.8 if r.claim_index >= 0 else lodo.CLAIMLESS_ACCEPT_AT, 0.2,
                                               r.claim_index >= 0) for r in items])
                for fam, items in lodo.by_family(list(answers_of(rows).values())).items()}
     bundle_shipped = lodo.per_family(lodo.route(adapt.shipped(OnnxScorer(args.bundle).calibration), rows))

@@ -25,6 +25,8 @@ from groundwire.evaluation.metrics import detection_metrics
 from groundwire.evaluation.operating import decide_threshold, routing_rates
 
 Key = tuple[str, str]
+CLAIMLESS_ACCEPT_AT = float("inf")
+"""The accept threshold a claimless answer is routed by here: none accepts it (see route_by_key)."""
 Recipe = Callable[[Sequence[ClaimRow]], Fitted]
 Figures = dict[str, float | int | None]
 
@@ -47,6 +49,11 @@ def route_by_key(fitted: Fitted, rows: Sequence[ClaimRow]) -> dict[Key, Routed]:
     out = {}
     for key, r in answers_of(rows).items():
         accept_at, reject_at = lookup(r.key, fitted.pooled, dict(fitted.by_key))
+        if r.claim_index < 0:
+            # verify() escalates a claimless answer unless it declines to answer (core.verifier.REFUSAL_REASONS);
+            # the claim rows do not record which do, so every one is escalated here: for the faithful refusals
+            # among them, an upper bound on escalation.
+            accept_at = CLAIMLESS_ACCEPT_AT
         out[key] = Routed(family(r.file, r.task), r.hallucinated, scores[key], accept_at, reject_at,
                           r.claim_index >= 0)
     return out
@@ -135,7 +142,10 @@ def decided(fitted: Fitted, rows: Sequence[ClaimRow], decide_at: float) -> list[
     thresholds at decide_at, so `figures` gives the decided balanced accuracy, false-accept and false-reject rates,
     and no escalation)."""
     scores = decide_scores(fitted, rows)
-    return [Routed(family(r.file, r.task), r.hallucinated, scores[key], decide_at, decide_at, r.claim_index >= 0)
+    # A claimless answer is rejected in decide mode (see route_by_key): both thresholds above its score of 1.0.
+    return [Routed(family(r.file, r.task), r.hallucinated, scores[key],
+                   *((decide_at, decide_at) if r.claim_index >= 0 else (CLAIMLESS_ACCEPT_AT, CLAIMLESS_ACCEPT_AT)),
+                   r.claim_index >= 0)
             for key, r in answers_of(rows).items()]
 
 

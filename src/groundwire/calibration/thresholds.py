@@ -9,7 +9,7 @@ of each class for the rates to be measured; otherwise it falls back to its paren
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -43,6 +43,7 @@ class Routing(TypedDict, total=False):
     by_key: bool
     min_families: int
     confidence: float | None
+    unseen_margin: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,20 +60,26 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
                        target_frr: float = DEFAULT_TARGET_FRR, min_class_answers: int = MIN_KEY_CLASS_ANSWERS,
                        per_family: bool = True, by_key: bool = True,
                        min_families: int = MIN_KEY_FAMILIES,
-                       confidence: float | None = None) -> tuple[Thresholds, dict[str, Thresholds]]:
+                       confidence: float | None = None,
+                       unseen_margin: bool = False) -> tuple[Thresholds, dict[str, Thresholds]]:
     """(pooled pair, {key: pair}) meeting the targets; with `per_family`, on each family separately.
 
     A key gets its own pair only when it has `min_class_answers` answers of each class and at least
     `min_families` families each bring MIN_FAMILY_CLASS_ANSWERS of each class to it: a pair fitted on one
     family's answers is that family's, and LODO showed it does not carry over (summary thresholds from SummEdits
     alone rejected 29% of RAGTruth's faithful summaries). `confidence`: meet the targets with it
-    (operating.allowed_errors) rather than on these answers alone."""
+    (operating.allowed_errors) rather than on these answers alone.
+
+    `unseen_margin` (issue 56, safe on day one): the accept threshold adds the margin an unseen family may need
+    (operating.unseen_accept_margin), and a key's own accept threshold may be lower than the pooled one only where
+    it holds leave-one-family-out on each of its families (`_holds_without_each_family`): within one task the
+    families differ widely (the summary files alone need 0.61 to 0.86)."""
 
     def pair(items: Sequence[AnswerPoint]) -> Thresholds:
         return thresholds_for_targets([a.hallucinated for a in items], [a.score for a in items],
                                       target_far=target_far, target_frr=target_frr,
                                       groups=[a.family for a in items] if per_family else None,
-                                      confidence=confidence)
+                                      confidence=confidence, unseen_margin=unseen_margin)
 
     pooled = pair(answers)
     if not by_key:
@@ -86,8 +93,30 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
         positives = sum(a.hallucinated for a in items)
         if (min(positives, len(items) - positives) >= min_class_answers
                 and _families_with_both_classes(items, MIN_FAMILY_CLASS_ANSWERS) >= min_families):
-            own[key] = pair(items)
+            candidate = pair(items)
+            if unseen_margin:
+                # The pooled accept covers every family, an unseen one's margin included: a key's is never
+                # stricter, and lower only where that holds without each of its families.
+                lower = candidate[0] < pooled[0] and _holds_without_each_family(items, pair, target_far)
+                candidate = (candidate[0] if lower else pooled[0], min(candidate[1], pooled[0]))
+            own[key] = candidate
     return pooled, own
+
+
+def _holds_without_each_family(items: Sequence[AnswerPoint], pair: Callable[[Sequence[AnswerPoint]], Thresholds],
+                               target_far: float) -> bool:
+    """Whether a key's accept threshold, fitted without each of its families in turn, keeps that family's false
+    accept within `target_far`: for each family bringing MIN_FAMILY_CLASS_ANSWERS hallucinated answers (and both
+    classes among the rest, so that a pair can be fitted)."""
+    for held_out in sorted({a.family for a in items}):
+        test = [a.score for a in items if a.family == held_out and a.hallucinated]
+        rest = [a for a in items if a.family != held_out]
+        if len(test) < MIN_FAMILY_CLASS_ANSWERS or len({a.hallucinated for a in rest}) < 2:
+            continue
+        accept_at = pair(rest)[0]
+        if sum(score >= accept_at for score in test) / len(test) > target_far:
+            return False
+    return True
 
 
 def _families_with_both_classes(items: Sequence[AnswerPoint], minimum: int) -> int:

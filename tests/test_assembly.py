@@ -61,8 +61,8 @@ def test_every_library_call_takes_settings_or_a_verifier() -> None:
     assert groundwire.verify(NORTH, [CASTLE], settings=lenient).route is Route.ACCEPT
     assert asyncio.run(groundwire.averify(NORTH, [CASTLE], settings=lenient)).route is Route.ACCEPT
     frame = pd.DataFrame({"answer": [NORTH], "context": [[CASTLE]]})
-    assert list(groundwire.verify_many(frame, settings=lenient)["decision"]) == ["accept"]
-    assert list(asyncio.run(groundwire.averify_many(frame, settings=lenient))["decision"]) == ["accept"]
+    assert list(groundwire.verify_many(frame, settings=lenient)["route"]) == ["accept"]
+    assert list(asyncio.run(groundwire.averify_many(frame, settings=lenient))["route"]) == ["accept"]
     assert AdapterCheck(settings=lenient).run(NORTH, [CASTLE]).outcome is Outcome.PASS
     assert assert_grounded(NORTH, [CASTLE], settings=lenient).route is Route.ACCEPT
     # The keywords are put over the settings, as the CLI's flags over groundwire.toml.
@@ -169,7 +169,7 @@ def test_the_batch_worker_honours_accept_at_from_groundwire_toml(tmp_path: Path,
     done = _groundwire("batch", "--input", "logs.jsonl", "--output", "out", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rows = pq.read_table(tmp_path / "out").to_pylist()
-    assert [(row["id"], row["decision"]) for row in rows] == [("r1", decision)]
+    assert [(row["id"], row["route"]) for row in rows] == [("r1", decision)]
 
 
 def test_check_many_reports_a_refused_item_and_goes_on() -> None:

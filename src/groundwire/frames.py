@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 RESULT_COLUMNS: tuple[str, ...] = (
-    "score", "decision", "grounded", "abstained", "n_claims", "n_supported", "n_contradicted", "n_not_found",
+    "score", "route", "grounded", "abstained", "n_claims", "n_supported", "n_contradicted", "n_not_found",
     "n_unresolved", "supported_share", "model_id", "error_code", "error",
 )
 """One row per answer. `score` is the weakest claim's score (what routing uses); `supported_share` the share of
@@ -211,10 +211,10 @@ def _plain(value: Any) -> Any:
 
 
 def _batch_summary(answers: list[dict[str, Any]]) -> dict[str, int]:
-    """The table's span attributes: rows not checked, and rows per decision (`decision.accept`, ...)."""
-    decisions = Counter(row["decision"] for row in answers if row.get("error_code") is None)
+    """The table's span attributes: rows not checked, and rows per route (`route.accept`, ...)."""
+    routes = Counter(row["route"] for row in answers if row.get("error_code") is None)
     failed = sum(row.get("error_code") is not None for row in answers)
-    return {"failed_rows": failed} | {f"decision.{decision}": count for decision, count in sorted(decisions.items())}
+    return {"failed_rows": failed} | {f"route.{route}": count for route, count in sorted(routes.items())}
 
 
 def _answer_row(report: Report | None, code: ErrorCode | None, error: str | None) -> dict[str, Any]:

@@ -95,7 +95,7 @@ def test_escalated_answer_fails_by_default_and_passes_only_when_asked(gr, lexica
     assert passed.validation_passed and passed.validated_output == PLAUSIBLE
     assert "escalated an answer and on_escalate='pass' lets it through" in caplog.text  # not hidden: logged
     (log,) = guard.history.last.iterations.last.validator_logs
-    assert log.validation_result.metadata["decision"] == "ESCALATE"  # ... and recorded in the result
+    assert log.validation_result.metadata["route"] == "escalate"  # ... and recorded in the result
     with pytest.raises(ValueError, match="on_escalate must be 'fail' or 'pass'"):
         grounded(on_escalate="ignore")
 

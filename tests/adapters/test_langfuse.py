@@ -141,7 +141,7 @@ def test_check_and_score_scores_the_current_trace_and_observation(langfuse, reco
     assert numeric["comment"] == assessment.reason and numeric["comment"].startswith("fail: 1 of 2 claims")
     assert '"Refunds are accepted within 90 days of purchase.": CONTRADICTED' in numeric["comment"]
     meta = numeric["metadata"]
-    assert (meta["decision"], meta["outcome"], meta["passed"], meta["supported_share"]) == ("reject", "fail", False, 0.5)
+    assert (meta["route"], meta["outcome"], meta["passed"], meta["supported_share"]) == ("reject", "fail", False, 0.5)
     assert numeric["environment"] == "test"
     assert decision["name"] == "groundwire_faithfulness_decision" and decision["dataType"] == "CATEGORICAL"
     assert decision["value"] == "reject" and decision["traceId"] == trace_id

@@ -108,7 +108,9 @@ def test_bad_settings_are_refused(lexical) -> None:
         AdapterCheck(verifier=lexical, accept_at=0.5)
 
 
-def test_no_claim_and_abstention_pass_with_full_score(lexical) -> None:
-    for answer in ("NOT_IN_CONTEXT", "Hello!"):
+def test_an_abstention_passes_and_a_claimless_answer_goes_to_review(lexical) -> None:
+    for answer in ("NOT_IN_CONTEXT", "The context does not say how refunds are paid."):
         assessment = AdapterCheck(verifier=lexical).run(answer, [REFUND])
         assert assessment.outcome is Outcome.PASS and assessment.score == 1.0
+    chat = AdapterCheck(verifier=lexical).run("Hello!", [REFUND])  # asserts nothing, declines nothing (issue 56)
+    assert chat.outcome is Outcome.REVIEW and chat.score == 1.0

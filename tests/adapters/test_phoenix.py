@@ -225,8 +225,8 @@ def test_the_span_lists_chips_tell_accept_escalate_and_reject_apart(phoenix, sen
     assert all(chip["meanScore"] is None for chip in shown.values())  # so the label is what the chip shows
     assert {answer: [(f["label"], f["fraction"]) for f in shown[sent[answer]]["labelFractions"]]
             for answer, *_ in CASES} == {answer: [(label, 1.0)] for answer, label in zip(
-                [a for a, *_ in CASES], results["decision"], strict=True)}
-    assert set(results["decision"]) == {"accept", "escalate", "reject"}
+                [a for a, *_ in CASES], results["route"], strict=True)}
+    assert set(results["route"]) == {"accept", "escalate", "reject"}
 
 
 def _span_list_chips(url: str, project: str) -> dict[str, dict[str, dict]]:
@@ -276,7 +276,7 @@ def test_groundwire_spans_carry_the_openinference_evaluation(phoenix, sent) -> N
         assert not span["events"]
         events = [e for e in rag[span["parent_id"]]["events"] if e["name"] == "gen_ai.evaluation.result"]
         assert len(events) == 1 + attributes["groundwire.claims"]
-        assert events[0]["attributes"]["gen_ai.evaluation.score.label"] == attributes["groundwire.decision"]
+        assert events[0]["attributes"]["gen_ai.evaluation.score.label"] == attributes["groundwire.route"]
         assert {e["attributes"]["gen_ai.response.id"] for e in events} == {_response_id(span["parent_id"])}
     assert labels == {"accept", "reject", "escalate"}
 

@@ -209,8 +209,8 @@ def test_verify_many_nests_its_rows_under_the_current_span(provider, lexical) ->
     assert batch.attributes["openinference.span.kind"] == "CHAIN"
     assert batch.attributes["gen_ai.evaluation.name"] == "groundwire.grounding"
     assert (batch.attributes["groundwire.rows"], batch.attributes["groundwire.failed_rows"]) == (4, 1)
-    counts = results["decision"].value_counts()
-    assert {label: batch.attributes[f"groundwire.decision.{label}"] for label in counts.index} == counts.to_dict()
+    counts = results["route"].value_counts()
+    assert {label: batch.attributes[f"groundwire.route.{label}"] for label in counts.index} == counts.to_dict()
 
 
 def test_without_a_current_span_verify_many_is_one_trace(provider, lexical) -> None:

@@ -110,7 +110,7 @@ def test_a_saved_metric_loads_with_its_settings() -> None:
     loaded = FunctionOrMethod.model_validate(metric.implementation.model_dump()).load()
     assert loaded.__self__ == GroundwireProvider(scorer="lexical", score="min", accept_at=0.9)
     score, meta = loaded(source=[HOURS], statement="Support is available Monday to Friday, 9am to 5pm.")
-    assert meta["accept_at"] == 0.9 and score == meta["answer_score"]
+    assert meta["accept_at"] == 0.9 and score == meta["score"]
 
 
 def test_bad_settings_are_refused(lexical) -> None:

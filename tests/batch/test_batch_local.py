@@ -62,7 +62,7 @@ def test_results_match_the_verifier_called_directly(mixed_jsonl, tmp_path):
         report = verifier.verify(row["answer"], chunks, question=row["question"])
         got = results[str(row["id"])]
         assert got["score"] == pytest.approx(report.score)
-        assert got["decision"] == report.route.value
+        assert got["route"] == report.route.value
         assert got["n_claims"] == len(report.claims)
         assert json.loads(got["report"])["answer"] == row["answer"]
 

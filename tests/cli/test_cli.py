@@ -167,7 +167,7 @@ def test_batch_check_writes_one_report_per_row(tmp_path):
     assert result.returncode == 1, result.stderr  # two rows are rejected
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in records] == ["a", "b", "c", "d"]
-    assert [r["decision"] for r in records] == ["accept", "reject", "accept", "reject"]
+    assert [r["route"] for r in records] == ["accept", "reject", "accept", "reject"]
     assert "checked 4 of 4 rows" in result.stderr
 
 

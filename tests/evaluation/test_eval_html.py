@@ -58,7 +58,7 @@ def test_predictions_have_one_row_per_answer(written: tuple[Path, Path, list[dic
     verifier = Verifier(get_scorer("lexical"))
     for row, predicted in zip(rows, lines, strict=False):
         report = verifier.verify(row["answer"], row["context"], task=row["task"])
-        assert predicted["score"] == pytest.approx(report.score) and predicted["decision"] == report.route.value
+        assert predicted["score"] == pytest.approx(report.score) and predicted["route"] == report.route.value
         assert predicted["hallucinated"] == row["hallucinated"]
         assert len(predicted["unsupported"]) == sum(c.verdict.value != "SUPPORTED" for c in report.claims)
     assert "empty" in lines[-1]["error"]

@@ -41,10 +41,10 @@ def test_verify_many_round_trips_a_ragas_frame(lexical: Verifier) -> None:
     for label, row in zip("ab", RAGAS_ROWS, strict=False):
         report = lexical.verify(row["response"], row["retrieved_contexts"], question=row["user_input"])
         assert results.loc[label, "score"] == pytest.approx(report.score)
-        assert results.loc[label, "decision"] == report.route.value
+        assert results.loc[label, "route"] == report.route.value
         assert results.loc[label, "n_claims"] == len(report.claims)
         assert results.loc[label, "supported_share"] == pytest.approx(report.supported_share)
-    assert results.loc["a", "decision"] == "accept" and results.loc["b", "decision"] != "accept"
+    assert results.loc["a", "route"] == "accept" and results.loc["b", "route"] != "accept"
     assert results.loc["b", "n_claims"] == 2 and results.loc["b", "n_supported"] == 1
     assert results.loc["b", "supported_share"] == pytest.approx(0.5)  # RAGAS faithfulness would say 0.5 too
     assert "empty" in results.loc["c", "error"] and pd.isna(results.loc["c", "score"])
@@ -74,7 +74,7 @@ def test_unrecognised_columns_raise_naming_those_found_and_those_expected(lexica
         groundwire.verify_many(frame, answer="generated", verifier=lexical)
     assert "no answer" not in str(raised.value)
     named = groundwire.verify_many(frame, answer="generated", context="passages", verifier=lexical)
-    assert named["error"].isna().all() and named["decision"].tolist() == ["accept"]
+    assert named["error"].isna().all() and named["route"].tolist() == ["accept"]
 
 
 def test_verify_many_takes_a_datasets_dataset_with_deepeval_names(lexical: Verifier) -> None:
@@ -84,7 +84,7 @@ def test_verify_many_takes_a_datasets_dataset_with_deepeval_names(lexical: Verif
         for r in RAGAS_ROWS[:2]
     ])
     results = groundwire.verify_many(data, verifier=lexical)
-    assert results["decision"].tolist()[0] == "accept" and results["decision"].tolist()[1] != "accept"
+    assert results["route"].tolist()[0] == "accept" and results["route"].tolist()[1] != "accept"
     assert results["error"].isna().all()
 
 
@@ -149,7 +149,7 @@ def test_check_eval_and_batch_read_ragas_and_mapped_columns(tmp_path: Path) -> N
     runner = CliRunner()
     checked = runner.invoke(app, ["check", "--input", str(ragas), "--scorer", "lexical", "--fail-on", "never"])
     assert checked.exit_code == 0, checked.output  # every row checked, whatever its decision
-    decisions = [json.loads(line)["decision"] for line in checked.stdout.splitlines() if line.startswith("{")]
+    decisions = [json.loads(line)["route"] for line in checked.stdout.splitlines() if line.startswith("{")]
     assert decisions[0] == "accept" and decisions[1] != "accept"
     unmapped = runner.invoke(app, ["check", "--input", str(custom), "--scorer", "lexical"])
     assert unmapped.exit_code != 0

@@ -219,8 +219,8 @@ def test_with_a_judge_the_callers_span_gets_the_final_evaluation_once(
     with provider.get_tracer("app").start_as_current_span("chat"):
         report = check(Verifier(get_scorer("lexical")), item, judge=Judge(client))
     spans = {span.name: span for span in exporter.get_finished_spans()}
-    assert spans["groundwire.verify"].attributes["groundwire.decision"] == "escalate"
-    assert report.route is Route.ACCEPT == Route(spans["groundwire.judge"].attributes["groundwire.decision"])
+    assert spans["groundwire.verify"].attributes["groundwire.route"] == "escalate"
+    assert report.route is Route.ACCEPT == Route(spans["groundwire.judge"].attributes["groundwire.route"])
     answers = [e for e in spans["chat"].events if e.attributes["gen_ai.evaluation.name"] == "groundwire.grounding"]
     assert [(e.attributes["gen_ai.evaluation.score.label"], e.attributes["gen_ai.response.id"]) for e in answers] == [
         ("accept", "r-1")]

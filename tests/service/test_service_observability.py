@@ -69,7 +69,7 @@ def test_spans_for_requests_and_verify(settings) -> None:
         assert client.post("/v1/verify", headers=ALPHA, json={"answer": answer, "chunks": CHUNKS}).status_code == 200
     spans = {span.name: span for span in exporter.get_finished_spans()}
     verify = spans["groundwire.verify"]
-    assert verify.attributes["groundwire.decision"] == "reject" and verify.attributes["groundwire.claims"] == 1
+    assert verify.attributes["groundwire.route"] == "reject" and verify.attributes["groundwire.claims"] == 1
     assert answer not in str(dict(verify.attributes))  # no user text on spans
     request = next(span for name, span in spans.items() if "/v1/verify" in name and span.parent is None)
     assert verify.parent is not None and verify.context.trace_id == request.context.trace_id

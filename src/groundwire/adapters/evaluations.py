@@ -13,6 +13,7 @@ No framework is imported here: pandas only reads the frame it is given.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -70,7 +71,11 @@ def from_frame(results: pd.DataFrame, *, claims: pd.DataFrame | None = None, sco
     frame of `verify_many(df, claims=True)`, each explanation also lists the row's unsupported claims."""
     if score not in ("share", "min"):
         raise ValueError(f"score must be 'share' or 'min', not {score!r}")
-    missing = [column for column in ("decision", "score", "supported_share", "error_code") if column not in results]
+    if "route" not in results and "decision" in results:  # a frame of 0.1's verify_many
+        warnings.warn("a verify_many result with a 'decision' column is read for one release: its column is "
+                      "'route' now", DeprecationWarning, stacklevel=2)
+        results = results.rename(columns={"decision": "route"})
+    missing = [column for column in ("route", "score", "supported_share", "error_code") if column not in results]
     if missing:
         raise ValueError(f"not a verify_many result: no column {', '.join(missing)}")
     labels = list(results.index) if targets is None else list(targets)
@@ -95,7 +100,7 @@ def _from_row(target: str, row: Mapping[str, Any], unsupported: list[str], kind:
     if _present(row.get("error_code")):
         explanation = f"error: {row['error_code']}: {row.get('error') or 'not checked'}"
         return Evaluation(target, name, ERROR_LABEL, explanation, metadata={"error_code": str(row["error_code"])})
-    label = str(row["decision"])
+    label = str(row["route"])
     outcome = OUTCOME_OF_ROUTE[Route(label)]
     verdicts = [verdict for verdict, column in VERDICT_COLUMNS.items() for _ in range(_count(row.get(column)))]
     head = explain(label, verdicts, float(row["score"]), abstained=bool(row.get("abstained")))
@@ -106,10 +111,11 @@ def _from_row(target: str, row: Mapping[str, Any], unsupported: list[str], kind:
                                 row.get("model_id")))
 
 
-def _metadata(decision: str, outcome: Outcome, answer_score: float, share: float, claims: int,
+def _metadata(route: str, outcome: Outcome, score: float, share: float, claims: int,
               model_id: object) -> dict[str, Any]:
-    meta: dict[str, Any] = {"decision": decision, "outcome": outcome.value, "passed": outcome is Outcome.PASS,
-                            "answer_score": answer_score, "supported_share": share, "claims": claims}
+    # `score` is the weakest claim's, as on every groundwire surface; the share of supported claims is its own key.
+    meta: dict[str, Any] = {"route": route, "outcome": outcome.value, "passed": outcome is Outcome.PASS,
+                            "score": score, "supported_share": share, "claims": claims}
     if _present(model_id):
         meta["model_id"] = str(model_id)
     return meta

@@ -113,7 +113,7 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
 
 
 def _summary(report: Report) -> dict[str, Any]:
-    return {"decision": report.route.name, "score": report.score, "supported_share": report.supported_share,
+    return {"route": report.route.value, "score": report.score, "supported_share": report.supported_share,
             "unsupported": [{"claim": r.claim.text, "verdict": r.verdict.value, "score": r.score,
                              "chunk_id": r.chunk_id, "evidence": r.evidence} for r in unsupported(report)]}
 

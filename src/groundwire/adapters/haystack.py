@@ -72,7 +72,7 @@ def _outputs(assessments: Sequence[Assessment]) -> dict[str, Any]:
         "score": assessment.score,
         "outcome": assessment.outcome.value,
         "passed": assessment.passed,
-        "decision": assessment.report.route.value,
+        "route": assessment.report.route.value,
         "reason": assessment.reason,
     } for assessment in assessments]
     individual = [assessment.score for assessment in assessments]

@@ -13,7 +13,7 @@
 Each answer gets two scores, after the adapters' one rule (adapters/evaluations.py):
 - `groundwire_faithfulness` (NUMERIC): the share of supported claims ("min": the answer score); its comment
   is the reason (the outcome first: pass / fail / needs review, then the unsupported claims), its metadata the
-  decision, outcome, `passed`, both scores and the claim count;
+  `route`, `outcome`, `passed`, `score`, `supported_share` and the claim count;
 - `groundwire_faithfulness_decision` (CATEGORICAL): accept, escalate or reject; "error" for a row verify_many
   could not check (that row gets no numeric score).
 

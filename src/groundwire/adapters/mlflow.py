@@ -56,7 +56,7 @@ class _GroundwireScorer(AdapterSettings, Scorer):
     def _feedback(self, value: float | str, assessment: Assessment) -> Feedback:
         report = assessment.report
         metadata = {"outcome": assessment.outcome.value, "passed": assessment.passed,
-                    "decision": report.route.value, "score": assessment.score, "answer_score": report.score,
+                    "route": report.route.value, "score": report.score,
                     "supported_share": report.supported_share, "accept_at": assessment.accept_at,
                     "reject_at": assessment.reject_at, "model_id": report.model_id}
         return Feedback(name=self.name, value=value, rationale=assessment.reason, source=SOURCE,

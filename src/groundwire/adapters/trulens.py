@@ -70,6 +70,6 @@ class GroundwireProvider(AdapterSettings):
 def _metadata(assessment: Assessment) -> dict[str, Any]:
     report = assessment.report
     return {"reason": assessment.reason, "outcome": assessment.outcome.value, "passed": assessment.passed,
-            "decision": report.route.value, "answer_score": report.score,
+            "route": report.route.value, "score": report.score,
             "supported_share": report.supported_share, "accept_at": assessment.accept_at,
             "reject_at": assessment.reject_at}

@@ -213,7 +213,7 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
                                "error": outcome.error or ""}
                 else:
                     decisions.append(report.route)
-                    record |= {"score": report.score, "decision": report.route.value, "report": report.to_dict()}
+                    record |= {"score": report.score, "route": report.route.value, "report": report.to_dict()}
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                 progress.advance(task)
     finally:

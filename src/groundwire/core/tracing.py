@@ -252,7 +252,7 @@ def _summary(result: object) -> dict[str, str | float | int | bool]:
         out["score"] = score
     route = getattr(report, "route", None)
     if route is not None:
-        out["decision"] = str(getattr(route, "value", route))
+        out["route"] = str(getattr(route, "value", route))
     claims = getattr(report, "claims", None)
     if isinstance(claims, tuple):
         out["claims"] = len(claims)

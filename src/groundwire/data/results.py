@@ -17,7 +17,7 @@ from groundwire.foundation.types import Report, Verdict
 RESULT_FIELDS: tuple[tuple[str, str], ...] = (
     ("id", "string"),
     ("score", "float64"),
-    ("decision", "string"),
+    ("route", "string"),
     ("grounded", "bool_"),
     ("abstained", "bool_"),
     ("n_claims", "int32"),
@@ -45,7 +45,7 @@ def result_row(item_id: str, report: Report) -> dict[str, Any]:
     return {
         "id": item_id,
         "score": float(report.score),
-        "decision": report.route.value,
+        "route": report.route.value,
         "grounded": report.grounded,
         "abstained": report.abstained,
         "n_claims": len(verdicts),

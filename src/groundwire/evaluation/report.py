@@ -30,7 +30,7 @@ Thresholds = Callable[[str | None], tuple[float, float]]
 
 
 def prediction(outcome: RowOutcome) -> dict[str, Any]:
-    """One answer: its label, the verifier's score and decision, and the claims it did not find supported."""
+    """One answer: its label, the verifier's score and route, and the claims it did not find supported."""
     row, report = outcome.row, outcome.report
     out: dict[str, Any] = {"id": row.id, "line": row.line, "task": row.task, "source": row.source,
                            "hallucinated": row.hallucinated}
@@ -38,7 +38,7 @@ def prediction(outcome: RowOutcome) -> dict[str, Any]:
         return out | {"error": outcome.error}
     return out | {
         "score": report.score,
-        "decision": report.route.value,
+        "route": report.route.value,
         "flagged": not report.grounded,
         "supported_share": report.supported_share,
         "n_claims": len(report.claims),

@@ -26,8 +26,14 @@ import typer
 from rich.console import Console
 
 from groundwire.cli.common import (
+    CanonicalFiguresOption,
+    CascadeOption,
     DecideAtOption,
+    DecomposerOption,
+    EntitiesOption,
+    MeaningOption,
     ProfileOption,
+    PrunerOption,
     RouteOption,
     check_settings,
     read_answer,
@@ -118,6 +124,12 @@ def check(
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
     profile: ProfileOption = None,
+    decomposer: DecomposerOption = None,
+    pruner: PrunerOption = None,
+    canonical_figures: CanonicalFiguresOption = None,
+    meaning: MeaningOption = None,
+    entities: EntitiesOption = None,
+    cascade: CascadeOption = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
     judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml); "
                                                         "exit 3 when the endpoint fails.")] = False,
@@ -144,7 +156,9 @@ def check(
     # Every flag over [verify] in one step: --judge --route decide is refused before any LLM is sought.
     settings = check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at, route=route,
                               decide_at=decide_at, require_citations=require_citations or None,
-                              judge=(judge or judge_optional) or None, profile=profile)
+                              judge=(judge or judge_optional) or None, profile=profile, decomposer=decomposer,
+                              pruner=pruner, canonical_figures=canonical_figures, meaning=meaning, entities=entities,
+                              cascade=cascade)
     client = _judge_client(config) if settings.judge or settings.decomposer == "llm" else None
     verifier = build_verifier(settings, client=client)
     judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None

@@ -305,13 +305,30 @@ def test_every_entry_point_declares_every_setting() -> None:
     assert set(SettingsOptions.__optional_keys__) == FIELDS | {"settings"}
     assert set(AdapterOptions.__optional_keys__) == ADAPTER_OPTION_NAMES == FIELDS | {"settings", "score", "task",
                                                                                       "verifier"}
-    from groundwire.cli.main import check
+    from groundwire.cli.batch import batch
+    from groundwire.cli.main import check, eval_command
     from groundwire.frames import averify_many, verify_many
     from groundwire.pipeline import averify
 
     for call in (verify, averify, verify_many, averify_many, assert_grounded):
         assert "require_citations" in inspect.signature(call).parameters, call
     assert set(inspect.signature(check).parameters) >= FIELDS
+    for command in (eval_command, batch):  # they run no judge, and refuse [verify] judge (below)
+        assert set(inspect.signature(command).parameters) >= FIELDS - {"judge"}, command
+
+
+@pytest.mark.parametrize("command", [["eval", "rows.jsonl"], ["batch", "--input", "rows.jsonl", "--output", "out"]])
+def test_eval_and_batch_refuse_the_judge_they_do_not_run(command: list[str], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from groundwire.cli.main import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rows.jsonl").write_text(json.dumps({"id": "1", "answer": NORTH, "context": [CASTLE]}) + "\n")
+    monkeypatch.setenv("GROUNDWIRE_VERIFY_JUDGE", "true")  # was ignored: eval and batch ran without it
+    result = CliRunner().invoke(app, [*command, "--scorer", "lexical"])
+    assert "does not run the LLM judge" in str(result.exception), result.output  # an InputError: exit 2
 
 
 def test_the_service_takes_what_a_request_sets_and_refuses_the_rest_by_name(tmp_path: Path) -> None:

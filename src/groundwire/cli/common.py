@@ -129,6 +129,16 @@ def check_settings(
                                     entities=entities, cascade=cascade)
 
 
+def refuse_judge(settings: CheckSettings, command: str) -> None:
+    """A command that runs the verifier alone (eval, batch) refuses [verify] judge = true rather than ignore it."""
+    if settings.judge:
+        raise InputError(
+            f"{command} does not run the LLM judge: drop [verify] judge (GROUNDWIRE_VERIFY_JUDGE) for it, or check "
+            "with `groundwire check --judge`",
+            code=ErrorCode.INVALID_SETTINGS,
+        )
+
+
 def require_llm(config: Config, needed_by: str) -> None:
     """Every command that needs an LLM and finds none configured fails the same way: exit 2, this message."""
     if not config.llm_configured:

@@ -378,3 +378,15 @@ def test_the_llm_section_arrives_whole(run: Run) -> None:
     config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", max_retries=5, json_mode="json_schema")
     with LLMClient(config) as client:
         assert client.config is config  # all of [llm]: the client holds it, and re-declares none of it
+
+
+def test_verifier_refuses_by_the_same_rule() -> None:
+    """A Verifier takes its settings whole (CheckSettings): a setting given as a keyword names where it goes, and
+    any other keyword the closest parameter."""
+    from groundwire import Verifier
+    from groundwire.scoring import get_scorer
+
+    with pytest.raises(TypeError, match=r"Verifier\(threshold=\) moved into the settings: .*CheckSettings\(accept_at="):
+        Verifier(get_scorer("lexical"), threshold=0.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'pruners'; did you mean pruner="):
+        Verifier(get_scorer("lexical"), pruners=None)  # type: ignore[arg-type]

@@ -390,3 +390,17 @@ def test_verifier_refuses_by_the_same_rule() -> None:
         Verifier(get_scorer("lexical"), threshold=0.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'pruners'; did you mean pruner="):
         Verifier(get_scorer("lexical"), pruners=None)  # type: ignore[arg-type]
+
+
+def test_check_names_the_flag_that_needs_an_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from groundwire.cli.main import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.txt").write_text(CASTLE)
+    for name in ("GROUNDWIRE_LLM_BASE_URL", "GROUNDWIRE_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    result = CliRunner().invoke(app, ["check", "-c", "c.txt", "-a", NORTH, "--scorer", "lexical",
+                                      "--decomposer", "llm"])
+    assert "--decomposer llm needs an LLM endpoint" in str(result.exception), result.output  # it said --judge

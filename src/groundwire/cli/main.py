@@ -160,7 +160,7 @@ def check(
                               judge=(judge or judge_optional) or None, profile=profile, decomposer=decomposer,
                               pruner=pruner, canonical_figures=canonical_figures, meaning=meaning, entities=entities,
                               cascade=cascade)
-    client = _judge_client(config) if settings.judge or settings.decomposer == "llm" else None
+    client = _llm_client(config, settings) if settings.judge or settings.decomposer == "llm" else None
     verifier = build_verifier(settings, client=client)
     judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None
     if input_file is not None:
@@ -288,7 +288,7 @@ def eval_command(
                               canonical_figures=canonical_figures, meaning=meaning, entities=entities,
                               cascade=cascade, require_citations=require_citations or None)
     refuse_judge(settings, "eval")
-    client = _judge_client(config) if settings.decomposer == "llm" else None
+    client = _llm_client(config, settings) if settings.decomposer == "llm" else None
     verifier = build_verifier(settings, client=client)
     read = list(read_rows(file, limit=limit, strict=strict, columns=parse_columns(columns)))
     rows = [row for row in read if isinstance(row, EvalRow)]
@@ -379,10 +379,11 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
     return summary
 
 
-def _judge_client(config: Config) -> LLMClient:
+def _llm_client(config: Config, settings: CheckSettings) -> LLMClient:
+    """The [llm] endpoint of the judge or an LLM decomposer; refused, naming which, when none is configured."""
     from groundwire.llm.client import client_from_config
 
-    require_llm(config, "--judge")
+    require_llm(config, "--judge" if settings.judge else "--decomposer llm")
     return client_from_config(config)
 
 

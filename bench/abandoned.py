@@ -22,12 +22,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hostile import free_port
 from service_load import cpu_seconds, start_server, wait_ready

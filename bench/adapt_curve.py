@@ -2,10 +2,10 @@
 
     .venv/bin/python bench/adapt_curve.py --cache runs/adapt/features.jsonl --lexical-cache runs/adapt/lexical.jsonl
 
-For every dev family (groundwire.train.families), draw n = 25, 50, 100, 200 and 400 labelled answers, --draws
-times, whole source documents at a time (an answer's group is its first context chunk, train.combine), so that no
-test answer shares a source document with its draw; adapt on the draw exactly as `groundwire adapt` does
-(train.adapt.adapt_rows: the count rule, the cross-validated refusal, then the fit) and route the rest of the
+For every dev family (groundwire.calibration.families), draw n = 25, 50, 100, 200 and 400 labelled answers, --draws
+times, whole source documents at a time (an answer's group is its first context chunk, calibration.combine), so that
+no test answer shares a source document with its draw; adapt on the draw exactly as `groundwire adapt` does
+(calibration.adapt.adapt_rows: the count rule, the cross-validated refusal, then the fit) and route the rest of the
 family. A draw adapt refuses is routed by the shipped calibration, as the user would be, and counted as refused.
 Recipes: shipped (the bundle's calibration, no labels), thresholds (only the thresholds refitted), combiner (the
 combiner refitted toward the shipped one, then the thresholds), and the lexical baseline at its default 0.8 / 0.2
@@ -25,12 +25,13 @@ minutes of CPU per draw, so it has its own run:
     .venv/bin/python bench/adapt_curve.py --cache C --lexical-cache L --fine-tune-cells runs/adapt/finetune.jsonl \
         --sizes 200 --draws 2 [--test-cap 300]
 
-Per (family, n, draw): the draw is adapted exactly as `groundwire adapt --fine-tune` does (train.adapt.adapt_tuned:
-the base model's check, the count rule, the fine-tune redone in each of its folds, the cross-validated refusal, the
-final tune), and the rest of the family (at most --test-cap answers of it, a seeded sample, the same rows for every
-recipe) is checked with the fine-tuned model and routed by the profile; every other recipe is figured on the same
-test answers from the caches. Each cell is appended to the JSONL as it finishes (a killed run keeps them);
---table-from JSONL prints the table from it. LFQA is evaluation-only (train.families): no model is tuned on it.
+Per (family, n, draw): the draw is adapted exactly as `groundwire adapt --fine-tune` does
+(train.adapt_tuned.adapt_tuned: the base model's check, the count rule, the fine-tune redone in each of its folds,
+the cross-validated refusal, the final tune), and the rest of the family (at most --test-cap answers of it, a seeded
+sample, the same rows for every recipe) is checked with the fine-tuned model and routed by the profile; every other
+recipe is figured on the same test answers from the caches. Each cell is appended to the JSONL as it finishes (a
+killed run keeps them); --table-from JSONL prints the table from it. LFQA is evaluation-only (calibration.families):
+no model is tuned on it.
 --claim-rule prints how often the answer-label claim rule (train.finetune) picks a claim a gold span overlaps, on
 the span-annotated files.
 """
@@ -41,7 +42,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -51,11 +51,18 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
-
+from groundwire.calibration import combine, lodo
+from groundwire.calibration.adapt import (
+    PRIOR_C,
+    Recipe,
+    Targets,
+    adapt,
+    adapt_rows,
+    shipped,
+    write_profile,
+)
+from groundwire.calibration.families import EVALUATION_ONLY
+from groundwire.calibration.recipe import Fitted
 from groundwire.config import CheckSettings
 from groundwire.data.rows import read_eval_jsonl
 from groundwire.foundation.errors import InputError
@@ -63,21 +70,10 @@ from groundwire.pipeline import build_verifier
 from groundwire.scoring.base import Calibration, calibration_of
 from groundwire.scoring.onnx import bundled_path
 from groundwire.scoring.profile import ProfiledScorer, load_profile
-from groundwire.train import combine, finetune, lodo
-from groundwire.train.adapt import (
-    PRIOR_C,
-    TUNE_FOLDS,
-    Recipe,
-    Targets,
-    adapt,
-    adapt_rows,
-    adapt_tuned,
-    shipped,
-    write_profile,
-)
+from groundwire.train import finetune
+from groundwire.train.adapt_tuned import TUNE_FOLDS, adapt_fine_tuned, adapt_tuned
 from groundwire.train.calibrate import features_for, part_path
-from groundwire.train.families import EVALUATION_ONLY
-from groundwire.train.recipe import Fitted
+from shared_data import DEV
 
 SIZES = (25, 50, 100, 200, 400)
 MIN_TEST = 50
@@ -125,7 +121,7 @@ def adapted(rows: Sequence[combine.ClaimRow], base: Fitted, recipe: Recipe, targ
     """The profile `groundwire adapt` would write from these rows, None where it refuses."""
     try:
         return adapt_rows(rows, base, recipe=recipe, targets=targets, c=c, folds=5, base_model="bench",
-                          calibration=Calibration(), source="draw", auroc_rounds=0).fitted
+                          calibration=Calibration(), auroc_rounds=0).fitted
     except InputError:
         return None
 
@@ -224,7 +220,7 @@ def time_fit(model: list[combine.ClaimRow], out: Path, *, size: int = 200, round
             started = time.perf_counter()
             try:
                 result = adapt_rows(train, base, recipe="combiner", targets=Targets(), c=PRIOR_C, folds=5,
-                                    base_model="groundwire-verifier-v2", calibration=Calibration(), source=fam)
+                                    base_model="groundwire-verifier-v2", calibration=Calibration())
             except InputError as error:
                 print(f"{fam}: adapt refused: {error.code.value}")
                 break
@@ -249,7 +245,8 @@ def time_adapt(file: Path, out: Path, *, tune: bool = False) -> None:
     started = time.perf_counter()
     base = build_verifier(CheckSettings())
     try:
-        result = adapt(rows, base, source=str(file), tune=finetune.TuneSettings() if tune else None)
+        result = (adapt_fine_tuned(rows, base, tune=finetune.TuneSettings(), source=str(file)) if tune
+                  else adapt(rows, base, source=str(file)))
     except InputError as error:
         print(f"adapt{' --fine-tune' if tune else ''} on {len(rows)} answers of {file.name}: refused "
               f"({error.code.value}) after {(time.perf_counter() - started) / 60:.2f} min")
@@ -341,7 +338,7 @@ def finetune_cells(model: list[combine.ClaimRow], lexical: list[combine.ClaimRow
         tune_info: dict[str, object] = {}
         try:
             profile = adapt_tuned(checked, verifier, base, recipe="combiner", targets=targets, c=c,
-                                  folds=TUNE_FOLDS, calibration=calibration, source="draw",
+                                  folds=TUNE_FOLDS, calibration=calibration,
                                   tune=finetune.TuneSettings(), auroc_rounds=0)
         except InputError as error:
             refused["finetune"] = True

@@ -15,16 +15,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 # Telemetry off before any framework is imported (their documented switches).
 os.environ.update({"DEEPEVAL_TELEMETRY_OPT_OUT": "1", "DEEPEVAL_UPDATE_WARNING_OPT_IN": "0",
                    "DEEPEVAL_DISABLE_DOTENV": "1", "RAGAS_DO_NOT_TRACK": "true",
                    "HAYSTACK_TELEMETRY_ENABLED": "False", "LANGCHAIN_TRACING_V2": "false",
                    "LANGSMITH_TRACING": "false", "HF_HUB_OFFLINE": "1"})
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.config import CheckSettings
 from groundwire.core.verifier import Verifier

@@ -1,23 +1,20 @@
 """Rows per second of a batch check (`groundwire check --input`'s path, pipeline.check_rows), bundled model.
 
     .venv/bin/python bench/batch_speed.py --task summary --limit 60                 # RAGTruth summaries
-    .venv/bin/python bench/batch_speed.py --task summary --src /tmp/base/src       # another checkout's code
+    PYTHONPATH=/tmp/base/src .venv/bin/python bench/batch_speed.py --task summary   # another checkout's code
     .venv/bin/python bench/batch_speed.py --task summary --pruner lexical          # scoring only the pruned pairs
 
 Reads the dev file's rows of one task (default: RAGTruth's summaries, the held-out run's kind), loads the model
 once, checks every row twice (the first pass warms caches and is not timed), and prints rows per second of wall
-time and CPU seconds per row, the pairs scored per row, and the model form. `--src` runs another checkout's
+time and CPU seconds per row, the pairs scored per row, and the model form. A `PYTHONPATH` of another checkout's src/ runs its
 groundwire on the same rows, for a before/after ratio on one machine: run both, alternating, and compare.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from shared_data import DEV
 
@@ -29,10 +26,8 @@ def main() -> None:
     parser.add_argument("--file", type=Path, default=RAGTRUTH)
     parser.add_argument("--task", default="summary")
     parser.add_argument("--limit", type=int, default=60)
-    parser.add_argument("--src", type=Path, default=Path(__file__).resolve().parents[1] / "src")
     parser.add_argument("--pruner", default="none", help="none (the exact matrix), lexical or embedding")
     args = parser.parse_args()
-    sys.path.insert(0, str(args.src))
     from groundwire.config import CheckSettings
     from groundwire.data.rows import EvalRow, read_rows
     from groundwire.pipeline import build_verifier, check_rows

@@ -18,11 +18,8 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from groundwire.data.cache import DEFAULT_THRESHOLD, SemanticCache
 from groundwire.scoring.embedder import default_embedder

@@ -39,12 +39,9 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "llm"))
-sys.path.insert(0, str(ROOT / "tests" / "service"))
+from from_tests import ScriptedLLMServer, free_port
 
-from live_server import free_port  # noqa: E402
-from scripted_llm import ScriptedLLMServer  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DOCS = ("alpha", "bravo", "charlie", "delta")
 _REVISION_RE = re.compile(r"gw start (\w+) r(\d+)")

@@ -16,24 +16,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from lodo import DEV, lexical_scores
-
+from groundwire.calibration import lodo
+from groundwire.calibration.combine import ClaimRow
+from groundwire.calibration.recipe import Fitted, fit_given, fit_recipe
+from groundwire.calibration.thresholds import Routing
 from groundwire.scoring.onnx import bundled_path
-from groundwire.train import lodo
 from groundwire.train.calibrate import features_for
 from groundwire.train.cascade import accept_only, cascade_lodo
-from groundwire.train.combine import ClaimRow
-from groundwire.train.recipe import Fitted, fit_given, fit_recipe
-from groundwire.train.thresholds import Routing
+from lodo import DEV, lexical_scores
 
 
 def _rate(value: float | None) -> str:

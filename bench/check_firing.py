@@ -14,20 +14,15 @@ the base rate on files it was not written from. The evidence sentence is the sco
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
 
 from groundwire.config import CheckSettings
 from groundwire.core.checks import CLAIM_CHECKS
 from groundwire.data.rows import read_eval_jsonl
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.pipeline import build_verifier
+from shared_data import DEV
 
 
 def main() -> None:

@@ -16,8 +16,6 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
 from groundwire.config import CheckSettings, load_config
 from groundwire.evaluation.claim_cases import decided, kinds, load_cases, pass_rates, run_case
 from groundwire.llm.client import client_from_config

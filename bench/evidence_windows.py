@@ -30,12 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from exact_bounds import DEV, ReplayScorer, dev_rows
-from speed import ANSWER, chunks, pairs
-
 from groundwire.config import CheckSettings
 from groundwire.core import verifier as verifier_module
 from groundwire.core.windows import STANDARD_CLAIM_TOKENS, Window, claim_windows, make_windows, premise_budget
@@ -46,6 +41,7 @@ from groundwire.pipeline import CheckItem, build_verifier, check
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import PairScores
 from groundwire.scoring.onnx import OnnxScorer
+from speed import ANSWER, chunks, pairs
 
 CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_cases.jsonl"
 

@@ -33,17 +33,13 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
-
 from groundwire.config import CheckSettings
 from groundwire.foundation.textutil import content_words
 from groundwire.foundation.types import Chunk, Report, Route
 from groundwire.pipeline import CheckItem, build_verifier, check
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import PairScores, Scorer
+from shared_data import DEV
 
 
 def dev_rows(path: Path, limit: int | None) -> Iterator[tuple[dict[str, Any], CheckItem]]:

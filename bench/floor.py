@@ -3,7 +3,7 @@
     .venv/bin/python bench/lodo.py --cache runs/issue33/features.jsonl --lexical-cache runs/issue33/lexical.jsonl   # first
     .venv/bin/python bench/floor.py --cache runs/issue33/features.jsonl --lexical-cache runs/issue33/lexical.jsonl
 
-Every recipe is fitted on the other families and scored on the held-out one (train.lodo), as bench/lodo.py does:
+Every recipe is fitted on the other families and scored on the held-out one (calibration.lodo), as bench/lodo.py does:
 the shipped recipe (mono), with the meaning layer's paraphrase gate (+gate), with the meaning features in the
 combiner (meaningF), and answer-level blends of the combiner's answer score with the lexical baseline's (a weighted
 mean, the min, the geometric mean, and a logistic stack of the two fitted on the training families). Per recipe:
@@ -15,20 +15,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from groundwire.train import lodo
-from groundwire.train.combine import ClaimRow, answers_of, load_rows
-from groundwire.train.families import family
-from groundwire.train.recipe import Fitted, Kind, fit_given, fit_recipe
-from groundwire.train.thresholds import Routing
+from groundwire.calibration import lodo
+from groundwire.calibration.combine import ClaimRow, answers_of, load_rows
+from groundwire.calibration.families import family
+from groundwire.calibration.recipe import Fitted, Kind, fit_given, fit_recipe
+from groundwire.calibration.thresholds import Routing
 
 Key = tuple[str, str]
 Recipe = Callable[[Sequence[ClaimRow]], Fitted]

@@ -13,20 +13,15 @@ shares with int8. The last line sums it up. It never asserts a time.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
 
 from groundwire.config import CheckSettings
 from groundwire.data.rows import EvalRow, read_rows
 from groundwire.evaluation.claim_cases import load_cases, run_case
 from groundwire.evaluation.evaluate import RowOutcome, evaluate
 from groundwire.pipeline import build_verifier
+from shared_data import DEV
 
 CASES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "claim_cases.jsonl"
 VARIANTS = {

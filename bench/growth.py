@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -31,9 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import groundwire  # the tree under test (PYTHONPATH's)
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from request_cost import long_answer
 
 SIZES = (5_000, 10_000, 20_000, 40_000, 80_000)

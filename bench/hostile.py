@@ -42,8 +42,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from growth import CONTEXT_PATTERNS, PATTERNS
 from request_cost import largest_accepted
 

@@ -27,8 +27,6 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from shared_data import DEV
 
 if TYPE_CHECKING:

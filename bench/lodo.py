@@ -2,10 +2,10 @@
 
     .venv/bin/python bench/lodo.py --cache runs/v9/features.jsonl --lexical-cache runs/v9/lexical.jsonl
 
-For each dataset family (groundwire.train.families: RAGTruth qa / summary / data2text, HaluEval, WiCE,
+For each dataset family (groundwire.calibration.families: RAGTruth qa / summary / data2text, HaluEval, WiCE,
 SummEdits, BEGIN, LFQA, ExpertQA, HAGRID), every fitted thing -- the combiner, the routing thresholds, which
 calibration keys get their own thresholds -- is fitted on the OTHER families and scored on this one
-(groundwire.train.lodo). The lexical baseline is scored on the same rows, its thresholds fitted the same way,
+(groundwire.calibration.lodo). The lexical baseline is scored on the same rows, its thresholds fitted the same way,
 and also at its shipped 0.8 / 0.2. Per family: AUROC, balanced accuracy (flag = not accepted, as `groundwire
 eval`), false-accept (hallucinated answers routed ACCEPT), false-reject (faithful answers routed REJECT) and
 escalation rates, and the in-sample figures (fitted on every row, the scored ones included) beside them.
@@ -32,21 +32,17 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
-
+from groundwire.calibration import adapt, lodo
+from groundwire.calibration.combine import ClaimRow, answers_of, sample_rows
+from groundwire.calibration.recipe import Fitted, fit_given, fit_recipe
+from groundwire.calibration.thresholds import Routing
 from groundwire.config import CheckSettings
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.evaluation.operating import routing_rates, thresholds_for_targets
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
-from groundwire.train import adapt, lodo
 from groundwire.train.calibrate import features_for
-from groundwire.train.combine import ClaimRow, answers_of, sample_rows
-from groundwire.train.recipe import Fitted, fit_given, fit_recipe
-from groundwire.train.thresholds import Routing
+from shared_data import DEV
 
 
 def lexical_scores(paths: Sequence[Path], limit: int | None, seed: int, cache: Path | None) -> dict[lodo.Key, float]:

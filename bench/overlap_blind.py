@@ -3,7 +3,7 @@
     .venv/bin/python bench/overlap_blind.py FEATURES.jsonl [FEATURES.jsonl ...]
 
 Each FEATURES file is a feature cache of `groundwire train combiner --cache` (one model, the same seeded answers:
-scripts/arm.sh writes one per arm). Nothing is fitted. Per cache:
+experiments/arm.sh writes one per arm). Nothing is fitted. Per cache:
   - the rank correlation of the model's support with the lexical baseline's, over claims: how much of what the
     model says the combiner's lexical feature already says;
   - the answers whose every claim has lexical support of at least --overlap (0.9): there the lexical baseline
@@ -17,16 +17,13 @@ scripts/arm.sh writes one per arm). Nothing is fitted. Per cache:
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
+from groundwire.calibration.combine import ClaimRow, load_rows
 from groundwire.evaluation.metrics import auroc
-from groundwire.train.combine import ClaimRow, load_rows
 
 
 def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:

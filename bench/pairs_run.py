@@ -24,11 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from exact_bounds import DEV, dev_rows
-
 from groundwire.config import CheckSettings
 from groundwire.pipeline import build_verifier, check
 from groundwire.scoring import get_scorer

@@ -20,17 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DATA
-
+from groundwire.calibration.combine import sample_rows
 from groundwire.core.meaning import GATE_SIMILARITY, align, gate_closed_by
 from groundwire.core.plan import as_chunks
 from groundwire.core.settings import CheckSettings
@@ -38,7 +32,7 @@ from groundwire.core.verifier import Verifier
 from groundwire.evaluation.evaluate import row_chunks
 from groundwire.scoring import get_scorer
 from groundwire.scoring.embedder import default_embedder
-from groundwire.train.combine import sample_rows
+from shared_data import DATA
 
 TRAIN_FILES = ("esnli", "cad_snli", "rte", "negation_nli", "fever_symmetric", "ambient", "conjnli", "check_covid")
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,16 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
-
 from groundwire.core.verifier import Verifier
 from groundwire.foundation.errors import InputError
 from groundwire.pipeline import build_pruner
 from groundwire.scoring import get_scorer
 from groundwire.scoring.base import Calibration, PairScores, calibration_of
+from shared_data import DEV
 
 
 @dataclass

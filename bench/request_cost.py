@@ -18,15 +18,11 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import groundwire  # the tree under test (PYTHONPATH's), bound before scale.py puts this tree's src/ first
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from scale import make_answer
 
 

@@ -24,15 +24,12 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 SIZES = ((5, 5), (10, 20), (20, 50))
 PRODUCTS = ("Falcon", "Harbor", "Juniper", "Kestrel", "Lumen", "Meridian", "Nimbus", "Orchid", "Pioneer", "Quartz")

@@ -22,12 +22,9 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from service_load import RawClient, free_port, nearest_rank, payload, start_server, wait_ready
 

@@ -19,14 +19,8 @@ The last line is a one-line summary.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import defaultdict
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
 
 from groundwire.config import CheckSettings
 from groundwire.core.spans import span_overlap_counts
@@ -35,6 +29,7 @@ from groundwire.evaluation.evaluate import row_chunks
 from groundwire.foundation.textutil import trim_span
 from groundwire.foundation.types import Verdict
 from groundwire.pipeline import build_verifier
+from shared_data import DEV
 
 RAGTRUTH = DEV / "ragtruth_dev.jsonl"
 VIEWS = ("claim", "decided", "words")

@@ -30,8 +30,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
 from groundwire.scoring.forms import FORM_NAMES
 
 TOPICS = ("refund", "shipping", "warranty", "membership", "support")

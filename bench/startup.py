@@ -39,10 +39,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from groundwire.cli.exit_status import CommandOutcome
 
-from groundwire.cli.exit_status import CommandOutcome  # noqa: E402 - from this checkout's src/, as the path above says
+ROOT = Path(__file__).resolve().parents[1]
 
 DECIDED = frozenset(outcome.exit_status for outcome in CommandOutcome)
 """Exit statuses of a command that ran to the end (a check's decision may be one): any other stops the bench."""

@@ -39,16 +39,10 @@ import argparse
 import json
 import random
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from shared_data import DEV
 
 import groundwire.core.claim_state as claim_state_module
 from groundwire.config import CheckSettings
@@ -58,6 +52,7 @@ from groundwire.core.units import UNIT_SPELLINGS
 from groundwire.foundation.textutil import sentence_spans
 from groundwire.foundation.types import Route, Verdict
 from groundwire.pipeline import build_verifier
+from shared_data import DEV
 
 FIGURE_KINDS = ("time", "date", "money", "unit", "range", "percent", "number")
 EDITS = ("case", "punctuation", "drop-the")

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("data", "llm"),
     ("pipeline",),
     ("evaluation",),
+    ("calibration",),
     ("train",),
     ("batch", "frames", "service", "adapters", "pytest_plugin"),
     ("groundwire",),
@@ -235,6 +236,20 @@ def test_imports_run_down_the_layers():
     # Module level and inside functions alike: a lazy import of a higher layer is still an arrow back up.
     upward = [f"{i.source}:{i.line} imports {i.target}" for i in _internal(_imports()) if _runs_up(i)]
     assert not upward, "\n".join(upward)
+
+
+def test_the_service_never_imports_train():
+    """Issue 57: what the service fits (the eval loop's labels section: adapt's refit) lives in calibration/, below
+    both; train/ builds the bundled model and never loads in the service, directly or through another module."""
+    graph = _graph(_internal(_imports()))
+    seen: set[str] = set()
+    todo = [m for m in _modules() if _layer(m) == "service"]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, ()))
+    assert sorted(m for m in seen if _layer(m) == "train") == []
 
 
 def test_imports_inside_functions_are_heavy_packages_or_listed_places():

@@ -38,7 +38,7 @@ SERVICE_CODES_BEFORE = {
 EXIT_STATUSES_BEFORE = {"ok": 0, "not_grounded": 1, "llm_fallback": 1, "interrupted": 130}
 # Issue 34: a batch with rows in error was 2, the status of a usage error too; now apart from it and from "all rows".
 BATCH_STATUSES = {"rows_in_error": 5, "all_rows_in_error": 6}
-# Issue 49: check --fail-on escalate fails an escalated answer with a status of its own, apart from a rejected one (1).
+# Issue 49: check fails an escalated answer with a status of its own, apart from a rejected one (1); by default since issue 57.
 GATE_STATUSES = {"escalated": 7}
 
 

@@ -4,6 +4,7 @@ notes come from them), so a renamed or removed name they import would otherwise 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,3 +37,18 @@ def test_every_script_imports(folder: str) -> None:
     lines = done.stdout.splitlines()
     assert len(lines) == len(list((ROOT / folder).glob("*.py"))) > 0, done.stdout + done.stderr
     assert [line for line in lines if not line.startswith("ok ")] == []
+
+
+def test_no_bench_edits_sys_path() -> None:
+    """A bench runs as `python bench/NAME.py` with groundwire installed: bench/ is already on the path, so its helpers
+    import by name, and a bench that patched sys.path would measure whichever source it pointed at."""
+    edit = re.compile(r"sys\.path\s*(\.(insert|append|extend)\(|\[|\+?=)")
+    patched = [path.name for path in sorted((ROOT / "bench").glob("*.py")) if edit.search(path.read_text())]
+    assert patched == []
+
+
+def test_every_bench_has_a_row_in_the_index() -> None:
+    """bench/README.md is the index: each bench, what it measures, the figure it prints, how long it takes."""
+    index = (ROOT / "bench" / "README.md").read_text()
+    missing = [path.name for path in sorted((ROOT / "bench").glob("*.py")) if f"`{path.name}`" not in index]
+    assert missing == []

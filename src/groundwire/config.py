@@ -29,6 +29,7 @@ import difflib
 import logging
 import os
 import tomllib
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_origin
@@ -55,8 +56,6 @@ log = logging.getLogger("groundwire.config")
 
 _Section = Section
 """Every section of groundwire.toml (core.settings.Section): frozen, and a misspelt key is an error."""
-VerifyConfig = CheckSettings
-"""The [verify] section's earlier name."""
 
 
 class LLMConfig(_Section):
@@ -278,3 +277,12 @@ def write_thresholds(path: Path, accept_at: float, reject_at: float, *, comment:
     except ValidationError as exc:
         raise InputError(f"refusing to write {path}: {exc}", code=ErrorCode.INVALID_CONFIG) from exc
     path.write_text(text, encoding="utf-8")
+
+
+def __getattr__(name: str) -> object:
+    """`VerifyConfig`, the [verify] section's earlier name for `CheckSettings`: deprecated, removed in 0.3."""
+    if name == "VerifyConfig":
+        warnings.warn("groundwire.config.VerifyConfig is deprecated; use groundwire.CheckSettings",
+                      DeprecationWarning, stacklevel=2)
+        return CheckSettings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

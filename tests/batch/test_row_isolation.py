@@ -101,10 +101,12 @@ def test_a_rerun_with_the_same_output_skips_what_it_holds_and_does_the_rest(tmp_
     records = _records(out)
     assert [r["id"] for r in records] == [r["id"] for r in map(json.loads, first)]
     assert _records(out)[:60] == [json.loads(line) for line in first[:60]]  # what was written stays as it was
-    # A third run has nothing left to do.
+    # A third run has nothing left to do, and still exits with the row in error the output holds (issue 57: a rerun
+    # of a batch that had stopped exited 0 on an output with failed rows).
     capsys.readouterr()
-    assert _check_input(source, out) == 0 and len(_records(out)) == GOOD + 1
-    assert f"{GOOD + 1} skipped" in capsys.readouterr().err
+    assert _check_input(source, out) == CommandOutcome.ROWS_IN_ERROR.exit_status and len(_records(out)) == GOOD + 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"checked 0 of {GOOD + 1} rows this run" in err and f"found {GOOD + 1} rows done" in err
 
 
 def test_check_many_yields_a_coded_failure_and_goes_on(crashing_plan) -> None:
@@ -135,6 +137,12 @@ def test_the_batch_engines_worker_records_the_failing_row_and_checks_the_rest(tm
     [error] = [json.loads(line) for line in summary.errors_path.read_text(encoding="utf-8").splitlines()]
     assert error["id"] == "crash0" and error["code"] == "internal_error" and "IndexError" in error["error"]
     assert json.loads(error["raw"])["answer"] == CRASH  # the row as it came in: nothing lost
+    # A rerun has nothing left to do, and its summary still counts the earlier run's rows: its exit status covers them.
+    again = run_batch(_write(tmp_path / "rows.jsonl", _rows()), out, check=CheckOptions(CheckSettings(scorer="lexical")))
+    assert (again.done, again.errors, again.skipped) == (0, 0, GOOD + 1)
+    assert (again.written_before, again.errors_before, again.all_errors, again.all_written) == (GOOD, 1, 1, GOOD)
+    assert run_cli(["batch", "--input", str(tmp_path / "rows.jsonl"), "--output", str(out), "--scorer", "lexical",
+                    "--no-progress"]) == CommandOutcome.ROWS_IN_ERROR.exit_status
     # What the Ray engine's actors run: the same Worker, row by row.
     worker = Worker(fmt="jsonl", options=CheckOptions(CheckSettings(scorer="lexical")))
     line = json.dumps({"id": "crash", "context": ["x"], "answer": CRASH})

@@ -145,7 +145,7 @@ def test_a_malformed_line_is_reported_with_its_line_and_the_rest_is_checked(tmp_
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["line"] for r in records] == [1, 2, 3, 4, 5]
     assert "invalid JSON" in records[2]["error"] and all("report" in r for i, r in enumerate(records) if i != 2)
-    assert "checked 4 of 5 rows (2 accepted, 0 escalated, 2 rejected); 1 could not be checked" in checked.stderr
+    assert "checked 5 of 5 rows this run: 2 accepted, 0 escalated, 2 rejected; 1 could not be checked" in checked.stderr
 
 
 def test_check_input_reads_the_batch_row_shape(tmp_path):

@@ -37,7 +37,7 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _report(*extra: str) -> dict:
     status, out, err = cli("check", "-c", "ctx.txt", "-a", HALF, "--scorer", "lexical", "--json", *extra)
     report = json.loads(out)
-    assert status == (1 if report["route"] == "reject" else 0), err  # the exit status follows the decision
+    assert status == {"accept": 0, "reject": 1, "escalate": 7}[report["route"]], err  # it follows the decision
     return report
 
 
@@ -69,7 +69,7 @@ def test_the_route_is_read_from_groundwire_toml_and_the_flag_wins(here: Path) ->
     report = json.loads(out)
     assert report["route"] == "accept" and report["meta"]["thresholds"]["decide_at"] == 0.3
     status, out, err = cli("check", "-c", "ctx.txt", "-a", HALF, "--json", "--route", "three-way")
-    assert status == 0, err
+    assert status == 7, err
     assert json.loads(out)["route"] == "escalate"
 
 

@@ -31,8 +31,8 @@ import groundwire.adapters
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-EXTRAS = ("fastapi", "uvicorn", "sqlalchemy", "ray", "torch", "transformers", "sklearn", "pandas", "matplotlib",
-          "deepeval", "ragas", "llama_index", "langchain_core", "haystack", "opentelemetry")
+EXTRAS = ("fastapi", "uvicorn", "sqlalchemy", "ray", "torch", "transformers", "sklearn", "scipy", "pandas",
+          "matplotlib", "deepeval", "ragas", "llama_index", "langchain_core", "haystack", "opentelemetry")
 """Top-level modules of the optional extras: none of them may be importable in the core venv."""
 
 pytestmark = pytest.mark.slow  # about 15 s on 2 shared cores, most of it building the wheel
@@ -119,6 +119,16 @@ def test_core_install_checks_the_examples_with_the_bundled_model(core_venv):
     fabricated = [claim for claim in report["claims"] if "25 euros" in claim["claim"]["text"]]
     assert fabricated and fabricated[0]["verdict"] == "CONTRADICTED"
     assert sum(claim["verdict"] == "SUPPORTED" for claim in report["claims"]) >= 4
+
+
+def test_core_install_adapts_a_profile_as_the_readme_says(core_venv):
+    """Issue 56: `groundwire adapt labelled.jsonl --out p` with the bundled model refits its combiner without scipy."""
+    done = run_in(core_venv, str(core_venv / "bin" / "groundwire"), "adapt", str(EXAMPLES / "labelled.jsonl"),
+                  "--out", "profile")
+    assert done.returncode == 0, done.stderr
+    document = json.loads((core_venv / "profile" / "profile.json").read_text())
+    assert document["recipe"] == "combiner" and document["base_model"].startswith("groundwire")
+    assert (core_venv / "profile" / "combiner.json").is_file()
 
 
 def test_core_install_help_lists_every_command(core_venv):

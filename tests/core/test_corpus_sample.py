@@ -13,6 +13,9 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "corpus_run.py"
 
 
 def _corpus_run():
+    # As `python bench/corpus_run.py` runs it: bench/ on the path, for its helpers (bench/shared_data.py).
+    if str(BENCH.parent) not in sys.path:
+        sys.path.insert(0, str(BENCH.parent))
     spec = importlib.util.spec_from_file_location("corpus_run", BENCH)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -67,8 +67,9 @@ def test_the_caps_reject_in_decide_mode() -> None:
     claim = unscored.claims[0]
     assert not claim.scored and "not scored" in (claim.note or "")
     assert (claim.route, claim.verdict, unscored.route) == (Route.REJECT, Verdict.NOT_FOUND, Route.REJECT)
-    # An answer with no checkable claim is accepted, as in three-way routing.
-    assert decided.verify("Hello!", CONTEXT).route is Route.ACCEPT
+    # A claimless answer is decided as three-way routes it: a refusal accepted, chit-chat not (issue 56).
+    assert decided.verify("Hello!", CONTEXT).route is Route.REJECT
+    assert decided.verify("The context does not mention the castle's age.", CONTEXT).route is Route.ACCEPT
 
 
 def test_an_explicit_decide_at_is_honoured_on_both_sides() -> None:

@@ -282,6 +282,20 @@ def test_abstention_and_answers_without_claims_have_a_defined_score():
     assert {s.reason for s in empty.meta.skipped or ()} == {"greeting_or_too_short", "filler"}
 
 
+def test_a_claimless_answer_is_accepted_only_when_it_declines_to_answer():
+    """Issue 56: chit-chat with no checkable claim was accepted (90 of BEGIN dev's 676 hallucinated answers); a
+    refusal is an abstention and stays accepted."""
+    chunks = ["The castle faces the harbor."]
+    chat = verify("Thanks! I hope this helps.", chunks, scorer="lexical")
+    assert chat.route is Route.ESCALATE and chat.score == 1.0
+    assert any("not accepted outright" in w for w in chat.warnings)
+    refusal = verify("The context does not mention the opening hours.", chunks, scorer="lexical")
+    assert refusal.claims == () and refusal.route is Route.ACCEPT
+    assert any("declines to answer" in w for w in refusal.warnings)
+    decided = verify("Thanks! I hope this helps.", chunks, scorer="lexical", route="decide", decide_at=0.5)
+    assert decided.route is Route.REJECT  # decided verdicts never accept what three-way would escalate
+
+
 @pytest.mark.parametrize("answer, chunks, message", [
     ("", ["text"], "answer is empty"),
     ("   \n", ["text"], "answer is empty"),

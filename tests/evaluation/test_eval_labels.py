@@ -84,7 +84,7 @@ def test_eval_loop_reports_the_profile_adapt_writes_on_the_same_reviewed_log(tmp
     assert f"to write it: groundwire adapt --from-log {db} --scope '{SCOPE}' --out PROFILE --scorer lexical" in output
 
     # With that profile in force, the same labels refit to what is in force already.
-    from groundwire.train.refit import labels_section
+    from groundwire.calibration.refit import labels_section
 
     in_force = build_verifier(CheckSettings(scorer="lexical", profile=str(profile)))
     store = Store.open(db)
@@ -127,8 +127,8 @@ def test_the_section_is_escaped_in_the_report_and_targets_need_a_scope(tmp_path:
 
 
 def test_no_labels_is_adapts_no_rows_refusal_naming_every_label_needed(tmp_path: Path, lexical: Verifier) -> None:
-    from groundwire.train.adapt import Targets
-    from groundwire.train.refit import labels_section
+    from groundwire.calibration.adapt import Targets
+    from groundwire.calibration.refit import labels_section
 
     store = Store(f"sqlite:///{tmp_path / 'log.db'}")
     try:
@@ -142,8 +142,8 @@ def test_no_labels_is_adapts_no_rows_refusal_naming_every_label_needed(tmp_path:
 
 
 def test_a_refit_adapt_cannot_make_is_not_computed_and_the_count_stands(tmp_path: Path, lexical: Verifier) -> None:
+    from groundwire.calibration.refit import labels_section
     from groundwire.core.cancel import CancelToken, cancellable
-    from groundwire.train.refit import labels_section
 
     db = _reviewed_log(tmp_path / "log.db", lexical, rows=40)
     store = Store.open(db)

@@ -93,3 +93,14 @@ def test_the_shipped_example_file_loads_and_means_what_it_says() -> None:
     assert config.verify.scorer == "lexical" and config.llm.model == "smollm2"
     assert config.repair.abstain_message == "NOT_IN_CONTEXT"  # the example's own message is commented out
     assert config.policy.disclaimer_band == (0.5, 0.9) and config.generate.strengths[-1] == "very_strict"
+
+
+def test_verify_config_is_a_deprecated_name_for_check_settings() -> None:
+    import groundwire.config as config
+    from groundwire import CheckSettings
+
+    with pytest.warns(DeprecationWarning, match="CheckSettings"):
+        alias = config.VerifyConfig
+    assert alias is CheckSettings
+    with pytest.raises(AttributeError):
+        _ = config.NoSuchName  # type: ignore[attr-defined]

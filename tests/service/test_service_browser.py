@@ -398,3 +398,26 @@ def test_docs_render_offline_under_their_csp(browser, server: LiveServer) -> Non
     blocked = [entry for entry in browser.get_log("browser") if "Content Security Policy" in entry["message"]]
     assert blocked == []
     browser.save_screenshot(str(ARTIFACTS / "docs.png"))
+
+
+def test_page_shows_a_logged_chunk_id_with_control_characters_as_code_points(browser, server: LiveServer) -> None:
+    """The service refuses control and bidi characters in ids (issue 58); a row logged before may still hold one, and
+    the review view's "open" renders its stored response: the page shows such an id with its code points visible (a
+    NUL not hidden, a right-to-left override not applied), and markup in it as text."""
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, server, "key-alpha")
+    chunks = [{"id": "S1", "text": "The Pro plan costs $10 a month."}]
+    result = httpx.post(f"{server.url}/v1/verify", headers={"X-API-Key": "key-alpha"},
+                        json={"answer": "The Pro plan costs $10 a month.", "chunks": chunks}).json()
+    odd = "S\x00\u202e<b>1</b>"
+    for chunk in result["chunks"]:
+        chunk["id"] = odd
+    for claim in result["report"]["claims"]:
+        claim["chunk_id"] = odd
+    browser.execute_script("render(arguments[0])", result)
+    browser.find_element(By.CSS_SELECTOR, "#answer-view .claim").click()
+    wait(browser, lambda d: d.find_element(By.ID, "claim-detail").is_displayed())
+    assert browser.find_element(By.ID, "claim-chunk-id").text == "S\u27e8U+0000\u27e9\u27e8U+202E\u27e9<b>1</b>"
+    assert browser.find_element(By.CSS_SELECTOR, "#chunk-view mark.evidence").text == chunks[0]["text"]
+    assert browser.find_element(By.CSS_SELECTOR, 'link[rel="icon"]').get_attribute("href").endswith("/favicon.svg")

@@ -16,11 +16,11 @@ FIXTURE = Path(__file__).resolve().parents[2] / "examples" / "labelled.jsonl"
 
 
 def test_the_dashboard_reports_the_profile_adapt_fits_on_the_service_log(client, settings) -> None:
+    from groundwire.calibration.adapt import adapt, base_settings, log_source
     from groundwire.data.labelled import read_reviewed
     from groundwire.data.rows import EvalRow
     from groundwire.data.store import Store
     from groundwire.pipeline import build_verifier
-    from groundwire.train.adapt import adapt, base_settings, log_source
 
     for row in read_eval_jsonl(FIXTURE):
         checked = client.post("/v1/verify", headers=ALPHA, json={
@@ -40,7 +40,8 @@ def test_the_dashboard_reports_the_profile_adapt_fits_on_the_service_log(client,
         rows = [row for row in read_reviewed(store, scope="alpha") if isinstance(row, EvalRow)]
     finally:
         store.close()
-    expected = adapt(rows, build_verifier(base_settings(settings.check)), source=log_source("DB", "alpha"))
+    expected = adapt(rows, build_verifier(base_settings(settings.check)), source=log_source("DB", "alpha"),
+                     scope="alpha")
     refit = labels["refit"]
     assert refit["profile"] == expected.document
     assert refit["thresholds"]["all"] == list(expected.fitted.pooled)
@@ -89,8 +90,8 @@ def test_the_labels_section_refits_with_the_targets_the_service_is_given(setting
 
     from fastapi.testclient import TestClient
 
+    from groundwire.calibration.adapt import Targets
     from groundwire.service import create_app
-    from groundwire.train.adapt import Targets
 
     assert (settings.refit_target_far, settings.refit_target_frr, settings.refit_confidence) == (
         Targets().far, Targets().frr, Targets().confidence)

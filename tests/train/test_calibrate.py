@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from groundwire.calibration import combine
 from groundwire.core.verifier import Verifier
 from groundwire.foundation.errors import InputError
 from groundwire.scoring.combiner import LogisticCombiner
 from groundwire.scoring.onnx import OnnxScorer
-from groundwire.train import calibrate, combine
+from groundwire.train import calibrate
 
 
 def _dev_file(path: Path, n: int, task: str, offset: int) -> Path:

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from groundwire.calibration.combine import ClaimRow
+from groundwire.calibration.lodo import Routed, route_by_key
+from groundwire.calibration.recipe import Fitted, fit_given
+from groundwire.calibration.thresholds import Routing
 from groundwire.train.cascade import accept_only, cascade_lodo, decided, stage_two_routing
-from groundwire.train.combine import ClaimRow
-from groundwire.train.lodo import Routed, route_by_key
-from groundwire.train.recipe import Fitted, fit_given
-from groundwire.train.thresholds import Routing
 
 
 def _rows(seed: int) -> tuple[list[ClaimRow], list[ClaimRow]]:

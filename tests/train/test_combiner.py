@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from groundwire.calibration import combine
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, load_combiner
-from groundwire.train import combine
 
 
 def _rows(n_answers: int = 120, seed: int = 0, task: str = "qa", flip: bool = False) -> list[combine.ClaimRow]:

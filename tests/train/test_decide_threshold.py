@@ -1,15 +1,15 @@
 """The decide threshold (route = "decide"): best balanced accuracy, ties to the middle of the best run; and its
-leave-one-dataset-out fit (train.lodo.decide_lodo), as bench/lodo.py prints it."""
+leave-one-dataset-out fit (calibration.lodo.decide_lodo), as bench/lodo.py prints it."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from groundwire.calibration import lodo
+from groundwire.calibration.combine import ClaimRow
+from groundwire.calibration.recipe import fit_given
 from groundwire.evaluation.operating import decide_threshold
-from groundwire.train import lodo
-from groundwire.train.combine import ClaimRow
-from groundwire.train.recipe import fit_given
 
 
 def test_the_threshold_by_hand() -> None:

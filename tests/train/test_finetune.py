@@ -1,4 +1,4 @@
-"""`groundwire adapt --fine-tune` (train/finetune.py, train/adapt.py, scoring/profile.py): the claim-label rule, a
+"""`groundwire adapt --fine-tune` (train/finetune.py, train/adapt_tuned.py, scoring/profile.py): the claim-label rule, a
 profile whose fine-tuned model changes the scores and is the model that scores when the profile is loaded, and the
 refusals (no [train] extra, a scorer that cannot be tuned, another base model).
 

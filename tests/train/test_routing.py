@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from groundwire.calibration.combine import ClaimRow
+from groundwire.calibration.families import family
+from groundwire.calibration.monotone import SIGNS, fit_monotone
+from groundwire.calibration.thresholds import AnswerPoint, fit_key_thresholds, lookup
 from groundwire.evaluation.operating import routing_rates, thresholds_for_targets
 from groundwire.scoring.combiner import threshold_keys
-from groundwire.train.combine import ClaimRow
-from groundwire.train.families import family
-from groundwire.train.monotone import SIGNS, fit_monotone
-from groundwire.train.thresholds import AnswerPoint, fit_key_thresholds, lookup
 
 
 def test_threshold_keys_walk_up_to_the_pooled_key() -> None:

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from groundwire.calibration import combine
+from groundwire.calibration.recipe import Fitted
 from groundwire.config import CheckSettings
 from groundwire.data.rows import EvalRow, parse_record
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.base import Calibration
 from groundwire.scoring.combiner import LogisticCombiner
 from groundwire.scoring.lexical import LexicalScorer
-from groundwire.train import combine
-from groundwire.train.recipe import Fitted
 
 COMBINER = LogisticCombiner(names=("logit:support", "novel_word_share", "negation_flip"), mean=(0.0, 0.0, 0.0),
                             scale=(1.0, 1.0, 1.0), coef=(1.0, -1.0, -0.5), intercept=0.2)

@@ -45,6 +45,20 @@ class BatchSummary:
     output: Path
     errors_path: Path
     seconds: float
+    written_before: int = 0
+    """Rows an earlier run wrote to the output (in this run's input or not)."""
+    errors_before: int = 0
+    """Rows an earlier run reported to the errors file (in this run's input or not)."""
+
+    @property
+    def all_errors(self) -> int:
+        """Rows in error in the whole output, earlier runs' included: what the exit status covers."""
+        return self.errors + self.errors_before
+
+    @property
+    def all_written(self) -> int:
+        """Rows checked and written in the whole output, earlier runs' included."""
+        return self.done + self.written_before
 
     @property
     def balanced(self) -> bool:
@@ -95,6 +109,7 @@ def run_batch(
     summary = BatchSummary(
         rows_in=rows_in, done=sink.done, errors=sink.errors, skipped=sink.skipped,
         output=sink.output, errors_path=errors_file, seconds=time.perf_counter() - started,
+        written_before=sink.written_before, errors_before=sink.errors_before,
     )
     if not summary.balanced:
         raise RowsLostError(

@@ -33,16 +33,15 @@ def default_errors_path(output: str | Path) -> Path:
     return output.with_name(output.name + ".errors.jsonl")
 
 
-def read_done_ids(output: Path, errors_path: Path) -> frozenset[str]:
-    """Ids already written (complete parts) or already reported as errors by an earlier run."""
+def read_done_ids(output: Path, errors_path: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """Ids an earlier run finished: those written to complete parts, and those reported as errors."""
     import pyarrow.parquet as pq
 
-    ids: set[str] = set()
+    written: set[str] = set()
     if output.is_dir():
         for part in sorted(output.glob("part-*.parquet")):
-            ids.update(pq.read_table(part, columns=["id"]).column("id").to_pylist())
-    ids.update(written_ids(errors_path))
-    return frozenset(ids)
+            written.update(pq.read_table(part, columns=["id"]).column("id").to_pylist())
+    return frozenset(written), frozenset(written_ids(errors_path) - written)
 
 
 class ResultSink:
@@ -61,7 +60,11 @@ class ResultSink:
         self.output.mkdir(parents=True, exist_ok=True)
         for stale in self.output.glob("*.tmp"):
             stale.unlink()  # a part a crash left unfinished; its rows are redone
-        self.done_before = read_done_ids(self.output, self.errors_path)
+        written_before, failed_before = read_done_ids(self.output, self.errors_path)
+        self.done_before = written_before | failed_before
+        """What this run skips: every id an earlier run finished."""
+        # The run's exit status covers them too: a rerun must not pass on rows an earlier run could not check.
+        self.written_before, self.errors_before = len(written_before), len(failed_before)
         self._flush_rows = flush_rows
         # Unique per run: two runs in the same second must never overwrite each other's parts.
         self._stamp = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]

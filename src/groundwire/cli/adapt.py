@@ -1,7 +1,8 @@
 """`groundwire adapt LABELLED --out PROFILE`: a domain profile fitted on a deployment's own labelled answers.
 
-The fitting is groundwire.train.adapt's; the profile is applied with --profile (check, eval, batch, serve) or
-`[verify] profile` (scoring.profile). docs/adapt.md says how many labels a profile needs.
+The fitting is groundwire.calibration.adapt's (with --fine-tune, groundwire.train.adapt_tuned's); the profile is
+applied with --profile (check, eval, batch, serve) or `[verify] profile` (scoring.profile). docs/adapt.md says how
+many labels a profile needs.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import require_extra
 
 if TYPE_CHECKING:
+    from groundwire.calibration.adapt import Adapted
     from groundwire.data.rows import EvalRow, RowError
-    from groundwire.train.adapt import Adapted
 
 
 def register(app: typer.Typer) -> None:
@@ -60,12 +61,11 @@ def adapt(
 ) -> None:
     """Fit a domain profile (routing thresholds, the combiner, and with --fine-tune the model) on labelled answers,
     cross-validated within them; refuse when the labels are too few to meet the targets with confidence (exit 2)."""
+    from groundwire.calibration.adapt import Targets, base_settings, log_source, write_profile
+    from groundwire.calibration.adapt import adapt as fit
     from groundwire.config import load_config
     from groundwire.data.rows import EvalRow
     from groundwire.pipeline import build_verifier
-    from groundwire.train.adapt import Targets, base_settings, log_source, write_profile
-    from groundwire.train.adapt import adapt as fit
-    from groundwire.train.finetune import TuneSettings
 
     if out is None:
         raise InputError("give --out DIR: the profile directory to write", code=ErrorCode.INVALID_OPTION)
@@ -84,10 +84,16 @@ def adapt(
             if isinstance(row, EvalRow)]
     if not rows:
         raise InputError(f"{source}: no readable rows", code=ErrorCode.NO_ROWS)
-    tune = TuneSettings(max_steps=tune_steps) if fine_tune else None
     doing = "checking and fine-tuning on" if fine_tune else "checking"
     with console.status(literal(f"{doing} {len(rows)} labelled answers")):
-        adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source, tune=tune)
+        if fine_tune:  # trains a model: train/, not the calibration layer the service shares
+            from groundwire.train.adapt_tuned import adapt_fine_tuned
+            from groundwire.train.finetune import TuneSettings
+
+            adapted = adapt_fine_tuned(rows, build_verifier(settings), tune=TuneSettings(max_steps=tune_steps),
+                                       recipe=recipe, targets=targets, source=source, scope=scope)
+        else:
+            adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source, scope=scope)
     write_profile(adapted, out, force=force)
     if as_json:
         print_json(adapted.document)

@@ -60,7 +60,7 @@ def batch(
 
     Re-running with the same OUTPUT resumes: ids already written (or reported as errors) are skipped.
     Malformed rows are written, with their id, to the errors file and never stop the run (unless --strict).
-    Exit status 5 when this run reported some rows as errors, 6 when it checked none of them.
+    Exit status 5 when the output holds rows in error (this run's or an earlier one's), 6 when it holds only those.
     """
     # Lazy: the batch package (and its engines), the settings and the pruners (numpy) load only when this command
     # runs, so `groundwire --help` stays fast.
@@ -98,8 +98,13 @@ def batch(
     typer.echo(
         f"rows in {summary.rows_in} = done {summary.done} + errors {summary.errors} + skipped (earlier runs) "
         f"{summary.skipped}; {rate:.1f} rows/s; results in {summary.output}"
-        + (f"; errors in {summary.errors_path}" if summary.errors else ""),
+        + (f"; errors in {summary.errors_path}" if summary.all_errors else ""),
         err=True,
     )
-    if summary.errors:
-        raise typer.Exit((CommandOutcome.ALL_ROWS_IN_ERROR if summary.done == 0 else CommandOutcome.ROWS_IN_ERROR).exit_status)
+    if summary.written_before or summary.errors_before:
+        typer.echo(f"found done by earlier runs: {summary.written_before} written, {summary.errors_before} in error",
+                   err=True)
+    # Over the whole output, earlier runs' rows included: a rerun of a batch that stopped must not pass on them.
+    if summary.all_errors:
+        raise typer.Exit((CommandOutcome.ALL_ROWS_IN_ERROR if summary.all_written == 0
+                          else CommandOutcome.ROWS_IN_ERROR).exit_status)

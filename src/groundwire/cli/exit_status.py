@@ -116,7 +116,7 @@ class CommandOutcome(Enum):
     ESCALATED = (
         "escalated",
         7,
-        "check --fail-on escalate: the answer was escalated for review (with --input, a row was and none was "
-        "rejected).",
+        "check: the answer was escalated for review (with --input, a row was and none was rejected); --fail-on "
+        "reject lets it pass.",
     )
     INTERRUPTED = ("interrupted", 130, "Interrupted (Ctrl-C).")

@@ -2,7 +2,7 @@
 
 Exit status: 0 OK; 1 `check` rejected the answer (a row, with --input); 2 bad input; 3 the LLM endpoint failed;
 4 an unexpected internal error (one line; the traceback with --debug); a batch that ran to the end with rows in
-error: 5 some of them, 6 every one; 7 `check --fail-on escalate` escalated the answer (a row) and rejected none.
+error: 5 some of them, 6 every one; 7 `check` escalated the answer (a row) and rejected none.
 Each status is its code's or outcome's, in cli/exit_status.py (EXIT_STATUS, CommandOutcome; docs/errors.md).
 Other areas add their commands from their own modules (see COMMAND_MODULES), each exposing register(app).
 Start-up: this module, and every command module, imports only typer, rich and groundwire's light modules, so that
@@ -83,8 +83,9 @@ ScorerOption = Annotated[
 ]
 FailOnOption = Annotated[
     Literal["reject", "escalate", "never"],
-    typer.Option("--fail-on", help="The decision that fails the command: reject (exit 1), escalate (exit 7 for an "
-                                   "escalated answer, 1 for a rejected one) or never (exit 0 whatever the decision)."),
+    typer.Option("--fail-on", help="The decisions that fail the command: escalate (the default: 7 for an escalated "
+                                   "answer, 1 for a rejected one), reject (1 for a rejected answer only: an "
+                                   "escalated one passes) or never (exit 0 whatever the decision)."),
 ]
 # The decisions each --fail-on value fails, worst first: the exit status is the worst one met's.
 FAILING_DECISIONS: dict[str, tuple[Route, ...]] = {
@@ -118,7 +119,7 @@ def check(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Batch: write one JSON report per line here.")] = None,
     scorer: ScorerOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    fail_on: FailOnOption = "reject",
+    fail_on: FailOnOption = "escalate",
     fail_under: Annotated[float | None, typer.Option(hidden=True, help="Removed: see --fail-on.")] = None,
     accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
@@ -143,12 +144,13 @@ def check(
 ) -> None:
     """Check one answer against context files, or a batch with --input.
 
-    Exit status 1 when the answer is rejected, 7 with --fail-on escalate when it is escalated (with --input: the
-    worst row's), 0 otherwise; --fail-on never always exits 0 once every answer was checked."""
+    Exit status 1 when the answer is rejected, 7 when it is escalated (a human should look; --fail-on reject lets
+    it pass), 0 when it is accepted. With --input: rows in error first (5, 6), then the worst row's, over every
+    record of --output, an earlier run's included. --fail-on never exits 0 once every answer was checked."""
     if fail_under is not None:  # removed: its score cut let an escalated answer pass; the decision is the gate
         raise InputError(f"--fail-under was removed: check's exit status follows its decision (1 on REJECT; with "
-                         f"--fail-on escalate, 7 on ESCALATE). For the same cut as --fail-under {fail_under:g}, "
-                         f"give --fail-on escalate --accept-at {fail_under:g}", code=ErrorCode.INVALID_OPTION)
+                         f"7 on ESCALATE). For the same cut as --fail-under {fail_under:g}, "
+                         f"give --accept-at {fail_under:g}", code=ErrorCode.INVALID_OPTION)
     from groundwire.config import load_config
     from groundwire.pipeline import CheckItem, Judge, build_verifier
     from groundwire.pipeline import check as check_item
@@ -182,6 +184,12 @@ def check(
     _exit_on([report.route], fail_on)
 
 
+def _tally(decisions: list[Route], bad: int) -> str:
+    """"2 accepted, 1 escalated, 0 rejected; 1 could not be checked"."""
+    counts = ", ".join(f"{decisions.count(route)} {word}" for route, word in _PAST_TENSE.items())
+    return f"{counts}; {bad} could not be checked"
+
+
 def _exit_on(decisions: list[Route], fail_on: str) -> None:
     """Exit with the status of the worst decision that --fail-on fails (REJECT: 1, ESCALATE: 7), if any."""
     for decision in FAILING_DECISIONS[fail_on]:
@@ -196,13 +204,13 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
     as it is made, and a rerun with the same output skips the ids it holds already (records and errors alike)."""
     from rich.progress import Progress
 
-    from groundwire.data.results import written_ids
+    from groundwire.data.results import WRITTEN_ERROR, written_outcomes
     from groundwire.pipeline import check_rows
 
     # Read everything first: with --strict a malformed line fails before any work; without, it is reported.
     rows = list(read_rows(input_file, strict=strict, columns=parse_columns(columns)))
-    done_before = written_ids(output) if output else set()
-    todo = [row for row in rows if row.id not in done_before]
+    earlier = written_outcomes(output) if output else {}
+    todo = [row for row in rows if row.id not in earlier]
     checked = check_rows(verifier, todo, judge=judge)  # one outcome per row, in order
     decisions: list[Route] = []
     bad = 0
@@ -226,10 +234,16 @@ def _check_batch(verifier: Verifier, input_file: Path, output: Path | None, fail
     finally:
         if output:
             sink.close()
-    skipped = len(rows) - len(todo)
-    counts = ", ".join(f"{decisions.count(route)} {word}" for route, word in _PAST_TENSE.items())
-    errors.print(literal(f"checked {len(decisions)} of {len(rows)} rows ({counts}); {bad} could not be checked"
-                         + (f"; {skipped} skipped, in {output} from an earlier run" if skipped else "")))
+    errors.print(literal(f"checked {len(todo)} of {len(rows)} rows this run: {_tally(decisions, bad)}"))
+    # The exit status covers every record of the output, an earlier run's too: a rerun of a batch that stopped
+    # must not pass on the rows the first run rejected or could not check.
+    earlier_decisions = [Route(value) for value in earlier.values() if value != WRITTEN_ERROR]
+    earlier_bad = len(earlier) - len(earlier_decisions)
+    if earlier:
+        errors.print(literal(f"found {len(earlier)} rows done in {output} by earlier runs: "
+                             f"{_tally(earlier_decisions, earlier_bad)}"))
+    decisions += earlier_decisions
+    bad += earlier_bad
     if bad:  # rows in error come first: a gate on the others' decisions would hide them
         outcome_of_run = CommandOutcome.ALL_ROWS_IN_ERROR if not decisions else CommandOutcome.ROWS_IN_ERROR
         raise typer.Exit(outcome_of_run.exit_status)

@@ -60,11 +60,11 @@ def eval_loop(
     from rich.console import Console
     from rich.progress import Progress
 
+    from groundwire.calibration.adapt import Targets
+    from groundwire.calibration.refit import labels_section
     from groundwire.config import load_config
     from groundwire.evaluation.evalloop import render_html, run_eval_loop
     from groundwire.pipeline import build_verifier
-    from groundwire.train.adapt import Targets
-    from groundwire.train.refit import labels_section
 
     if not frozen and db is None:
         raise InputError("give a frozen set (--frozen FILE.jsonl) and/or a request log (--db URL|FILE)",

@@ -1,6 +1,6 @@
 """`groundwire train ...`: build the data mix, train, export to ONNX int8, fit the combiner and thresholds.
 
-The recipe that produced the bundled model is recorded in src/groundwire/train/RESULTS.md; every step
+The recipe that produced the bundled model is recorded in results/RESULTS.md; every step
 here writes what it did (mix.json, record.json, combiner.json) beside its output.
 """
 

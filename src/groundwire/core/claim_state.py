@@ -98,8 +98,8 @@ def signalled(findings: Findings) -> bool:
 
 def window_caps(features: Mapping[str, float], *, gate: bool = True) -> WindowCaps:
     """What caps (or lifts) a reading's score, read from its features, so that the verifier and a replay of cached
-    features (train.combine) cap alike. `gate`: the paraphrase gate lifts (a replay of a recipe without the meaning
-    layer passes False; the verifier records the gate's feature only with the meaning layer on)."""
+    features (calibration.combine) cap alike. `gate`: the paraphrase gate lifts (a replay of a recipe without the
+    meaning layer passes False; the verifier records the gate's feature only with the meaning layer on)."""
     return WindowCaps(
         hard=features.get("figures_not_in_context", 0.0) + features.get("figure_conflicts", 0.0) > 0,
         negation=features.get("negation_flip", 0.0) > 0,
@@ -270,7 +270,7 @@ def names_in(claim: str) -> list[list[str]]:
     canonical figures rewrite in the context) is the figure checks' to judge, not a name. A capitalised stopword
     ("The" of "The Scissor Sisters") has no content word and counts as a name the context lacks, as the shipped
     combiner was fitted: dropping those too moved 55 dev routes, 12 of them hallucinated answers to ACCEPT
-    (train/RESULTS.md, issue 49)."""
+    (results/RESULTS.md, issue 49)."""
     if _written_in_capitals(claim):
         return []
     words = (w for w in WORD_RE.findall(claim)[1:] if w[:1].isupper() and not any(c.isdigit() for c in w))

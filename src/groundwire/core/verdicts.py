@@ -65,7 +65,7 @@ def best_window(scores: Sequence[float], caps: Sequence[WindowCaps], thresholds:
     findings (`capped_score`), then the max over the windows, the first of equals (windows come best-supported
     first). A check that doubts the best window's evidence therefore no longer caps a claim that another window
     supports cleanly, and a chunk added to the context can only add windows: it never lowers a claim's score.
-    The verifier and the calibration replay (train.combine) both choose so."""
+    The verifier and the calibration replay (calibration.combine) both choose so."""
     if not scores or len(scores) != len(caps):
         raise ValueError(f"best_window needs one cap per score, at least one: {len(scores)} scores, {len(caps)} caps")
     capped = [

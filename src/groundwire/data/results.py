@@ -59,15 +59,21 @@ def result_row(item_id: str, report: Report) -> dict[str, Any]:
     }
 
 
-def written_ids(path: Path) -> set[str]:
-    """The ids of the records an earlier run wrote to a JSONL output (results or errors), so that a rerun skips
-    them. A last line a crash left half-written is cut first: its row is simply done again."""
+WRITTEN_ERROR = "error"
+"""What `written_outcomes` gives for a record that is an error (a row that could not be read or checked)."""
+
+
+def written_outcomes(path: Path) -> dict[str, str]:
+    """Each record an earlier run wrote to a JSONL output (results or errors), by id: its route's value ("accept",
+    "escalate", "reject"), or WRITTEN_ERROR. A rerun skips these ids, and its exit status counts them too, so that
+    rerunning a batch that stopped cannot pass on rows the first run failed or rejected. A last line a crash left
+    half-written is cut first: its row is simply done again."""
     if not path.exists():
-        return set()
+        return {}
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         path.write_bytes(data[: data.rfind(b"\n") + 1])
-    ids: set[str] = set()
+    outcomes: dict[str, str] = {}
     with path.open(encoding="utf-8") as stream:
         for number, line in enumerate(stream, start=1):
             if not line.strip():
@@ -78,5 +84,13 @@ def written_ids(path: Path) -> set[str]:
                 raise InputError(f"{path}:{number} is not a JSON record, so it is no output of groundwire to resume: "
                                  "give another output path", code=ErrorCode.INVALID_FILE) from None
             if isinstance(record, dict) and isinstance(record.get("id"), str):
-                ids.add(record["id"])
-    return ids
+                # `route` is the routing's name; `decision` its name in the records of 0.1 (issue 57).
+                route = record.get("route", record.get("decision"))
+                is_error = "error_code" in record or "code" in record or not isinstance(route, str)
+                outcomes[record["id"]] = route if isinstance(route, str) and not is_error else WRITTEN_ERROR
+    return outcomes
+
+
+def written_ids(path: Path) -> set[str]:
+    """The ids of the records an earlier run wrote to a JSONL output (results or errors): what a rerun skips."""
+    return set(written_outcomes(path))

@@ -2,10 +2,10 @@
 --from-log DB --scope S` would make of them.
 
 This module counts the labels (`count_labels`, over `data.labelled.read_reviewed`'s rows) and holds and shows the
-section; it fits nothing. The refit is adapt's own (`groundwire.train.refit` runs `train.adapt` on the same rows and
-fills a `Refit`): the profile it would write, with its cross-validated rates, or the refusal adapt would give, with
-how many more labels of each class it needs. One fit, so the eval loop never reports thresholds `adapt` would not
-write. It is only reported, never written: `Refit.command` is the command that writes it.
+section; it fits nothing. The refit is adapt's own (`groundwire.calibration.refit` runs `calibration.adapt` on the
+same rows and fills a `Refit`): the profile it would write, with its cross-validated rates, or the refusal adapt
+would give, with how many more labels of each class it needs. One fit, so the eval loop never reports thresholds
+`adapt` would not write. It is only reported, never written: `Refit.command` is the command that writes it.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def count_labels(rows: Sequence[EvalRow | RowError]) -> LabelCounts:
 
 @dataclass(frozen=True, slots=True)
 class Refit:
-    """What `groundwire adapt --from-log DB --scope S` would do with the scope's labels (train.refit fills it)."""
+    """What `groundwire adapt --from-log DB --scope S` would do with the scope's labels (calibration.refit fills it)."""
 
     status: RefitStatus
     command: str

@@ -147,7 +147,7 @@ class ClaimResult:
     other_windows: tuple[dict[str, float], ...] = ()
     """The features at the claim's other windows its score was the max over (`core.verdicts.best_window`): read
     where a check found something at its best window, so the cited window may be another. Empty otherwise; a
-    calibration replays the choice from them (train.combine)."""
+    calibration replays the choice from them (calibration.combine)."""
     unsupported_spans: tuple[tuple[int, int], ...] = ()
     """For a claim that is not SUPPORTED: (start, end) in the answer of its words found nowhere in the context,
     or the whole claim when every word occurs somewhere (see groundwire.core.spans)."""

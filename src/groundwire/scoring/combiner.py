@@ -2,7 +2,7 @@
 
 It maps `ClaimResult.features` (model support/contradiction, lexical novelty, deterministic-check flags,
 claim length and position) to a calibrated claim support score in [0, 1]. Fitting lives in
-groundwire.train.combine (scikit-learn); applying it here needs only numpy.
+groundwire.calibration.combine (scikit-learn); applying it here needs only numpy.
 
 A feature name may carry a transform prefix: "logit:support" is log(p / (1 - p)) of "support".
 """

@@ -3,7 +3,7 @@
 A profile is a directory holding `profile.json` (the base model it was fitted on, its thresholds, the labels it
 saw and its cross-validated rates), when it refits the combiner `combiner.json`, and when it fine-tuned the model
 (`adapt --fine-tune`, format 2) that model as an int8 bundle in `model/`. `groundwire adapt` writes it
-(groundwire.train.adapt); `pipeline.build_verifier` applies it by wrapping the scorer in a `ProfiledScorer`, whose
+(groundwire.calibration.adapt); `pipeline.build_verifier` applies it by wrapping the scorer in a `ProfiledScorer`, whose
 calibration is the profile's over the base scorer's (and whose scores are the profile's model's, where it has one),
 so the verifier never knows which calibration it runs.
 """
@@ -23,6 +23,8 @@ from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, load_com
 
 PROFILE_FILE = "profile.json"
 COMBINER_FILE = "combiner.json"
+MODEL_DIR = "model"
+"""Where a fine-tuned profile keeps its model bundle (profile.json's model.dir)."""
 PROFILE_FORMAT = 1
 """Bumped when profile.json changes incompatibly; a profile of another format is refused."""
 TUNED_FORMAT = 2

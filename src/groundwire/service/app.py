@@ -18,6 +18,7 @@ from groundwire.service import models, observability
 from groundwire.service.docs import install_docs
 from groundwire.service.errors import error_response, install_error_handlers
 from groundwire.service.failures import FailureLog
+from groundwire.service.head import HeadAsGet
 from groundwire.service.limits import BodySizeLimit, RefuseContentEncoding, SecurityHeaders
 from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.routes import ROUTERS
@@ -87,6 +88,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.add_middleware(RefuseContentEncoding)  # before the size limit: a gzip body is refused whatever its size
     app.add_middleware(FailureLog, runtime=runtime)  # outside the size limit, so its 413s are logged too
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(HeadAsGet)  # outside the failure log, which reads the error bodies a HEAD does not send
     observability.install(app, runtime.metrics)
     runtime.metrics.watch_pool(pool)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")

@@ -87,6 +87,25 @@ def _code_for(status: int) -> ErrorCode:
     return _CODES_BY_NAME.get(name, generic)
 
 
+def _schema_message(details: list[dict[str, Any]]) -> str:
+    """The 422's message: the first problem, where it is and what it is, so that a reader of the message alone (a
+    log line, the page's error box) knows which field to fix; `details` lists every one."""
+    if not details:
+        return "The request does not match the schema (see details)."
+    first = details[0]
+    more = f" (and {len(details) - 1} more: see details)" if len(details) > 1 else ""
+    return f"The request does not match the schema: {_where(first['loc'])}: {first['msg']}{more}."
+
+
+def _where(loc: list[Any]) -> str:
+    """A validation error's location as a reader writes it: ["body", "chunks", 0, "id"] -> "chunks[0].id"."""
+    parts = loc[1:] if loc and loc[0] == "body" and len(loc) > 1 else loc
+    where = ""
+    for part in parts:
+        where += f"[{part}]" if isinstance(part, int) else f"{'.' if where else ''}{part}"
+    return where or "body"
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service_error(_: Request, exc: ServiceError) -> JSONResponse:
@@ -98,7 +117,7 @@ def install_error_handlers(app: FastAPI) -> None:
             {"loc": list(err.get("loc", ())), "msg": _message(err), "type": err.get("type", "")}
             for err in exc.errors()
         ]
-        return error_response(ErrorCode.INVALID_REQUEST, "The request does not match the schema (see details).", details)
+        return error_response(ErrorCode.INVALID_REQUEST, _schema_message(details), details)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:

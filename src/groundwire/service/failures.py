@@ -7,7 +7,9 @@ question, answer, task and context as well, redacted as every row is: its answer
 review queue, and a reviewer's verdict labels it as any other (`groundwire adapt --from-log` reads it). Any other
 failure is logged without its input: the input was refused (invalid, another scope's documents, over the work
 limits: text the service did not take), and a key is never stored.
-Not logged: a request whose key is missing or wrong (no scope may read it; uvicorn's access log has it), and the
+Not logged: a GET or HEAD outside the API (/v1/) that finds nothing (404: a browser's /favicon.ico or
+/apple-touch-icon.png, a missing /static file, a scanner's guess), which says nothing about the caller's requests;
+a request whose key is missing or wrong (no scope may read it; uvicorn's access log has it), and the
 refusals of a loaded service, 429 `rate_limited`, 503 `busy` and 503 `queue_timeout`: they must cost no writes (and no thread), so that
 a flood of them cannot add to the load that caused them; and a request whose client went away before its answer
 (499 `client_closed_request`, service/cancellation.py), which no one reads.
@@ -87,7 +89,7 @@ class FailureLog:
         except Exception:
             await self._log(scope, 500, {"code": ErrorCode.INTERNAL_ERROR.value, "message": "unhandled error"}, started)
             raise
-        if status >= 400:
+        if status >= 400 and not _missing_page_asset(scope, status):
             error = _error(bytes(body))
             if error["code"] not in _NOT_LOGGED:
                 await self._log(scope, status, error, started)
@@ -129,6 +131,15 @@ class FailureLog:
         return replace(record, query=body.question, response=body.answer, context=context, extra={
             **record.extra, "endpoint": accepted.endpoint, **({"task": body.task} if body.task else {}),
             "chunks": [{"id": c.id, "text": c.text, "doc_id": c.doc_id, "page": c.page} for c in chunks]})
+
+
+API_PREFIX = "/v1/"
+
+
+def _missing_page_asset(scope: Scope, status: int) -> bool:
+    """A 404 for a GET or HEAD outside the API: what a browser asks for beside a page (icons), or a guess."""
+    path: str = scope.get("path", "")
+    return status == 404 and scope.get("method") in ("GET", "HEAD") and not path.startswith(API_PREFIX)
 
 
 def _error(body: bytes) -> dict[str, Any]:

@@ -6,6 +6,8 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from groundwire.calibration.adapt import Targets
+from groundwire.calibration.refit import labels_section
 from groundwire.core import cancel
 from groundwire.core.cancel import CancelToken, cancellable
 from groundwire.data.store import ERROR_KIND
@@ -14,8 +16,6 @@ from groundwire.evaluation.labels import LabelsSection
 from groundwire.foundation.errors import ErrorCode
 from groundwire.service import models
 from groundwire.service.runtime import Runtime
-from groundwire.train.adapt import Targets
-from groundwire.train.refit import labels_section
 from groundwire.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover

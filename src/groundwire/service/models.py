@@ -7,9 +7,12 @@ dataclasses (groundwire.foundation.types), so /openapi.json documents claims, ve
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from groundwire.foundation.types import ClaimResult, Finding, ReportMeta, Route
 from groundwire.llm.repair import RepairAction
@@ -22,6 +25,49 @@ MAX_PAGE = 2**31 - 1
 """Page numbers are stored in a 32-bit column (PostgreSQL INTEGER); a larger one is a 422, not a 500."""
 
 
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Unicode's Bidi_Control characters (ALM, LRM, RLM, the embeddings and overrides U+202A-U+202E, the isolates
+U+2066-U+2069): in an id they reorder what a reader sees around them."""
+
+
+def refused_id_character(text: str) -> tuple[int, str] | None:
+    """The first character an id may not hold, and its index: a control character (Unicode category Cc, NUL, tab
+    and newline included) or a bidi control; None for an id without one."""
+    for index, char in enumerate(text):
+        if char in BIDI_CONTROLS or unicodedata.category(char) == "Cc":
+            return index, char
+    return None
+
+
+def _plain_id(what: str) -> Callable[[str], str]:
+    """The validator of every id a request may store (chunk ids, doc ids) or name: a 422 that names the field and
+    the character. Ids are stored as sent and shown back (the log, the review queue, the page, citations), where a
+    NUL or a right-to-left override would hide or reorder what a reader sees, so such an id is refused, not
+    cleaned: a cleaned id would no longer be the caller's."""
+
+    def check(value: str) -> str:
+        found = refused_id_character(value)
+        if found is None:
+            return value
+        index, char = found
+        kind = "bidi control" if char in BIDI_CONTROLS else "control character"
+        name = unicodedata.name(char, "")
+        raise PydanticCustomError(
+            "id_character",
+            "{what} contains {kind} {code}{name} at index {index}; ids may not hold control characters "
+            "(Unicode Cc, NUL included) or bidi controls",
+            {"what": what, "kind": kind, "code": f"U+{ord(char):04X}", "name": f" ({name})" if name else "",
+             "index": index})
+
+    return check
+
+
+# Every id field of a request is one of these (tests/service/test_service_ids.py checks that none is a bare str).
+ChunkId = Annotated[str, AfterValidator(_plain_id("chunk id"))]
+DocId = Annotated[str, AfterValidator(_plain_id("document id"))]
+RequestId = Annotated[str, AfterValidator(_plain_id("request id"))]
+
+
 class _Body(BaseModel):
     # A misspelt field is an error, not silently ignored; NaN and Infinity (which Python's JSON parser
     # accepts) are refused, since they could not be written back out as JSON. strict: no coercion that hides a
@@ -30,9 +76,9 @@ class _Body(BaseModel):
 
 
 class ChunkIn(_Body):
-    id: str = Field(min_length=1, max_length=200)
+    id: ChunkId = Field(min_length=1, max_length=200)
     text: str = Field(min_length=1, max_length=MAX_TEXT)
-    doc_id: str | None = Field(None, max_length=500)
+    doc_id: DocId | None = Field(None, max_length=500)
     page: int | None = Field(None, ge=1, le=MAX_PAGE)
     """1-based, as at ingest: page 0 is refused (422) everywhere; null for a source without pages."""
     type: Literal["text", "image_transcript", "table"] = "text"
@@ -43,7 +89,7 @@ class ChunkIn(_Body):
 class _WithContext(_Body):
     chunks: list[ChunkIn] | None = Field(None, max_length=MAX_CHUNKS)
     """The retrieved chunks, as sent to the generator."""
-    doc_ids: list[str] | None = Field(None, max_length=MAX_CHUNKS)
+    doc_ids: list[DocId] | None = Field(None, max_length=MAX_CHUNKS)
     """Or: use the chunks of these documents ingested earlier in the caller's scope."""
     question: str | None = Field(None, max_length=MAX_TEXT)
 
@@ -77,7 +123,7 @@ class GenerateRequest(_WithContext):
 
 
 class DocumentIn(_Body):
-    doc_id: str = Field(min_length=1, max_length=500)
+    doc_id: DocId = Field(min_length=1, max_length=500)
     title: str = Field("", max_length=2_000)
     page: int | None = Field(None, ge=1, le=MAX_PAGE)
     """1-based; null for a source without pages (cited at document level)."""
@@ -93,7 +139,7 @@ MAX_MARKED_CLAIMS = 1_000
 
 
 class FeedbackRequest(_Body):
-    request_id: str = Field(min_length=1, max_length=100)
+    request_id: RequestId = Field(min_length=1, max_length=100)
     thumbs: Literal["up", "down"] | None = None
     correction: str | None = Field(None, max_length=MAX_TEXT)
     faithful: bool | None = None
@@ -271,13 +317,6 @@ class EvalSummary(BaseModel):
     labels: dict[str, Any] | None = None
     """The scope's reviewers' labels (per task and class) and what `groundwire adapt --from-log` would fit on them,
     or its refusal with how many more labels it needs (`groundwire.evaluation.labels.LabelsSection.to_dict`)."""
-
-
-class RequestLogEntry(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    request_id: str
-    endpoint: str
-    created_at: str
 
 
 class HealthResponse(BaseModel):

@@ -70,7 +70,7 @@ class ServiceSettings:
     refit_confidence: float = 0.9
     """The targets of the labels section of /v1/eval and the dashboard (what `groundwire adapt --from-log` would fit
     on a scope's reviews): give the ones adapt is run with, so that the refit shown is the profile it would write.
-    The defaults are adapt's (train.adapt.Targets)."""
+    The defaults are adapt's (calibration.adapt.Targets)."""
     time_budget_s: float = 30.0
     """Every route that runs on the worker pool (verify, repair, generate, the eval loop's) must answer within this
     many seconds of the request's arrival, waiting for a worker included (service/cancellation.py): a check still

@@ -10,18 +10,18 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Literal, TypedDict
 
+from groundwire.calibration import combine, lodo
+from groundwire.calibration.families import family
+from groundwire.calibration.lodo import Figures
+from groundwire.calibration.recipe import Fitted, fit_recipe
+from groundwire.calibration.thresholds import Routing, Thresholds
 from groundwire.config import CheckSettings
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
 from groundwire.scoring.onnx import OnnxScorer, model_id_of
-from groundwire.train import combine, lodo
 from groundwire.train.cascade import cascade_lodo, cascade_route, fit_stages, same_answers
 from groundwire.train.export import write_config
-from groundwire.train.families import family
-from groundwire.train.lodo import Figures
-from groundwire.train.recipe import Fitted, fit_recipe
-from groundwire.train.thresholds import Routing, Thresholds
 
 COMBINER_FILE = "combiner.json"
 _FEATURE_SETTINGS = CheckSettings(accept_at=0.5, reject_at=0.1)
@@ -100,9 +100,9 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
                      target_frr: float = DEFAULT_TARGET_FRR, after: Path | None = None,
                      after_cache: Path | None = None, canonical_figures: bool = True,
                      recipe: Literal["mono", "meaning"] = "mono") -> CalibrationReport:
-    """Fit the shipped recipe (train.recipe: `recipe` "mono", or "meaning" with the meaning layer's features and
+    """Fit the shipped recipe (calibration.recipe: `recipe` "mono", or "meaning" with the meaning layer's features and
     paraphrase gate, core.meaning) on every dev family but the evaluation-only ones
-    (train.families.EVALUATION_ONLY) and write its combiner and
+    (calibration.families.EVALUATION_ONLY) and write its combiner and
     thresholds into the bundle; return the recipe's leave-one-dataset-out figures beside its in-sample ones,
     and the plain verifier's, on the same rows.
 
@@ -165,6 +165,3 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
         "coefficients": dict(zip(final.combiner.names, [round(v, 3) for v in final.combiner.coef], strict=True)),
     }
 
-
-def main_json(result: CalibrationReport, path: Path) -> None:
-    path.write_text(json.dumps(result, indent=2) + "\n")

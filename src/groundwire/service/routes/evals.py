@@ -3,16 +3,36 @@ re-runs the verifier over up to `limit` logged requests: a check's work, on the 
 
 from __future__ import annotations
 
-from fastapi import Depends, Query
+import json
+
+from fastapi import Depends, Query, Request
 from fastapi.responses import HTMLResponse
 
+from groundwire.foundation.errors import ErrorCode
 from groundwire.service import history, models
 from groundwire.service.auth import caller_scope, writer_scope
+from groundwire.service.errors import ServiceError
 from groundwire.service.routing import on_the_pool, service_router, service_runtime, worker_pool
 from groundwire.service.runtime import Runtime
 from groundwire.service.workers import WorkerPool
 
 router = service_router()
+
+
+async def no_body(request: Request) -> None:
+    """A dependency: 422 for a request that sends a body other than none or `{}` (a route whose options are all in
+    its query, which would otherwise ignore a body and answer 200, as if it had been read)."""
+    raw = await request.body()
+    if not raw:
+        return
+    try:
+        sent = json.loads(raw)
+    except ValueError:  # not JSON, or not UTF-8
+        sent = None
+    if sent != {}:
+        raise ServiceError(ErrorCode.INVALID_REQUEST,
+                           f"{request.method} {request.url.path} takes no body: send none, or {{}} (its one option "
+                           "is the query parameter `limit`).", details={"body_bytes": len(raw)})
 
 
 @router.get("/v1/eval", response_model=models.EvalSummary, tags=["eval"])
@@ -28,8 +48,9 @@ async def eval_dashboard(scope: str = Depends(caller_scope), limit: int = Query(
 @on_the_pool()
 async def record_eval_run(scope: str = Depends(writer_scope), limit: int = Query(500, ge=1, le=10_000),
                           runtime: Runtime = Depends(service_runtime),
-                          pool: WorkerPool = Depends(worker_pool)) -> models.EvalSummary:
-    """Run the eval loop and record the run in the history the dashboard plots."""
+                          pool: WorkerPool = Depends(worker_pool), _: None = Depends(no_body)) -> models.EvalSummary:
+    """Run the eval loop and record the run in the history the dashboard plots. It takes no body (422 for one other
+    than none or `{}`)."""
     return await pool.run(scope, history.eval_summary, runtime, scope=scope, limit=limit, save=True)
 
 

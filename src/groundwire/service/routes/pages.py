@@ -1,4 +1,4 @@
-"""The web page and the health check."""
+"""The web page, its icon, and the health check."""
 
 from __future__ import annotations
 
@@ -20,6 +20,13 @@ router = service_router()
 @router.get("/", include_in_schema=False)
 def index() -> FileResponse:
     return FileResponse(str(STATIC / "index.html"))
+
+
+@router.get("/favicon.ico", include_in_schema=False)
+def favicon() -> FileResponse:
+    """The page's icon (an SVG, which browsers take under this name too), for a browser that asks for it by its
+    conventional path: on /docs, /metrics or a JSON response, say (the page itself links it)."""
+    return FileResponse(str(STATIC / "favicon.svg"), media_type="image/svg+xml")
 
 
 @router.get("/healthz", response_model=models.HealthResponse, tags=["service"])

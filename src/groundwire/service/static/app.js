@@ -20,6 +20,13 @@ async function api(method, path, body) {
   return data;
 }
 
+// Control characters and bidi controls, which the service refuses in ids now but a row logged before may hold:
+// shown as their code points, so that a NUL is not hidden and a right-to-left override does not reorder the id.
+const HIDDEN_IN_IDS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+function visibleId(id) {
+  return String(id).replace(HIDDEN_IN_IDS, (ch) => `\u27e8U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}\u27e9`);
+}
+
 function showError(error) {
   const box = $("error");
   box.textContent = error ? String(error.message || error) : "";
@@ -155,7 +162,7 @@ function showClaim(index, element) {
   $("claim-verdict").textContent = c.verdict + (c.decided_by ? ` (by ${c.decided_by})` : "");
   $("claim-score").textContent = c.score.toFixed(3);
   $("claim-route").textContent = c.route;
-  $("claim-chunk-id").textContent = c.chunk_id || "none";
+  $("claim-chunk-id").textContent = c.chunk_id ? visibleId(c.chunk_id) : "none";
   $("claim-note").textContent = [c.note, ...(c.checks || []).map((f) => `${f.check}: ${f.detail}`)].filter(Boolean).join(" · ");
   const view = $("chunk-view");
   view.replaceChildren();

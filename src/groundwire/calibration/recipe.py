@@ -12,11 +12,11 @@ from typing import Literal, Unpack
 
 import numpy as np
 
+from groundwire.calibration import combine
+from groundwire.calibration.families import family
+from groundwire.calibration.monotone import fit_monotone
+from groundwire.calibration.thresholds import AnswerPoint, Routing, Thresholds, fit_key_thresholds, lookup
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
-from groundwire.train import combine
-from groundwire.train.families import family
-from groundwire.train.monotone import fit_monotone
-from groundwire.train.thresholds import AnswerPoint, Routing, Thresholds, fit_key_thresholds, lookup
 
 MONO_FEATURES: tuple[str, ...] = (
     "logit:support", "logit:contradiction", "lexical_support", "best_window_recall", "novel_word_share",

@@ -6,7 +6,7 @@
 # Each arm is then exported and measured LODO on the same 1,000 answers as the cascade (bench/cascade.py, lexical
 # and the shipped model on the same rows). Idempotent: each step is skipped when its output exists, and the
 # training runs resume from their checkpoints, so a work period reruns it in the background:
-#     nohup scripts/distill-experiment.sh >/dev/null 2>&1 &
+#     nohup experiments/distill-experiment.sh >/dev/null 2>&1 &
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${GW_RUNS:-$HOME/gw-runs}
@@ -28,6 +28,6 @@ nice -n 5 $GW train distill --teacher "onnx:$TEACHER" --pool "$RUNS/distill/pool
 for arm in hard soft; do
     data="$RUNS/data_v2"; [ "$arm" = soft ] && data="$OUT/data_soft"
     # The shipped model's v2 recipe (len 192, 2 frozen layers, label smoothing 0.05) at a continuation's LR.
-    OUT_ROOT="$OUT" START="$OUT/start" STEPS="$STEPS" scripts/arm.sh "arm-$arm" "$data"
+    OUT_ROOT="$OUT" START="$OUT/start" STEPS="$STEPS" experiments/arm.sh "arm-$arm" "$data"
 done
 echo "== $(date -u +%FT%TZ) done: $OUT/arm-{hard,soft}/lodo.txt"

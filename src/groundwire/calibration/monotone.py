@@ -9,12 +9,12 @@ by the same `LogisticCombiner` as before.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from groundwire.calibration.combine import ClaimRow, claim_label, file_weights
 from groundwire.scoring.combiner import LogisticCombiner, feature_matrix
-from groundwire.train.combine import ClaimRow, claim_label, file_weights
 
 SIGNS: Mapping[str, int] = {
     "logit:support": +1,
@@ -35,12 +35,15 @@ SIGNS: Mapping[str, int] = {
 }
 """+1: the feature can only raise the support score; -1: only lower it. Shape features (claim length, position,
 claim count) are not grounding evidence and are absent on purpose."""
+MAX_NEWTON_STEPS = 100
+GRADIENT_TOLERANCE = 1e-10
+"""The fit stops where no coefficient free to move has a loss gradient above this (the loss is a mean per claim)."""
 
 
 def fit_monotone(rows: Sequence[ClaimRow], *, names: Sequence[str], c: float = 0.05,
                  meta: dict[str, object] | None = None) -> LogisticCombiner:
     """Weighted logistic regression on standardised features with each coefficient's sign fixed by SIGNS
-    (L-BFGS-B with bounds) and an L2 penalty of 1/(2c) per unit weight. Labels and file-balanced, class-balanced
+    (projected Newton) and an L2 penalty of 1/(2c) per unit weight. Labels and file-balanced, class-balanced
     weights are the ones `combine.fit` uses."""
     unknown = [n for n in names if n not in SIGNS]
     if unknown:
@@ -84,24 +87,57 @@ def _design(rows: Sequence[ClaimRow], names: Sequence[str]) -> tuple[np.ndarray,
 
 def _minimise(z: np.ndarray, yy: np.ndarray, w: np.ndarray, *, c: float, signs: Sequence[int], prior: np.ndarray,
               start_intercept: float = 0.0) -> tuple[np.ndarray, float]:
-    """Weighted logistic loss + |coef - prior|^2 / (2c), each coefficient bounded to its sign (0: free)."""
-    from scipy.optimize import minimize
+    """Weighted logistic loss + |coef - prior|^2 / (2c), each coefficient bounded to its sign (0: free).
 
+    Projected Newton (Bertsekas 1982) in numpy, so that `groundwire adapt` fits on a core install: the loss is
+    convex, so with a handful of features a few exact Newton steps reach its minimum. Each step holds at zero the
+    coefficients that sit on their bound with the gradient pushing outward, takes the Newton step in the others and
+    projects it onto the bounds, halving it until the loss falls enough (Armijo)."""
     n, count = z.shape[1], max(len(yy), 1)
+    design = np.hstack([z, np.ones((len(yy), 1))])
+    lower = np.array([0.0 if sign > 0 else -np.inf for sign in signs] + [-np.inf])
+    upper = np.array([0.0 if sign < 0 else np.inf for sign in signs] + [np.inf])
+    penalty = np.array([1.0 / (c * count)] * n + [0.0])
+    target = np.concatenate([prior, [0.0]])
 
-    def loss(params: np.ndarray) -> tuple[float, np.ndarray]:
-        coef, intercept = params[:n], params[n]
-        logits = z @ coef + intercept
-        p = np.exp(-np.logaddexp(0.0, -logits))
-        shift = coef - prior
-        value = float(np.sum(w * (np.logaddexp(0.0, logits) - yy * logits)) / count + shift @ shift / (2 * c * count))
-        residual = w * (p - yy) / count
-        grad = np.concatenate([z.T @ residual + shift / (c * count), [residual.sum()]])
-        return value, grad
+    def loss(params: np.ndarray) -> float:
+        logits = design @ params
+        shift = params - target
+        return float(np.sum(w * (np.logaddexp(0.0, logits) - yy * logits)) / count + shift @ (penalty * shift) / 2)
 
-    bounds = [(0.0, None) if sign > 0 else (None, 0.0) if sign < 0 else (None, None) for sign in signs]
-    lower = np.array([-np.inf if sign <= 0 else 0.0 for sign in signs])
-    upper = np.array([np.inf if sign >= 0 else 0.0 for sign in signs])
-    start = np.concatenate([np.clip(prior, lower, upper), [start_intercept]])
-    result = minimize(loss, start, jac=True, method="L-BFGS-B", bounds=[*bounds, (None, None)])
-    return result.x[:n], float(result.x[n])
+    params = np.clip(np.concatenate([prior, [start_intercept]]), lower, upper)
+    value = loss(params)
+    for _ in range(MAX_NEWTON_STEPS):
+        p = np.exp(-np.logaddexp(0.0, -(design @ params)))
+        grad = design.T @ (w * (p - yy) / count) + penalty * (params - target)
+        # On a bound with the gradient pushing outward: held there this step.
+        held = ((params <= lower) & (grad > 0)) | ((params >= upper) & (grad < 0))
+        if not np.any(np.abs(grad[~held]) > GRADIENT_TOLERANCE):
+            break
+        free = ~held
+        hessian = (design.T * (w * p * (1 - p) / count)) @ design + np.diag(penalty)
+        newton = np.zeros_like(params)
+        newton[free] = np.linalg.lstsq(hessian[np.ix_(free, free)], -grad[free], rcond=None)[0]
+        # Projecting the Newton step onto the bounds can undo its descent where coefficients couple; a projected
+        # gradient step (scaled by the Hessian's diagonal) always descends, so it takes over then.
+        scaled = np.where(free, -grad / np.maximum(np.diag(hessian), 1e-12), 0.0)
+        moved = _descend(loss, params, value, grad, newton, lower, upper) or _descend(
+            loss, params, value, grad, scaled, lower, upper)
+        if moved is None:
+            break  # no step lowers the loss: at its minimum to machine precision
+        params, value = moved
+    return params[:n], float(params[n])
+
+
+def _descend(loss: Callable[[np.ndarray], float], params: np.ndarray, value: float, grad: np.ndarray,
+             step: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """The longest of step, step/2, step/4, ... (projected onto the bounds) that lowers the loss enough (Armijo),
+    with the loss there; None when none does."""
+    size = 1.0
+    for _ in range(60):
+        trial = np.clip(params + size * step, lower, upper)
+        decrease = float(grad @ (trial - params))
+        if decrease < 0 and (trial_value := loss(trial)) <= value + 1e-4 * decrease:
+            return trial, trial_value
+        size /= 2
+    return None

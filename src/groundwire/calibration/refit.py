@@ -14,6 +14,8 @@ import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from groundwire.calibration.adapt import Targets, TooFewLabels, adapt, base_settings, log_source
+from groundwire.calibration.thresholds import lookup
 from groundwire.core.cancel import Cancelled
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
@@ -26,8 +28,6 @@ from groundwire.pipeline import build_verifier
 from groundwire.scoring.base import calibration_of
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
 from groundwire.scoring.profile import unprofiled
-from groundwire.train.adapt import Targets, TooFewLabels, adapt, base_settings, log_source
-from groundwire.train.thresholds import lookup
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.data.store import Store
@@ -54,7 +54,7 @@ def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: Ch
     try:
         base = build_verifier(base_settings(settings), scorer=unprofiled(in_force.scorer))
         refit = refit_of(rows, in_force=in_force, base=base, targets=targets, source=log_source(db, scope),
-                         command=command)
+                         scope=scope, command=command)
     except InputError as error:  # adapt would stop with it too
         refit = not_computed(error.code.value, str(error))
     except Cancelled as stop:  # the service's time budget (core.cancel): the count stands, the refit is not made
@@ -68,13 +68,13 @@ def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: Ch
 
 
 def refit_of(rows: Sequence[EvalRow | RowError], *, in_force: Verifier, base: Verifier, targets: Targets,
-             source: str, command: str) -> Refit:
+             source: str, scope: str, command: str) -> Refit:
     """adapt's profile on these rows (checked by `base`), or its refusal, beside `in_force`'s thresholds."""
     readable = [row for row in rows if isinstance(row, EvalRow)]
     now = _in_force(readable, in_force)
     document_targets = _targets(targets)
     try:
-        adapted = adapt(readable, base, targets=targets, source=source)
+        adapted = adapt(readable, base, targets=targets, source=source, scope=scope)
     except InputError as refused:
         if refused.code not in REFUSALS:
             raise

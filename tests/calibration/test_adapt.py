@@ -1,14 +1,19 @@
-"""Fitting a domain profile (train/adapt.py): the confidence rule, the combiner refit toward its prior, grouped folds,
-the refusals, and a profile written, loaded and applied."""
+"""Fitting a domain profile (calibration/adapt.py): the confidence rule, the combiner refit toward its prior, grouped
+folds, the refusals, and a profile written, loaded and applied."""
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from groundwire.calibration import adapt, monotone
+from groundwire.calibration.combine import ClaimRow
+from groundwire.calibration.monotone import fit_toward
 from groundwire.config import CheckSettings
 from groundwire.data.rows import read_eval_jsonl
 from groundwire.evaluation.operating import accept_threshold, allowed_errors, answers_needed
@@ -17,9 +22,6 @@ from groundwire.pipeline import CheckItem, build_verifier, check
 from groundwire.scoring.base import Calibration
 from groundwire.scoring.combiner import LogisticCombiner
 from groundwire.scoring.profile import load_profile
-from groundwire.train import adapt
-from groundwire.train.combine import ClaimRow
-from groundwire.train.monotone import fit_toward
 
 FIXTURE = Path(__file__).resolve().parents[2] / "examples" / "labelled.jsonl"
 
@@ -81,6 +83,49 @@ def test_a_strong_prior_holds_the_refit_near_the_shipped_coefficients() -> None:
     assert distance[0] < 0.05 < distance[1]
 
 
+def test_the_refit_reaches_the_constrained_minimum() -> None:
+    """At the fit, each coefficient off its bound has a zero gradient, and each held at zero a gradient that pushes
+    it past its bound (the optimality conditions of a sign-constrained convex loss)."""
+    rows = _rows(400, rng=np.random.default_rng(4), flip_recall=True)
+    c = 100.0
+    refit = fit_toward(rows, PRIOR, c=c)
+    x, yy, w = monotone._design(rows, PRIOR.names)
+    z = (x - np.asarray(PRIOR.mean)) / np.asarray(PRIOR.scale)
+    coef = np.asarray(refit.coef)
+    p = 1 / (1 + np.exp(-(z @ coef + refit.intercept)))
+    grad = z.T @ (w * (p - yy)) / len(yy) + (coef - np.asarray(PRIOR.coef)) / (c * len(yy))
+    assert abs(float(np.sum(w * (p - yy)))) / len(yy) < 1e-8  # the intercept is free
+    assert refit.coef[1] == 0.0 and grad[1] > 0  # held at its bound by the data against its sign
+    assert abs(grad[0]) < 1e-8
+
+
+def test_the_combiner_refit_needs_no_scipy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A core install (`pip install groundwire`, and the [serve] extra) has no scipy: the refit runs on numpy."""
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.optimize", None)
+    rows = _rows(300, rng=np.random.default_rng(3))
+    base = adapt.Fitted(PRIOR, (0.95, 0.05), {})
+    result = adapt.adapt_rows(rows, base, recipe="combiner", targets=adapt.Targets(), c=adapt.PRIOR_C, folds=5,
+                              base_model="m", calibration=Calibration())
+    assert result.document["recipe"] == "combiner"
+    assert result.fitted.combiner != PRIOR
+
+
+def test_profile_json_names_no_path_nor_database_url() -> None:
+    rows = list(read_eval_jsonl(FIXTURE))
+    verifier = build_verifier(CheckSettings(scorer="lexical"))
+    from_file = adapt.adapt(rows, verifier, recipe="thresholds", source=str(FIXTURE))
+    assert from_file.document["labels_from"] == {"kind": "file", "scope": None, "answers": 80,
+                                                 "unlabelled_skipped": 0}
+    assert str(FIXTURE.parent) not in json.dumps(from_file.document)
+    url = "postgresql://groundwire:s3cret@db.internal:5432/log"
+    from_log = adapt.adapt(rows, verifier, recipe="thresholds", source=adapt.log_source(url, "ops"), scope="ops")
+    assert from_log.document["labels_from"] == {"kind": "request_log", "scope": "ops", "answers": 80,
+                                                "unlabelled_skipped": 0}
+    written = json.dumps(from_log.document)
+    assert "s3cret" not in written and "db.internal" not in written
+
+
 def test_folds_never_split_a_source_document() -> None:
     groups = [f"doc{i % 17}" for i in range(200)]
     folds = adapt.group_folds(groups, 5)
@@ -120,7 +165,7 @@ def test_the_combiner_recipe_refits_and_routes_its_held_out_answers_within_the_t
     rows = _rows(300, rng=np.random.default_rng(3))
     base = adapt.Fitted(PRIOR, (0.95, 0.05), {})
     result = adapt.adapt_rows(rows, base, recipe="combiner", targets=adapt.Targets(), c=adapt.PRIOR_C, folds=5,
-                              base_model="m", calibration=Calibration(), source="synthetic.jsonl")
+                              base_model="m", calibration=Calibration())
     assert result.fitted.combiner is not PRIOR
     validation = result.validation
     assert validation["profile"]["escalated"]["value"] < validation["shipped"]["escalated"]["value"]

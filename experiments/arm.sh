@@ -3,8 +3,8 @@
 # recipe at a continuation's LR, export it, and measure it LODO on the same 1,000 answers as the cascade
 # (bench/cascade.py puts the shipped model and lexical on the same rows). Idempotent: each step is skipped when
 # its output exists, and training resumes from its checkpoint.
-#     scripts/arm.sh NAME DATA_DIR        -> $GW_RUNS/arms/NAME/{bundle,features.jsonl,lodo.txt,lodo.json}
-# OUT_ROOT overrides where the arm is written (scripts/distill-experiment.sh keeps its arms under distill2/);
+#     experiments/arm.sh NAME DATA_DIR        -> $GW_RUNS/arms/NAME/{bundle,features.jsonl,lodo.txt,lodo.json}
+# OUT_ROOT overrides where the arm is written (experiments/distill-experiment.sh keeps its arms under distill2/);
 # SMALL_CACHE is the shipped model's feature cache on the same rows, collected by the same code as the arm's.
 # An arm whose final/ exists is not trained (scripts/interpolate.py writes one from two trained arms).
 set -euo pipefail

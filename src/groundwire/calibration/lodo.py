@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from groundwire.calibration.combine import ClaimRow, answers_of
+from groundwire.calibration.families import EVALUATION_ONLY, family
+from groundwire.calibration.recipe import Fitted
+from groundwire.calibration.thresholds import lookup
 from groundwire.core.claim_state import window_caps
 from groundwire.evaluation.metrics import detection_metrics
 from groundwire.evaluation.operating import decide_threshold, routing_rates
-from groundwire.train.combine import ClaimRow, answers_of
-from groundwire.train.families import EVALUATION_ONLY, family
-from groundwire.train.recipe import Fitted
-from groundwire.train.thresholds import lookup
 
 Key = tuple[str, str]
 Recipe = Callable[[Sequence[ClaimRow]], Fitted]

@@ -5,7 +5,7 @@
 #   - bench/verbatim.py --copy-rule off: the model's own support on the 192 copied sentences, and the swapped ones;
 #   - bench/lodo.py --limit 100 --no-meaning: LODO per family, lexical on the same rows.
 # Idempotent: each step is skipped when its output exists, and the run resumes from its checkpoint, so
-#     nohup scripts/copypairs-experiment.sh >/dev/null 2>&1 &
+#     nohup experiments/copypairs-experiment.sh >/dev/null 2>&1 &
 # reruns it (GW_RUNS, STEPS, LR, COPIES, LIMIT and ARM, the run's folder name, override). Nothing here touches the bundled model.
 set -euo pipefail
 cd "$(dirname "$0")/.."

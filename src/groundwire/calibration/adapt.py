@@ -5,10 +5,8 @@ From the answers' claim features (`combine.collect_rows`, one check each), fit w
   `eval --target-far/--target-frr` and the shipped calibration use), pooled and per task with enough labels;
 - "combiner": first the shipped combiner refitted with its coefficients as the prior and their signs kept
   (`monotone.fit_toward`), then the thresholds on the scores it gives;
-- with a fine-tune (`adapt --fine-tune`, train.finetune), the model itself: tuned on the labels' (window, claim)
-  pairs in each of TUNE_FOLDS folds, the held-out fold checked with the model tuned without it; the recipe above is
-  fitted and cross-validated on those out-of-fold claim rows (same folds), and the model the profile keeps is tuned
-  on all the labels.
+- with a fine-tune (`adapt --fine-tune`, train.adapt_tuned), the model itself, and the recipe above on the claim
+  rows it gives.
 Every figure the profile records is cross-validated within the labels, folds grouped by source document, so no
 profile is reported on the rows it was fitted on. `adapt` refuses (an InputError) when the labels are too few
 to meet the targets with confidence, and when the cross-validated false-accept rate exceeds the target by more
@@ -21,37 +19,34 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
+from groundwire.calibration import combine, lodo
+from groundwire.calibration.monotone import fit_toward
+from groundwire.calibration.recipe import Fitted, answer_points
+from groundwire.calibration.thresholds import fit_key_thresholds
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT, Verifier
 from groundwire.data.rows import EvalRow
 from groundwire.evaluation.metrics import auroc_interval, detection_metrics, wilson_interval
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR, answers_needed
 from groundwire.foundation.errors import ErrorCode, InputError
-from groundwire.foundation.extras import require_extra
 from groundwire.scoring.base import Calibration, calibration_of
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
-from groundwire.scoring.profile import COMBINER_FILE, PROFILE_FILE, PROFILE_FORMAT, TUNED_FORMAT
-from groundwire.train import combine, finetune, lodo
-from groundwire.train.finetune import TuneSettings
-from groundwire.train.monotone import fit_toward
-from groundwire.train.recipe import Fitted, answer_points
-from groundwire.train.thresholds import fit_key_thresholds
+from groundwire.scoring.profile import COMBINER_FILE, MODEL_DIR, PROFILE_FILE, PROFILE_FORMAT
 from groundwire.version import __version__
 
 Recipe = Literal["thresholds", "combiner"]
 RECIPES: tuple[Recipe, ...] = ("thresholds", "combiner")
 PRIOR_C = 0.05
 """How far the refitted combiner may move from the shipped one: the L2 pull toward its coefficients is 1/(2c) per
-unit, summed over the labelled claims' losses (the shipped recipe's own strength, train.recipe.MONO_C, so the
+unit, summed over the labelled claims' losses (the shipped recipe's own strength, calibration.recipe.MONO_C, so the
 prior counts as much as it did when it was fitted). Chosen on the dev learning curves (bench/adapt_curve.py)."""
 DEFAULT_CONFIDENCE = 0.9
 """The thresholds meet the targets with this confidence on answers like the labelled ones (operating.allowed_errors)."""
@@ -59,9 +54,6 @@ MIN_KEY_CLASS_ANSWERS = 40
 """A task gets thresholds of its own with at least this many labelled answers of each class (with a checkable
 claim); otherwise it routes by the pooled pair."""
 FOLDS = 5
-TUNE_FOLDS = 3
-"""Folds of a fine-tuned profile's cross-validation: each fold costs a fine-tune, and 3 + the final one keep `adapt
---fine-tune` on 200 answers within 10 minutes on 2 cores (bench/adapt_curve.py --time-adapt --fine-tune)."""
 
 IDENTITY = LogisticCombiner(names=("logit:support",), mean=(0.0,), scale=(1.0,), coef=(1.0,), intercept=0.0,
                             meta={"identity": True})
@@ -95,7 +87,8 @@ def base_settings(settings: CheckSettings) -> CheckSettings:
 
 
 def log_source(db: str, scope: str) -> str:
-    """What `adapt --from-log DB --scope S` names its labels' source (profile.json's labels_from)."""
+    """What `adapt --from-log DB --scope S` names its labels' source in its messages (profile.json keeps no path nor
+    database URL: `labels_from`)."""
     return f"{db} (scope {scope})"
 
 
@@ -107,6 +100,13 @@ def shipped(calibration: Calibration) -> Fitted:
                          "logistic combiners of groundwire.scoring.combiner", code=ErrorCode.INVALID_SETTINGS)
     pooled = calibration.thresholds or (DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT)
     return Fitted(combiner or IDENTITY, pooled, dict(calibration.task_thresholds))
+
+
+def labels_from(scope: str | None, *, answers: int, skipped: int) -> dict[str, object]:
+    """profile.json's record of where its labels came from: a labelled file or a scope of the request log, never the
+    file's path nor the log's URL (a profile is shared and shipped; a URL may hold a password)."""
+    return {"kind": "file" if scope is None else "request_log", "scope": scope, "answers": answers,
+            "unlabelled_skipped": skipped}
 
 
 def refits_combiner(base: Fitted, recipe: Recipe) -> bool:
@@ -261,96 +261,31 @@ class Adapted:
         return self.document["validation"]  # type: ignore[return-value]
 
 
-def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "combiner", targets: Targets = Targets(),
-          c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", tune: TuneSettings | None = None,
-          tune_folds: int = TUNE_FOLDS) -> Adapted:
-    """Fit a profile on labelled rows, checking each once with `verifier` (the base scorer, its settings, no
-    profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target.
-    `tune`: fine-tune the model too (`tune_folds` folds), with these settings."""
+def labelled_of(rows: Sequence[EvalRow], source: str) -> list[EvalRow]:
+    """The rows with a label; refuse rows without any (`source` names them)."""
     labelled = [r for r in rows if r.hallucinated is not None]
     if not labelled:
         raise InputError(f"{source}: no labelled rows (a row needs hallucinated: true or false)",
                          code=ErrorCode.NO_ROWS)
+    return labelled
+
+
+def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "combiner", targets: Targets = Targets(),
+          c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", scope: str | None = None) -> Adapted:
+    """Fit a profile on labelled rows, checking each once with `verifier` (the base scorer, its settings, no
+    profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target.
+    `source` names the labels in messages; `scope`: the request log's scope they were read from (None: a labelled
+    file). With a fine-tune of the model too: train.adapt_tuned."""
+    labelled = labelled_of(rows, source)
     calibration = calibration_of(verifier.scorer)
-    base = shipped(calibration)
-    if tune is not None:
-        require_extra("train", *finetune.NEEDS, needed_by="groundwire adapt --fine-tune")
-        finetune.base_bundle(verifier.scorer)  # refuse a scorer that cannot be tuned before checking anything
-    elif refits_combiner(base, recipe):  # the constrained fit is scipy's L-BFGS-B
-        require_extra("train", "scipy", needed_by="groundwire adapt --recipe combiner (--recipe thresholds needs none)")
-    file = Path(source).stem
-    if tune is None:
-        claim_rows = combine.collect_rows(labelled, verifier, file=file)
-        return adapt_rows(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds,
-                          base_model=verifier.scorer.model_id, calibration=calibration, source=source,
-                          skipped=len(rows) - len(labelled))
-    checked = finetune.check_labelled(labelled, verifier, file=file)
-    return adapt_tuned(checked, verifier, base, recipe=recipe, targets=targets, c=c, folds=tune_folds,
-                       calibration=calibration, source=source, tune=tune, skipped=len(rows) - len(labelled))
-
-
-def adapt_tuned(checked: Sequence[finetune.Checked], verifier: Verifier, base: Fitted, *, recipe: Recipe,
-                targets: Targets, c: float, folds: int, calibration: Calibration, source: str,
-                tune: TuneSettings, skipped: int = 0, auroc_rounds: int = 500) -> Adapted:
-    """`adapt` with a fine-tune, on answers checked already by the base `verifier`: the recipe is fitted and
-    cross-validated on out-of-fold claim rows (each fold checked by the model tuned on the other folds), the
-    profile's model tuned on all the pairs. Its Adapted holds the model in a temporary directory that
-    `write_profile` moves into the profile (`discard` removes it)."""
-    started = time.monotonic()
-    bundle = finetune.base_bundle(verifier.scorer)
-    base_model = verifier.scorer.model_id
-    claim_rows = [r for answer in checked for r in answer.claim_rows]
-    require_enough(claim_rows, targets)
-    # Hallucinated answers without a checkable claim are accepted whatever the model and thresholds: where they
-    # alone put the false-accept rate above the target by more than its interval, refuse before tuning anything.
-    answers = combine.answers_of(claim_rows).values()
-    unroutable = sum(r.hallucinated and r.claim_index < 0 for r in answers)
-    require_within_target(rate(unroutable, sum(r.hallucinated for r in answers)), targets, unroutable=unroutable,
-                          fitted=False)
-    pairs = finetune.claim_pairs(checked, verifier)
-    # The recipe's cross-validation (adapt_rows) makes the same folds from the same claim rows' groups.
-    held = group_folds([r.group for r in claim_rows], folds)
-    work = Path(tempfile.mkdtemp(prefix="groundwire-adapt-"))
-    try:
-        start = finetune.start_checkpoint(bundle, work)
-        out_of_fold: dict[int, list[combine.ClaimRow]] = {}
-        for k, test in enumerate(held):
-            keys = {(r.file, r.row_id) for r, held_out in zip(claim_rows, test, strict=True) if held_out}
-            tuned = finetune.fine_tune([p for p in pairs if p.answer not in keys], start=start,
-                                       base_bundle=bundle, base_model=base_model, out=work / f"fold-{k}",
-                                       settings=tune)
-            fold_verifier = finetune.tuned_verifier(verifier, tuned.bundle)
-            for i, answer in enumerate(checked):
-                if (answer.claim_rows[0].file, answer.row.id) in keys:
-                    out_of_fold[i] = finetune.recheck(answer, fold_verifier)
-            shutil.rmtree(tuned.bundle)
-        rows = [r for i in range(len(checked)) for r in out_of_fold[i]]
-        adapted = adapt_rows(rows, base, recipe=recipe, targets=targets, c=c, folds=folds, base_model=base_model,
-                             calibration=calibration, source=source, skipped=skipped, auroc_rounds=auroc_rounds,
-                             shipped_rows=claim_rows)
-        final = finetune.fine_tune(pairs, start=start, base_bundle=bundle, base_model=base_model,
-                                   out=work / finetune.MODEL_DIR, settings=tune)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    shutil.rmtree(start, ignore_errors=True)
-    document = dict(adapted.document)
-    document["format"] = TUNED_FORMAT
-    document["recipe"] = f"{document['recipe']}+fine-tune"
-    document["model"] = {
-        "dir": finetune.MODEL_DIR, "model_id": final.model_id, "tuned_from": base_model,
-        "pairs": final.pairs, "pairs_available": finetune.pair_counts(pairs),
-        "claim_labels": finetune.CLAIM_RULE, "settings": asdict(tune), "steps": final.steps,
-        "tuned_in_folds": folds, "minutes": round((time.monotonic() - started) / 60, 2),
-    }
-    validation = dict(document["validation"])  # type: ignore[call-overload]
-    validation["profile_model"] = "each fold checked by the model fine-tuned on the other folds"
-    document["validation"] = validation
-    return Adapted(adapted.fitted, adapted.decide_at, document, model=final.bundle)
+    claim_rows = combine.collect_rows(labelled, verifier, file=Path(source).stem)
+    return adapt_rows(claim_rows, shipped(calibration), recipe=recipe, targets=targets, c=c, folds=folds,
+                      base_model=verifier.scorer.model_id, calibration=calibration, scope=scope,
+                      skipped=len(rows) - len(labelled))
 
 
 def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
-               c: float, folds: int, base_model: str, calibration: Calibration, source: str,
+               c: float, folds: int, base_model: str, calibration: Calibration, scope: str | None = None,
                skipped: int = 0, auroc_rounds: int = 500,
                shipped_rows: Sequence[combine.ClaimRow] | None = None) -> Adapted:
     """`adapt` on claim rows collected already (the learning curves reuse one feature cache, and skip the AUROC
@@ -369,7 +304,7 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
         "format": PROFILE_FORMAT,
         "base_model": base_model,
         "made_by": f"groundwire {__version__} adapt",
-        "labels_from": {"source": source, "answers": len(combine.answers_of(claim_rows)), "unlabelled_skipped": skipped},
+        "labels_from": labels_from(scope, answers=len(combine.answers_of(claim_rows)), skipped=skipped),
         "recipe": recipe if refit else "thresholds",
         "targets": {"false_accept": targets.far, "false_reject": targets.frr, "confidence": targets.confidence},
         "prior_strength": c if refit else None,
@@ -399,7 +334,7 @@ def write_profile(adapted: Adapted, out: Path, *, force: bool = False) -> Path:
             assert adapted.fitted.combiner is not None
             (staging / COMBINER_FILE).write_text(adapted.fitted.combiner.to_json() + "\n", encoding="utf-8")
         if adapted.model is not None:
-            shutil.copytree(adapted.model, staging / finetune.MODEL_DIR)
+            shutil.copytree(adapted.model, staging / MODEL_DIR)
         if out.exists():
             shutil.rmtree(out) if out.is_dir() else out.unlink()
         os.replace(staging, out)

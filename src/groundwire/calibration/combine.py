@@ -414,21 +414,6 @@ def _thresholds_or(by_key: Mapping[str, tuple[float, float]],
     return lambda key: by_key.get(key, pooled)
 
 
-def model_only_scores(rows: Sequence[ClaimRow], accept_at: float) -> list[AnswerScore]:
-    """The model alone: min over claims of the raw support probability."""
-    answers = answer_scores(rows, np.array([r.features.get("support", 1.0) for r in rows]))
-    first = answers_of(rows)
-    return [AnswerScore(r.file, r.task, r.hallucinated, s, s >= accept_at)
-            for k, s in answers.items() for r in [first[k]]]
-
-
-def verifier_scores(rows: Sequence[ClaimRow], accept_at: float) -> list[AnswerScore]:
-    """The full verifier without a combiner: its own answer score (support after the deterministic checks)."""
-    first = answers_of(rows)
-    return [AnswerScore(r.file, r.task, r.hallucinated, r.answer_score, r.answer_score >= accept_at)
-            for r in first.values()]
-
-
 def metrics(answers: Sequence[AnswerScore]) -> dict[str, float | int | None]:
     m = detection_metrics([a.hallucinated for a in answers], [a.score for a in answers],
                           [not a.accepted for a in answers])

@@ -2,7 +2,7 @@
 # Train (or resume) the larger cross-encoder of issue 19 on CPU: all-mpnet-base-v2 on the v3 mix.
 # Idempotent: each step is skipped when its output exists, and `train run` resumes from <run>/checkpoint
 # (step, elapsed time and optimizer), so every work period just reruns this script in the background:
-#     nohup scripts/train-mpnet.sh >/dev/null 2>&1 &
+#     nohup experiments/train-mpnet.sh >/dev/null 2>&1 &
 # The LR schedule ends after STEPS batches of 16 (not at a wall-clock budget: on a shared CPU the clock says
 # little about the work done; the first 90 minutes here trained 50 batches at load 15).
 set -euo pipefail

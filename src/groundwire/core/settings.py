@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.types import RouteMode, ordered
 
-__all__ = ["RENAMED_OPTIONS", "CheckSettings", "Section", "option_error", "refuse_unknown_options"]
+__all__ = [
+    "RENAMED_OPTIONS",
+    "CheckSettings",
+    "Section",
+    "moved_settings_error",
+    "option_error",
+    "refuse_unknown_options",
+]
 
 
 class Section(BaseModel):
@@ -152,6 +159,20 @@ def option_error(where: str, name: str, accepted: Collection[str], *, checked_by
     hint = f"; did you mean {close[0]}=?" if close else ""
     takes = ", ".join(f"{option}=" for option in sorted(accepted))
     return TypeError(f"{where} got an unexpected keyword argument {name!r}{hint} (it takes {takes})")
+
+
+def moved_settings_error(moved: Iterable[str], accepted: Collection[str]) -> TypeError:
+    """Verifier's keywords that are settings (those of release 0.1 among them): they go in its CheckSettings, which
+    the error says; any other keyword, `option_error` against what Verifier() takes (`accepted`)."""
+    moved = list(moved)
+    if unknown := [name for name in moved if name not in CheckSettings.model_fields and name not in RENAMED_OPTIONS]:
+        return option_error("Verifier()", unknown[0], accepted)
+    names = ", ".join(f"{name}=" for name in moved)
+    fields = ", ".join(f"{RENAMED_OPTIONS.get(name, name)}=..." for name in moved)
+    return TypeError(
+        f"Verifier({names}) moved into the settings: write Verifier(scorer, CheckSettings({fields})) "
+        "(route_mode= is route=, checks_on=('entities',) is entities=True, threshold= is accept_at=)"
+    )
 
 
 def refuse_unknown_options(where: str, given: Iterable[str], accepted: Collection[str]) -> None:

@@ -35,7 +35,7 @@ from groundwire.core.meaning import Alignment, align
 from groundwire.core.plan import Plan, Workload, as_chunks
 from groundwire.core.pruning import Pruner
 from groundwire.core.routing import Router
-from groundwire.core.settings import RENAMED_OPTIONS, CheckSettings, option_error
+from groundwire.core.settings import CheckSettings, moved_settings_error
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.tracing import traced
@@ -76,7 +76,6 @@ STRUCTURED_TASK = "data2text"
 
 
 _VERIFIER_KEYWORDS = ("scorer", "settings", "decomposer", "combiner", "pruner", "embedder", "escalate_to", "after")
-"""What Verifier() takes (its own parameters), named when it refuses another keyword."""
 
 
 class Verifier:
@@ -110,17 +109,8 @@ class Verifier:
         the scorer given, and decomposer = "llm", `pruner` and `cascade` need their objects here (`decomposer`,
         `pruner`, `escalate_to`), which build_verifier makes. `combiner` and `embedder` replace the scorer's
         calibrated combiner and the shared embedder; `after`: the first stage's model id, for a cascade's second."""
-        if moved:  # the settings keywords of release 0.1 (CHANGELOG.md); anything else, the one rule's TypeError
-            settings_names = set(CheckSettings.model_fields) | set(RENAMED_OPTIONS)
-            for name in moved:
-                if name not in settings_names:
-                    raise option_error("Verifier()", name, _VERIFIER_KEYWORDS)
-            names = ", ".join(f"{name}=" for name in moved)
-            fields = ", ".join(f"{RENAMED_OPTIONS.get(name, name)}=..." for name in moved)
-            raise TypeError(
-                f"Verifier({names}) moved into the settings: write Verifier(scorer, CheckSettings({fields})) "
-                "(route_mode= is route=, checks_on=('entities',) is entities=True, threshold= is accept_at=)"
-            )
+        if moved:  # the settings keywords of release 0.1 (CHANGELOG.md), or another: the one rule's TypeError
+            raise moved_settings_error(moved, _VERIFIER_KEYWORDS)
         self.settings = settings = CheckSettings() if settings is None else settings
         """What the check reads (thresholds, routing, citations, figures, meaning, opt-in checks) as given."""
         given = {"decomposer": decomposer, "pruner": pruner, "cascade": escalate_to}

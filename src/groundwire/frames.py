@@ -17,13 +17,14 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Unpack, overload
 
+from groundwire.core.settings import refuse_unknown_options
 from groundwire.core.tracing import batch_span
 from groundwire.data.results import result_row
 from groundwire.data.rows import COLUMN_ALIASES, EvalRow, RowError, canonical_record, parse_record
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import optional_import
 from groundwire.foundation.types import Report
-from groundwire.pipeline import CheckOptions, check_rows, checker_for
+from groundwire.pipeline import CHECK_OPTION_NAMES, CheckOptions, check_rows, checker_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,8 +84,8 @@ def verify_many(
 
     `answer`, `context`, `question` and `task` name the columns (default: found by name). A context cell is a
     list of strings or of {id, text} objects, or one string. With `claims=True` a second frame lists every claim.
-    `options` (CheckOptions: settings, verifier, client, scorer, accept_at, reject_at) choose the check as
-    verify()'s keywords do.
+    `options` (CheckOptions: settings and any of its fields as keywords, verifier, client) choose the check as
+    verify()'s keywords do, and are refused as verify() refuses them.
     `progress`: a progress bar of rows done out of the frame's rows, on stderr (rich); by default (None) shown only
     when stderr is a terminal, `True` shows it anyway (its last state, where stderr is not a terminal), `False`
     never. Raises InputError when no answer or no context column is found (naming the frame's columns and those
@@ -99,7 +100,7 @@ def verify_many(
         raise InputError(f"no column {', '.join(map(repr, missing))}; the frame has {', '.join(map(str, frame.columns))}",
                          code=ErrorCode.MISSING_COLUMN)
     _require_columns(frame.columns, columns)
-    checker = checker_for(**options)
+    checker = checker_for("verify_many()", **options)
     parsed = [_parse_row(label, record, columns) for label, record in zip(frame.index, frame.to_dict("records"),
                                                                           strict=True)]
     answers: list[dict[str, Any]] = []
@@ -136,6 +137,7 @@ async def averify_many(
     The same frame comes back, one row per answer, a row that failed with its `error_code` and `error`."""
     import anyio.to_thread  # lazy: only async callers need it
 
+    refuse_unknown_options("averify_many()", options, CHECK_OPTION_NAMES)  # here, not in the worker thread
     call = functools.partial(verify_many, data, answer=answer, context=context, question=question, task=task,
                              require_citations=require_citations, progress=progress, **options)
     return await anyio.to_thread.run_sync(call, limiter=limiter)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, Unpack
@@ -33,6 +33,7 @@ from groundwire.core.cancel import checkpoint
 from groundwire.core.claims import Decomposer
 from groundwire.core.plan import Plan, as_chunks
 from groundwire.core.pruning import Pruner, get_pruner
+from groundwire.core.settings import refuse_unknown_options
 from groundwire.core.verifier import Verifier
 from groundwire.data.rows import EvalRow, RowError
 from groundwire.foundation.errors import ErrorCode, InputError
@@ -51,10 +52,13 @@ if TYPE_CHECKING:
 __all__ = [
     "CheckItem",
     "CheckOptions",
+    "CHECK_OPTION_NAMES",
     "CheckSettings",
     "Checked",
     "Checker",
     "Judge",
+    "SETTING_NAMES",
+    "SettingsOptions",
     "averify",
     "build_pruner",
     "build_verifier",
@@ -64,7 +68,6 @@ __all__ = [
     "checker_for",
     "failure_of",
     "given_or_shared",
-    "SettingsOptions",
     "settings_of",
     "shared_verifier",
     "configured_client",
@@ -317,40 +320,81 @@ def shared_verifier(settings: CheckSettings | None = None, *, client: LLMClient 
         return _SHARED[key]
 
 
-class SettingsOptions(TypedDict, total=False):
-    """The settings keywords every library call and adapter takes, declared once: plain values."""
+class _SettingsKeywords(TypedDict, total=False):
+    """CheckSettings' fields as keywords (None: not given), all but `scorer` and `require_citations`, whose types
+    differ between the library calls and the adapters. tests/test_settings_reach.py holds the two option sets
+    below to CheckSettings' fields, so a new field is declared here or a test fails."""
 
     settings: CheckSettings | None
-    """Everything [verify] in groundwire.toml can say; None: the defaults (the bundled model)."""
-    scorer: str | None
+    """Everything [verify] in groundwire.toml can say; None: the defaults (the bundled model). The keywords below,
+    where given, are put over it (`with_flags`), as the CLI puts its flags over the file."""
     accept_at: float | None
     reject_at: float | None
-    """Put over `settings` (`with_flags`), as the CLI puts --scorer, --accept-at and --reject-at over the file."""
+    route: RouteMode | None
+    decide_at: float | None
+    decomposer: Literal["rules", "llm"] | None
+    pruner: Literal["none", "lexical", "embedding"] | None
+    canonical_figures: bool | None
+    meaning: bool | None
+    entities: bool | None
+    judge: bool | None
+    cascade: str | None
+    profile: str | Path | None
 
 
-class CheckOptions(SettingsOptions, total=False):
-    """How a library call (averify, verify_many, averify_many, assert_grounded) chooses its check: settings, or a
-    loaded `verifier` (not both); `client`, the [llm] endpoint of the judge and an LLM decomposer (None: the one
-    groundwire.toml configures, when the settings need one)."""
+class SettingsOptions(_SettingsKeywords, total=False):
+    """The settings keywords every adapter takes: plain values, which a framework can save with it."""
 
+    scorer: str | None
+    require_citations: bool | None
+
+
+class CheckOptions(_SettingsKeywords, total=False):
+    """How a library call (verify, averify, verify_many, averify_many, assert_grounded) chooses its check: the
+    settings keywords (each CheckSettings field; `require_citations` is each call's own keyword), with `scorer` a
+    name or a scorer object (which gets a verifier of its own); or a loaded `verifier` (not with settings);
+    `client`, the [llm] endpoint of the judge and an LLM decomposer (None: the one groundwire.toml configures, when
+    the settings need one)."""
+
+    scorer: Scorer | str | None
     verifier: Verifier | None
     client: LLMClient | None
 
 
-def checker_for(**options: Unpack[CheckOptions]) -> Checker:
+SETTING_NAMES: tuple[str, ...] = tuple(CheckSettings.model_fields)
+"""The option names that make settings: CheckSettings' fields, read by `settings_of` one by one."""
+CHECK_OPTION_NAMES = frozenset(SETTING_NAMES) - {"require_citations"} | {"settings", "verifier", "client"}
+"""What `checker_for` takes: `CheckOptions`' keys."""
+
+
+def checker_for(where: str = "this call", /, **options: Unpack[CheckOptions]) -> Checker:
     """What a library call checks with, from its options (`CheckOptions`): `given_or_shared` of the verifier, or
-    of the settings they make (`settings_of`)."""
-    return given_or_shared(options.get("verifier"), settings_of(options), client=options.get("client"))
+    of the settings they make (`settings_of`); a scorer object gets a verifier of its own. `where` names the call
+    in the TypeError that refuses a keyword it does not take (`option_error`); a bad value is a ValueError."""
+    refuse_unknown_options(where, options, CHECK_OPTION_NAMES)
+    verifier, client, scorer = options.get("verifier"), options.get("client"), options.get("scorer")
+    if scorer is None or isinstance(scorer, str):
+        return given_or_shared(verifier, settings_of(options), client=client)
+    if verifier is not None:
+        raise ValueError("pass either a verifier (it has its own scorer) or a scorer, not both")
+    settings = settings_of({**options, "scorer": None}) or CheckSettings()
+    return given_or_shared(build_verifier(settings, scorer=scorer, client=client), client=client)
 
 
-def settings_of(options: SettingsOptions) -> CheckSettings | None:
-    """The settings these options make: `settings` with the keywords given over them (`with_flags`)."""
-    return with_flags(
-        options.get("settings"),
-        scorer=options.get("scorer"),
-        accept_at=options.get("accept_at"),
-        reject_at=options.get("reject_at"),
-    )
+def settings_of(options: Mapping[str, object]) -> CheckSettings | None:
+    """The settings these options make: `settings` with every CheckSettings field given as a keyword put over them
+    (`with_flags`); None when none was given. A bad value is a ValueError (InputError, code INVALID_SETTINGS)."""
+    settings = options.get("settings")
+    if settings is not None and not isinstance(settings, CheckSettings):
+        raise InputError(
+            f"settings must be a CheckSettings, not {type(settings).__name__}: write "
+            "settings=CheckSettings(...), or give its fields as keywords",
+            code=ErrorCode.INVALID_SETTINGS,
+        )
+    flags = {name: options.get(name) for name in SETTING_NAMES}
+    if isinstance(flags["profile"], Path):
+        flags["profile"] = str(flags["profile"])
+    return with_flags(settings, **flags)
 
 
 def with_flags(settings: CheckSettings | None, **flags: object) -> CheckSettings | None:
@@ -402,43 +446,16 @@ def verify(
     task: str | None = None,
     require_citations: bool = False,
     response_id: str | None = None,
-    settings: CheckSettings | None = None,
-    verifier: Verifier | None = None,
-    client: LLMClient | None = None,
-    scorer: Scorer | str | None = None,
-    accept_at: float | None = None,
-    reject_at: float | None = None,
-    pruner: Literal["none", "lexical", "embedding"] | None = None,
-    canonical_figures: bool | None = None,
-    route: RouteMode | None = None,
-    decide_at: float | None = None,
-    profile: str | Path | None = None,
+    **options: Unpack[CheckOptions],
 ) -> Report:
-    """One-call verification. `settings`: everything [verify] in groundwire.toml can say (CheckSettings; the judge
-    and an LLM decomposer use `client`, else the configured [llm] endpoint); or a loaded `verifier`. The other
-    keywords, where given, are put over `settings` (`with_flags`). A named scorer (None: the bundled model) is
-    loaded once per process and reused for the same settings; a scorer object gets a verifier of its own.
-    `response_id`: the id of the model response that wrote the answer, put on the check's spans and GenAI
-    evaluation events (`gen_ai.response.id`). `profile`: a domain profile directory (`groundwire adapt`;
-    CheckSettings.profile)."""
-    named = scorer if isinstance(scorer, str) else None
-    wanted = with_flags(
-        settings,
-        scorer=named,
-        accept_at=accept_at,
-        reject_at=reject_at,
-        pruner=pruner,
-        canonical_figures=canonical_figures,
-        route=route,
-        decide_at=decide_at,
-        profile=None if profile is None else str(profile),
-    )
-    if scorer is not None and not isinstance(scorer, str):  # a scorer object: a verifier of its own
-        if verifier is not None:
-            raise ValueError("pass either a verifier (it has its own scorer) or a scorer, not both")
-        verifier = build_verifier(wanted or CheckSettings(), scorer=scorer, client=client)
-        wanted = None
-    checker = given_or_shared(verifier, wanted, client=client)
+    """One-call verification. `options` (CheckOptions): `settings`, everything [verify] in groundwire.toml can say
+    (CheckSettings), with any of its fields given as a keyword put over it (`scorer="lexical"`, `route="decide"`,
+    `profile=DIR`...); or a loaded `verifier`. The judge and an LLM decomposer use `client`, else the configured
+    [llm] endpoint. A named scorer (None: the bundled model) is loaded once per process and reused for the same
+    settings; a scorer object gets a verifier of its own. A keyword verify() does not take is a TypeError (naming
+    its replacement: `threshold=` is `accept_at=`), a bad value a ValueError. `response_id`: the id of the model
+    response that wrote the answer, put on the check's spans and GenAI evaluation events (`gen_ai.response.id`)."""
+    checker = checker_for("verify()", **options)
     item = _one_item(answer, chunks, question, task, require_citations, response_id)
     return check(checker.verifier, item, judge=checker.judge)
 
@@ -475,13 +492,13 @@ async def averify(
 ) -> Report:
     """Await one check, for async servers. The check is CPU-bound (tokenizer, onnxruntime), so it runs in a
     worker thread and the event loop keeps serving; onnxruntime releases the GIL while it scores, so several
-    checks in flight overlap. `options` (CheckOptions: settings, verifier, client, scorer and the thresholds) as
-    verify()'s (a loaded verifier is reused; settings get the shared verifier verify() uses); `limiter` caps how many checks run at once
+    checks in flight overlap. `options` (CheckOptions) as verify()'s (a loaded verifier is reused; settings get the
+    shared verifier verify() uses), refused as verify() refuses them; `limiter` caps how many checks run at once
     (anyio's default is 40); `response_id` as verify()'s. The worker thread runs in a copy of this context, so the
     check's spans nest under the current one."""
     import anyio.to_thread  # lazy: only async callers need it
 
     item = _one_item(answer, chunks, question, task, require_citations, response_id)
-    checker = checker_for(**options)
+    checker = checker_for("averify()", **options)
     call = functools.partial(check, checker.verifier, item, judge=checker.judge)
     return await anyio.to_thread.run_sync(call, limiter=limiter)

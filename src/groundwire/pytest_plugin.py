@@ -45,18 +45,19 @@ def assert_grounded(
     *,
     question: str | None = None,
     task: str | None = None,
+    require_citations: bool = False,
     **options: Unpack[CheckOptions],
 ) -> Report:
     """Check `answer` against `chunks` and return the report when it is accepted; raise NotGroundedError (an
-    AssertionError) with the claims that are not supported otherwise. `options` (CheckOptions: `settings`, with
-    `scorer`, `accept_at` and `reject_at` put over them, or a `verifier`, not both) pick the check; none means the
-    shared verifier of the bundled model."""
+    AssertionError) with the claims that are not supported otherwise. `options` (CheckOptions, as verify()'s:
+    `settings`, with any of its fields given as keywords put over them, or a `verifier`, not both) pick the check;
+    none means the shared verifier of the bundled model. `require_citations` as verify()'s."""
     __tracebackhide__ = True  # the failure points at the test's line, not at this function
     from groundwire.core.plan import as_chunks
     from groundwire.pipeline import CheckItem, check, checker_for
 
-    checker = checker_for(**options)
-    item = CheckItem(answer, as_chunks(chunks), question=question, task=task)
+    checker = checker_for("assert_grounded()", **options)
+    item = CheckItem(answer, as_chunks(chunks), question=question, task=task, require_citations=require_citations)
     report = check(checker.verifier, item, judge=checker.judge)
     if report.route is Route.ACCEPT:
         return report

@@ -199,3 +199,14 @@ def test_thresholds_and_the_one_adapter_rule_come_from_adapter_check(gr, lexical
     assert strict.last_report.meta.thresholds == RoutedThresholds(accept_at=1.0, reject_at=0.99)
     (restored,) = guardrails.Guard.from_dict(guardrails.Guard().use(strict).to_dict()).get_validators("output")
     assert (restored._check.options["accept_at"], restored._check.options["reject_at"]) == (1.0, 0.99)
+
+
+def test_unknown_and_renamed_options_follow_the_one_rule(gr) -> None:
+    # Issue 58 item 4: threshold= used to meet pydantic's "Extra inputs are not permitted", with no hint.
+    _, grounded = gr
+    with pytest.raises(TypeError, match=r"GroundwireGrounded\(\) takes no threshold=: use accept_at="):
+        grounded(threshold=0.5)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'acept_at'; did you mean accept_at="):
+        grounded(acept_at=0.5)
+    with pytest.raises(ValueError, match="accept_at"):
+        grounded(scorer="lexical", accept_at=2.0)

@@ -7,12 +7,15 @@
   fails, ESCALATE is REVIEW: not a pass, and said so in the outcome and the reason's first line.
 - thresholds: the only ones are the verifier's `accept_at` / `reject_at` (the scorer's calibrated values by
   default); every adapter takes them as keywords. None takes a `threshold` of its own.
+- options: every adapter takes the same ones (`AdapterOptions`: every CheckSettings field, `score`, `task`, or a
+  `verifier`), and refuses any other keyword with the TypeError every library call raises
+  (`core.settings.option_error`: `threshold=` names `accept_at=`); a bad value is a ValueError.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, Unpack
@@ -22,9 +25,18 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, Validation
 from groundwire.config import CheckSettings
 from groundwire.core.explain import format_threshold, unsupported
 from groundwire.core.plan import as_chunks
+from groundwire.core.settings import option_error, refuse_unknown_options
 from groundwire.core.verifier import Verifier
 from groundwire.foundation.types import Chunk, Report, Route
-from groundwire.pipeline import Checker, CheckItem, SettingsOptions, check, given_or_shared, settings_of
+from groundwire.pipeline import (
+    SETTING_NAMES,
+    Checker,
+    CheckItem,
+    SettingsOptions,
+    check,
+    given_or_shared,
+    settings_of,
+)
 
 if TYPE_CHECKING:
     from groundwire.foundation.types import Thresholds
@@ -34,11 +46,6 @@ AnswerScore = Literal["share", "min"]
 claim's score."""
 
 DEFAULT_SCORE: AnswerScore = "share"
-THRESHOLD_REFUSED = (
-    "{adapter} takes no threshold: it passes what groundwire's routing accepts, fails what it rejects and "
-    "marks the band between for review. To move the line, set accept_at= (and reject_at=) on it or on your "
-    "Verifier; see docs/adapters.md."
-)
 
 
 class Outcome(StrEnum):
@@ -86,7 +93,9 @@ class AdapterOptions(SavedOptions, total=False):
 
 
 _VALIDATE = TypeAdapter(SavedOptions)
-_OWN_SETTINGS = ("settings", "scorer", "accept_at", "reject_at")
+ADAPTER_OPTION_NAMES: frozenset[str] = AdapterOptions.__optional_keys__
+"""What every adapter takes (`AdapterOptions`' keys); any other keyword is refused (`option_error`)."""
+_OWN_SETTINGS = ("settings", *SETTING_NAMES)
 
 
 @dataclass(frozen=True, init=False)
@@ -98,7 +107,9 @@ class AdapterCheck:
     """The options given (None values left out), validated: what a framework saves."""
     verifier: Verifier | None
 
-    def __init__(self, **options: Unpack[AdapterOptions]) -> None:
+    def __init__(self, where: str = "this adapter", /, **options: Unpack[AdapterOptions]) -> None:
+        """`where`: the adapter, named in the TypeError for a keyword it does not take."""
+        refuse_unknown_options(where, options, ADAPTER_OPTION_NAMES)
         verifier = options.pop("verifier", None)
         try:
             saved = _VALIDATE.validate_python({key: value for key, value in options.items() if value is not None})
@@ -195,9 +206,17 @@ def reason(report: Report, outcome: Outcome, thresholds: Thresholds) -> str:
 
 
 def refuse_threshold(adapter: str, threshold: object) -> None:
-    """The adapters that used to take a `threshold` say why they no longer do, rather than ignore it."""
+    """The adapters whose signature keeps a `threshold` parameter (their framework's base class has one) refuse a
+    value for it with the one rule's TypeError, which names `accept_at=`."""
     if threshold is not None:
-        raise TypeError(THRESHOLD_REFUSED.format(adapter=adapter))
+        raise option_error(adapter, "threshold", ADAPTER_OPTION_NAMES)
+
+
+def refuse_check_options(where: str, given: Iterable[str], accepted: Collection[str]) -> None:
+    """The calls that log results checked already (Phoenix's, Langfuse's `log_scores`) take no check option: the
+    one rule's TypeError, naming the verify_many() option that sets it (`threshold=` -> `accept_at=`)."""
+    for name in given:
+        raise option_error(where, name, accepted, checked_by="verify_many()")
 
 
 def context_texts(contexts: object) -> list[str]:
@@ -240,11 +259,12 @@ class AdapterSettings(BaseModel):
     ) -> None:
         """The options as every adapter takes them (`given`), or `options`, saved already (a framework loading the
         model again passes them back)."""
-        refuse_threshold(type(self).__name__, threshold)
+        where = f"{type(self).__name__}()"
+        refuse_threshold(where, threshold)
         if options is not None and given:
             raise ValueError(f"pass either options or the options themselves ({', '.join(given)}), not both")
-        # refuse a bad score, or a verifier given with settings of its own, now
-        check = AdapterCheck(**given) if options is None else AdapterCheck(**options)
+        # refuse an unknown keyword, a bad score, or a verifier given with settings of its own, now
+        check = AdapterCheck(where, **given) if options is None else AdapterCheck(where, **options)
         super().__init__(options=check.options)
         self._verifier = check.verifier
 

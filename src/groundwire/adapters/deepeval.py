@@ -36,10 +36,10 @@ class GroundwireFaithfulness(BaseMetric):  # type: ignore[no-untyped-call]  # de
     ) -> None:
         """`options` as every adapter's (AdapterOptions), or `check`, made of them already (DeepEval's copy of a
         metric passes it back)."""
-        refuse_threshold("GroundwireFaithfulness", threshold)
+        refuse_threshold("GroundwireFaithfulness()", threshold)
         if check is not None and options:
             raise ValueError(f"pass either check or its options ({', '.join(options)}), not both")
-        self.check = check or AdapterCheck(**options)
+        self.check = check or AdapterCheck("GroundwireFaithfulness()", **options)
         self._measured: float | None = None
         settings = self.check.settings
         self._accept_at: float | None = settings.accept_at if settings is not None else None

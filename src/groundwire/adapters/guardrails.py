@@ -64,7 +64,7 @@ class GroundwireGrounded(Validator):  # type: ignore[misc]  # guardrails ships n
         if on_escalate not in ("fail", "pass"):
             raise ValueError(f"on_escalate must be 'fail' or 'pass', not {on_escalate!r}")
         # The one adapter rule (common.AdapterCheck): a verifier, or settings (scorer, thresholds), never both.
-        self._check = AdapterCheck(**options)
+        self._check = AdapterCheck("GroundwireGrounded()", **options)
         self.chunks = list(chunks) if chunks is not None else None
         # the kwargs Guardrails records for Guard.to_dict / from_dict (a verifier or client object it cannot)
         super().__init__(on_fail=on_fail, chunks=self.chunks, on_escalate=on_escalate,

@@ -28,7 +28,7 @@ with optional_import("haystack", needed_by=__name__):
 class GroundwireFaithfulnessEvaluator:
     def __init__(self, **options: Unpack[AdapterOptions]) -> None:
         """`options` as every adapter's (AdapterOptions)."""
-        self.check = AdapterCheck(**options)
+        self.check = AdapterCheck("GroundwireFaithfulnessEvaluator()", **options)
 
     def to_dict(self) -> dict[str, Any]:
         if self.check.verifier is not None:

@@ -67,7 +67,7 @@ class GroundwireRunnable(Runnable[RunnableInput, Report | GroundedAnswer]):
     def __init__(self, *, context: object = None, question_key: str = "question", context_key: str = "context",
                  answer_key: str = "answer", **options: Unpack[AdapterOptions]) -> None:
         """`options` as every adapter's (AdapterOptions)."""
-        self._check = AdapterCheck(**options)
+        self._check = AdapterCheck("GroundwireRunnable()", **options)
         self._context = context_texts(context) if context is not None else None
         self._keys = (question_key, context_key, answer_key)
 

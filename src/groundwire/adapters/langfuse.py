@@ -34,9 +34,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Never, Unpack
 
-from groundwire.adapters.common import DEFAULT_SCORE, AdapterCheck, AnswerScore, Assessment
+from groundwire.adapters.common import (
+    DEFAULT_SCORE,
+    AdapterCheck,
+    AdapterOptions,
+    AnswerScore,
+    Assessment,
+    refuse_check_options,
+)
 from groundwire.adapters.evaluations import DEFAULT_NAME, Evaluation, from_assessment, from_frame
 from groundwire.core.tracing import tracer_provider_scope
 from groundwire.foundation.extras import optional_import
@@ -55,9 +62,11 @@ logger = logging.getLogger(__name__)
 
 def log_scores(langfuse: Langfuse, results: pd.DataFrame, *, claims: pd.DataFrame | None = None,
                score: AnswerScore = DEFAULT_SCORE, name: str = DEFAULT_NAME, trace_ids: Sequence[str] | None = None,
-               observation_ids: Sequence[str | None] | None = None) -> list[Evaluation]:
+               observation_ids: Sequence[str | None] | None = None, **refused: Never) -> list[Evaluation]:
     """Score each row of `verify_many(df)`'s result on its trace: the row's index label, or the matching item of
-    `trace_ids`; `observation_ids` (one per row, None for the trace itself) scores an observation of it."""
+    `trace_ids`; `observation_ids` (one per row, None for the trace itself) scores an observation of it. A check
+    option (`accept_at=`, `threshold=`...) is refused: it belongs to the verify_many() call that made `results`."""
+    refuse_check_options("log_scores()", refused, ("claims", "score", "name", "trace_ids", "observation_ids"))
     evaluations = from_frame(results, claims=claims, score=score, name=name, targets=trace_ids)
     observations = list(observation_ids) if observation_ids is not None else [None] * len(evaluations)
     if len(observations) != len(evaluations):
@@ -90,11 +99,16 @@ def score_assessment(langfuse: Langfuse, assessment: Assessment, *, trace_id: st
 def check_and_score(langfuse: Langfuse, answer: str, contexts: Sequence[Chunk | str], question: str | None = None,
                     *, check: AdapterCheck | None = None, trace_id: str | None = None,
                     observation_id: str | None = None, name: str = DEFAULT_NAME,
-                    response_id: str | None = None) -> Assessment:
-    """Check an answer (AdapterCheck: the one rule) and score it on the trace; the Assessment comes back.
-    `response_id`: the id of the model response that wrote the answer, on groundwire's span and GenAI events."""
+                    response_id: str | None = None, **options: Unpack[AdapterOptions]) -> Assessment:
+    """Check an answer (AdapterCheck: the one rule) and score it on the trace; the Assessment comes back. `options`
+    as every adapter's (AdapterOptions), or `check`, made of them already. `response_id`: the id of the model
+    response that wrote the answer, on groundwire's span and GenAI events."""
+    if check is not None and options:
+        raise ValueError(f"pass either check or its options ({', '.join(options)}), not both")
     with tracer_provider_scope(_tracer_provider(langfuse)):  # groundwire's spans go where the client's go
-        assessment = (check or AdapterCheck()).run(answer, contexts, question, response_id=response_id)
+        assessment = (check or AdapterCheck("check_and_score()", **options)).run(
+            answer, contexts, question, response_id=response_id
+        )
     score_assessment(langfuse, assessment, trace_id=trace_id, observation_id=observation_id, name=name)
     return assessment
 

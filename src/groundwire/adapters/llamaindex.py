@@ -15,7 +15,6 @@ from groundwire.adapters.common import (
     AdapterCheck,
     AdapterOptions,
     context_texts,
-    refuse_threshold,
 )
 from groundwire.core.plan import as_chunks
 from groundwire.foundation.extras import optional_import
@@ -40,10 +39,9 @@ class GroundwireEvaluationResult(EvaluationResult):
 
 
 class GroundwireEvaluator(BaseEvaluator):
-    def __init__(self, *, threshold: None = None, **options: Unpack[AdapterOptions]) -> None:
+    def __init__(self, **options: Unpack[AdapterOptions]) -> None:
         """`options` as every adapter's (AdapterOptions)."""
-        refuse_threshold("GroundwireEvaluator", threshold)
-        self._check = AdapterCheck(**options)
+        self._check = AdapterCheck("GroundwireEvaluator()", **options)
 
     def _get_prompts(self) -> dict[str, Any]:
         return {}  # no LLM, no prompts
@@ -73,7 +71,7 @@ class GroundedQueryEngine(BaseQueryEngine):
         """`options` as every adapter's (AdapterOptions)."""
         super().__init__(callback_manager=query_engine.callback_manager)
         self._engine = query_engine
-        self._check = AdapterCheck(**options)
+        self._check = AdapterCheck("GroundedQueryEngine()", **options)
         self._client = client
         self._min_share = min_surviving_share
         self._abstain = abstain_message
@@ -102,7 +100,7 @@ def ground_response(response: Any, question: str | None = None, *, client: LLMCl
     accepted, else repaired, or `abstain_message` when less than `min_surviving_share` of its claims survive.
     The repair adds no citation marker: the nodes' positions are groundwire's chunk ids (S1, S2...), not names
     the user's nodes carry, so only the markers of sentences kept whole remain. `options` as every adapter's."""
-    return _ground(response, question, AdapterCheck(**options), client=client,
+    return _ground(response, question, AdapterCheck("ground_response()", **options), client=client,
                    min_surviving_share=min_surviving_share, abstain_message=abstain_message)
 
 

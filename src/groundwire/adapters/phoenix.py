@@ -26,9 +26,9 @@ usually).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Never
 
-from groundwire.adapters.common import DEFAULT_SCORE, AnswerScore
+from groundwire.adapters.common import DEFAULT_SCORE, AnswerScore, refuse_check_options
 from groundwire.adapters.evaluations import DEFAULT_NAME, Evaluation, from_frame
 from groundwire.foundation.extras import optional_import
 
@@ -40,15 +40,17 @@ if TYPE_CHECKING:
     from phoenix.client.__generated__.v1 import AnnotationResult, SpanAnnotationData
 
 AnnotatorKind = Literal["LLM", "CODE", "HUMAN"]
+_LOG_KEYWORDS = ("claims", "score", "name", "span_ids", "annotator_kind", "identifier")
 
 
 def span_annotations(results: pd.DataFrame, *, claims: pd.DataFrame | None = None,
                      score: AnswerScore = DEFAULT_SCORE, name: str = DEFAULT_NAME,
                      span_ids: Sequence[str] | None = None, annotator_kind: AnnotatorKind = "CODE",
-                     identifier: str | None = None) -> list[SpanAnnotationData]:
+                     identifier: str | None = None, **refused: Never) -> list[SpanAnnotationData]:
     """verify_many's results as Phoenix span annotations (SpanAnnotationData), two per row (one for a row that was
     not checked): the span is the row's index label, or the matching item of `span_ids`. `identifier` lets a later
     run replace these annotations (Phoenix keeps one annotation per span, name and identifier)."""
+    refuse_check_options("span_annotations()", refused, _LOG_KEYWORDS)
     return [annotation
             for evaluation in from_frame(results, claims=claims, score=score, name=name, targets=span_ids)
             for annotation in _annotations(evaluation, annotator_kind, identifier)]
@@ -57,9 +59,11 @@ def span_annotations(results: pd.DataFrame, *, claims: pd.DataFrame | None = Non
 def log_evaluations(client: Client, results: pd.DataFrame, *, claims: pd.DataFrame | None = None,
                     score: AnswerScore = DEFAULT_SCORE, name: str = DEFAULT_NAME,
                     span_ids: Sequence[str] | None = None, annotator_kind: AnnotatorKind = "CODE",
-                    identifier: str | None = None, sync: bool = True) -> list[str]:
+                    identifier: str | None = None, sync: bool = True, **refused: Never) -> list[str]:
     """Log verify_many's results on their spans with `client.spans.log_span_annotations`; returns the ids Phoenix
-    gave the annotations (with `sync=False` Phoenix inserts them later and returns none)."""
+    gave the annotations (with `sync=False` Phoenix inserts them later and returns none). A check option
+    (`accept_at=`, `threshold=`...) is refused: it belongs to the verify_many() call that made `results`."""
+    refuse_check_options("log_evaluations()", refused, (*_LOG_KEYWORDS, "sync"))
     annotations = span_annotations(results, claims=claims, score=score, name=name, span_ids=span_ids,
                                    annotator_kind=annotator_kind, identifier=identifier)
     if not annotations:

@@ -51,7 +51,7 @@ class GroundwireFaithfulness(_Checked, SingleTurnMetric, BaseMetric):  # type: i
         self._required_columns = {
             MetricType.SINGLE_TURN: {"response", "retrieved_contexts", "user_input:optional"}
         }
-        self.check = AdapterCheck(**options)
+        self.check = AdapterCheck(f"{type(self).__name__}()", **options)
 
     async def ascore(self, user_input: str | None = None, response: str | None = None,
                      retrieved_contexts: list[str] | None = None, **_: Any) -> MetricResult:
@@ -71,7 +71,7 @@ class GroundwireOutcome(_Checked, DiscreteValidator, BaseMetric):  # type: ignor
         """`options` as every adapter's (AdapterOptions); `score` does not change an outcome."""
         self.name = name
         self.allowed_values = [outcome.value for outcome in Outcome]
-        self.check = AdapterCheck(**options)
+        self.check = AdapterCheck(f"{type(self).__name__}()", **options)
 
     async def ascore(self, user_input: str | None = None, response: str | None = None,
                      retrieved_contexts: list[str] | None = None, **_: Any) -> MetricResult:

@@ -7,7 +7,18 @@ from typing import Annotated
 
 import typer
 
-from groundwire.cli.common import DecideAtOption, ProfileOption, RouteOption, check_settings
+from groundwire.cli.common import (
+    CanonicalFiguresOption,
+    CascadeOption,
+    DecideAtOption,
+    DecomposerOption,
+    EntitiesOption,
+    MeaningOption,
+    ProfileOption,
+    RouteOption,
+    check_settings,
+    refuse_judge,
+)
 from groundwire.cli.exit_status import CommandOutcome
 from groundwire.data.rows import parse_columns
 from groundwire.foundation.errors import ErrorCode, InputError
@@ -24,12 +35,17 @@ def batch(
     address: Annotated[str | None, typer.Option(help="Ray cluster address, e.g. auto or ray://head:10001 (ray engine).")] = None,
     errors_file: Annotated[Path | None, typer.Option("--errors", help="Errors file (default: OUTPUT.errors.jsonl).")] = None,
     scorer: Annotated[str | None, typer.Option(help="lexical, bundled, hf:<id or path>... (default: [verify] scorer, else the library's).")] = None,
-    prune: Annotated[str | None, typer.Option(help="Pair pruner: none (exact matrix), lexical or embedding (default: [verify] pruner, else none).")] = None,
+    pruner: Annotated[str | None, typer.Option("--pruner", "--prune", help="Pair pruner: none (exact matrix), lexical or embedding (default: [verify] pruner, else none).")] = None,
     accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
     reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
     profile: ProfileOption = None,
+    decomposer: DecomposerOption = None,
+    canonical_figures: CanonicalFiguresOption = None,
+    meaning: MeaningOption = None,
+    entities: EntitiesOption = None,
+    cascade: CascadeOption = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
     batch_size: Annotated[int, typer.Option(min=1, help="Rows per verifier call / map_batches batch.")] = 32,
     actors: Annotated[int | None, typer.Option(min=1, help="Ray actor pool size (default: one per CPU).")] = None,
@@ -56,15 +72,17 @@ def batch(
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(sorted(ENGINES))}",
                          code=ErrorCode.INVALID_OPTION)
-    if prune is not None and prune not in PRUNERS:
-        raise InputError(f"unknown pruner {prune!r}; choose one of {', '.join(sorted(PRUNERS))}",
+    if pruner is not None and pruner not in PRUNERS:
+        raise InputError(f"unknown pruner {pruner!r}; choose one of {', '.join(sorted(PRUNERS))}",
                          code=ErrorCode.INVALID_OPTION)
     if address is not None and engine != "ray":
         raise InputError("--address is for the ray engine: add --engine ray", code=ErrorCode.INVALID_OPTION)
     config = load_config(config_file)
     settings = check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at, route=route,
-                              decide_at=decide_at, require_citations=require_citations or None, pruner=prune,
-                              profile=profile)
+                              decide_at=decide_at, require_citations=require_citations or None, pruner=pruner,
+                              profile=profile, decomposer=decomposer, canonical_figures=canonical_figures,
+                              meaning=meaning, entities=entities, cascade=cascade)
+    refuse_judge(settings, "batch")
     summary = run_batch(
         input_path,
         output,

@@ -68,6 +68,39 @@ ProfileOption = Annotated[
 ]
 
 
+DecomposerOption = Annotated[
+    Literal["rules", "llm"] | None,
+    typer.Option("--decomposer", help="How answers are split into claims: rules, or llm (the [llm] endpoint, rules as "
+                                      "fallback). Default: [verify] decomposer, else rules."),
+]
+PrunerOption = Annotated[
+    Literal["none", "lexical", "embedding"] | None,
+    typer.Option("--pruner", help="Pair pruning: none (the exact claims x windows matrix), lexical or embedding. "
+                                  "Default: [verify] pruner, else none."),
+]
+CanonicalFiguresOption = Annotated[
+    bool | None,
+    typer.Option("--canonical-figures/--no-canonical-figures",
+                 help="Read figures in one spelling (\"3,600\" as 3600, \"five\" as 5). Default: [verify] "
+                      "canonical_figures, else on."),
+]
+MeaningOption = Annotated[
+    bool | None,
+    typer.Option("--meaning/--no-meaning", help="The meaning layer (all-MiniLM-L6-v2). Default: [verify] meaning, "
+                                                "else as the scorer was calibrated."),
+]
+EntitiesOption = Annotated[
+    bool | None,
+    typer.Option("--entities/--no-entities", help="The opt-in entities check (groundwire[entities]). Default: "
+                                                  "[verify] entities, else off."),
+]
+CascadeOption = Annotated[
+    str | None,
+    typer.Option("--cascade", metavar="SCORER", help="A second, larger scorer that checks again every answer the "
+                                                     "first escalates. Default: [verify] cascade, else none."),
+]
+
+
 def check_settings(
     config: Config,
     scorer: str | None = None,
@@ -80,12 +113,30 @@ def check_settings(
     judge: bool | None = None,
     pruner: str | None = None,
     profile: Path | None = None,
+    decomposer: str | None = None,
+    canonical_figures: bool | None = None,
+    meaning: bool | None = None,
+    entities: bool | None = None,
+    cascade: str | None = None,
 ) -> CheckSettings:
     """The settings groundwire.toml ([verify]) describes, with the command's flags (None: not given) over them, all
-    in one step: what the command hands to `groundwire.pipeline.build_verifier`."""
+    in one step: what the command hands to `groundwire.pipeline.build_verifier`. `check` has a flag for every
+    CheckSettings field (tests/test_settings_reach.py)."""
     return config.verify.overridden(scorer=scorer, accept_at=accept_at, reject_at=reject_at, route=route,
                                     decide_at=decide_at, require_citations=require_citations, judge=judge,
-                                    pruner=pruner, profile=None if profile is None else str(profile))
+                                    pruner=pruner, profile=None if profile is None else str(profile),
+                                    decomposer=decomposer, canonical_figures=canonical_figures, meaning=meaning,
+                                    entities=entities, cascade=cascade)
+
+
+def refuse_judge(settings: CheckSettings, command: str) -> None:
+    """A command that runs the verifier alone (eval, batch) refuses [verify] judge = true rather than ignore it."""
+    if settings.judge:
+        raise InputError(
+            f"{command} does not run the LLM judge: drop [verify] judge (GROUNDWIRE_VERIFY_JUDGE) for it, or check "
+            "with `groundwire check --judge`",
+            code=ErrorCode.INVALID_SETTINGS,
+        )
 
 
 def require_llm(config: Config, needed_by: str) -> None:

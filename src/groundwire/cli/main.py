@@ -26,12 +26,19 @@ import typer
 from rich.console import Console
 
 from groundwire.cli.common import (
+    CanonicalFiguresOption,
+    CascadeOption,
     DecideAtOption,
+    DecomposerOption,
+    EntitiesOption,
+    MeaningOption,
     ProfileOption,
+    PrunerOption,
     RouteOption,
     check_settings,
     read_answer,
     read_chunks,
+    refuse_judge,
     require_llm,
 )
 from groundwire.cli.exit_status import EXIT_STATUS, CommandOutcome
@@ -45,7 +52,7 @@ from groundwire.llm.errors import LLMError
 from groundwire.redact import redact
 
 if TYPE_CHECKING:
-    from groundwire.config import Config
+    from groundwire.config import CheckSettings, Config
     from groundwire.core.verifier import Verifier
     from groundwire.evaluation.evaluate import EvalSummary, RowOutcome
     from groundwire.llm.client import LLMClient
@@ -119,6 +126,12 @@ def check(
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
     profile: ProfileOption = None,
+    decomposer: DecomposerOption = None,
+    pruner: PrunerOption = None,
+    canonical_figures: CanonicalFiguresOption = None,
+    meaning: MeaningOption = None,
+    entities: EntitiesOption = None,
+    cascade: CascadeOption = None,
     require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
     judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml); "
                                                         "exit 3 when the endpoint fails.")] = False,
@@ -146,8 +159,10 @@ def check(
     # Every flag over [verify] in one step: --judge --route decide is refused before any LLM is sought.
     settings = check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at, route=route,
                               decide_at=decide_at, require_citations=require_citations or None,
-                              judge=(judge or judge_optional) or None, profile=profile)
-    client = _judge_client(config) if settings.judge or settings.decomposer == "llm" else None
+                              judge=(judge or judge_optional) or None, profile=profile, decomposer=decomposer,
+                              pruner=pruner, canonical_figures=canonical_figures, meaning=meaning, entities=entities,
+                              cascade=cascade)
+    client = _llm_client(config, settings) if settings.judge or settings.decomposer == "llm" else None
     verifier = build_verifier(settings, client=client)
     judge_with = Judge(client, required=not judge_optional) if settings.judge and client is not None else None
     if input_file is not None:
@@ -246,6 +261,13 @@ def eval_command(
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
     profile: ProfileOption = None,
+    decomposer: DecomposerOption = None,
+    pruner: PrunerOption = None,
+    canonical_figures: CanonicalFiguresOption = None,
+    meaning: MeaningOption = None,
+    entities: EntitiesOption = None,
+    cascade: CascadeOption = None,
+    require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
     target_far: Annotated[float | None, typer.Option(
         min=0.0, max=0.99, help="Re-derive thresholds on this file: at most this share of hallucinated answers "
                                 "accepted. Written to groundwire.toml ([verify] accept_at / reject_at).")] = None,
@@ -275,8 +297,13 @@ def eval_command(
     from groundwire.pipeline import build_verifier
 
     config = load_config(config_file)
-    verifier = build_verifier(check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at, route=route,
-                                             decide_at=decide_at, profile=profile))
+    settings = check_settings(config, scorer, accept_at=accept_at, reject_at=reject_at, route=route,
+                              decide_at=decide_at, profile=profile, decomposer=decomposer, pruner=pruner,
+                              canonical_figures=canonical_figures, meaning=meaning, entities=entities,
+                              cascade=cascade, require_citations=require_citations or None)
+    refuse_judge(settings, "eval")
+    client = _llm_client(config, settings) if settings.decomposer == "llm" else None
+    verifier = build_verifier(settings, client=client)
     read = list(read_rows(file, limit=limit, strict=strict, columns=parse_columns(columns)))
     rows = [row for row in read if isinstance(row, EvalRow)]
     unreadable = [{"id": r.id, "line": r.line, "error": r.error} for r in read if isinstance(r, RowError)]
@@ -296,7 +323,7 @@ def eval_command(
         if summary.errors:
             errors.print(literal(f"{len(summary.errors)} rows could not be checked: {summary.errors[:3]}", "yellow"))
     if target_far is not None and target_frr is not None:
-        summary = _retarget(file, rows, summary, config_file, scorer, target_far, target_frr)
+        summary = _retarget(file, rows, summary, config_file, settings, client, target_far, target_frr)
     if out:
         out.write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
     _write_eval_extras(summary, outcomes, verifier, html_report, predictions)
@@ -332,11 +359,12 @@ def _print_eval(name: str, summary: EvalSummary) -> None:
     console.print(table)
 
 
-def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file: Path | None, scorer: str | None,
-              target_far: float, target_frr: float) -> EvalSummary:
+def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file: Path | None,
+              settings: CheckSettings, client: LLMClient | None, target_far: float, target_frr: float) -> EvalSummary:
     """Thresholds meeting the targets on this file's answers, written to groundwire.toml, then the file
-    re-evaluated at them (the checks' caps move with reject_at, so the rates are measured, not predicted)."""
-    from groundwire.config import config_path_for_writing, load_config, write_thresholds
+    re-evaluated at them with the same settings and flags (the checks' caps move with reject_at, so the rates are
+    measured, not predicted)."""
+    from groundwire.config import config_path_for_writing, write_thresholds
     from groundwire.evaluation.evaluate import evaluate
     from groundwire.evaluation.operating import thresholds_for_targets
     from groundwire.pipeline import build_verifier
@@ -352,7 +380,7 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
                              f"false reject {target_frr:g}, {len(labels)} answers")
     console.print(literal(f"wrote accept_at={format_threshold(new_accept)} reject_at={format_threshold(new_reject)} "
                           f"to {path}"))
-    verifier = build_verifier(check_settings(load_config(path), scorer))
+    verifier = build_verifier(settings.overridden(accept_at=new_accept, reject_at=new_reject), client=client)
     summary = evaluate(rows, verifier, file=str(file))
     _print_eval(f"{file.name} at the new thresholds", summary)
     rates = summary.routing["all"]
@@ -365,10 +393,11 @@ def _retarget(file: Path, rows: list[EvalRow], summary: EvalSummary, config_file
     return summary
 
 
-def _judge_client(config: Config) -> LLMClient:
+def _llm_client(config: Config, settings: CheckSettings) -> LLMClient:
+    """The [llm] endpoint of the judge or an LLM decomposer; refused, naming which, when none is configured."""
     from groundwire.llm.client import client_from_config
 
-    require_llm(config, "--judge")
+    require_llm(config, "--judge" if settings.judge else "--decomposer llm")
     return client_from_config(config)
 
 

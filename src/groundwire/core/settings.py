@@ -8,6 +8,8 @@ can hold it whole. Names in it (`scorer`, `cascade`, `pruner`, decomposer = "llm
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection, Iterable, Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -15,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.types import RouteMode, ordered
 
-__all__ = ["CheckSettings", "Section"]
+__all__ = [
+    "RENAMED_OPTIONS",
+    "CheckSettings",
+    "Section",
+    "moved_settings_error",
+    "option_error",
+    "refuse_unknown_options",
+]
 
 
 class Section(BaseModel):
@@ -117,3 +126,57 @@ class CheckSettings(Section):
             return self.model_validate({**self.model_dump(), **given})
         except ValidationError as exc:
             raise InputError(f"invalid check settings: {exc}", code=ErrorCode.INVALID_SETTINGS) from None
+
+
+RENAMED_OPTIONS: Mapping[str, str] = {
+    "threshold": "accept_at",  # an adapter's one cut (release 0.1): routing has two thresholds, accept_at / reject_at
+    "route_mode": "route",
+    "checks_on": "entities",  # checks_on=("entities",) is entities=True
+}
+"""Keywords an entry point took once, and the option that replaced each: named in the TypeError that refuses them."""
+
+_WHY_RENAMED = {
+    "accept_at": " (and reject_at=): passing follows groundwire's routing, which accepts at or above accept_at, "
+    "rejects at or below reject_at and escalates the band between; there is no single threshold (docs/adapters.md)",
+}
+
+
+def option_error(where: str, name: str, accepted: Collection[str], *, checked_by: str | None = None) -> TypeError:
+    """The one error for a keyword an entry point does not take (every library call, `Verifier`, every adapter): a
+    TypeError that names the option that replaced it, or the closest one it takes. A bad value of a known option
+    is a ValueError instead (pydantic's, or `InputError`). `checked_by`: for a call that logs results checked
+    already (Phoenix, Langfuse), the call whose option it is ("verify_many()")."""
+    replacement = RENAMED_OPTIONS.get(name, name)
+    why = _WHY_RENAMED.get(replacement, "")
+    if replacement in accepted and replacement != name:
+        return TypeError(f"{where} takes no {name}=: use {replacement}={why}")
+    if checked_by is not None and replacement in CheckSettings.model_fields:
+        return TypeError(
+            f"{where} takes no {name}=: it logs results checked already; give {replacement}= to the "
+            f"{checked_by} call that checks them"
+        )
+    close = difflib.get_close_matches(name, accepted, n=1)
+    hint = f"; did you mean {close[0]}=?" if close else ""
+    takes = ", ".join(f"{option}=" for option in sorted(accepted))
+    return TypeError(f"{where} got an unexpected keyword argument {name!r}{hint} (it takes {takes})")
+
+
+def moved_settings_error(moved: Iterable[str], accepted: Collection[str]) -> TypeError:
+    """Verifier's keywords that are settings (those of release 0.1 among them): they go in its CheckSettings, which
+    the error says; any other keyword, `option_error` against what Verifier() takes (`accepted`)."""
+    moved = list(moved)
+    if unknown := [name for name in moved if name not in CheckSettings.model_fields and name not in RENAMED_OPTIONS]:
+        return option_error("Verifier()", unknown[0], accepted)
+    names = ", ".join(f"{name}=" for name in moved)
+    fields = ", ".join(f"{RENAMED_OPTIONS.get(name, name)}=..." for name in moved)
+    return TypeError(
+        f"Verifier({names}) moved into the settings: write Verifier(scorer, CheckSettings({fields})) "
+        "(route_mode= is route=, checks_on=('entities',) is entities=True, threshold= is accept_at=)"
+    )
+
+
+def refuse_unknown_options(where: str, given: Iterable[str], accepted: Collection[str]) -> None:
+    """Raise `option_error` for the first keyword in `given` that is not in `accepted`, so that no option is ignored."""
+    for name in given:
+        if name not in accepted:
+            raise option_error(where, name, accepted)

@@ -35,7 +35,7 @@ from groundwire.core.meaning import Alignment, align
 from groundwire.core.plan import Plan, Workload, as_chunks
 from groundwire.core.pruning import Pruner
 from groundwire.core.routing import Router
-from groundwire.core.settings import CheckSettings
+from groundwire.core.settings import CheckSettings, moved_settings_error
 from groundwire.core.spans import unsupported_spans
 from groundwire.core.structured import rendered_chunk
 from groundwire.core.tracing import traced
@@ -75,6 +75,9 @@ STRUCTURED_TASK = "data2text"
 """The task a verify() call is taken to be when a chunk is a JSON record and no task is given."""
 
 
+_VERIFIER_KEYWORDS = ("scorer", "settings", "decomposer", "combiner", "pruner", "embedder", "escalate_to", "after")
+
+
 class Verifier:
     """Verifies any number of answers with the scorer it is given (loaded once by the caller), as `settings` say.
 
@@ -106,12 +109,8 @@ class Verifier:
         the scorer given, and decomposer = "llm", `pruner` and `cascade` need their objects here (`decomposer`,
         `pruner`, `escalate_to`), which build_verifier makes. `combiner` and `embedder` replace the scorer's
         calibrated combiner and the shared embedder; `after`: the first stage's model id, for a cascade's second."""
-        if moved:  # the settings keywords of release 0.1 (CHANGELOG.md)
-            names = ", ".join(f"{name}=" for name in moved)
-            raise TypeError(
-                f"Verifier({names}) moved into the settings: write Verifier(scorer, CheckSettings(...)) "
-                "(route_mode= is route=, checks_on=('entities',) is entities=True)"
-            )
+        if moved:  # the settings keywords of release 0.1 (CHANGELOG.md), or another: the one rule's TypeError
+            raise moved_settings_error(moved, _VERIFIER_KEYWORDS)
         self.settings = settings = CheckSettings() if settings is None else settings
         """What the check reads (thresholds, routing, citations, figures, meaning, opt-in checks) as given."""
         given = {"decomposer": decomposer, "pruner": pruner, "cascade": escalate_to}

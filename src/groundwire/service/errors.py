@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from groundwire.core.settings import RENAMED_OPTIONS, CheckSettings
 from groundwire.foundation.errors import ErrorCode
 from groundwire.service.http_status import HTTP_STATUS
 
@@ -47,6 +48,23 @@ def error_body(code: ErrorCode, message: str, details: Any = None, *, status: in
     if details is not None:
         body["details"] = details
     return {"error": body}
+
+
+def _message(err: Mapping[str, Any]) -> str:
+    """pydantic's message; for a check setting in a request's body, which the service fixes when it starts, the one
+    rule's words (core.settings.option_error): the setting by name, its replacement where it was renamed, and
+    where it is set."""
+    loc, msg = tuple(err.get("loc", ())), str(err.get("msg", ""))
+    if err.get("type") != "extra_forbidden" or len(loc) != 2 or loc[0] != "body":
+        return msg
+    name = str(loc[1])
+    setting = RENAMED_OPTIONS.get(name, name)
+    if setting not in CheckSettings.model_fields:
+        return msg
+    renamed = f"; use {setting}" if setting != name else ""
+    return (f"{msg}: {name!r} is not a request option{renamed}. The service checks with the settings it started "
+            f"with ([verify] {setting} in groundwire.toml, or GROUNDWIRE_VERIFY_{setting.upper()}, before `groundwire "
+            "serve`); a request sets only require_citations, judge and task")
 
 
 def error_response(code: ErrorCode, message: str, details: Any = None, *, status: int | None = None,
@@ -96,7 +114,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         details = [
-            {"loc": list(err.get("loc", ())), "msg": err.get("msg", ""), "type": err.get("type", "")}
+            {"loc": list(err.get("loc", ())), "msg": _message(err), "type": err.get("type", "")}
             for err in exc.errors()
         ]
         return error_response(ErrorCode.INVALID_REQUEST, _schema_message(details), details)

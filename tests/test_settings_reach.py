@@ -128,6 +128,7 @@ def _adapter(form: str) -> Entry:
         if form == "saved":
             return AdapterCheck(**AdapterCheck(**options).saved()).run(answer, list(context)).report
         if form == "trulens":
+            pytest.importorskip("trulens.core")  # without it the adapter names its extra (tests/test_extras.py)
             from groundwire.adapters.trulens import GroundwireProvider
 
             saved = GroundwireProvider(**options).model_dump()  # what TruLens saves, loaded again

@@ -24,7 +24,7 @@ def _module(name: str, framework: str) -> Any:
 
 def _frame() -> Any:
     pd = pytest.importorskip("pandas")
-    return pd.DataFrame({"score": [1.0], "decision": ["accept"], "supported_share": [1.0], "error_code": [None]})
+    return pd.DataFrame({"score": [1.0], "route": ["accept"], "supported_share": [1.0], "error_code": [None]})
 
 
 ADAPTERS: dict[str, Callable[[], Make]] = {
@@ -38,7 +38,7 @@ ADAPTERS: dict[str, Callable[[], Make]] = {
     "haystack.GroundwireFaithfulnessEvaluator": lambda: _module("haystack", "haystack").GroundwireFaithfulnessEvaluator,
     "mlflow.GroundwireFaithfulness": lambda: _module("mlflow", "mlflow").GroundwireFaithfulness,
     "mlflow.GroundwireOutcome": lambda: _module("mlflow", "mlflow").GroundwireOutcome,
-    "trulens.GroundwireProvider": lambda: _module("trulens", "pydantic").GroundwireProvider,  # imports no TruLens
+    "trulens.GroundwireProvider": lambda: _module("trulens", "trulens.core").GroundwireProvider,
     "langfuse.check_and_score": lambda: lambda **options: _module("langfuse", "langfuse").check_and_score(
         None, "An answer.", [REFUND], **options),
 }

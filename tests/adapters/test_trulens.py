@@ -122,3 +122,16 @@ def test_bad_settings_are_refused(lexical) -> None:
         GroundwireProvider(score="mean")
     with pytest.raises(ValueError, match="needs the retrieved context"):
         GroundwireProvider(verifier=lexical).groundedness([], GOOD)
+
+
+def test_the_provider_follows_the_one_option_rule() -> None:
+    """The option rule of every adapter (tests/adapters/test_option_rule.py runs in .venv, without TruLens)."""
+    with pytest.raises(TypeError, match="accept_at"):
+        GroundwireProvider(threshold=0.5)
+    with pytest.raises(TypeError, match="acept_at"):
+        GroundwireProvider(acept_at=0.5)
+    with pytest.raises(ValueError):
+        GroundwireProvider(accept_at=1.5)
+    lenient = GroundwireProvider(scorer="lexical", accept_at=0.01, reject_at=0.0)
+    strict = GroundwireProvider(scorer="lexical", accept_at=0.99, reject_at=0.98)
+    assert (lenient.assess([REFUND], GOOD).accept_at, strict.assess([REFUND], GOOD).accept_at) == (0.01, 0.99)

@@ -292,3 +292,37 @@ def test_generate_s_attempts_and_llm_calls_share_the_request_s_time_budget(setti
             assert response.status_code == 504, response.text
             assert response.json()["error"]["code"] == "time_budget_exceeded"
             assert len(llm.requests) == 1, llm.requests
+
+
+def test_a_check_on_a_huge_context_is_answered_504_at_its_budget_not_after_its_work(settings, monkeypatch) -> None:
+    """Issue 58: one verify against 200k characters was answered 200 after its 1 s budget: its long steps (the one
+    scoring call, the figures, the windows, the context's index) had no checkpoint. Here the scorer takes 5 ms a
+    pair, so that its 740 pairs take about 4 s whatever the machine: one call could not be stopped, and the pool
+    waited for it. Now the pool answers at the deadline and the scoring stops between two batches; no result is
+    logged, and the worker comes back."""
+    from groundwire.scoring.lexical import LexicalScorer
+
+    quick = LexicalScorer.score
+
+    def slow(self: LexicalScorer, pairs: Any) -> Any:
+        threading.Event().wait(0.005 * len(pairs))
+        return quick(self, pairs)
+
+    monkeypatch.setattr(LexicalScorer, "score", slow)
+    prose = "".join(f"The pump of unit {n} runs at {n % 97 + 3} bar and was serviced in week {n % 52 + 1}. "
+                    for n in range(2_500))
+    answer = " ".join(["The freight team " + ", ".join(f"handled {n} orders" for n in range(30))
+                       + " and filed invoices."] * 2)
+    body = {"answer": answer, "chunks": [{"id": "S1", "text": prose[:200_000]}]}
+    with serving(settings, workers=1, reserved_workers=0, time_budget_s=1.0, max_body_bytes=1_000_000) as client:
+        stopped = client.post("/v1/verify", headers=ALPHA, json=body)
+        assert stopped.status_code == 504, stopped.text[:300]
+        assert stopped.json()["error"]["code"] == "time_budget_exceeded"
+        pool = client.app.state.pool
+        for _ in range(int(WAIT_S * 100)):
+            if pool.busy() == 0:
+                break
+            threading.Event().wait(0.01)
+        assert pool.busy() == 0
+        logged = client.get("/v1/requests", headers=ALPHA).json()["requests"]
+        assert [(row["endpoint"], row["status"]) for row in logged] == [("error", 504)], logged

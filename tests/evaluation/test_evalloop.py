@@ -368,3 +368,23 @@ def test_one_answer_the_check_fails_on_is_undetermined_and_the_rest_are_partitio
     ]
     assert [i.failure for i in partition_failures(items, finder=finder)] == [RETRIEVAL_MISS, UNDETERMINED,
                                                                               GENERATOR_DRIFT]
+
+
+def test_the_report_under_a_spent_time_budget_leaves_its_charts_out_and_says_so() -> None:
+    """Issue 58: the eval report answers within the service's time budget with what it finished; a chart (matplotlib,
+    0.3-1 s on a loaded machine, more for the first) is drawn only with time left for it."""
+    pytest.importorskip("matplotlib")
+    from groundwire.core.cancel import CancelToken, cancellable
+    from groundwire.evaluation.evalloop import EvalLoopResult
+    from groundwire.evaluation.evalloop.page import CHART_LEFT_OUT
+
+    day = {"faithfulness": 0.9, "grounded_rate": 0.8, "claim_density": 2.0}
+    rolling = {"by_day": {"2026-12-01": day, "2026-12-02": day}, "overall": day, "by_release": {}, "by_segment": {},
+               "failure_examples": []}
+    result = EvalLoopResult(None, rolling)
+    with cancellable(CancelToken.after(0)):  # nothing left of the budget: the page is written without its charts
+        spent = render_html(result)
+    assert CHART_LEFT_OUT in spent and "<svg" not in spent
+    assert "<table" in spent  # the tables are there all the same
+    drawn = render_html(result)  # without a budget (the CLI): every chart
+    assert "<svg" in drawn and CHART_LEFT_OUT not in drawn

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from groundwire.core.cancel import checkpoint
 from groundwire.core.checks import CLAIM_CHECKS, CheckEffect, ClaimCheckInput
 from groundwire.core.checks.citations import resolve_cited_id
 from groundwire.core.checks.context import ContextIndex
@@ -199,6 +200,7 @@ class ClaimState:
                 break
             if window == top:
                 continue
+            checkpoint()  # a reading at a time: a claim read at many windows stops at the time budget
             reading = read(window, claim_evidence(self.claim.text, windows[window], context))
             if (kind := window_caps(reading.features).kind) not in kinds:
                 readings.append(reading)

@@ -24,10 +24,12 @@ from __future__ import annotations
 import bisect
 import calendar
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Context, Decimal, InvalidOperation, localcontext
 from functools import lru_cache
 
+from groundwire.core.cancel import checkpoint
 from groundwire.core.units import UNIT_SPELLINGS, canonical_unit
 
 _MONTHS = {
@@ -182,7 +184,22 @@ def _real_time(hour: int, minute: int, *, meridiem: bool) -> bool:
     return (1 <= hour <= 12 if meridiem else 0 <= hour <= 24) and 0 <= minute <= 59
 
 
+LONG_TEXT = 10_000
+"""Characters from which reading a text's figures is long work, that stops at its time budget (core.cancel)."""
+
+
+def _no_pause() -> None:
+    return None
+
+
+def _pause_for(text: str) -> Callable[[], None]:
+    """A checkpoint for each step of reading a long text's figures; nothing for a short one (a sentence, a window),
+    read thousands of times a check."""
+    return checkpoint if len(text) >= LONG_TEXT else _no_pause
+
+
 def _scan(text: str, *, include_word_numbers: bool) -> tuple[list[Figure], tuple[str, ...]]:
+    pause = _pause_for(text)
     found: list[Figure] = []
     unreal: list[tuple[int, int, str]] = []
     # Spans taken so far, disjoint and kept sorted, so an overlap check is one bisect (a scan of every taken
@@ -199,7 +216,9 @@ def _scan(text: str, *, include_word_numbers: bool) -> tuple[list[Figure], tuple
         ends.insert(at, end)
         found.append(figure)
 
+    pause()
     for m in _MDY_RANGE_RE.finditer(text):
+        pause()
         month, year = _MONTHS[m.group("month").lower()], m.group("y") or "*"
         first, last = int(m.group("d")), int(m.group("d2"))
         if not (_real_date(year, month, first) and _real_date(year, month, last)) or 0 in (first, last):
@@ -211,7 +230,9 @@ def _scan(text: str, *, include_word_numbers: bool) -> tuple[list[Figure], tuple
         )
         add(Figure("date", f"{year}-{month:02d}-{last:02d}", m.group("d2"), m.start("d2")), m.end())
     for regex in (_ISO_DATE_RE, _MDY_RE, _DMY_RE, _MY_RE):
+        pause()
         for m in regex.finditer(text):
+            pause()
             groups = m.groupdict()
             month = _MONTHS[groups["month"].lower()] if groups.get("month") else int(groups["m"])
             year, day = groups.get("y") or "*", int(groups["d"]) if groups.get("d") else 0
@@ -219,18 +240,24 @@ def _scan(text: str, *, include_word_numbers: bool) -> tuple[list[Figure], tuple
                 unreal.append((m.start(), m.end(), m.group(0)))
                 continue
             add(Figure("date", f"{year}-{month:02d}-{day:02d}", m.group(0), m.start()), m.end())
+    pause()
     for m in _SHORT_YEAR_RANGE_RE.finditer(text):
+        pause()
         add(Figure("number", m.group("century") + m.group("y1"), m.group(0)[:4], m.start()), m.start() + 4)
         first = int(m.group("century") + m.group("y1"))
         second = first - first % 100 + int(m.group("y2")) + (100 if m.group("y2") < m.group("y1") else 0)
         add(Figure("number", str(second), m.group("y2"), m.start("y2")), m.end())
+    pause()
     for m in _SHARED_MERIDIEM_RE.finditer(text):
+        pause()
         hour, minute = int(m.group("h")), int(m.group("min") or 0)
         if not _real_time(hour, minute, meridiem=True):
             continue  # the hour after it is read on its own
         hour = hour % 12 + (12 if m.group("ampm").lower() == "p" else 0)
         add(Figure("time", f"{hour:02d}:{minute:02d}", m.group(0), m.start()), m.end())
+    pause()
     for m in _TIME_RE.finditer(text):
+        pause()
         hour = int(m.group("h") or m.group("h24"))
         minute = int(m.group("min") or m.group("min24") or 0)
         ampm = (m.group("ampm") or "").lower().replace(".", "")
@@ -239,9 +266,13 @@ def _scan(text: str, *, include_word_numbers: bool) -> tuple[list[Figure], tuple
             continue
         hour = hour % 12 + (12 if ampm == "pm" else 0) if ampm else hour
         add(Figure("time", f"{hour:02d}:{minute:02d}", m.group(0), m.start()), m.end())
+    pause()
     for m in _VERSION_RE.finditer(text):
+        pause()
         add(Figure("version", m.group("v").lower(), m.group(0), m.start()), m.end())
+    pause()
     for m in _NUMBER_RE.finditer(text):
+        pause()
         if _inside_word(text, m.start("num"), m.end("num")):
             continue
         value = _to_decimal(m.group("num"), decimal_comma=m.group("decimal_comma") is not None)
@@ -260,7 +291,9 @@ def _scan(text: str, *, include_word_numbers: bool) -> tuple[list[Figure], tuple
             kind, unit = "money", ""
         add(Figure(kind, _canonical(value, exact), m.group(0).strip(), m.start(), unit), m.end())
     if include_word_numbers:
+        pause()
         for m in _WORD_NUMBER_RE.finditer(text):
+            pause()
             count = _WORD_NUMBERS[m.group("word").lower()] * (
                 _SCALES[m.group("scale").lower()] if m.group("scale") else 1
             )
@@ -355,10 +388,13 @@ _WORD_NUMBER_MIN = 2
 
 def canonical_text(text: str) -> str:
     """The text with each figure in its one spelling (see the module docstring); the rest left as it is."""
+    pause = _pause_for(text)
+    pause()
     text = _COMPOUND_RE.sub(_compound, text)
     pieces: list[str] = []
     at = 0
     for figure in extract_figures(text):
+        pause()
         # A figure's start may sit on the blank before it (the number pattern allows one after a currency sign).
         start = text.find(figure.text, figure.start)
         end = start + len(figure.text)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from groundwire.core.cancel import batches
 from groundwire.core.lexicon import lexicon
 from groundwire.foundation.textutil import STOPWORDS, WORD_RE, normalize, sentence_spans, stem
 from groundwire.foundation.types import Chunk
@@ -68,14 +69,21 @@ def context_sentences(context: Sequence[Chunk]) -> list[tuple[int, int, int]]:
     return out
 
 
+ALIGN_BATCH = 256
+"""Texts embedded in one call of `align`: the embedder batches within it; several calls let a check stop between
+them."""
+
+
 def align(claims: Sequence[str], context: Sequence[Chunk], embedder: Embedder) -> list[Alignment | None]:
-    """Each claim's best evidence sentence by cosine similarity, in one embedding call for claims and sentences.
+    """Each claim's best evidence sentence by cosine similarity, in embedding calls of ALIGN_BATCH texts at most.
     None for every claim when the context has no sentence."""
     sentences = context_sentences(context)
     if not claims or not sentences:
         return [None] * len(claims)
     texts = [context[i].text[s:e] for i, s, e in sentences]
-    vectors = embedder.embed([*claims, *texts])
+    every = [*claims, *texts]
+    # Batches that fit a service request's time budget (core.cancel), for a large context's thousands of sentences.
+    vectors = np.concatenate([embedder.embed(every[part]) for part in batches(len(every), most=ALIGN_BATCH)])
     similarity = vectors[: len(claims)] @ vectors[len(claims) :].T
     out: list[Alignment | None] = []
     for row, claim in zip(similarity, claims, strict=True):

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from groundwire.core.cancel import checkpoint
 from groundwire.core.checks.certainty import MODAL_HEDGE_RE
 from groundwire.core.figures import canonical_text
 from groundwire.foundation.textutil import NEGATION_WORDS, STOPWORDS, normalize, sentence_spans
@@ -91,6 +92,7 @@ def verbatim_match(claim: str, windows: Sequence[str], candidates: Sequence[int]
     if len(wanted) < MIN_WORDS or sum(word not in STOPWORDS for word in wanted) < MIN_CONTENT_WORDS:
         return None
     for index in candidates:
+        checkpoint()  # a window at a time: a large context's windows stop at the time budget (core.cancel)
         text = windows[index]
         for start, end in sentence_spans(text):
             if _copied_from(wanted, text[start:end]):

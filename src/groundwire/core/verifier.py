@@ -18,6 +18,8 @@ from typing import Never
 
 import numpy as np
 
+from groundwire.core.batched import score_in_batches
+from groundwire.core.cancel import awaited, checkpoint
 from groundwire.core.checks import validate_opt_ins
 from groundwire.core.checks.citations import validate_output
 from groundwire.core.checks.context import ContextIndex
@@ -424,7 +426,7 @@ class Verifier:
 
         mark = time.perf_counter()
         compared_claims = [self.compared(claim.text) for claim in claims]
-        compared_windows = [self.compared(window.text) for window in windows]
+        compared_windows = [self._compared_step(window.text) for window in windows]
         matrix = self._score_matrix(compared_claims, compared_windows, allowed)
         timings["score"] = time.perf_counter() - mark
 
@@ -439,7 +441,9 @@ class Verifier:
             context_words=context_words,
             compared_claims=compared_claims,
             compared_windows=compared_windows,
-            compared_context_words=frozenset(w for chunk in context for w in content_words(self.compared(chunk.text)))
+            compared_context_words=frozenset(
+                w for chunk in context for w in content_words(self._compared_step(chunk.text))
+            )
             if self.canonical_figures
             else context_words,
         )
@@ -482,7 +486,7 @@ class Verifier:
             return [None] * len(claims)
         mark = time.perf_counter()
         if self._embedder is None:  # the process's shared all-MiniLM-L6-v2, loaded on the first check that needs it
-            self._embedder = default_embedder()
+            self._embedder = awaited(default_embedder)  # under a time budget, a long load stops the check only
         aligned = align(claims, context, self._embedder)
         timings["meaning"] = time.perf_counter() - mark
         return aligned
@@ -492,6 +496,11 @@ class Verifier:
         spelling ("3,600" and "3600", "12 kilometres" and "12 km" read alike), else as written. Checks, evidence
         and unsupported spans keep the text as written."""
         return canonical_text(text) if self.canonical_figures else text
+
+    def _compared_step(self, text: str) -> str:
+        """`compared`, as one step of a check that stops at its time budget (core.cancel)."""
+        checkpoint()
+        return self.compared(text)
 
     def _lexical_support(
         self, claims: list[str], windows: list[str], allowed: np.ndarray, matrix: Matrix
@@ -503,7 +512,8 @@ class Verifier:
         rows, cols = np.nonzero(allowed)
         best = np.zeros(len(claims), dtype=np.float32)
         if len(rows):
-            scores = self.lexical_baseline.score([(windows[j], claims[i]) for i, j in zip(rows, cols, strict=True)])
+            pairs = [(windows[j], claims[i]) for i, j in zip(rows, cols, strict=True)]
+            scores = score_in_batches(self.lexical_baseline, pairs)
             np.maximum.at(best, rows, scores.support)
         return best
 
@@ -514,7 +524,7 @@ class Verifier:
             keep &= np.asarray(self.pruner.keep(claims, premises), dtype=bool)
         rows, cols = np.nonzero(keep)
         pairs = [(premises[j], claims[i]) for i, j in zip(rows, cols, strict=True)]
-        scores = self.scorer.score(pairs)  # the one batched call
+        scores = score_in_batches(self.scorer, pairs)  # one batched call, or batches that fit the time budget
         support = np.zeros(keep.shape, dtype=np.float32)
         support[rows, cols] = scores.support
         contradiction = None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from groundwire.core.cancel import checkpoint
 from groundwire.foundation.textutil import sentence_spans
 from groundwire.foundation.types import Chunk, Claim
 
@@ -50,6 +51,7 @@ def make_windows(
     whole_counts = count_tokens([c.text for c in chunks])
     windows: list[Window] = []
     for index, (chunk, whole) in enumerate(zip(chunks, whole_counts, strict=True)):
+        checkpoint()  # a large context's windows stop at the time budget (core.cancel)
         if whole <= budget:
             windows.append(Window(index, 0, len(chunk.text), chunk.text))
         else:
@@ -64,6 +66,7 @@ def _chunk_windows(
     counts = count_tokens([text[s:e] for s, e in spans])
     pieces: list[tuple[int, int, int]] = []
     for (start, end), tokens in zip(spans, counts, strict=True):
+        checkpoint()
         if tokens <= budget:
             pieces.append((start, end, tokens))
         else:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from groundwire.core.cancel import checkpoint
+from groundwire.core.cancel import batches
 from groundwire.foundation.textutil import split_text
 from groundwire.scoring.embedder import Embedder
 
@@ -16,9 +16,13 @@ WINDOW_CHARS = 300
 """One to a few sentences: far inside the model's 256 word pieces, and short enough that a sentence-sized query
 is compared with text of its own size instead of being diluted by a long chunk."""
 WINDOW_BATCH = 32
-"""Windows embedded between two cancellation checkpoints (core.cancel): the embedder's own batch, about 10k
+"""Windows embedded between two cancellation checkpoints (core.cancel) at most: the embedder's own batch, about 10k
 characters, a tenth of a second or so of one core (bench/abandoned.py: 256 windows took 14 s on a machine loaded 7
-times over its cores), so that a service request whose caller has gone, or whose time is up, stops soon after."""
+times over its cores), so that a service request whose caller has gone, or whose time is up, stops soon after.
+Under a time budget the batches are sized to what is left of it (core.cancel.batches), from FIRST_WINDOWS."""
+FIRST_WINDOWS = 8
+"""The first batch under a time budget, whose time gives the cost of a window: 32 took 1.1 s on 2 cores loaded 3
+times over."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +46,8 @@ def index_texts(embedder: Embedder, texts: Sequence[str], *, window_chars: int =
         starts.append(len(windows))
         windows.extend(split_text(text, max_chars=window_chars) or [text])
     vectors = np.zeros((len(windows), embedder.dim), dtype=np.float32)
-    for at in range(0, len(windows), WINDOW_BATCH):
-        checkpoint()
-        vectors[at : at + WINDOW_BATCH] = embedder.embed(windows[at : at + WINDOW_BATCH])
+    for part in batches(len(windows), first=FIRST_WINDOWS, most=WINDOW_BATCH):
+        vectors[part] = embedder.embed(windows[part])
     return WindowIndex(vectors, np.array(starts, dtype=np.int64))
 
 

@@ -181,8 +181,9 @@ class ErrorCode(StrEnum):
     )
     TIME_BUDGET_EXCEEDED = (
         "time_budget_exceeded",
-        "The work did not finish within the route's time budget (serve --time-budget) and was stopped at its next "
-        "boundary (no result is logged). The eval routes answer with what they finished instead (meta says what).",
+        "The work did not finish within the route's time budget (serve --time-budget): answered at the deadline, it "
+        "stops at its next boundary (no result is logged). The eval routes answer with what they finished instead "
+        "(meta says what).",
     )
 
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from groundwire.config import Config
+from groundwire.core import cancel
 from groundwire.core.claims import RuleDecomposer, sentences
 from groundwire.core.plan import Plan
 from groundwire.core.verifier import Verifier
@@ -257,7 +258,11 @@ class Runtime:
             extra={"body": {key: value for key, value in out.items() if key != "report"}, **task, **(extra or {})},
         )
         # No key at rest: a key the caller put in its question, answer, chunks or any other field is not stored.
-        self.store.log_request(redact_data(replace(record, id=str(out["request_id"]))))
+        redacted = redact_data(replace(record, id=str(out["request_id"])))
+        # Past its time budget the caller has been answered 504 (workers.WorkerPool): no row for a result no one
+        # got. From here on the caller waits for this row instead (core.cancel: commit).
+        cancel.commit()
+        self.store.log_request(redacted)
         self.metrics.observe(kind, report, seconds=time.perf_counter() - started, extra=extra)
 
 

@@ -114,6 +114,8 @@ class _Job:
     """Cancelled when the caller goes; its deadline is the route's time budget (service/cancellation.py)."""
     counted_large: bool = False
     """Counted in the pool's large checks running on main workers."""
+    started: bool = False
+    """A worker has begun it: at its deadline it is answered 504, not 503 `queue_timeout`."""
 
 
 _Ready = queue.SimpleQueue[_Job | None]
@@ -203,13 +205,19 @@ class WorkerPool:
                 expiry.cancel()
 
     def _expire(self, job: _Job) -> None:
-        """On the event loop, at the job's deadline: one still waiting for a worker is refused, 503 queue_timeout."""
+        """On the event loop, at the job's deadline, the caller is answered whatever the job is doing, so that a
+        route answers within its time budget even while its check is between two checkpoints: one still waiting
+        for a worker (or handed one, not yet begun) is refused, 503 queue_timeout; one running is answered 504
+        time_budget_exceeded, and stops at its next checkpoint (its worker is busy until then, and its result, if
+        any, is dropped). One that has committed its result already (CancelToken.commit: it is writing its log
+        row) is waited for."""
+        if job.future.done() or not job.token.abandon():
+            return
         with self._lock:
-            if job not in self._waiting:
-                return
-            self._unqueue(job)
-        if not job.future.done():
-            job.future.set_exception(_queue_timeout())
+            if job in self._waiting:
+                self._unqueue(job)
+            started = job.started
+        job.future.set_exception(_stopped(Cancelled("deadline")) if started else _queue_timeout())
 
     def close(self) -> None:
         """Stop the threads once their checks are done; checks still waiting get 503 `not_ready`."""
@@ -343,6 +351,7 @@ class WorkerPool:
             if job.token.reason == "deadline":  # its time ran out as a worker took it: it never started
                 raise _queue_timeout()
             job.token.check()  # its caller has gone while it waited: the worker is free at once
+            job.started = True
             result = job.call()
         except NotSmall as failure:
             if lane == "main":  # cannot happen (require_small does not raise there); never queue it again
@@ -350,7 +359,7 @@ class WorkerPool:
             else:
                 with self._lock:
                     self._finish(job, lane)
-                    job.small = False
+                    job.small, job.started = False, False
                     # First in line: it was let in before those waiting now.
                     error = self._admit(job, first=True)
                     self._dispatch()

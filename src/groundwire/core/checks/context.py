@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from groundwire.core.cancel import checkpoint
 from groundwire.core.checks.attributes import RecordAttribute, record_attributes
 from groundwire.core.checks.hours import context_schedule
 from groundwire.core.figures import Figure, extract_figures
@@ -42,6 +43,7 @@ class ContextIndex:
         rows = []
         for chunk in chunks:
             for start, end in sentence_spans(chunk.text):
+                checkpoint()  # a large context's index is long work: it stops at the time budget (core.cancel)
                 sentence = chunk.text[start:end]
                 figures = tuple(extract_figures(sentence))
                 for figure in figures:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from groundwire.core.cancel import Cancelled, checkpoint
+from groundwire.core.cancel import Cancelled, awaited, checkpoint
 from groundwire.data.embed import best_similarity, index_texts
 from groundwire.evaluation.evalloop.items import GENERATOR_DRIFT, RETRIEVAL_MISS, UNDETERMINED, EvalItem
 from groundwire.foundation.types import Chunk, Verdict
@@ -136,7 +136,8 @@ class EvidenceFinder:
     ) -> None:
         self._corpus = list(corpus)
         self._verifier = verifier
-        self._embedder = embedder if embedder is not None else default_embedder()
+        self._embedder = embedder
+        """None: the shared one, loaded on the first failure (a clean sample never pays for it)."""
         self._top_k = top_k
         self._budget = budget
         self._index: WindowIndex | None = None  # built on the first failure: a clean sample never pays for it
@@ -159,13 +160,15 @@ class EvidenceFinder:
         if self._budget is not None:  # a corpus over the limit, or a spent budget, costs no embedding
             self._budget.index(self._corpus)
             self._budget.require_left()
+        # A load longer than the call's time budget stops the call, not the load.
+        embedder = self._embedder = self._embedder or awaited(default_embedder)
         if self._index is None:
-            self._index = index_texts(self._embedder, [c.text for c in self._corpus])
+            self._index = index_texts(embedder, [c.text for c in self._corpus])
         retrieved = set(retrieved_ids)
         outside = np.array([i for i, c in enumerate(self._corpus) if c.id not in retrieved], dtype=np.int64)
         if not len(outside):
             return False
-        similarity = best_similarity(self._index, self._embedder.embed(list(claims)))[:, outside]
+        similarity = best_similarity(self._index, embedder.embed(list(claims)))[:, outside]
         for row, claim in enumerate(claims):
             nearest = [self._corpus[outside[i]] for i in similarity[row].argsort()[::-1][: self._top_k]]
             plan = None if self._budget is None else self._budget.plan(self._verifier, claim, nearest)

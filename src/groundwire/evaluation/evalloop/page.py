@@ -4,9 +4,12 @@ segment."""
 from __future__ import annotations
 
 import html
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from groundwire.core import cancel
 from groundwire.evaluation.charts import line_chart, svg_block
 from groundwire.evaluation.evalloop.items import GENERATOR_DRIFT, RETRIEVAL_MISS, UNDETERMINED
 from groundwire.evaluation.labels import labels_html
@@ -33,6 +36,30 @@ _CSS = (
     "figure{margin:.5rem 0}figure svg{max-width:100%;height:auto;background:#fafafa;border:1px solid #ddd}"
 )
 _NO_CLAIM = "(the verifier found no unsupported claim)"
+CHART_LEFT_OUT = "<p><em>Chart left out: the call's time budget (serve --time-budget) did not leave time to draw it.</em></p>"
+
+
+class _ChartTime:
+    """The slowest chart drawn in this process, so that a page drawn under a time budget (the service's eval report)
+    draws a chart only with twice that left, and answers in time without it otherwise. Before any chart: FIRST_S,
+    for the first one loads matplotlib too (1-3 s on a loaded machine)."""
+
+    FIRST_S = 1.5
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.slowest_s: float | None = None
+
+    def leaves_room(self) -> bool:
+        left = cancel.remaining()
+        return left is None or left > 2 * (self.FIRST_S if self.slowest_s is None else self.slowest_s)
+
+    def took(self, seconds: float) -> None:
+        with self._lock:
+            self.slowest_s = max(seconds, self.slowest_s or 0.0)
+
+
+CHART_TIME = _ChartTime()
 
 
 def render_html(result: EvalLoopResult) -> str:
@@ -91,7 +118,13 @@ def _series(points: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple[str
 
 
 def _chart(series: Mapping[str, Sequence[tuple[str, float | None]]], *, title: str, y_max: float | None = 1.0) -> str:
-    return svg_block(line_chart(series, title=title, y_max=y_max), label=title)
+    """The chart, or, under a time budget that leaves too little for it (`CHART_TIME`), a line that says so."""
+    if not CHART_TIME.leaves_room():
+        return CHART_LEFT_OUT
+    started = time.perf_counter()
+    block = svg_block(line_chart(series, title=title, y_max=y_max), label=title)
+    CHART_TIME.took(time.perf_counter() - started)
+    return block
 
 
 def _claim_density_chart(by_day: Mapping[str, Mapping[str, Any]]) -> str:

@@ -9,10 +9,10 @@ below the optional `--review-threshold`.
 The audit share. Reviewers who only ever see escalations label a sample that cannot show the routing's own false
 accepts (nor its false rejects): every accepted answer is above the band by construction. So a small share of the
 accepted and rejected answers is queued too, picked by a hash of the request id: stable (an answer is in the audit
-or not, whenever the queue is read) and testable. The default, 5%, is a compromise: at a typical 40-60% of answers
-decided, it adds about one audit item per 25-40 escalations, a few percent of reviewers' time, and still yields 50
-audit labels per 1,000-2,000 decided answers, enough for a false-accept estimate whose 95% interval is about
-+-0.08 at a 10% rate (what the refit guard compares against its target).
+or not, whenever the queue is read) and testable. The default, 5%, is a compromise: with 40-60% of answers decided,
+it adds 2-3 audit items per 100 answers beside 40-60 escalations (a few percent of reviewers' time), and still yields
+50 audit labels per 1,000 decided answers, enough to know a rate near 10% to about +-0.08 (95%), which is what a
+refit's guard compares with its false-accept target.
 
 Order "arrival": newest first (the queue's order before issue 56). Order "teach" (the default) puts first the answers
 whose verdict would move the routing most. Audit items lead, among themselves in teach order: they are few by

@@ -68,6 +68,16 @@ def test_every_escalated_answer_reaches_the_queue_whatever_its_score(make_client
         (middle["request_id"], "escalated", ["escalated"])]
 
 
+def test_limit_bounds_the_items_returned_not_the_requests_looked_at(make_client) -> None:
+    client = make_client(review_audit_share=0.0)
+    escalated = verify(client, MIDDLE)["request_id"]
+    for _ in range(3):
+        verify(client, ACCEPTED)
+    # Before, the queue looked only at the newest `limit` requests: here three accepted answers.
+    body = queue(client, limit=1)
+    assert [i["request_id"] for i in body["items"]] == [escalated] and body["total"] == 1
+
+
 def test_teach_order_puts_the_near_edge_answer_first_and_arrival_the_newest(make_client) -> None:
     client = make_client(review_audit_share=0.0)
     near = verify(client, NEAR_EDGE)["request_id"]

@@ -226,7 +226,9 @@ def test_review_queue_takes_low_scores_and_risky_patterns_until_reviewed(client)
     assert low["review"]["queued"] and risky["review"]["queued"] and not fine["review"]["queued"]
     assert any("high-risk" in reason for reason in risky["review"]["reasons"])
     assert fabricated["report"]["score"] >= 0.5
-    assert fabricated["review"]["reasons"] == ["validator: fabricated_citation"]
+    # A fabricated citation escalates the answer: it is queued for both.
+    assert fabricated["review"]["reasons"] == ["escalated (score 1.00): the routing asks a person",
+                                               "validator: fabricated_citation"]
     queue = client.get("/v1/review", headers=ALPHA).json()
     assert {item["request_id"] for item in queue["items"]} == {
         low["request_id"], risky["request_id"], fabricated["request_id"]}

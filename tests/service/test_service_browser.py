@@ -39,7 +39,7 @@ MARKUP_SCOPE = "<b>ops</b> & <img src=x onerror=alert(1)>"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     workdir = tmp_path_factory.mktemp("browser-server")
     with LiveServer(workdir, api_keys={**KEYS, MARKUP_KEY: MARKUP_SCOPE},
-                    extra_args=("--high-risk", r"\bdosage\b")) as live:
+                    extra_args=("--high-risk", r"\bdosage\b", "--review-threshold", "0.5")) as live:
         yield live
 
 
@@ -240,6 +240,40 @@ def test_review_view_records_a_verdict_with_marked_claims_and_prints_claims_lite
     cells = history_cells(browser, request_id)
     assert (cells[4], cells[5]) == ("reviewed", "up 0 · down 1 · 1 correction(s) · not faithful (1 claim marked)")
     assert history_cells(browser, second)[4:6] == ["reviewed", "faithful"]
+
+
+def test_review_view_shows_each_claims_evidence_with_what_it_lacks_and_takes_a_verdict_in_one_key(
+        browser, server: LiveServer) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, server, "key-alpha")
+    claim_text = "Refunds are issued within <b>90</b> days of purchase by <i>phone</i>."
+    fill_and_verify(browser, question="What dosage applies?", answer=claim_text)
+    request_id = browser.find_element(By.ID, "request-id").text
+    logged = httpx.get(f"{server.url}/v1/review", headers={"X-API-Key": "key-alpha"}).json()["items"]
+    claim = next(i for i in logged if i["request_id"] == request_id)["claims"][0]
+    assert claim["evidence"] == "Refunds are issued within 30 days of purchase." and claim["lacking"]
+
+    item = review_item(browser, request_id)
+    row = item.find_element(By.CSS_SELECTOR, ".review-claims li")
+    # The evidence sentence beside the claim, and the claim's words the evidence lacks marked, all printed as text.
+    assert row.find_element(By.CLASS_NAME, "evidence").text == f"{claim['chunk_id']}: {claim['evidence']}"
+    marked = [m.text for m in row.find_elements(By.CSS_SELECTOR, "mark.lacking")]
+    assert marked == [claim["text"][start:end] for start, end in claim["lacking"]]
+    assert row.find_element(By.CSS_SELECTOR, ".claim").text == claim["text"]
+    assert row.find_elements(By.CSS_SELECTOR, "b, i, img") == []
+    browser.save_screenshot(str(ARTIFACTS / "review-evidence.png"))
+
+    # One key each: select the item, mark its first claim (1), and give the verdict "not faithful" (n).
+    item.find_element(By.CLASS_NAME, "teach").click()
+    assert "current" in item.get_attribute("class")
+    ActionChains(browser).send_keys("1").perform()
+    ActionChains(browser).send_keys("n").perform()
+    submitted(browser, request_id)
+    entry = httpx.get(f"{server.url}/v1/requests/{request_id}", headers={"X-API-Key": "key-alpha"}).json()
+    assert entry["verdict"]["faithful"] is False
+    assert entry["verdict"]["unfaithful_claims"] == [{"index": 0, "text": claim["text"]}]
 
 
 def test_page_shows_structured_errors_and_other_scopes_see_nothing(browser, server: LiveServer) -> None:

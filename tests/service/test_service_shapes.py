@@ -95,10 +95,14 @@ def test_the_log_lists_reviews_in_the_same_shape(client) -> None:
 def test_the_review_queue_and_eval_dashboard_keep_their_shape(client) -> None:
     post(client, "/v1/verify", {"answer": ANSWER, "chunks": CHUNKS})
     queue = client.get("/v1/review", headers=ALPHA).json()
-    assert shape(queue) == [("threshold", "float"), ("patterns", "list"), ("items", "list")]
+    assert shape(queue) == [("threshold", "float"), ("patterns", "list"), ("order", "str"), ("audit_share", "float"),
+                            ("total", "int"), ("items", "list")]
     assert [key for key, _ in shape(queue["items"][0])] == [
         "request_id", "created_at", "endpoint", "question", "answer", "score", "decision", "review", "feedback",
-        "verdict", "claims"]
+        "verdict", "claims", "reason", "reasons", "position", "teach"]
+    assert [key for key, _ in shape(queue["items"][0]["claims"][0])] == [
+        "index", "text", "verdict", "score", "chunk_id", "evidence", "lacking"]
+    assert [key for key, _ in shape(queue["items"][0]["teach"])] == ["edge", "scarcity", "novelty", "total"]
     dashboard = client.get("/v1/eval", headers=ALPHA).json()
     assert shape(dashboard) == [("metrics", "dict"), ("releases", "list"), ("segments", "list"), ("by_day", "dict"),
                                 ("series", "list"), ("failure_examples", "list"), ("history", "list"),

@@ -12,6 +12,7 @@ import typer
 
 from groundwire.cli.common import ProfileOption, check_settings
 from groundwire.data.rows import read_text
+from groundwire.evaluation.review_order import check_order
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import require_extra
 from groundwire.redact import register_secret
@@ -113,8 +114,16 @@ def serve(
         "--confidence", min=0.5, max=0.999,
         help="The dashboard's labels section: the confidence of the refit it shows (as adapt's "
              "--confidence).")] = _DEFAULTS["refit_confidence"],
-    review_threshold: Annotated[float, typer.Option(
-        min=0.0, max=1.0, help="Requests scoring below this go to the review queue.")] = _DEFAULTS["review_threshold"],
+    review_threshold: Annotated[float | None, typer.Option(
+        min=0.0, max=1.0, help="Requests scoring below this also go to the review queue (every escalated answer "
+                               "does). Default: none.")] = _DEFAULTS["review_threshold"],
+    review_order: Annotated[str, typer.Option(
+        "--order", "--review-order", help="The review queue's order: teach (the verdicts that would move the routing "
+                                          "most first) or arrival (newest first).")] = _DEFAULTS["review_order"],
+    review_audit: Annotated[float, typer.Option(
+        "--review-audit", min=0.0, max=1.0,
+        help="The share of accepted and rejected answers also queued for review, as an audit of the routing's "
+             "own false accepts.")] = _DEFAULTS["review_audit_share"],
     high_risk: Annotated[list[str] | None, typer.Option(
         "--high-risk", metavar="REGEX", help="Regex; a request whose question or answer matches goes to the review queue.")] = None,
     release: Annotated[str, typer.Option(
@@ -178,6 +187,8 @@ def serve(
         refit_target_frr=refit_target_frr,
         refit_confidence=refit_confidence,
         review_threshold=review_threshold,
+        review_order=check_order(review_order),
+        review_audit_share=review_audit,
         high_risk_patterns=tuple(high_risk or ()),
         release=release,
         config=loaded,

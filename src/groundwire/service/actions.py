@@ -25,9 +25,11 @@ def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> model
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
     report = _verify(runtime, body, chunks, scope=scope)
+    request_id = uuid.uuid4().hex
     response = models.VerifyResponse(
-        request_id=uuid.uuid4().hex, report=report.to_dict(),
-        review=runtime.review(report.score, body.question, body.answer, findings=_finding_names(report)),
+        request_id=request_id, report=report.to_dict(),
+        review=runtime.review(request_id, body.question, body.answer, score=report.score, route=report.route,
+                              findings=_finding_names(report)),
         chunks=[chunk_out(c) for c in chunks])
     runtime.log(report, response.model_dump(), kind="verify", scope=scope, context=context, body=body,
                 chunks=chunks, started=started)
@@ -43,9 +45,11 @@ def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> model
     repaired = repair_answer(report, chunks, check=_repair_checker(runtime, scope=scope), client=runtime.llm,
                              min_surviving_share=settings.min_surviving_share,
                              abstain_message=settings.abstain_message)
+    request_id = uuid.uuid4().hex
     response = models.RepairResponse(
-        request_id=uuid.uuid4().hex, report=report.to_dict(),
-        review=runtime.review(report.score, body.question, body.answer, findings=_finding_names(report)),
+        request_id=request_id, report=report.to_dict(),
+        review=runtime.review(request_id, body.question, body.answer, score=report.score, route=report.route,
+                              findings=_finding_names(report)),
         chunks=[chunk_out(c) for c in chunks],
         repaired={**repaired.to_dict(), "summary": _summary(repaired)})
     runtime.log(report, response.model_dump(), kind="repair", scope=scope, context=context, body=body,

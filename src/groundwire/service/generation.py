@@ -50,10 +50,11 @@ def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> m
     generation = generator.generate(body.question, chunks)
     detail = generation.to_dict()
     report_dict = detail.pop("report")
+    request_id = uuid.uuid4().hex
     response = models.GenerateResponse(
-        request_id=uuid.uuid4().hex, answer=generation.answer, cached=False, report=report_dict,
-        review=runtime.review(generation.report.score, body.question, generation.answer,
-                              findings=[f.check for f in generation.report.findings]),
+        request_id=request_id, answer=generation.answer, cached=False, report=report_dict,
+        review=runtime.review(request_id, body.question, generation.answer, score=generation.report.score,
+                              route=generation.report.route, findings=[f.check for f in generation.report.findings]),
         detail=detail)
     shown = [chunk_out(c) for c in generation.chunks]
     logged = {"request_id": response.request_id, **_logged_body(response, shown)}

@@ -13,8 +13,9 @@ from groundwire.core.cancel import CancelToken, cancellable
 from groundwire.data.store import ERROR_KIND
 from groundwire.evaluation.evalloop import EvidenceBudget, render_html, run_eval_loop
 from groundwire.evaluation.labels import LabelsSection
+from groundwire.evaluation.review_order import QueueOrder, Reason, order_queue
 from groundwire.foundation.errors import ErrorCode
-from groundwire.service import models
+from groundwire.service import models, review
 from groundwire.service.runtime import Runtime
 from groundwire.version import __version__
 
@@ -81,15 +82,63 @@ def get_request(runtime: Runtime, request_id: str, *, scope: str) -> dict[str, A
     }
 
 
-def review_queue(runtime: Runtime, *, scope: str, limit: int) -> models.ReviewQueue:
-    # Feedback or a verdict from a person takes a request out of the queue. Each item lists its claims, by the index
-    # a verdict marks them with.
-    items = [{**s, "claims": [{"index": i, "text": c.text, "verdict": c.verdict, "score": c.score}
-                              for i, c in enumerate(record.claims)]}
-             for s, record in _listed(runtime, scope=scope, limit=limit)
-             if s["review"]["queued"] and s["feedback"] is None and s["verdict"] is None]
-    return models.ReviewQueue(threshold=runtime.settings.review_threshold,
-                              patterns=list(runtime.settings.high_risk_patterns), items=items)
+def review_queue(runtime: Runtime, *, scope: str, limit: int, order: QueueOrder | None = None) -> models.ReviewQueue:
+    """The scope's review queue: of its newest `review_window` requests without feedback or a verdict (feedback or a
+    verdict from a person takes a request out), those with a reason to be reviewed (service/review.py), in `order`
+    (the service's `review_order` by default; evaluation/review_order.py), the first `limit` of them. Each item says
+    why it is queued (`reason`, `reasons`) and what the teach order ranked it by (`teach`), and lists its claims, by
+    the index a verdict marks them with, each with the evidence sentence it was checked against."""
+    settings = runtime.settings
+    order = settings.review_order if order is None else order
+    records = {record.id or "": record
+               for record in runtime.store.unreviewed_requests(scope=scope, limit=settings.review_window)}
+    flags = {request_id: _flags(runtime, record) for request_id, record in records.items()}
+    candidates = [review.candidate(record, [code for code, _ in flags[request_id]])
+                  for request_id, record in records.items()]
+    ordered = order_queue(candidates, labelled=review.labelled(runtime.store.reviewed_keys(scope=scope)),
+                          order=order, audit_share=settings.review_audit_share)
+    items = []
+    for position, item in enumerate(ordered[:limit], start=1):
+        record = records[item.candidate.id]
+        items.append({**_summary(runtime, record), "feedback": None, "verdict": None,
+                      "claims": _review_claims(record), "reason": item.reason, "reasons": list(item.reasons),
+                      "position": position, "teach": item.teaching.to_dict()})
+    return models.ReviewQueue(threshold=settings.review_threshold, patterns=list(settings.high_risk_patterns),
+                              order=order, audit_share=settings.review_audit_share, total=len(ordered), items=items)
+
+
+def _flags(runtime: Runtime, record: RequestRecord) -> list[tuple[Reason, str]]:
+    answer = (record.report or {}).get("answer", record.response)
+    settings = runtime.settings
+    return review.flagged(score=record.answer_score, texts=(record.query, answer), threshold=settings.review_threshold,
+                          patterns=settings.high_risk_patterns, findings=_findings(record), failure=_failure(record))
+
+
+def _review_claims(record: RequestRecord) -> list[dict[str, Any]]:
+    """The logged claims, each with what a reviewer judges it by: the evidence sentence it was checked against, and
+    the spans of the claim (character offsets into its text) whose words or figures that evidence lacks."""
+    reported = (record.report or {}).get("claims") or []
+    out = []
+    for index, claim in enumerate(record.claims):
+        detail = reported[index] if index < len(reported) and isinstance(reported[index], dict) else {}
+        out.append({"index": index, "text": claim.text, "verdict": claim.verdict, "score": claim.score,
+                    "chunk_id": claim.chunk_id, "evidence": detail.get("evidence"),
+                    "lacking": _lacking(detail, claim.text)})
+    return out
+
+
+def _lacking(detail: dict[str, Any], text: str) -> list[list[int]]:
+    """The claim's unsupported spans (the report's, offsets into the answer) as offsets into the claim's text."""
+    span = (detail.get("claim") or {}).get("span")
+    if not (isinstance(span, list) and len(span) == 2):
+        return []
+    start = int(span[0])
+    out = []
+    for pair in detail.get("unsupported_spans") or ():
+        lo, hi = int(pair[0]) - start, int(pair[1]) - start
+        if 0 <= lo < hi <= len(text):
+            out.append([lo, hi])
+    return out
 
 
 def _response_body(record: RequestRecord) -> dict[str, Any] | None:
@@ -103,9 +152,7 @@ def _response_body(record: RequestRecord) -> dict[str, Any] | None:
 def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
     answer = (record.report or {}).get("answer", record.response)
     failed = {key: record.extra.get(key) for key in ("status", "route", "error")} if record.kind == ERROR_KIND else {}
-    # A check that failed after its answer was accepted is logged with it (failures.py): a person labels it.
-    failure = (f"{failed['error'].get('code')} ({failed['status']})"
-               if failed and answer and isinstance(failed["error"], dict) else None)
+    failure = _failure(record)
     return {
         **failed,
         "request_id": record.id,
@@ -116,9 +163,28 @@ def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
         "score": record.answer_score,
         "decision": record.route,
         # Recomputed with today's rule, so a changed threshold or pattern applies to the whole log.
-        "review": runtime.review(record.answer_score, record.query, answer, failure=failure,
-                                 findings=[f["check"] for f in (record.report or {}).get("findings", ())]).model_dump(),
+        "review": runtime.review(record.id or "", record.query, answer, score=record.answer_score,
+                                 route=_route(record), failure=failure, findings=_findings(record)).model_dump(),
     }
+
+
+def _failure(record: RequestRecord) -> str | None:
+    """A check that failed after its answer was accepted is logged with it (failures.py): a person labels it."""
+    if record.kind != ERROR_KIND:
+        return None
+    answer = (record.report or {}).get("answer", record.response)
+    error, status = record.extra.get("error"), record.extra.get("status")
+    return f"{error.get('code')} ({status})" if answer and isinstance(error, dict) else None
+
+
+def _route(record: RequestRecord) -> str | None:
+    """The answer's route; none for a failed request (one that failed after its answer was accepted is queued as a
+    failure, not audited as an accepted answer)."""
+    return None if record.kind == ERROR_KIND else record.route
+
+
+def _findings(record: RequestRecord) -> list[str]:
+    return [f["check"] for f in (record.report or {}).get("findings", ())]
 
 
 # --- the eval loop ----------------------------------------------------------------------------------------

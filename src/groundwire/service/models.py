@@ -291,11 +291,21 @@ class RequestList(BaseModel):
 
 
 class ReviewQueue(BaseModel):
-    threshold: float
+    threshold: float | None
+    """`--review-threshold`: a score below it is a reason to queue (`low_score`); None: none."""
     patterns: list[str]
+    order: Literal["teach", "arrival"]
+    audit_share: float
+    """The share of accepted and rejected answers queued as an audit (by a hash of the request id)."""
+    total: int
+    """Queued requests in all (of the newest `review_window` unreviewed ones); `items` holds the first `limit`."""
     items: list[dict[str, Any]]
-    """The queued requests without feedback or a verdict, summarised as in /v1/requests, each with its `claims`
-    (index, text, verdict, score) for a reviewer to mark."""
+    """The queued requests without feedback or a verdict, summarised as in /v1/requests, in `order`, each with its
+    `claims` (index, text, verdict, score, chunk_id, evidence: the sentence it was checked against, lacking: the
+    [start, end) offsets into its text of the words and figures the evidence lacks) for a reviewer to mark, its
+    `reason` ("escalated", "audit", "failure", "high_risk", "validator", "low_score": what placed it), every
+    `reasons` code, its `position` (1 = first) and the teach order's components `teach` {edge, scarcity, novelty,
+    total} (evaluation/review_order.py)."""
 
 
 class ScorePoint(BaseModel):

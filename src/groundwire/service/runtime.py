@@ -35,7 +35,7 @@ from groundwire.service.evalcache import EvalCache
 from groundwire.service.limits import HasText, WorkBudget, enforce_plan_limits, enforce_work_limits, text_chars
 from groundwire.service.observability import ServiceMetrics
 from groundwire.service.profiles import ScopeProfiles
-from groundwire.service.review import review_reasons
+from groundwire.service.review import flagged, review_reasons
 from groundwire.service.settings import ServiceSettings
 from groundwire.service.workers import require_small
 
@@ -204,13 +204,18 @@ class Runtime:
             budget.spend(pairs)
         return plan
 
-    def review(self, score: float | None, *texts: str | None, findings: Sequence[str] = (),
+    def review(self, request_id: str, *texts: str | None, score: float | None, route: str | None,
+               findings: Sequence[str] = (),
                failure: str | None = None) -> models.Review:
-        """The review-queue verdict: score, question and answer, the answer-level checks that fired, and the error
-        of a request that failed after its answer was accepted (`failure`)."""
-        reasons = review_reasons(score=score, texts=texts, findings=findings, failure=failure,
-                                 threshold=self.settings.review_threshold, patterns=self.settings.high_risk_patterns)
-        return models.Review(queued=bool(reasons), reasons=reasons)
+        """The review-queue verdict (service/review.py): the routing's (escalated, audit by the request id), then the
+        score, question and answer, the answer-level checks that fired, and the error of a request that failed
+        after its answer was accepted (`failure`)."""
+        settings = self.settings
+        flags = flagged(score=score, texts=texts, findings=findings, failure=failure,
+                        threshold=settings.review_threshold, patterns=settings.high_risk_patterns)
+        reasons = review_reasons(request_id=request_id, route=route, score=score, flags=flags,
+                                 audit_share=settings.review_audit_share)
+        return models.Review(queued=bool(reasons), reasons=[text for _, text in reasons])
 
     def require_llm(self, what: str) -> LLMClient:
         if self.llm is None:

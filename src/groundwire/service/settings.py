@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from groundwire.evaluation.review_order import DEFAULT_AUDIT_SHARE, QueueOrder, check_audit_share, check_order
 from groundwire.foundation.errors import ErrorCode, InputError
 
 if TYPE_CHECKING:
@@ -102,8 +103,17 @@ class ServiceSettings:
     small_chars: int = 20_000
     """The estimate made before a worker is taken: only a request whose answer and context are at most this long
     may be planned on a reserved worker, so the estimate itself stays cheap (docs/service.md, "Limits")."""
-    review_threshold: float = 0.5
-    """Requests whose answer score falls below this go to the review queue."""
+    review_threshold: float | None = None
+    """Requests whose answer score falls below this also go to the review queue (reason `low_score`). None (the
+    default): the routing decides, as every escalated answer is queued (evaluation/review_order.py)."""
+    review_order: QueueOrder = "teach"
+    """The review queue's default order: "teach" (the verdicts that would move the routing most first) or
+    "arrival" (newest first); `GET /v1/review?order=` picks per request."""
+    review_audit_share: float = DEFAULT_AUDIT_SHARE
+    """The share of accepted and rejected answers also queued for review (by a hash of the request id), so that
+    reviewers' labels can show the routing's own false accepts (evaluation/review_order.py says why 5%)."""
+    review_window: int = 2000
+    """The newest unreviewed requests of a scope the review queue is drawn from (its work is bounded)."""
     high_risk_patterns: tuple[str, ...] = ()
     """Regexes (case-insensitive); a request whose question or answer matches one goes to the review queue."""
     release: str = "dev"
@@ -119,6 +129,10 @@ class ServiceSettings:
     """Requests per API key (or client address without keys), e.g. "60/minute"; None: no limit. Over it: 429."""
 
     def __post_init__(self) -> None:
+        check_audit_share(self.review_audit_share)
+        check_order(self.review_order)
+        if self.review_window <= 0:
+            raise InputError("review_window must be positive", code=ErrorCode.INVALID_SETTINGS)
         if self.max_body_bytes <= 0:
             raise InputError("max_body_bytes must be positive", code=ErrorCode.INVALID_SETTINGS)
         if self.body_timeout_s <= 0:

@@ -118,6 +118,28 @@ class Verdicts(RequestLog):
         return [(record, verdicts[record.id or ""]) for record in records]
 
 
+    def reviewed_keys(self, *, scope: str) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+        """The `extra` and the retrieved cite ids of the scope's requests that have a verdict: what the review
+        queue's teach order reads (the task and the source of each label) without the rows' context and report."""
+        v, r = self.t["verdicts"], self.t["requests"]
+        reviewed = sa.select(v.c.request_id).where(v.c.scope == scope)
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(r.c.extra, r.c.retrieved).where(r.c.scope == scope,
+                                                                          r.c.id.in_(reviewed)))
+            return [(dict(row.extra or {}), tuple(str(item["cite_id"]) for item in row.retrieved)) for row in rows]
+
+    def unreviewed_requests(self, *, scope: str, limit: int) -> list[RequestRecord]:
+        """The scope's newest `limit` requests without feedback and without a verdict: what the review queue is
+        drawn from (a reviewed request has left it)."""
+        r, v, f = self.t["requests"], self.t["verdicts"], self.t["feedback"]
+        query = (sa.select(r).where(r.c.scope == scope,
+                                    ~sa.exists().where(v.c.request_id == r.c.id, v.c.scope == scope),
+                                    ~sa.exists().where(f.c.request_id == r.c.id, f.c.scope == scope))
+                 .order_by(r.c.created_at.desc(), r.c.id).limit(limit))
+        with self.engine.connect() as conn:
+            return [record_from_row(row) for row in conn.execute(query)]
+
+
 def _marked(request_id: str, kind: str, answer: str | None, texts: Sequence[str],
             marked: Sequence[int]) -> tuple[MarkedClaim, ...]:
     """The marked claims with their logged texts; an index the request does not have is the reviewer's error. A

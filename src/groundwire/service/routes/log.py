@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Depends, Query
 
@@ -40,5 +40,8 @@ def get_request(request_id: str, scope: str = Depends(caller_scope),
 
 @router.get("/v1/review", response_model=models.ReviewQueue, tags=["log"])
 def review_queue(scope: str = Depends(caller_scope), limit: int = Query(100, ge=1, le=1000),
+                 order: Literal["teach", "arrival"] | None = Query(
+                     None, description="teach: the verdicts that would move the routing most first; arrival: newest "
+                                       "first. Default: the service's --review-order."),
                  runtime: Runtime = Depends(service_runtime)) -> models.ReviewQueue:
-    return history.review_queue(runtime, scope=scope, limit=limit)
+    return history.review_queue(runtime, scope=scope, limit=limit, order=order)

@@ -232,17 +232,84 @@ async function loadHistory() {
 $("history-refresh").addEventListener("click", () => guarded(loadHistory));
 
 // ---- review queue
+function reviewPath() {
+  const order = $("review-order").value;
+  return "/v1/review" + (order ? "?order=" + encodeURIComponent(order) : "");
+}
+
 async function refreshReviewCount() {
-  const data = await api("GET", "/v1/review");
-  $("review-count").textContent = data.items.length ? String(data.items.length) : "";
+  const data = await api("GET", reviewPath());
+  $("review-count").textContent = data.total ? String(data.total) : "";
   return data;
 }
+$("review-order").addEventListener("change", () => guarded(loadReview));
+
+// The claim's text with the words and figures its evidence lacks (`lacking`: [start, end) offsets) in <mark>s, built
+// node by node: the text is only ever set through text nodes, never parsed as markup.
+function claimWithGaps(claim) {
+  const span = document.createElement("span");
+  span.className = "claim " + claim.verdict;
+  let at = 0;
+  for (const [start, end] of claim.lacking || []) {
+    if (start < at) continue;
+    span.append(document.createTextNode(claim.text.slice(at, start)));
+    const gap = document.createElement("mark");
+    gap.className = "lacking";
+    gap.textContent = claim.text.slice(start, end);
+    span.append(gap);
+    at = end;
+  }
+  span.append(document.createTextNode(claim.text.slice(at)));
+  return span;
+}
+
+function teachText(item) {
+  const t = item.teach;
+  return `#${item.position} · ${item.reasons.join(", ")} · teach ${t.total.toFixed(2)} ` +
+    `(edge ${t.edge.toFixed(2)}, few labels ${t.scarcity.toFixed(2)}, new source ${t.novelty})`;
+}
+
+// The item the keys act on: the first, or the one last clicked.
+function currentReviewItem() {
+  return document.querySelector("#review-list .review-item.current");
+}
+
+function selectReviewItem(box) {
+  document.querySelectorAll("#review-list .review-item.current").forEach((b) => b.classList.remove("current"));
+  if (box) {
+    box.classList.add("current");
+    box.scrollIntoView({ block: "nearest" });
+  }
+}
+
+document.addEventListener("keydown", (event) => {
+  if ($("tab-review").hidden || event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target;
+  if (target && (target.tagName === "TEXTAREA" || target.tagName === "SELECT" ||
+                 (target.tagName === "INPUT" && target.type !== "checkbox" && target.type !== "radio"))) return;
+  const box = currentReviewItem();
+  if (!box) return;
+  const key = event.key;
+  let handled = true;
+  if (key === "f" || key === "n") box.querySelector(`button[data-action="${key === "f" ? "faithful" : "not-faithful"}"]`).click();
+  else if (key === "j") selectReviewItem(box.nextElementSibling || box);
+  else if (key === "k") selectReviewItem(box.previousElementSibling || box);
+  else if (/^[1-9]$/.test(key)) {
+    const mark = box.querySelector(`input[data-claim-index="${Number(key) - 1}"]`);
+    if (mark && !mark.disabled) mark.click();
+    else handled = false;
+  } else handled = false;
+  if (handled) event.preventDefault();
+});
 
 async function loadReview() {
   const data = await refreshReviewCount();
-  const patterns = data.patterns.length ? ` or matching ${data.patterns.join(", ")}` : "";
-  $("review-rule").textContent = `Requests scoring below ${data.threshold}${patterns}, with a validator finding, or ` +
-    "that failed after their answer was accepted; not yet reviewed.";
+  const patterns = data.patterns.length ? `, matching ${data.patterns.join(", ")}` : "";
+  const threshold = data.threshold == null ? "" : `, scoring below ${data.threshold}`;
+  $("review-rule").textContent = `Escalated answers, ${(data.audit_share * 100).toFixed(0)}% of the accepted and ` +
+    `rejected ones as an audit${threshold}${patterns}, with a validator finding, or that failed after their answer ` +
+    `was accepted; not yet reviewed. ${data.total} in all, in ${data.order} order` +
+    (data.order === "teach" ? " (audit first, then the verdicts that would move the routing most)." : " (newest first).");
   const list = $("review-list");
   list.replaceChildren();
   if (!data.items.length) list.textContent = "Nothing to review.";
@@ -250,8 +317,13 @@ async function loadReview() {
     const box = document.createElement("div");
     box.className = "review-item";
     box.dataset.requestId = item.request_id;
+    box.dataset.reason = item.reason;
+    box.addEventListener("click", () => selectReviewItem(box));
     const head = document.createElement("div");
     head.textContent = `${when(item.created_at)} · ${item.endpoint} · score ${item.score == null ? "?" : item.score.toFixed(2)}`;
+    const why = document.createElement("div");
+    why.className = "teach";
+    why.textContent = teachText(item);
     const reasons = document.createElement("div");
     reasons.className = "reasons";
     reasons.textContent = item.review.reasons.join("; ");
@@ -263,7 +335,8 @@ async function loadReview() {
     failure.className = "review-failure";
     failure.hidden = !item.error;
     if (item.error) failure.textContent = "failed: " + failureText(item);
-    // The reviewer's verdict: faithful or not, and which claims are not (marking a claim means "not faithful").
+    // The reviewer's verdict: faithful or not, and which claims are not (marking a claim means "not faithful"). Each
+    // claim shows the evidence sentence it was checked against beside it.
     const claims = document.createElement("ol");
     claims.className = "review-claims";
     const marks = (item.claims || []).map((claim) => {
@@ -272,11 +345,11 @@ async function loadReview() {
       const mark = document.createElement("input");
       mark.type = "checkbox";
       mark.dataset.claimIndex = String(claim.index);
-      const text = document.createElement("span");
-      text.className = "claim " + claim.verdict;
-      text.textContent = claim.text;
-      label.append(mark, " not faithful: ", text);
-      li.append(label);
+      label.append(mark, " not faithful: ", claimWithGaps(claim));
+      const evidence = document.createElement("span");
+      evidence.className = "evidence";
+      evidence.textContent = claim.evidence ? `${claim.chunk_id || "?"}: ${claim.evidence}` : "no evidence sentence";
+      li.append(label, evidence);
       claims.append(li);
       return mark;
     });
@@ -311,14 +384,15 @@ async function loadReview() {
       save.disabled = !choices.some((c) => c.checked);
     };
     [...marks, ...choices].forEach((input) => input.addEventListener("change", sync));
-    // Every button sends what the reviewer filled in: thumbs (its own), the correction, the verdict when chosen.
-    const submit = (thumbs) => guarded(async () => {
+    // Every button sends what the reviewer filled in: thumbs (its own), the correction, the verdict when chosen (or
+    // the one its button gives: `faithful`, the one-key verdicts).
+    const submit = (thumbs, faithful) => guarded(async () => {
       const body = { request_id: item.request_id };
       if (thumbs) body.thumbs = thumbs;
       if (correction.value.trim()) body.correction = correction.value.trim();
       const chosen = choices.find((c) => c.checked);
-      if (chosen) {
-        body.faithful = chosen.dataset.faithful === "true";
+      if (faithful !== undefined || chosen) {
+        body.faithful = faithful !== undefined ? faithful : chosen.dataset.faithful === "true";
         const marked = marks.filter((m) => m.checked).map((m) => Number(m.dataset.claimIndex));
         if (!body.faithful && marked.length) body.unfaithful_claims = marked;
       }
@@ -335,6 +409,21 @@ async function loadReview() {
     }
     save.addEventListener("click", () => submit(null));
     buttons.append(save);
+    // One key, one verdict: f and n (keydown above) press these.
+    for (const [label, action, faithful] of [["Faithful (f)", "faithful", true], ["Not faithful (n)", "not-faithful", false]]) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = label;
+      b.dataset.action = action;
+      b.addEventListener("click", () => {
+        if (faithful && marks.some((m) => m.checked)) {
+          showError(new Error("a claim is marked not faithful: unmark it, or give the verdict not faithful (n)"));
+          return;
+        }
+        submit(null, faithful);
+      });
+      buttons.append(b);
+    }
     const open = document.createElement("button");
     open.type = "button";
     open.textContent = "open";
@@ -352,9 +441,10 @@ async function loadReview() {
       $("context").value = (entry.chunks || []).map((c) => `[${c.id}] ${c.text}`).join("\n---\n") || entry.context || "";
     }));
     buttons.append(open);
-    box.append(head, reasons, failure, text, claims, verdict, correction, buttons);
+    box.append(head, why, reasons, failure, text, claims, verdict, correction, buttons);
     list.append(box);
   }
+  selectReviewItem(list.querySelector(".review-item"));
 }
 
 // ---- eval loop dashboard

@@ -179,9 +179,11 @@ def main() -> None:
     parser.add_argument("--meaning", action=argparse.BooleanOptionalAction, default=True,
                         help="collect the meaning layer's features (core.meaning) with the others; the model line then "
                              "includes the paraphrase gate")
-    parser.add_argument("--unseen-margin", action="store_true",
-                        help="cold start (issue 56): the accept threshold adds the margin an unseen family may need, "
-                             "and a key's own lower accept threshold must hold leave-one-family-out")
+    parser.add_argument("--accept-margin", default=None,
+                        help="cold start (issue 56): add this margin to every accept threshold, and let a key's own "
+                             "lower accept threshold stand only where it holds leave-one-family-out; 'auto': each "
+                             "recipe's own margin, the largest any family needed when left out (calibration.lodo."
+                             "unseen_margin), with the nested LODO figure of that choice")
     parser.add_argument("--json", type=Path, default=None, help="also write all figures here")
     args = parser.parse_args()
 
@@ -197,15 +199,37 @@ def main() -> None:
                  "meaning features (collected with --no-meaning): drop meaning from --recipes, or give a cache "
                  "collected with --meaning")
     lex = lexical_scores(paths, args.limit, args.seed, args.lexical_cache)
-    routing: Routing = {"target_far": args.target_far, "target_frr": args.target_frr,
-                        "unseen_margin": args.unseen_margin}
-    recipes: dict[str, Callable[[Sequence[ClaimRow]], Fitted]] = {
-        "lexical": lambda train: fit_given(train, lambda r: lex[(r.file, r.row_id)], **routing),
-        "model": lambda train: fit_given(train, lambda r: r.answer_score, **routing),
-        "v4": lambda train: fit_recipe(train, kind="v4", **routing),
-        "mono": lambda train: fit_recipe(train, kind="mono", **routing),
-        "meaning": lambda train: fit_recipe(train, kind="meaning", **routing),
-    }
+    routing: Routing = {"target_far": args.target_far, "target_frr": args.target_frr}
+
+    def recipe_at(name: str, margin: float | None) -> Callable[[Sequence[ClaimRow]], Fitted]:
+        at: Routing = {**routing, "accept_margin": margin}
+        return {
+            "lexical": lambda train: fit_given(train, lambda r: lex[(r.file, r.row_id)], **at),
+            "model": lambda train: fit_given(train, lambda r: r.answer_score, **at),
+            "v4": lambda train: fit_recipe(train, kind="v4", **at),
+            "mono": lambda train: fit_recipe(train, kind="mono", **at),
+            "meaning": lambda train: fit_recipe(train, kind="meaning", **at),
+        }[name]
+
+    names = list(dict.fromkeys(["lexical", *chosen]))
+    margins: dict[str, float | None] = {name: None for name in names}
+    if args.accept_margin == "auto":
+        print("Cold start: the accept margin each family needed when left out (and the nested LODO of that choice)")
+        for name in names:
+            needed = lodo.unseen_margin(rows, recipe_at(name, 0.0), args.target_far)
+            margins[name] = max(needed.values())
+            print(f"  {name:8s} margin {margins[name]:.4f}: " + ", ".join(f"{f} {m:.3f}" for f, m in needed.items()))
+        for name in dict.fromkeys(["lexical", args.show if args.show in names else chosen[-1]]):
+            nested = lodo.nested_margin_lodo(rows, lambda m, name=name: recipe_at(name, m), args.target_far)
+            print(f"  nested LODO, {name}: " + "; ".join(
+                f"{f} FAR {fmt(v['far'])} esc {fmt(v['esc'])} (margin {float(v['margin'] or 0):.3f})"
+                for f, v in nested.items()))
+            worst = max(float(v["far"] or 0) for v in nested.values())
+            mean_esc = sum(float(v["esc"] or 0) for v in nested.values()) / len(nested)
+            print(f"  nested LODO, {name}: max FAR {worst:.3f}, mean escalation {mean_esc:.3f}")
+    elif args.accept_margin is not None:
+        margins = {name: float(args.accept_margin) for name in names}
+    recipes = {name: recipe_at(name, margins.get(name)) for name in ("lexical", "model", "v4", "mono", "meaning")}
     results = {name: {"lodo": lodo.lodo(rows, recipes[name]), "in_sample": lodo.in_sample(rows, recipes[name])}
                for name in dict.fromkeys(["lexical", *chosen])}
     lexical = results["lexical"]["lodo"]

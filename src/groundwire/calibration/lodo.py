@@ -103,6 +103,46 @@ def lodo(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, Figures]:
     return out
 
 
+def margin_needed(fitted: Fitted, test: Sequence[ClaimRow], target_far: float) -> float:
+    """How much the fitted accept thresholds must rise for `test`'s answers to stay at `target_far` false accept
+    (0 when they do already). Claimless answers are never accepted (route_by_key), so they only count in the
+    denominator."""
+    routed = route(fitted, test)
+    bad = [a for a in routed if a.hallucinated]
+    above = sorted((a.score - a.accept_at for a in bad if a.has_claims), reverse=True)
+    allowed = int(np.floor(target_far * len(bad) + 1e-9))  # this many may be accepted
+    if allowed >= len(above) or above[allowed] < 0:
+        return 0.0
+    return float(np.nextafter(above[allowed], np.inf))
+
+
+def unseen_margin(rows: Sequence[ClaimRow], fit: Recipe, target_far: float,
+                  without: str | None = None) -> dict[str, float]:
+    """Per family: the margin its accept thresholds needed when it was left out (`margin_needed` of the recipe
+    fitted on the other families). The largest is the margin a cold start adds (`Routing.accept_margin`): every
+    family here, left out, then stays at `target_far`. `without`: leave that family out of everything (a nested
+    LODO: the margin the other families alone would have chosen)."""
+    families = {f: test for f, test in by_family(rows).items() if f != without and f not in EVALUATION_ONLY}
+    out = {}
+    for held_out, test in families.items():
+        train = [r for r in fittable(rows) if family(r.file, r.task) not in (held_out, without)]
+        out[held_out] = margin_needed(fit(train), test, target_far)
+    return out
+
+
+def nested_margin_lodo(rows: Sequence[ClaimRow], fit_at: Callable[[float], Recipe],
+                       target_far: float) -> dict[str, Figures]:
+    """The honest figure of a margin chosen by `unseen_margin`: per family, the margin the OTHER families choose
+    (leaving each of them out in turn, this one never seen), added to the recipe fitted on them, scored on this
+    family. `fit_at(margin)` is the recipe with that accept margin."""
+    out: dict[str, Figures] = {}
+    for held_out, test in by_family(rows).items():
+        margin = max(unseen_margin(rows, fit_at(0.0), target_far, without=held_out).values(), default=0.0)
+        train = [r for r in fittable(rows) if family(r.file, r.task) != held_out]
+        out[held_out] = {**figures(route(fit_at(margin)(train), test)), "margin": margin}
+    return out
+
+
 def in_sample(rows: Sequence[ClaimRow], fit: Recipe) -> dict[str, Figures]:
     """Per family: the recipe fitted on all fittable rows (this family's included), scored on every row."""
     return per_family(route(fit(fittable(rows)), rows))

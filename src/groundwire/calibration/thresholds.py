@@ -43,7 +43,7 @@ class Routing(TypedDict, total=False):
     by_key: bool
     min_families: int
     confidence: float | None
-    unseen_margin: bool
+    accept_margin: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
                        per_family: bool = True, by_key: bool = True,
                        min_families: int = MIN_KEY_FAMILIES,
                        confidence: float | None = None,
-                       unseen_margin: bool = False) -> tuple[Thresholds, dict[str, Thresholds]]:
+                       accept_margin: float | None = None) -> tuple[Thresholds, dict[str, Thresholds]]:
     """(pooled pair, {key: pair}) meeting the targets; with `per_family`, on each family separately.
 
     A key gets its own pair only when it has `min_class_answers` answers of each class and at least
@@ -70,16 +70,16 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
     alone rejected 29% of RAGTruth's faithful summaries). `confidence`: meet the targets with it
     (operating.allowed_errors) rather than on these answers alone.
 
-    `unseen_margin` (issue 56, safe on day one): the accept threshold adds the margin an unseen family may need
-    (operating.unseen_accept_margin), and a key's own accept threshold may be lower than the pooled one only where
-    it holds leave-one-family-out on each of its families (`_holds_without_each_family`): within one task the
-    families differ widely (the summary files alone need 0.61 to 0.86)."""
+    `accept_margin` (issue 56, safe on day one): every accept threshold adds it (the margin a family nobody has
+    seen needs: calibration.lodo.unseen_margin), and a key's own accept threshold may be lower than the pooled one
+    only where it holds leave-one-family-out on each of its families (`_holds_without_each_family`): within one
+    task the families differ widely (the summary files alone need 0.61 to 0.86)."""
 
     def pair(items: Sequence[AnswerPoint]) -> Thresholds:
         return thresholds_for_targets([a.hallucinated for a in items], [a.score for a in items],
                                       target_far=target_far, target_frr=target_frr,
                                       groups=[a.family for a in items] if per_family else None,
-                                      confidence=confidence, unseen_margin=unseen_margin)
+                                      confidence=confidence, accept_margin=accept_margin or 0.0)
 
     pooled = pair(answers)
     if not by_key:
@@ -94,7 +94,7 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
         if (min(positives, len(items) - positives) >= min_class_answers
                 and _families_with_both_classes(items, MIN_FAMILY_CLASS_ANSWERS) >= min_families):
             candidate = pair(items)
-            if unseen_margin:
+            if accept_margin is not None:
                 # The pooled accept covers every family, an unseen one's margin included: a key's is never
                 # stricter, and lower only where that holds without each of its families.
                 lower = candidate[0] < pooled[0] and _holds_without_each_family(items, pair, target_far)

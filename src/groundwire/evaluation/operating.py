@@ -109,7 +109,7 @@ def reject_threshold(faithful_scores: np.ndarray, target_frr: float, confidence:
 def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float], *,
                            target_far: float = DEFAULT_TARGET_FAR, target_frr: float = DEFAULT_TARGET_FRR,
                            groups: Sequence[str] | None = None, min_group: int = 30,
-                           confidence: float | None = None, unseen_margin: bool = False) -> tuple[float, float]:
+                           confidence: float | None = None, accept_margin: float = 0.0) -> tuple[float, float]:
     """(accept_at, reject_at) meeting both targets on these answers (with a `confidence`, meeting them on answers
     like these with that confidence: `allowed_errors`).
 
@@ -119,10 +119,9 @@ def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float]
     groups are pooled for it. When
     the two thresholds cross (a model good enough to meet both targets with no band), they meet halfway.
 
-    `unseen_margin`: a group nobody has seen may be stricter than every one here. The accept threshold then adds
-    the gap between the strictest group's and the next one's (`unseen_accept_margin`): left out, the strictest
-    group would have needed that much above the others' to stay at `target_far`, so the next unseen group is
-    assumed to stand as far above. A cold start pays it in escalation; a domain profile earns it back.
+    `accept_margin` is added to the accept threshold: the margin a family nobody has seen needs beyond the ones
+    here (calibration.lodo.unseen_margin measures it leave-one-family-out). A cold start pays it in escalation; a
+    domain profile earns it back.
     """
     y = np.asarray(hallucinated, dtype=bool)
     s = np.asarray(scores, dtype=float)
@@ -134,20 +133,12 @@ def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float]
     accepts = [accept_threshold(s[members], target_far, confidence) for members in _class_groups(labels, y, min_group)]
     rejects = [reject_threshold(s[members], target_frr, confidence)
                for members in _class_groups(labels, ~y, min_group)]
-    margin = unseen_accept_margin(accepts) if unseen_margin else 0.0
-    accept_at, reject_at = min(max(accepts) + margin, 1.0), max(min(rejects), 0.0)
+    accept_at, reject_at = min(max(accepts), 1.0), max(min(rejects), 0.0)
     if reject_at >= accept_at:
         middle = (accept_at + reject_at) / 2
         accept_at, reject_at = float(np.nextafter(middle, np.inf)), middle
+    accept_at = min(accept_at + accept_margin, 1.0)  # after the meeting point: the margin is never halved
     return round_up(accept_at), round_down(reject_at)
-
-
-def unseen_accept_margin(accepts: Sequence[float]) -> float:
-    """How far above the strictest group's accept threshold an unseen group may need: the strictest minus the next
-    strictest (0 with fewer than two groups). Left out, the strictest group is covered by the others' threshold
-    plus exactly this margin (bench/lodo.py --unseen-margin measures it per family)."""
-    ordered = sorted(accepts, reverse=True)
-    return float(ordered[0] - ordered[1]) if len(ordered) > 1 else 0.0
 
 
 def decide_threshold(hallucinated: np.ndarray | Sequence[bool], scores: np.ndarray | Sequence[float]) -> float:

@@ -1,4 +1,4 @@
-"""The adapters print the bundled model's accept_at as stored, 0.7946 (issue 37): in every outcome's reason (the
+"""The adapters print the bundled model's accept_at as stored, 0.8314 (issue 37): in every outcome's reason (the
 one rule's `reason`, which DeepEval, RAGAS, LlamaIndex, Haystack and LangChain all show), in DeepEval's evaluate()
 table and its assert_test failure. The adapters use the shared bundled verifier here, as a user's default would."""
 
@@ -13,15 +13,15 @@ from conftest import BAD, GOOD, QUESTION, REFUND
 from groundwire.adapters.common import AdapterCheck, Outcome
 
 PASSES = "Refunds are accepted within 30 days of purchase."  # the bundled model accepts it (0.87)
-STORED = "accept_at 0.7946"
+STORED = "accept_at 0.8314"
 
 
 @pytest.mark.parametrize(("answer", "outcome"), [(PASSES, Outcome.PASS), (GOOD, Outcome.REVIEW), (BAD, Outcome.FAIL)])
 def test_every_outcomes_reason_names_accept_at_as_stored(answer: str, outcome: Outcome) -> None:
     assessment = AdapterCheck().run(answer, [REFUND], QUESTION)
-    assert assessment.outcome is outcome and assessment.accept_at == 0.7946
+    assert assessment.outcome is outcome and assessment.accept_at == 0.8314
     head = assessment.reason.splitlines()[0]
-    assert re.findall(r"accept_at ([\d.]+\d)", head) == ["0.7946"]
+    assert re.findall(r"accept_at ([\d.]+\d)", head) == ["0.8314"]
     if outcome is not Outcome.PASS:
         assert re.findall(r"reject_at ([\d.]+\d)", head) == ["0.0"]
 
@@ -42,7 +42,7 @@ def test_deepeval_table_and_assert_test(capsys, monkeypatch: pytest.MonkeyPatch)
     assert STORED in row
     with pytest.raises(AssertionError) as failure:
         assert_test(case, [GroundwireFaithfulness(async_mode=False)])
-    assert "threshold: 0.7946" in str(failure.value) and STORED in str(failure.value)
+    assert "threshold: 0.8314" in str(failure.value) and STORED in str(failure.value)
 
 
 def test_the_other_adapters_show_the_same_reason() -> None:

@@ -30,3 +30,11 @@ def test_every_flag_defaults_to_its_service_setting() -> None:
         assert parameter.default == expected, f"--{flag.replace('_', '-')}"
         compared += 1
     assert compared >= 20  # the walk saw the limits, not only a few
+
+
+def test_the_audit_share_default_is_the_review_orders() -> None:
+    from groundwire.evaluation.review_order import DEFAULT_AUDIT_SHARE
+    from groundwire.service.settings import ServiceSettings
+
+    defaults = {item.name: item.default for item in dataclasses.fields(ServiceSettings)}
+    assert defaults["review_audit_share"] == DEFAULT_AUDIT_SHARE

@@ -12,7 +12,6 @@ import typer
 
 from groundwire.cli.common import ProfileOption, check_settings
 from groundwire.data.rows import read_text
-from groundwire.evaluation.review_order import check_order
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import require_extra
 from groundwire.redact import register_secret
@@ -144,6 +143,7 @@ def serve(
     import uvicorn
 
     from groundwire.config import load_config
+    from groundwire.evaluation.review_order import check_order
     from groundwire.service import create_app
     from groundwire.service.accesslog import access_log_config
     from groundwire.service.headertimeout import header_limits_protocol

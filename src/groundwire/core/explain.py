@@ -15,7 +15,7 @@ EVIDENCE_CHARS = 200
 
 
 def format_threshold(value: float) -> str:
-    """A threshold as it is stored (config.json, groundwire.toml): 0.7946 prints as 0.7946, 0.8 as 0.8, 0 as 0.0.
+    """A threshold as it is stored (config.json, groundwire.toml): 0.8314 prints as 0.8314, 0.8 as 0.8, 0 as 0.0.
 
     Never rounded to a display precision: at 0.79 or 0.795 a reader could not tell why a claim scoring 0.7941
     was escalated, or set the same line elsewhere."""

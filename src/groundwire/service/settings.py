@@ -10,11 +10,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from groundwire.evaluation.review_order import DEFAULT_AUDIT_SHARE, QueueOrder, check_audit_share, check_order
 from groundwire.foundation.errors import ErrorCode, InputError
 
 if TYPE_CHECKING:
     from groundwire.config import CheckSettings, Config
+    from groundwire.evaluation.review_order import QueueOrder
 
 DEFAULT_SCOPE = "default"
 
@@ -109,9 +109,11 @@ class ServiceSettings:
     review_order: QueueOrder = "teach"
     """The review queue's default order: "teach" (the verdicts that would move the routing most first) or
     "arrival" (newest first); `GET /v1/review?order=` picks per request."""
-    review_audit_share: float = DEFAULT_AUDIT_SHARE
+    review_audit_share: float = 0.05
     """The share of accepted and rejected answers also queued for review (by a hash of the request id), so that
-    reviewers' labels can show the routing's own false accepts (evaluation/review_order.py says why 5%)."""
+    reviewers' labels can show the routing's own false accepts (evaluation/review_order.py says why 5%: its
+    DEFAULT_AUDIT_SHARE, written out here so that `groundwire --help` loads no evaluation module; a test keeps the
+    two equal)."""
     review_window: int = 2000
     """The newest unreviewed requests of a scope the review queue is drawn from (its work is bounded)."""
     high_risk_patterns: tuple[str, ...] = ()
@@ -129,6 +131,8 @@ class ServiceSettings:
     """Requests per API key (or client address without keys), e.g. "60/minute"; None: no limit. Over it: 429."""
 
     def __post_init__(self) -> None:
+        from groundwire.evaluation.review_order import check_audit_share, check_order
+
         check_audit_share(self.review_audit_share)
         check_order(self.review_order)
         if self.review_window <= 0:

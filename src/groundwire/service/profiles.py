@@ -1,7 +1,8 @@
 """One domain profile per scope (`serve --profiles DIR`): DIR/<scope>/profile.json routes that scope's checks.
 
-Each profile is read at start and read again when its profile.json changes (its modification time, looked at on
-each check), so a tenant's refitted profile takes effect without a restart; the model is loaded once and shared
+Each profile is read at start and read again when its profile.json changes (the file its version in force resolves to
+and its modification time, looked at on each check: a new version, a rollback or an edit in place), so a tenant's
+refitted profile takes effect without a restart; the model is loaded once and shared
 (only the calibration differs between scopes). A scope without a profile is routed by the service's own settings.
 A profile that fails to load at start stops the start; one that fails later (changed, or added while serving) is
 logged and the scope keeps the routing it had.
@@ -26,7 +27,7 @@ class ScopeProfiles:
         self.folder = Path(folder)
         self._root = self.folder.resolve()  # resolved once: each check compares its scope's folder against it
         self.settings = settings
-        self._held: dict[str, tuple[int, Verifier]] = {}
+        self._held: dict[str, tuple[tuple[str, int], Verifier]] = {}
         self._lock = threading.Lock()
 
     def load_all(self, base: Verifier) -> list[str]:
@@ -48,7 +49,8 @@ class ScopeProfiles:
         if folder.resolve().parent != self._root:  # a scope name is never a path out of the folder
             return base
         try:
-            stamp = (folder / PROFILE_FILE).stat().st_mtime_ns
+            file = (folder / PROFILE_FILE).resolve(strict=True)
+            stamp = (str(file), file.stat().st_mtime_ns)
         except OSError:
             return base
         with self._lock:

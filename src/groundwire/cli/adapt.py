@@ -1,4 +1,6 @@
-"""`groundwire adapt LABELLED --out PROFILE`: a domain profile fitted on a deployment's own labelled answers.
+"""`groundwire adapt LABELLED --out PROFILE`: a domain profile fitted on a deployment's own labelled answers;
+`groundwire adapt rollback --profile DIR [--to VERSION]` puts an earlier version of a profile back in force, and
+`groundwire adapt history --profile DIR` prints its record (calibration.versions).
 
 The fitting is groundwire.calibration.adapt's (with --fine-tune, groundwire.train.adapt_tuned's); the profile is
 applied with --profile (check, eval, batch, serve) or `[verify] profile` (scoring.profile). docs/adapt.md says how
@@ -10,7 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from groundwire.cli.output import console, literal, print_json
 from groundwire.foundation.errors import ErrorCode, InputError
@@ -21,8 +25,58 @@ if TYPE_CHECKING:
     from groundwire.data.rows import EvalRow, RowError
 
 
+SUBCOMMANDS = ("rollback", "history")
+
+
+class _FitByDefault(TyperGroup):
+    """`adapt` fits unless its first word names a subcommand: `adapt FILE --out P` stays as it was."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in SUBCOMMANDS:
+            args = ["fit", *args]
+        return super().parse_args(ctx, args)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("adapt")(adapt)
+    group = typer.Typer(cls=_FitByDefault, help="Fit a domain profile on labelled answers (`adapt FILE --out DIR`), "
+                                                "roll one back (`adapt rollback`), or print its history.")
+    group.command("fit", hidden=True)(adapt)
+    group.command("rollback")(rollback)
+    group.command("history")(show_history)
+    app.add_typer(group, name="adapt")
+
+
+def rollback(
+    profile: Annotated[Path, typer.Option("--profile", metavar="DIR", help="The profile folder (`adapt --out`).")],
+    to: Annotated[str | None, typer.Option(
+        "--to", metavar="VERSION", help="The version to put back in force (v0001, ...); default: the one before the "
+                                        "version in force.")] = None,
+    reason: Annotated[str | None, typer.Option(help="Why, for the profile's history.")] = None,
+) -> None:
+    """Put an earlier version of a profile back in force (atomically), recorded in its history.jsonl; a service
+    routing by it (`serve --profile/--profiles`) reads it on its next check."""
+    from groundwire.calibration.versions import rollback as roll_back
+
+    version = roll_back(profile, to=to, by="cli", reason=reason)
+    console.print(literal(f"{profile}: {version} is in force"))
+
+
+def show_history(
+    profile: Annotated[Path, typer.Option("--profile", metavar="DIR", help="The profile folder (`adapt --out`).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the records as JSON lines.")] = False,
+) -> None:
+    """Every replacement, refusal and rollback of a profile, oldest first, with the version in force."""
+    from groundwire.calibration.versions import current_version, history
+
+    entries = history(profile)
+    if as_json:
+        for entry in entries:
+            print_json(entry)
+        return
+    for entry in entries:
+        console.print(literal(f"{entry.get('time')} {entry.get('event')} {entry.get('version')} (was "
+                              f"{entry.get('previous')}) by {entry.get('by')}: {entry.get('reason') or ''}"))
+    console.print(literal(f"in force: {current_version(profile) or 'no version'}"))
 
 
 def adapt(

@@ -44,6 +44,13 @@ class ScopeProfiles:
         """The scope's verifier: routed by its profile when it has one, else `base`."""
         return self._refresh(scope, base, strict=False)
 
+    def folder_of(self, scope: str) -> Path | None:
+        """The scope's profile folder, None when it has none (a scope name is never a path out of the folder)."""
+        folder = self.folder / scope
+        if folder.resolve().parent != self._root or not (folder / PROFILE_FILE).is_file():
+            return None
+        return folder
+
     def _refresh(self, scope: str, base: Verifier, *, strict: bool) -> Verifier:
         folder = self.folder / scope
         if folder.resolve().parent != self._root:  # a scope name is never a path out of the folder

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TypeVar
 
 from groundwire.config import Config
@@ -101,6 +102,10 @@ class Runtime:
     def verifier_for(self, scope: str) -> Verifier:
         """The verifier that routes this scope's checks: its own profile's (serve --profiles), else the service's."""
         return self.verifier if self._profiles is None else self._profiles.verifier_for(scope, self.verifier)
+
+    def profile_folder(self, scope: str) -> Path | None:
+        """The scope's profile folder under `serve --profiles`; None without --profiles or without a profile."""
+        return None if self._profiles is None else self._profiles.folder_of(scope)
 
     @property
     def store(self) -> Store:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from groundwire.config import CheckSettings
 from groundwire.core.verifier import Verifier
+from groundwire.foundation.errors import ErrorCode
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.profile import PROFILE_FILE, ProfileError, unprofiled
 
@@ -30,15 +31,35 @@ class ScopeProfiles:
         self._held: dict[str, tuple[tuple[str, int], Verifier]] = {}
         self._lock = threading.Lock()
 
-    def load_all(self, base: Verifier) -> list[str]:
-        """Read every scope's profile now (a bad one raises); the scopes that have one."""
+    def load_all(self, base: Verifier, *, refit_mismatched: bool = False) -> list[str]:
+        """Read every scope's profile now (a bad one raises); the scopes whose profile was fitted on another model
+        than the one loaded. Those raise (profile_model_mismatch: the service does not start) unless
+        `refit_mismatched` (`serve --learn`): then the scope is routed by the service's own settings until a refit
+        from its logged labels replaces the profile (or is refused, and says why in the profile's history)."""
         if not self.folder.is_dir():
             raise ProfileError(f"--profiles {self.folder}: no such directory (one folder per scope, each holding "
                                f"a {PROFILE_FILE})")
         scopes = sorted(p.name for p in self.folder.iterdir() if (p / PROFILE_FILE).is_file())
+        mismatched = []
         for scope in scopes:
-            self._refresh(scope, base, strict=True)
-        return scopes
+            try:
+                self._refresh(scope, base, strict=True)
+            except ProfileError as error:
+                if not refit_mismatched or error.code is not ErrorCode.PROFILE_MODEL_MISMATCH:
+                    raise
+                _log.warning("scope %s: %s; it is routed by the service's settings until a refit replaces it",
+                             scope, error)
+                file = (self.folder / scope / PROFILE_FILE).resolve()
+                with self._lock:  # not tried again on each check: only a new version is read
+                    self._held[scope] = ((str(file), file.stat().st_mtime_ns), base)
+                mismatched.append(scope)
+        return mismatched
+
+    def folder_for(self, scope: str) -> Path | None:
+        """Where the scope's profile is (or will be) written; None for a scope name that is a path out of the
+        folder."""
+        folder = self.folder / scope
+        return folder if folder.resolve().parent == self._root else None
 
     def verifier_for(self, scope: str, base: Verifier) -> Verifier:
         """The scope's verifier: routed by its profile when it has one, else `base`."""

@@ -198,10 +198,10 @@ def settle(folder: Path, refit: Refit, *, by: str) -> str | None:
         write_profile(refit.adapted, folder, force=True, by=by, reason=refit.reason, figures=figures,
                       labels=refit.labels)
         return versions.current_version(folder)
-    figures = refit.decision.figures() if refit.decision is not None else None
+    judged = refit.decision.figures() if refit.decision is not None else None
     if refit.adapted is not None:
         refit.adapted.discard()
     versions.record(folder, "refused", version=versions.current_version(folder), by=by, reason=refit.reason,
-                    figures=figures, labels=refit.labels)
+                    figures=judged, labels=refit.labels)
     return None
 

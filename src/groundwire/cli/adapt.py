@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -21,6 +20,8 @@ from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import require_extra
 
 if TYPE_CHECKING:
+    from typer._click.core import Context  # the click typer vendors: TyperGroup.parse_args's own type
+
     from groundwire.calibration.adapt import Adapted
     from groundwire.data.rows import EvalRow, RowError
 
@@ -31,7 +32,7 @@ SUBCOMMANDS = ("rollback", "history")
 class _FitByDefault(TyperGroup):
     """`adapt` fits unless its first word names a subcommand: `adapt FILE --out P` stays as it was."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if not args or args[0] not in SUBCOMMANDS:
             args = ["fit", *args]
         return super().parse_args(ctx, args)

@@ -51,6 +51,7 @@ def test_the_nth_verdict_refits_the_scope_s_profile_in_the_background(settings, 
         assert entry["figures"]["guard"]["held_answers"] == entry["labels"]["held_back"]
         document = json.loads((profiles / "alpha" / "profile.json").read_text())
         assert document["labels_from"]["scope"] == "alpha" and document["guard"]["replaced"] is True
+        assert document == _guarded_refit_by_hand(learning, "alpha").document  # the one code path a bench calls
 
         # The next check of the scope is routed by the refitted profile, and names its version.
         checked = client.post("/v1/verify", headers=ALPHA, json={
@@ -81,6 +82,33 @@ def test_a_profile_of_another_model_is_refitted_at_start_or_refused_with_a_recor
         assert meta["profile"] is None and meta["thresholds"]["accept_at"] == 0.8  # the service's own routing
         entry = versions.history(stale)[-1]
         assert entry["event"] == "refused" and "no_rows" in entry["reason"]  # no labels logged yet
+        state = client.get("/v1/profile", headers=ALPHA).json()  # the refusal is shown where the scope's profile is
+        assert state["version"] is None and state["history"][-1]["event"] == "refused"  # a folder before versions
+
+
+def _guarded_refit_by_hand(settings, scope: str):
+    """calibration.guard.guarded_refit on the scope's logged labels, called directly (as bench/learning_loop.py
+    would on its own rows), on a fresh model."""
+    from groundwire.calibration import combine, guard
+    from groundwire.calibration.adapt import Targets, base_settings, shipped
+    from groundwire.data.labelled import read_reviewed
+    from groundwire.data.rows import EvalRow
+    from groundwire.data.store import Store
+    from groundwire.pipeline import build_verifier
+    from groundwire.scoring.base import calibration_of
+
+    store = Store(settings.db_url)
+    try:
+        rows = [row for row in read_reviewed(store, scope=scope) if isinstance(row, EvalRow)]
+    finally:
+        store.close()
+    base = build_verifier(base_settings(settings.check))
+    claim_rows = combine.collect_rows(rows, base, file="request_log")
+    routing = shipped(calibration_of(base.scorer))
+    refit = guard.guarded_refit(claim_rows, routing, routing, targets=Targets(far=0.2, frr=0.2),
+                                base_model=base.scorer.model_id, calibration=calibration_of(base.scorer), scope=scope)
+    assert refit.adapted is not None
+    return refit.adapted
 
 
 class _Refits:

@@ -14,6 +14,7 @@ import logging
 import threading
 from pathlib import Path
 
+from groundwire.calibration.versions import HISTORY_FILE
 from groundwire.config import CheckSettings
 from groundwire.core.verifier import Verifier
 from groundwire.foundation.errors import ErrorCode
@@ -66,9 +67,10 @@ class ScopeProfiles:
         return self._refresh(scope, base, strict=False)
 
     def folder_of(self, scope: str) -> Path | None:
-        """The scope's profile folder, None when it has none (a scope name is never a path out of the folder)."""
-        folder = self.folder / scope
-        if folder.resolve().parent != self._root or not (folder / PROFILE_FILE).is_file():
+        """The scope's profile folder, None when it has neither a profile nor a history (refits refused before its
+        first version) (a scope name is never a path out of the folder)."""
+        folder = self.folder_for(scope)
+        if folder is None or not ((folder / PROFILE_FILE).is_file() or (folder / HISTORY_FILE).is_file()):
             return None
         return folder
 

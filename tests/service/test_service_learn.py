@@ -87,23 +87,27 @@ def test_a_profile_of_another_model_is_refitted_at_start_or_refused_with_a_recor
 
 
 def _guarded_refit_by_hand(settings, scope: str):
-    """calibration.guard.guarded_refit on the scope's logged labels, called directly (as bench/learning_loop.py
-    would on its own rows), on a fresh model."""
+    """calibration.guard.guarded_refit on the scope's labels checked again on a fresh model, called directly (as
+    bench/learning_loop.py would on its own rows); and the claim rows the refit reads from the log without a check,
+    the same rows."""
     from groundwire.calibration import combine, guard
     from groundwire.calibration.adapt import Targets, base_settings, shipped
+    from groundwire.calibration.learn import logged_claim_rows
     from groundwire.data.labelled import read_reviewed
     from groundwire.data.rows import EvalRow
     from groundwire.data.store import Store
     from groundwire.pipeline import build_verifier
     from groundwire.scoring.base import calibration_of
 
+    base = build_verifier(base_settings(settings.check))
     store = Store(settings.db_url)
     try:
         rows = [row for row in read_reviewed(store, scope=scope) if isinstance(row, EvalRow)]
+        logged, unchecked = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id)
     finally:
         store.close()
-    base = build_verifier(base_settings(settings.check))
     claim_rows = combine.collect_rows(rows, base, file="request_log")
+    assert unchecked == [] and logged == claim_rows  # read from the logged reports, not checked again
     routing = shipped(calibration_of(base.scorer))
     refit = guard.guarded_refit(claim_rows, routing, routing, targets=Targets(far=0.2, frr=0.2),
                                 base_model=base.scorer.model_id, calibration=calibration_of(base.scorer), scope=scope)

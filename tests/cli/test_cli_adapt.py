@@ -100,5 +100,12 @@ def test_adapt_rollback_puts_the_previous_version_back_and_records_it(tmp_path: 
     assert json.loads((out / "profile.json").read_text())["targets"]["false_accept"] == 0.1
     shown = run("adapt", "history", "--profile", str(out))
     assert "rolled_back v0001 (was v0002) by cli: too lax" in shown.stdout and "in force: v0001" in shown.stdout
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(FIXTURE.read_text().splitlines(keepends=True)[:30]))
+    refused = run("adapt", str(few), "--out", str(out), "--scorer", "lexical", "--force")
+    assert refused.returncode == 2 and (out / "current").resolve().name == "v0001"
+    last = json.loads((out / "history.jsonl").read_text().splitlines()[-1])
+    assert (last["event"], last["version"], last["by"]) == ("refused", "v0001", "adapt")
+    assert "too_few_labels" in last["reason"]
     missing = run("adapt", "rollback", "--profile", str(out), "--to", "v0007")
     assert missing.returncode == 2 and "no version 'v0007'" in missing.stderr

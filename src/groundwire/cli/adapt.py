@@ -9,6 +9,8 @@ many labels a profile needs.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -140,7 +142,7 @@ def adapt(
     if not rows:
         raise InputError(f"{source}: no readable rows", code=ErrorCode.NO_ROWS)
     doing = "checking and fine-tuning on" if fine_tune else "checking"
-    with console.status(literal(f"{doing} {len(rows)} labelled answers")):
+    with console.status(literal(f"{doing} {len(rows)} labelled answers")), _refusal_recorded(out):
         if fine_tune:  # trains a model: train/, not the calibration layer the service shares
             from groundwire.train.adapt_tuned import adapt_fine_tuned
             from groundwire.train.finetune import TuneSettings
@@ -154,6 +156,21 @@ def adapt(
         print_json(adapted.document)
         return
     _print_summary(adapted, out)
+
+
+@contextmanager
+def _refusal_recorded(out: Path) -> Iterator[None]:
+    """adapt's refusal of the labels, recorded in the history of a versioned profile it would have replaced (a new
+    folder is not made for a refusal)."""
+    from groundwire.calibration.versions import current_version, record
+
+    try:
+        yield
+    except InputError as refused:
+        if current_version(out) is not None:
+            record(out, "refused", version=current_version(out), by="adapt",
+                   reason=f"adapt refused the labels ({refused.code.value}): {refused}")
+        raise
 
 
 def _labelled_rows(labelled: Path | None, from_log: str | None, scope: str | None, *, strict: bool,

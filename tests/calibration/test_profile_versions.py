@@ -70,8 +70,16 @@ def test_a_rollback_puts_an_earlier_version_back_and_is_recorded(tmp_path: Path)
     with pytest.raises(InputError, match="no version 'v0009'"):
         versions.rollback(out, to="v0009", by="test")
     versions.rollback(out, to="v0001", by="test")
+    assert versions.rollback(out, by="test") == "v0002"  # undoes the last change: the version in force before it
+    versions.rollback(out, to="v0001", by="test")
+    adapt.write_profile(_adapted(3), out, force=True)  # v0003, replacing v0001
+    assert versions.rollback(out, by="test") == "v0001"  # not v0002, the version numbered before
+
+
+def test_a_first_version_has_nothing_to_roll_back_to(tmp_path: Path) -> None:
+    adapt.write_profile(_adapted(1), tmp_path / "support")
     with pytest.raises(InputError, match="first version"):
-        versions.rollback(out, by="test")
+        versions.rollback(tmp_path / "support", by="test")
 
 
 def test_a_folder_written_before_versions_is_adopted_on_its_first_replacement(tmp_path: Path) -> None:

@@ -96,9 +96,9 @@ def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow],
     answers than the profile in force does. The held-back part must hold answers of both classes.
 
     Which false-accept estimate: with `weights` (answer key (file, row id) -> weight, e.g. 1 / the probability the
-    review queue had of picking the answer, or the audit share's own weight), every rate is weighted, and its
-    interval uses Kish's effective sample size, so labels the queue over-sampled count for what they stand for in
-    the traffic. Without weights, every label counts once: the estimate is then that of the labelled answers,
+    review queue had of picking the answer, or the audit share's own weight; an answer without one counts 0), every
+    rate is weighted, and its interval uses Kish's effective sample size, so labels the queue over-sampled count for
+    what they stand for in the traffic. Without weights, every label counts once: the estimate is then that of the labelled answers,
     which is biased toward what the queue picked (escalations) wherever labels come from the queue. Today's
     reviewed answers carry no audit flag nor selection probability, so the service and `adapt` call it without
     weights."""

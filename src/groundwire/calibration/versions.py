@@ -128,13 +128,15 @@ def switch(folder: Path, version: str) -> None:
 
 
 def rollback(folder: Path, *, to: str | None = None, by: str, reason: str | None = None) -> str:
-    """Put an earlier version back in force (`to`; default: the one before the version in force) and record it;
-    the version now in force."""
+    """Put another version back in force (`to`; default: the one in force before the version in force, as the history
+    says, else the version numbered before it) and record it; the version now in force."""
     now = current_version(folder)
     known = versions(folder)
     if now is None or not known:
         raise InputError(f"{folder} is not a versioned profile: nothing to roll back to",
                          code=ErrorCode.INVALID_PROFILE)
+    if to is None:
+        to = _in_force_before(folder, now)
     if to is None:
         earlier = known[: known.index(now)] if now in known else []
         if not earlier:
@@ -146,6 +148,15 @@ def rollback(folder: Path, *, to: str | None = None, by: str, reason: str | None
     switch(folder, to)
     record(folder, "rolled_back", version=to, previous=now, by=by, reason=reason)
     return to
+
+
+def _in_force_before(folder: Path, now: str) -> str | None:
+    """The version that was in force when `now` was last put in force (the history's `previous`), if it is kept."""
+    for entry in reversed(history(folder)):
+        if entry.get("event") in ("installed", "replaced", "rolled_back", "adopted") and entry.get("version") == now:
+            previous = entry.get("previous")
+            return previous if isinstance(previous, str) and previous in versions(folder) else None
+    return None
 
 
 def _link(path: Path, target: str) -> None:

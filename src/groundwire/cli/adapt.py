@@ -52,8 +52,8 @@ def register(app: typer.Typer) -> None:
 def rollback(
     profile: Annotated[Path, typer.Option("--profile", metavar="DIR", help="The profile folder (`adapt --out`).")],
     to: Annotated[str | None, typer.Option(
-        "--to", metavar="VERSION", help="The version to put back in force (v0001, ...); default: the one before the "
-                                        "version in force.")] = None,
+        "--to", metavar="VERSION", help="The version to put back in force (v0001, ...); default: the one in force "
+                                        "before the version in force (an undo).")] = None,
     reason: Annotated[str | None, typer.Option(help="Why, for the profile's history.")] = None,
 ) -> None:
     """Put an earlier version of a profile back in force (atomically), recorded in its history.jsonl; a service

@@ -28,7 +28,7 @@ class ProfileState(BaseModel):
 
 class RollbackRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    to: str | None = Field(None, description="The version to put back in force; null: the one before it.")
+    to: str | None = Field(None, description="The version to put back in force; null: the one in force before it (the history's), undoing the last change.")
     reason: str | None = Field(None, max_length=2000, description="Why, for the history.")
 
 

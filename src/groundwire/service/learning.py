@@ -17,7 +17,7 @@ import fcntl
 import logging
 import os
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,8 +42,8 @@ class Learner:
         self._again: set[str] = set()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
-        self.done: list[Learned] = []
-        """Every refit this process ran, oldest first (what the tests and the log read)."""
+        self.done: deque[Learned] = deque(maxlen=100)
+        """The last 100 refits this process ran, oldest first (the profile's history.jsonl keeps them all)."""
 
     def verdict_added(self, scope: str) -> None:
         """Count a new verdict in `scope`; at each `every`-th, start its refit (or fold it into the running one)."""

@@ -190,7 +190,7 @@ def check(verifier: Verifier, item: CheckItem, *, judge: Judge | None = None, pl
     with tracing.check_span(item.response_id) as scope:
         report = verifier.run(plan, task=item.task, require_citations=item.require_citations or None)
         if (profile := profile_of(verifier.scorer)) is not None:  # the profile that routed the answer
-            report = replace(report, meta=replace(report.meta, profile=profile.name))
+            report = replace(report, meta=replace(report.meta, profile=profile.name, profile_version=profile.version))
         if judge is not None:
             checkpoint()
             from groundwire.llm.judge import adjudicate

@@ -86,3 +86,26 @@ def test_adapt_reads_a_scope_s_reviewed_requests_from_the_log(tmp_path: Path) ->
     assert other.returncode == 2 and "no_rows" in other.stderr
     unscoped = run("adapt", "--from-log", str(tmp_path / "log.db"), "--out", str(tmp_path / "y"))
     assert unscoped.returncode == 2 and "invalid_option" in unscoped.stderr
+
+
+def test_adapt_rollback_puts_the_previous_version_back_and_records_it(tmp_path: Path) -> None:
+    out = tmp_path / "desk"
+    assert run("adapt", str(FIXTURE), "--out", str(out), "--scorer", "lexical").returncode == 0
+    second = run("adapt", str(FIXTURE), "--out", str(out), "--scorer", "lexical", "--target-far", "0.2", "--force")
+    assert second.returncode == 0, second.stderr
+    assert (out / "current").resolve().name == "v0002"
+    rolled = run("adapt", "rollback", "--profile", str(out), "--reason", "too lax")
+    assert rolled.returncode == 0, rolled.stderr
+    assert (out / "current").resolve().name == "v0001"
+    assert json.loads((out / "profile.json").read_text())["targets"]["false_accept"] == 0.1
+    shown = run("adapt", "history", "--profile", str(out))
+    assert "rolled_back v0001 (was v0002) by cli: too lax" in shown.stdout and "in force: v0001" in shown.stdout
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(FIXTURE.read_text().splitlines(keepends=True)[:30]))
+    refused = run("adapt", str(few), "--out", str(out), "--scorer", "lexical", "--force")
+    assert refused.returncode == 2 and (out / "current").resolve().name == "v0001"
+    last = json.loads((out / "history.jsonl").read_text().splitlines()[-1])
+    assert (last["event"], last["version"], last["by"]) == ("refused", "v0001", "adapt")
+    assert "too_few_labels" in last["reason"]
+    missing = run("adapt", "rollback", "--profile", str(out), "--to", "v0007")
+    assert missing.returncode == 2 and "no version 'v0007'" in missing.stderr

@@ -90,3 +90,50 @@ def test_a_bad_profile_stops_the_start(tmp_path: Path) -> None:
                                       check=CheckSettings(scorer="lexical"), profiles=str(tmp_path / "profiles")))
     with pytest.raises(InputError, match="alpha"):
         runtime.start()
+
+
+def _version(folder: Path, accept_at: float, reject_at: float) -> None:
+    """A new version of the profile folder, as `adapt --force` or the refit writes one."""
+    from groundwire.calibration import versions
+
+    def fill(staging: Path) -> None:
+        _profile(staging, accept_at, reject_at)
+
+    versions.install(folder, fill, by="test")
+
+
+def test_a_scope_s_profile_versions_are_named_in_reports_and_rolled_back_by_the_api(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from groundwire.pipeline import CheckSettings
+    from groundwire.service import ServiceSettings, create_app
+
+    alpha = tmp_path / "profiles" / "alpha"
+    _version(alpha, 0.55, 0.25)
+    _version(alpha, 0.65, 0.15)
+    settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", api_keys=dict(KEYS),
+                               check=CheckSettings(scorer="lexical"), profiles=str(tmp_path / "profiles"))
+    body = {"answer": "Refunds are accepted within 30 days.",
+            "chunks": [{"id": "S1", "text": "Refunds are accepted within 30 days of purchase."}]}
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        def meta() -> dict[str, object]:
+            response = client.post("/v1/verify", headers=ALPHA, json=body)
+            assert response.status_code == 200, response.text
+            return response.json()["report"]["meta"]
+
+        first = meta()
+        assert (first["profile"], first["profile_version"], first["thresholds"]["accept_at"]) == ("alpha", "v0002", 0.65)
+        state = client.get("/v1/profile", headers=ALPHA).json()
+        assert (state["version"], state["versions"]) == ("v0002", ["v0001", "v0002"])
+        assert [e["event"] for e in state["history"]] == ["installed", "replaced"]
+
+        rolled = client.post("/v1/profile/rollback", headers=ALPHA, json={"reason": "too lax"})
+        assert rolled.status_code == 200, rolled.text
+        assert rolled.json()["version"] == "v0001" and rolled.json()["history"][-1]["by"] == "api (scope alpha)"
+        after = meta()
+        assert (after["profile_version"], after["thresholds"]["accept_at"]) == ("v0001", 0.55)
+
+        unknown = client.post("/v1/profile/rollback", headers=ALPHA, json={"to": "v0009"})
+        assert unknown.status_code == 422 and "no version 'v0009'" in unknown.json()["error"]["message"]
+        none = client.get("/v1/profile", headers=BETA)
+        assert none.status_code == 404 and none.json()["error"]["code"] == "profile_not_found"

@@ -16,18 +16,16 @@ than its interval.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from groundwire.calibration import combine, lodo
+from groundwire.calibration import combine, lodo, versions
 from groundwire.calibration.monotone import fit_toward
 from groundwire.calibration.recipe import Fitted, answer_points
 from groundwire.calibration.thresholds import fit_key_thresholds
@@ -322,23 +320,39 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
     return Adapted(fitted, decide_at, document)
 
 
-def write_profile(adapted: Adapted, out: Path, *, force: bool = False) -> Path:
-    """Write the profile directory whole or not at all (a temporary directory renamed into place)."""
+def write_profile(adapted: Adapted, out: Path, *, force: bool = False, by: str = "adapt",
+                  reason: str | None = None, figures: Mapping[str, object] | None = None,
+                  labels: Mapping[str, object] | None = None) -> Path:
+    """Write the profile as a new version of folder `out` and put it in force atomically (calibration.versions: the
+    version in force is replaced in one rename, the old ones are kept, the replacement is recorded in
+    `out/history.jsonl` with the profile's cross-validated figures and label counts, or `figures` and `labels` when
+    given). An `out` that holds anything is replaced only with `force`."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise InputError(f"{out} exists: give another --out, or --force to replace it", code=ErrorCode.OUTPUT_EXISTS)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    try:
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out} is a file, not a profile folder", code=ErrorCode.OUTPUT_EXISTS)
+
+    def fill(staging: Path) -> None:
         (staging / PROFILE_FILE).write_text(json.dumps(adapted.document, indent=2) + "\n", encoding="utf-8")
         if adapted.document["calibration"]["combiner"]:  # type: ignore[index]
             assert adapted.fitted.combiner is not None
             (staging / COMBINER_FILE).write_text(adapted.fitted.combiner.to_json() + "\n", encoding="utf-8")
         if adapted.model is not None:
             shutil.copytree(adapted.model, staging / MODEL_DIR)
-        if out.exists():
-            shutil.rmtree(out) if out.is_dir() else out.unlink()
-        os.replace(staging, out)
+
+    try:
+        versions.install(out, fill, by=by, reason=reason,
+                         figures=figures if figures is not None else {"cross_validated": adapted.validation["profile"]},
+                         labels=labels if labels is not None else label_kinds(adapted.document))
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    adapted.discard()
+        adapted.discard()
     return out
+
+
+def label_kinds(document: Mapping[str, object]) -> dict[str, object]:
+    """A profile's label counts as its history records them: human and judge labels apart (every label is a human
+    one today: a reviewer's verdict or a labelled file's), and the classes over all tasks."""
+    labels = document.get("labels")
+    every = labels.get("all", {}) if isinstance(labels, Mapping) else {}
+    counts = {k: int(v) for k, v in every.items()} if isinstance(every, Mapping) else {}
+    return {"human": counts.get("hallucinated", 0) + counts.get("faithful", 0), "judge": 0, **counts}

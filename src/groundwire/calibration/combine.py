@@ -98,16 +98,45 @@ def reports(rows: Iterable[EvalRow], verifier: Verifier) -> Iterator[tuple[EvalR
 
 def claim_rows_of(row: EvalRow, report: Report, *, file: str) -> list[ClaimRow]:
     """One labelled answer's claim rows from its report (one row with empty features when it has no claims)."""
-    answer = (file, row.id, row.task, _group(row.context), bool(row.hallucinated), float(report.score))
-    if not report.claims:
+    return _claim_rows(row, float(report.score), [(c.claim.span, dict(c.features), c.other_windows)
+                                                  for c in report.claims], file=file)
+
+
+def claim_rows_of_logged(row: EvalRow, report: Mapping[str, object], *, file: str,
+                         model_id: str) -> list[ClaimRow] | None:
+    """`claim_rows_of` from a report as logged (`Report.to_dict()`, the request log's): its claims' features, not a
+    check again. None when the report cannot give them: scored by another model than `model_id`, or logged without
+    claim features."""
+    claims = report.get("claims")
+    score = report.get("score")
+    if report.get("model_id") != model_id or not isinstance(claims, list) or not isinstance(score, int | float):
+        return None
+    readings: list[tuple[tuple[int, int], dict[str, float], tuple[dict[str, float], ...]]] = []
+    for claim in claims:
+        try:
+            span = claim["claim"]["span"]
+            features = {str(k): float(v) for k, v in claim["features"].items()}
+            others = tuple({str(k): float(v) for k, v in w.items()} for w in claim.get("other_windows", ()))
+            readings.append(((int(span[0]), int(span[1])), features, others))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            return None
+    if claims and not all(features for _, features, _ in readings):
+        return None
+    return _claim_rows(row, float(score), readings, file=file)
+
+
+def _claim_rows(row: EvalRow, score: float,
+                claims: Sequence[tuple[tuple[int, int], dict[str, float], tuple[dict[str, float], ...]]], *,
+                file: str) -> list[ClaimRow]:
+    answer = (file, row.id, row.task, _group(row.context), bool(row.hallucinated), score)
+    if not claims:
         return [ClaimRow(*answer, claim_index=-1, span=(0, 0), gold_overlap=None, features={})]
     out: list[ClaimRow] = []
-    for i, claim in enumerate(report.claims):
-        span = claim.claim.span
+    for i, (span, features, others) in enumerate(claims):
         overlap = (any(s < span[1] and e > span[0] for s, e, _ in row.spans) if row.spans or
                    row.source == "ragtruth" else None)
-        out.append(ClaimRow(*answer, claim_index=i, span=span, gold_overlap=overlap, features=dict(claim.features),
-                            other_windows=claim.other_windows))
+        out.append(ClaimRow(*answer, claim_index=i, span=span, gold_overlap=overlap, features=features,
+                            other_windows=others))
     return out
 
 

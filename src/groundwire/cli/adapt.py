@@ -1,4 +1,6 @@
-"""`groundwire adapt LABELLED --out PROFILE`: a domain profile fitted on a deployment's own labelled answers.
+"""`groundwire adapt LABELLED --out PROFILE`: a domain profile fitted on a deployment's own labelled answers;
+`groundwire adapt rollback --profile DIR [--to VERSION]` puts an earlier version of a profile back in force, and
+`groundwire adapt history --profile DIR` prints its record (calibration.versions).
 
 The fitting is groundwire.calibration.adapt's (with --fine-tune, groundwire.train.adapt_tuned's); the profile is
 applied with --profile (check, eval, batch, serve) or `[verify] profile` (scoring.profile). docs/adapt.md says how
@@ -7,22 +9,77 @@ many labels a profile needs.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
+from typer.core import TyperGroup
 
 from groundwire.cli.output import console, literal, print_json
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.extras import require_extra
 
 if TYPE_CHECKING:
+    from typer._click.core import Context  # the click typer vendors: TyperGroup.parse_args's own type
+
     from groundwire.calibration.adapt import Adapted
     from groundwire.data.rows import EvalRow, RowError
 
 
+SUBCOMMANDS = ("rollback", "history")
+
+
+class _FitByDefault(TyperGroup):
+    """`adapt` fits unless its first word names a subcommand: `adapt FILE --out P` stays as it was."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in SUBCOMMANDS:
+            args = ["fit", *args]
+        return super().parse_args(ctx, args)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("adapt")(adapt)
+    group = typer.Typer(cls=_FitByDefault, help="Fit a domain profile on labelled answers (`adapt FILE --out DIR`), "
+                                                "roll one back (`adapt rollback`), or print its history.")
+    group.command("fit", hidden=True)(adapt)
+    group.command("rollback")(rollback)
+    group.command("history")(show_history)
+    app.add_typer(group, name="adapt")
+
+
+def rollback(
+    profile: Annotated[Path, typer.Option("--profile", metavar="DIR", help="The profile folder (`adapt --out`).")],
+    to: Annotated[str | None, typer.Option(
+        "--to", metavar="VERSION", help="The version to put back in force (v0001, ...); default: the one in force "
+                                        "before the version in force (an undo).")] = None,
+    reason: Annotated[str | None, typer.Option(help="Why, for the profile's history.")] = None,
+) -> None:
+    """Put an earlier version of a profile back in force (atomically), recorded in its history.jsonl; a service
+    routing by it (`serve --profile/--profiles`) reads it on its next check."""
+    from groundwire.calibration.versions import rollback as roll_back
+
+    version = roll_back(profile, to=to, by="cli", reason=reason)
+    console.print(literal(f"{profile}: {version} is in force"))
+
+
+def show_history(
+    profile: Annotated[Path, typer.Option("--profile", metavar="DIR", help="The profile folder (`adapt --out`).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the records as JSON lines.")] = False,
+) -> None:
+    """Every replacement, refusal and rollback of a profile, oldest first, with the version in force."""
+    from groundwire.calibration.versions import current_version, history
+
+    entries = history(profile)
+    if as_json:
+        for entry in entries:
+            print_json(entry)
+        return
+    for entry in entries:
+        console.print(literal(f"{entry.get('time')} {entry.get('event')} {entry.get('version')} (was "
+                              f"{entry.get('previous')}) by {entry.get('by')}: {entry.get('reason') or ''}"))
+    console.print(literal(f"in force: {current_version(profile) or 'no version'}"))
 
 
 def adapt(
@@ -85,7 +142,7 @@ def adapt(
     if not rows:
         raise InputError(f"{source}: no readable rows", code=ErrorCode.NO_ROWS)
     doing = "checking and fine-tuning on" if fine_tune else "checking"
-    with console.status(literal(f"{doing} {len(rows)} labelled answers")):
+    with console.status(literal(f"{doing} {len(rows)} labelled answers")), _refusal_recorded(out):
         if fine_tune:  # trains a model: train/, not the calibration layer the service shares
             from groundwire.train.adapt_tuned import adapt_fine_tuned
             from groundwire.train.finetune import TuneSettings
@@ -99,6 +156,21 @@ def adapt(
         print_json(adapted.document)
         return
     _print_summary(adapted, out)
+
+
+@contextmanager
+def _refusal_recorded(out: Path) -> Iterator[None]:
+    """adapt's refusal of the labels, recorded in the history of a versioned profile it would have replaced (a new
+    folder is not made for a refusal)."""
+    from groundwire.calibration.versions import current_version, record
+
+    try:
+        yield
+    except InputError as refused:
+        if current_version(out) is not None:
+            record(out, "refused", version=current_version(out), by="adapt",
+                   reason=f"adapt refused the labels ({refused.code.value}): {refused}")
+        raise
 
 
 def _labelled_rows(labelled: Path | None, from_log: str | None, scope: str | None, *, strict: bool,

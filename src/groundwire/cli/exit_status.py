@@ -50,6 +50,7 @@ EXIT_STATUS: Final[Mapping[ErrorCode, int]] = MappingProxyType(
         ErrorCode.INVALID_API_KEY: _BAD_INPUT,
         ErrorCode.READ_ONLY_KEY: _BAD_INPUT,
         ErrorCode.REQUEST_NOT_FOUND: _BAD_INPUT,
+        ErrorCode.PROFILE_NOT_FOUND: _BAD_INPUT,
         ErrorCode.DOCUMENT_NOT_FOUND: _BAD_INPUT,
         ErrorCode.BAD_REQUEST: _BAD_INPUT,
         ErrorCode.MALFORMED_REQUEST: _BAD_INPUT,

@@ -53,6 +53,12 @@ def serve(
     profiles: Annotated[Path | None, typer.Option(
         "--profiles", metavar="DIR", help="One domain profile per scope: DIR/<scope>/profile.json routes that "
                                           "scope's checks, re-read when it changes (no restart).")] = None,
+    learn: Annotated[bool, typer.Option(
+        "--learn", help="With --profiles: refit a scope's profile from its logged labels after every --learn-every "
+                        "new reviewer verdicts, in the background; the guard keeps it only if it is no worse "
+                        "(docs/adapt.md). A profile fitted on another model is then refitted instead of refused.")] = False,
+    learn_every: Annotated[int, typer.Option(
+        "--learn-every", min=1, help="With --learn: new verdicts in a scope between its refits.")] = 25,
     max_body_bytes: Annotated[int, typer.Option(
         min=1, help="Larger request bodies get 413.")] = _DEFAULTS["max_body_bytes"],
     body_timeout: Annotated[float, typer.Option(
@@ -156,6 +162,9 @@ def serve(
     keys, read_only_keys = parse_api_keys([*from_file, *_split_env_list(api_key or [])])
     for key in keys:  # so that a key is redacted wherever it would be written: error rows, the access log
         register_secret(key)
+    if learn and profiles is None:
+        raise InputError("--learn refits the profiles of --profiles DIR: give --profiles too",
+                         code=ErrorCode.INVALID_OPTION)
     if not keys and host not in LOOPBACK:
         if not insecure_no_auth:
             raise InputError(f"refusing to serve {host} without API keys: give --api-key-file FILE (or "
@@ -168,6 +177,8 @@ def serve(
         read_only_keys=read_only_keys,
         check=check_settings(loaded, scorer, profile=profile),
         profiles=None if profiles is None else str(profiles),
+        learn=learn,
+        learn_every=learn_every,
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout,
         header_timeout_s=header_timeout,

@@ -129,6 +129,10 @@ class ErrorCode(StrEnum):
         "document_not_found",
         "No ingested document with these ids in the caller's scope; details lists them.",
     )
+    PROFILE_NOT_FOUND = (
+        "profile_not_found",
+        "The caller's scope has no domain profile (the service runs without --profiles, or DIR/<scope> is not one).",
+    )
     BAD_REQUEST = ("bad_request", "The request body could not be read.")
     MALFORMED_REQUEST = (
         "malformed_request",

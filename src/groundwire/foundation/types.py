@@ -285,6 +285,9 @@ class ReportMeta:
     """For a repair that abstained: the answer it replaced."""
     profile: str | None = None
     """The domain profile that routed the answer; None: no profile."""
+    profile_version: str | None = None
+    """The version of that profile in force when the answer was routed ("v0002"); None: no profile, or a profile
+    folder without versions."""
 
 
 @dataclass(frozen=True, slots=True)

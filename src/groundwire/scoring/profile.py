@@ -6,6 +6,12 @@ saw and its cross-validated rates), when it refits the combiner `combiner.json`,
 (groundwire.calibration.adapt); `pipeline.build_verifier` applies it by wrapping the scorer in a `ProfiledScorer`, whose
 calibration is the profile's over the base scorer's (and whose scores are the profile's model's, where it has one),
 so the verifier never knows which calibration it runs.
+
+A profile written by `adapt` is versioned (calibration.versions): its files sit in `DIR/v0001/`, `DIR/v0002/`, ...,
+and the symlink `DIR/current` names the version in force, replaced atomically; `load_profile` reads the version
+that link names, so a replacement is never seen half done. `DIR/profile.json` (a link through `current`) keeps the
+folder readable as before. A folder with its files at the top (hand-made, or written before versions) is read as it
+is, with no version.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner, load_com
 
 PROFILE_FILE = "profile.json"
 COMBINER_FILE = "combiner.json"
+CURRENT = "current"
+"""The symlink in a versioned profile's folder naming the version in force (calibration.versions)."""
 MODEL_DIR = "model"
 """Where a fine-tuned profile keeps its model bundle (profile.json's model.dir)."""
 PROFILE_FORMAT = 1
@@ -58,6 +66,8 @@ class Profile:
     model: Path | None = None
     """The fine-tuned model's bundle directory (`adapt --fine-tune`), which scores in place of the base's; None:
     the base model scores."""
+    version: str | None = None
+    """The version in force when it was read ("v0003", `DIR/current`); None for a folder without versions."""
 
     def calibration_over(self, base: Calibration) -> Calibration:
         """The base scorer's calibration with this profile's thresholds (and combiner, where it has one)."""
@@ -84,13 +94,25 @@ def _pair(value: object, where: str) -> Thresholds:
         raise ValueError(f"{where}: {error}") from None
 
 
+def in_force(folder: Path) -> tuple[Path, str | None]:
+    """The directory holding the files of the version in force, and its name (None: an unversioned folder).
+    The link is resolved once, so every file is read from the same version even if it is replaced meanwhile."""
+    pointer = folder / CURRENT
+    if pointer.is_symlink():
+        target = pointer.resolve()
+        return target, target.name
+    return folder, None
+
+
 def load_profile(path: str | Path) -> Profile:
-    """The profile in directory `path`; a missing or malformed one is an InputError saying what is wrong."""
-    folder = Path(path)
+    """The profile in directory `path` (its version in force); a missing or malformed one is an InputError saying
+    what is wrong."""
+    top = Path(path)
+    folder, version = in_force(top)
     file = folder / PROFILE_FILE
     if not file.is_file():
         raise ProfileError(
-            f"{folder} is not a profile: it has no {PROFILE_FILE} (make one with `groundwire adapt "
+            f"{top} is not a profile: it has no {PROFILE_FILE} (make one with `groundwire adapt "
             "LABELLED.jsonl --out DIR`)",
             code=ErrorCode.INVALID_PROFILE,
         )
@@ -108,8 +130,8 @@ def load_profile(path: str | Path) -> Profile:
         if model_dir is not None and not (model_dir / "model.onnx").is_file():
             raise ValueError(f"its fine-tuned model {model_dir / 'model.onnx'} is missing")
         return Profile(
-            name=folder.resolve().name,
-            path=folder,
+            name=top.resolve().name,
+            path=top,
             base_model=str(document["base_model"]),
             thresholds=_pair(routing["thresholds"], "calibration.thresholds"),
             task_thresholds={
@@ -122,6 +144,7 @@ def load_profile(path: str | Path) -> Profile:
             meaning=bool(routing.get("meaning", False)),
             document=document,
             model=model_dir,
+            version=version,
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ProfileError(

@@ -83,6 +83,8 @@ def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> m
     written = runtime.store.add_review(body.request_id, scope=scope, thumbs=thumbs,
                                        correction=redact_data(body.correction), faithful=body.faithful,
                                        unfaithful_claims=body.unfaithful_claims or ())
+    if written.verdict is not None:  # counted toward the scope's next refit (serve --learn), run in the background
+        runtime.verdict_added(scope)
     return models.FeedbackResponse(
         feedback_id=None if written.feedback_id is None else str(written.feedback_id), request_id=body.request_id,
         verdict=None if written.verdict is None else verdict_out(written.verdict),

@@ -47,6 +47,7 @@ HTTP_STATUS: Final[Mapping[ErrorCode, int]] = MappingProxyType(
         ErrorCode.READ_ONLY_KEY: 403,
         ErrorCode.REQUEST_NOT_FOUND: 404,
         ErrorCode.DOCUMENT_NOT_FOUND: 404,
+        ErrorCode.PROFILE_NOT_FOUND: 404,
         ErrorCode.BAD_REQUEST: 400,
         ErrorCode.MALFORMED_REQUEST: 400,
         ErrorCode.NOT_FOUND: 404,

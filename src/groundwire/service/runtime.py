@@ -12,8 +12,11 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TypeVar
 
+from groundwire.calibration.adapt import Targets
+from groundwire.calibration.learn import Learned, refit_scope
 from groundwire.config import Config
 from groundwire.core import cancel
 from groundwire.core.claims import RuleDecomposer, sentences
@@ -32,6 +35,7 @@ from groundwire.redact import redact_data
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
+from groundwire.service.learning import Learner
 from groundwire.service.limits import HasText, WorkBudget, enforce_plan_limits, enforce_work_limits, text_chars
 from groundwire.service.observability import ServiceMetrics
 from groundwire.service.profiles import ScopeProfiles
@@ -55,6 +59,10 @@ class Runtime:
         self._config: Config | None = None
         self._cache: SemanticCache | None = None
         self._profiles = ScopeProfiles(settings.profiles, settings.check) if settings.profiles is not None else None
+        self.learner = (Learner(settings.learn_every, self._profiles.folder_for, self._refit)
+                        if self._profiles is not None and settings.learn else None)
+        """The background refitter of `serve --learn` (service/learning.py); None without it."""
+        self._mismatched: list[str] = []
         self._lock = threading.Lock()
         self.eval_cache: EvalCache[EvalLoopResult] = EvalCache()
         """Eval-loop results per release and scope (see evalcache.py)."""
@@ -76,18 +84,24 @@ class Runtime:
                 verifier = build_verifier(self.settings.check, client=self.llm)
                 _warm(verifier)
                 if self._profiles is not None:
-                    self._profiles.load_all(verifier)
+                    self._mismatched = self._profiles.load_all(verifier, refit_mismatched=self.learner is not None)
                 self._verifier = verifier
                 self.metrics.model_load_seconds.set(time.perf_counter() - loading)
                 self.model_loads += 1
             if self._store is None:
                 self._store = Store(self.settings.db_url)
+            if self.learner is not None:  # profiles of another model: refitted from their labels, in the background
+                for scope in self._mismatched:
+                    self.learner.start(scope)
+                self._mismatched = []
             if self._cache is None:
                 self._cache = SemanticCache(threshold=self.settings.cache_threshold)
                 if self.llm is not None:  # /v1/generate reads each question: load the embedder and guard now
                     self._cache.warm()
 
     def close(self) -> None:
+        if self.learner is not None:  # a refit under way finishes before the store closes (or is cut off after 10 s)
+            self.learner.wait(timeout=10.0)
         if self.llm is not None:
             self.llm.close()
             self.llm = None
@@ -102,6 +116,22 @@ class Runtime:
     def verifier_for(self, scope: str) -> Verifier:
         """The verifier that routes this scope's checks: its own profile's (serve --profiles), else the service's."""
         return self.verifier if self._profiles is None else self._profiles.verifier_for(scope, self.verifier)
+
+    def verdict_added(self, scope: str) -> None:
+        """A reviewer's verdict was recorded in `scope`: counted toward its next refit (`serve --learn`)."""
+        if self.learner is not None:
+            self.learner.verdict_added(scope)
+
+    def _refit(self, scope: str, folder: Path) -> Learned:
+        """The refit `serve --learn` runs in the background: the scope's logged labels, adapt's fit, the guard."""
+        targets = Targets(far=self.settings.refit_target_far, frr=self.settings.refit_target_frr,
+                          confidence=self.settings.refit_confidence)
+        return refit_scope(self.store, scope=scope, folder=folder, in_force=self.verifier_for(scope),
+                           settings=self.settings.check, targets=targets)
+
+    def profile_folder(self, scope: str) -> Path | None:
+        """The scope's profile folder under `serve --profiles`; None without --profiles or without a profile."""
+        return None if self._profiles is None else self._profiles.folder_of(scope)
 
     @property
     def store(self) -> Store:

@@ -41,6 +41,12 @@ class ServiceSettings:
     profiles: str | None = None
     """A directory of domain profiles, one folder per scope (DIR/<scope>/profile.json, `groundwire adapt`): each
     scope's checks are routed by its own, read at start and again when it changes (service/profiles.py)."""
+    learn: bool = False
+    """With `profiles` (`serve --learn`): refit a scope's profile from its logged labels after every `learn_every`
+    new reviewer verdicts in it, in the background, guarded (service/learning.py, calibration/learn.py)."""
+    learn_every: int = 25
+    """Verdicts per scope between refits: about a week's reviews of a small deployment, and few enough that a refit (a
+    check of every labelled answer by the base model) stays a small share of the service's work."""
     max_body_bytes: int = 1_000_000
     """Requests with a larger body are refused with 413 before they are parsed."""
     body_timeout_s: float = 30.0

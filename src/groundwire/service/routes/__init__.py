@@ -3,8 +3,8 @@ the paths in /openapi.json). A route whose work runs on the worker pool says so 
 
 from __future__ import annotations
 
-from groundwire.service.routes import checks, documents, evals, log, pages
+from groundwire.service.routes import checks, documents, evals, log, pages, profiles
 
-ROUTERS = (pages.router, checks.router, documents.router, log.router, evals.router)
+ROUTERS = (pages.router, checks.router, documents.router, log.router, evals.router, profiles.router)
 
 __all__ = ["ROUTERS"]

@@ -1,0 +1,86 @@
+"""A scope's profile refitted from the request log's labels, guarded, and written or refused (`serve --learn`).
+
+`refit_scope` reads the scope's reviewed answers as `groundwire adapt --from-log DB --scope S` reads them
+(data.labelled), takes each one's claim features from its logged report (`logged_claim_rows`: no check again) and
+checks only those whose report cannot give them (scored by another model, or logged without features) with the base
+model as adapt does (adapt.base_settings, sharing the loaded model). It hands the claim rows to guard.guarded_refit
+and guard.settle: adapt's fit on all but a held-back share of
+whole source documents, then the guard against the routing in force on that share. The service calls it off the
+request path (service/learning.py); it is plain code over a store, a verifier and a folder, so a bench can call it
+too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from groundwire.calibration import combine, guard
+from groundwire.calibration.adapt import Recipe, Targets, base_settings, labelled_of, log_source, shipped
+from groundwire.core.settings import CheckSettings
+from groundwire.core.verifier import Verifier
+from groundwire.data.labelled import SOURCE_PREFIX, reviewed_record
+from groundwire.data.rows import EvalRow, parse_record
+from groundwire.foundation.errors import InputError
+from groundwire.pipeline import build_verifier
+from groundwire.scoring.base import calibration_of
+from groundwire.scoring.profile import unprofiled
+
+if TYPE_CHECKING:  # pragma: no cover
+    from groundwire.data.store import Store
+
+
+LOG_FILE = "request_log"
+"""The `file` of the claim rows read from the log (ClaimRow.file; answers are keyed by (file, request id))."""
+
+
+def logged_claim_rows(store: Store, *, scope: str, model_id: str) -> tuple[list[combine.ClaimRow], list[EvalRow]]:
+    """The scope's reviewed answers (the verdict in force on each, as `read_reviewed` gives them): claim rows from
+    the features logged with the reports `model_id` scored, and the labelled rows whose report cannot give them, to
+    be checked. Rows that do not parse are left out, as adapt leaves them."""
+    rows: list[combine.ClaimRow] = []
+    unchecked: list[EvalRow] = []
+    for record, verdict in store.reviewed(scope=scope):
+        row = parse_record(reviewed_record(record, verdict), source=SOURCE_PREFIX + scope)
+        if not isinstance(row, EvalRow) or row.hallucinated is None:
+            continue
+        logged = combine.claim_rows_of_logged(row, record.report or {}, file=LOG_FILE, model_id=model_id)
+        if logged is None:
+            unchecked.append(row)
+        else:
+            rows.extend(logged)
+    return rows, unchecked
+
+
+@dataclass(frozen=True, slots=True)
+class Learned:
+    """What a refit of a scope did: the version it put in force (None: refused) and why."""
+
+    scope: str
+    version: str | None
+    reason: str
+
+
+def refit_scope(store: Store, *, scope: str, folder: Path, in_force: Verifier, settings: CheckSettings,
+                targets: Targets | None = None, recipe: Recipe = "combiner", by: str = "service refit",
+                seed: int = 0) -> Learned:
+    """Refit `scope`'s profile in `folder` from its logged labels and put it in force if the guard lets it, else
+    record the refusal there. `in_force`: the verifier routing the scope now (its profile's, or the service's);
+    `settings`: the service's check settings, of which the base model is kept."""
+    source = log_source("the request log", scope)
+    base = build_verifier(base_settings(settings), scorer=unprofiled(in_force.scorer))
+    calibration = calibration_of(base.scorer)
+    logged, unchecked = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id)
+    try:
+        if not logged:
+            labelled_of(unchecked, source)  # adapt's refusal of a log with no labels
+    except InputError as refused:
+        refit = guard.Refit(None, None, f"adapt refused the labels ({refused.code.value}): {refused}",
+                            {"human": 0, "judge": 0})
+    else:
+        claim_rows = logged + combine.collect_rows(unchecked, base, file=LOG_FILE)
+        refit = guard.guarded_refit(claim_rows, shipped(calibration_of(in_force.scorer)), shipped(calibration),
+                                    recipe=recipe, targets=targets, base_model=base.scorer.model_id,
+                                    calibration=calibration, scope=scope, seed=seed)
+    return Learned(scope, guard.settle(folder, refit, by=by), refit.reason)

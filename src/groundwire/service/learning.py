@@ -1,0 +1,112 @@
+"""Continuous refit per scope (`serve --profiles DIR --learn`): every `every` new verdicts in a scope, its profile is
+refitted from its logged labels in the background (calibration.learn.refit_scope: adapt's fit, the guard, a new
+version or a recorded refusal).
+
+Never on a request's path: the feedback route only counts, and a daemon thread (niced, where the OS allows) runs the
+refit. One refitter per scope at a time: in this process a scope's second trigger while it runs is folded into one
+more run after it; across replicas, an exclusive, non-blocking `flock` on `DIR/<scope>/.refit.lock` (replicas share
+the profiles folder, or they would not see each other's refits): a replica that finds it held skips the refit, the
+next trigger tries again. The counts are per process: with several replicas, a scope is refitted after `every`
+verdicts reached any one of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import threading
+from collections import Counter, deque
+from collections.abc import Callable
+from pathlib import Path
+
+from groundwire.calibration.learn import Learned
+
+_log = logging.getLogger(__name__)
+
+LOCK_FILE = ".refit.lock"
+
+
+class Learner:
+    """Counts verdicts per scope and runs `refit(scope)` in the background after each `every`."""
+
+    def __init__(self, every: int, folder_of: Callable[[str], Path | None], refit: Callable[[str, Path], Learned]):
+        if every < 1:
+            raise ValueError(f"refit every {every} verdicts: give at least 1")
+        self.every = every
+        self._folder_of = folder_of
+        self._refit = refit
+        self._counts: Counter[str] = Counter()
+        self._running: set[str] = set()
+        self._again: set[str] = set()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self.done: deque[Learned] = deque(maxlen=100)
+        """The last 100 refits this process ran, oldest first (the profile's history.jsonl keeps them all)."""
+
+    def verdict_added(self, scope: str) -> None:
+        """Count a new verdict in `scope`; at each `every`-th, start its refit (or fold it into the running one)."""
+        with self._lock:
+            self._counts[scope] += 1
+            if self._counts[scope] < self.every:
+                return
+            self._counts[scope] = 0
+        self.start(scope)
+
+    def start(self, scope: str) -> None:
+        """Refit `scope` now in the background (a scope whose name is no folder of the profiles is skipped)."""
+        folder = self._folder_of(scope)
+        if folder is None:
+            return
+        with self._lock:
+            if scope in self._running:
+                self._again.add(scope)
+                return
+            self._running.add(scope)
+            thread = threading.Thread(target=self._run, args=(scope, folder), name=f"refit-{scope}", daemon=True)
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        thread.start()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for the refits running now (tests; shutdown)."""
+        for thread in list(self._threads):
+            thread.join(timeout)
+
+    def _run(self, scope: str, folder: Path) -> None:
+        _lower_priority()
+        while True:
+            try:
+                self._once(scope, folder)
+            except Exception:  # a refit that fails must not take the service down: the scope keeps its profile
+                _log.exception("scope %s: the refit of its profile failed; it keeps the profile in force", scope)
+            with self._lock:
+                if scope not in self._again:
+                    self._running.discard(scope)
+                    return
+                self._again.discard(scope)
+
+    def _once(self, scope: str, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / LOCK_FILE, "a+") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                _log.info("scope %s: another process is refitting its profile; skipped", scope)
+                return
+            try:
+                learned = self._refit(scope, folder)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+        with self._lock:
+            self.done.append(learned)
+        if learned.version is None:
+            _log.warning("scope %s: the refit was refused, the profile in force stays: %s", scope, learned.reason)
+        else:
+            _log.info("scope %s: refitted profile %s in force: %s", scope, learned.version, learned.reason)
+
+
+def _lower_priority() -> None:
+    """Nice this thread (Linux: a thread's own priority) so a refit yields the CPU to the requests."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)

@@ -1,0 +1,169 @@
+"""Issue 56 item 6: a deployment that learns from its reviewers, simulated week by week on a labelled file.
+
+    .venv/bin/python bench/learning_loop.py ../shared/data/dev/halueval_qa_dev.jsonl --cache runs/loop/halueval.jsonl
+    .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --order arrival          # today's queue order
+    .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --labels judge:0.1       # a judge wrong 10% of the time
+    .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --seeds 5 --weeks 6 --reviews 50
+
+The bundled model's claim features of every answer are collected once (`--cache`, reused; the same
+`calibration.calibrate.features_for` as `bench/lodo.py`), so the file may be one the project never saw. Then, per
+seed, the answers are shuffled by source (whole source documents stay together) and streamed in weeks of
+`--per-week` (default min(200, n / 6)). Each week:
+
+1. the week's answers are routed by the profile in force (the shipped calibration in week 1) and the week's rates
+   are measured on them, before any of their labels is seen: false accept (hallucinated answers accepted), false
+   reject (faithful answers rejected) and escalation, claimless answers escalated as verify() does;
+2. the review queue is the week's answers in the service's order (`evaluation.review_order.order_queue`: every
+   escalated answer, and the audit share of the others; `--order teach|arrival`), and the first `--reviews` labels
+   are revealed (with `--labels judge:P`, each flipped with probability P, as a judge wrong that often would);
+3. the scope's profile is refitted on every label so far and guarded exactly as the service does
+   (`calibration.guard.guarded_refit`): it replaces the one in force or is refused.
+
+It prints a line per week (means over seeds), then
+    learning: weeks=6 reviews=300 escalation=0.xx far=0.xx frr=0.xx replaced=k refused=m
+with the rates of the last week's answers (routed before their labels were seen) and the replacements and refusals
+summed over the weeks, averaged over seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from groundwire.calibration import combine, lodo
+from groundwire.calibration.adapt import Targets, shipped
+from groundwire.calibration.guard import guarded_refit
+from groundwire.calibration.recipe import Fitted
+from groundwire.evaluation.operating import rates_of_routes
+from groundwire.evaluation.review_order import Candidate, Labelled, check_order, order_queue
+from groundwire.scoring.onnx import OnnxScorer, bundled_path
+from groundwire.train.calibrate import features_for
+
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Week:
+    answers: int
+    reviewed: int
+    escalation: float
+    far: float
+    frr: float
+    replaced: bool
+    refused: bool
+
+
+def judge_noise(spec: str) -> float:
+    """--labels: "human" (0) or "judge:P", a judge whose verdict is wrong with probability P."""
+    if spec == "human":
+        return 0.0
+    kind, _, share = spec.partition(":")
+    if kind != "judge" or not share:
+        raise SystemExit(f"--labels takes human or judge:P (e.g. judge:0.1), not {spec!r}")
+    return float(share)
+
+
+def weeks_of(answers: dict[Key, combine.ClaimRow], per_week: int, weeks: int, seed: int) -> list[list[Key]]:
+    """The answers in weeks of `per_week`, shuffled by source: a source's answers arrive together."""
+    by_source: dict[str, list[Key]] = defaultdict(list)
+    for key, row in answers.items():
+        by_source[row.group].append(key)
+    sources = sorted(by_source)
+    random.Random(seed).shuffle(sources)
+    stream = [key for source in sources for key in sorted(by_source[source])]
+    return [stream[i * per_week:(i + 1) * per_week] for i in range(weeks) if stream[i * per_week:(i + 1) * per_week]]
+
+
+def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, per_week: int, weeks: int,
+        reviews: int, order: str, noise: float, seed: int, targets: Targets) -> list[Week]:
+    by_answer: dict[Key, list[combine.ClaimRow]] = defaultdict(list)
+    for row in rows:
+        by_answer[(row.file, row.row_id)].append(row)
+    answers = combine.answers_of(rows)
+    rng = random.Random(seed + 1)
+    in_force, labelled_rows, out = base, [], []
+    reviewed_sources: set[str] = set()
+    labels_by_task: Counter[str] = Counter()
+    for week, keys in enumerate(weeks_of(answers, per_week, weeks, seed)):
+        week_rows = [r for key in keys for r in by_answer[key]]
+        routed = lodo.route_by_key(in_force, week_rows)  # before any label of this week is seen
+        routes = {key: _route(routed[key]) for key in keys}
+        rates = rates_of_routes([routed[k].hallucinated for k in keys], [routes[k] == "accept" for k in keys],
+                                [routes[k] == "reject" for k in keys])
+        candidates = [Candidate(id=f"{key[0]}:{key[1]}", arrival=float(week * per_week + i), route=routes[key],
+                                score=routed[key].score, band=(routed[key].accept_at, routed[key].reject_at),
+                                task=answers[key].task, source=answers[key].group)
+                      for i, key in enumerate(keys)]
+        queue = order_queue(candidates, labelled=Labelled(dict(labels_by_task), frozenset(reviewed_sources)),
+                            order=check_order(order))
+        key_of = {f"{key[0]}:{key[1]}": key for key in keys}
+        for item in queue[:reviews]:
+            key = key_of[item.candidate.id]
+            flipped = rng.random() < noise
+            labelled_rows += [replace(r, hallucinated=r.hallucinated != flipped) for r in by_answer[key]]
+            labels_by_task[answers[key].task] += 1
+            reviewed_sources.add(answers[key].group)
+        refit = guarded_refit(labelled_rows, in_force, base, targets=targets, base_model=scorer.model_id,
+                              calibration=scorer.calibration, seed=seed)
+        if refit.replaces and refit.adapted is not None:
+            in_force = refit.adapted.fitted
+        out.append(Week(len(keys), min(reviews, len(queue)), rates.escalated, rates.false_accept or 0.0,
+                        rates.false_reject or 0.0, refit.replaces, not refit.replaces))
+    return out
+
+
+def _route(routed: lodo.Routed) -> str:
+    if routed.score >= routed.accept_at:
+        return "accept"
+    return "reject" if routed.score <= routed.reject_at else "escalate"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("file", type=Path, help="a labelled grounding-eval JSONL file")
+    parser.add_argument("--cache", type=Path, default=None, help="claim-feature cache (JSONL), reused if present")
+    parser.add_argument("--bundle", type=Path, default=bundled_path())
+    parser.add_argument("--limit", type=int, default=None, help="answers of the file (seeded sample)")
+    parser.add_argument("--per-week", type=int, default=None, help="answers a week (default min(200, n / 6))")
+    parser.add_argument("--weeks", type=int, default=6)
+    parser.add_argument("--reviews", type=int, default=50, help="labels revealed a week, in queue order")
+    parser.add_argument("--order", default="teach", help="the review queue's order: teach or arrival")
+    parser.add_argument("--labels", default="human", help="human, or judge:P (a judge wrong with probability P)")
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    noise = judge_noise(args.labels)
+    rows = [r for r in features_for(args.bundle, [args.file], limit=args.limit, cache=args.cache)
+            if r.file == args.file.stem]
+    if not rows:
+        raise SystemExit(f"no claim rows of {args.file.stem} (a --cache of another file?)")
+    scorer = OnnxScorer(args.bundle)
+    base = shipped(scorer.calibration)
+    n = len(combine.answers_of(rows))
+    per_week = args.per_week or min(200, n // 6)
+    runs = [run(rows, base, scorer, per_week=per_week, weeks=args.weeks, reviews=args.reviews, order=args.order,
+                noise=noise, seed=args.seed + s, targets=Targets()) for s in range(args.seeds)]
+    print(f"{args.file.name}: {n} answers, {per_week} a week, {args.reviews} reviews a week, order {args.order}, "
+          f"labels {args.labels}, {args.seeds} seeds (means)")
+    print(f"{'week':>4s} {'answers':>7s} {'reviewed':>8s} {'esc':>5s} {'FAR':>5s} {'FRR':>5s} {'replaced':>8s}")
+    weeks = min(len(r) for r in runs)
+    for w in range(weeks):
+        cell = [r[w] for r in runs]
+        print(f"{w + 1:4d} {statistics.fmean(c.answers for c in cell):7.0f} {statistics.fmean(c.reviewed for c in cell):8.1f} "
+              f"{statistics.fmean(c.escalation for c in cell):5.2f} {statistics.fmean(c.far for c in cell):5.2f} "
+              f"{statistics.fmean(c.frr for c in cell):5.2f} {statistics.fmean(c.replaced for c in cell):8.2f}")
+    last = [r[weeks - 1] for r in runs]
+    print(f"learning: weeks={weeks} reviews={round(statistics.fmean(sum(c.reviewed for c in r[:weeks]) for r in runs))} "
+          f"escalation={statistics.fmean(c.escalation for c in last):.2f} far={statistics.fmean(c.far for c in last):.2f} "
+          f"frr={statistics.fmean(c.frr for c in last):.2f} "
+          f"replaced={statistics.fmean(sum(c.replaced for c in r[:weeks]) for r in runs):.1f} "
+          f"refused={statistics.fmean(sum(c.refused for c in r[:weeks]) for r in runs):.1f}")
+
+
+if __name__ == "__main__":
+    main()

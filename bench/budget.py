@@ -26,17 +26,14 @@ import argparse
 import asyncio
 import contextlib
 import os
-import sys
 import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from abandoned import KEY, READ_ONLY, SUBJECTS, setup
-from hostile import free_port
+from from_tests import free_port
 from service_load import start_server, wait_ready
 
 CONTEXT_CHARS = 200_000

@@ -50,7 +50,7 @@ def route_by_key(fitted: Fitted, rows: Sequence[ClaimRow]) -> dict[Key, Routed]:
     for key, r in answers_of(rows).items():
         accept_at, reject_at = lookup(r.key, fitted.pooled, dict(fitted.by_key))
         if r.claim_index < 0:
-            # verify() escalates a claimless answer unless it declines to answer (core.verifier.REFUSAL_REASONS);
+            # verify() escalates a claimless answer unless it declines to answer (core.claims.REFUSAL_REASONS);
             # the claim rows do not record which do, so every one is escalated here: for the faithful refusals
             # among them, an upper bound on escalation.
             accept_at = CLAIMLESS_ACCEPT_AT

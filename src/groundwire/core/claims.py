@@ -12,7 +12,7 @@ import functools
 import re
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -303,6 +303,23 @@ def _asserted_question(text: str) -> re.Match[str] | None:
     if match and len(content_words(body[match.end() :])) >= _MIN_ASSERTED_WORDS:
         return match
     return None
+
+
+REFUSAL_REASONS = frozenset({"refusal", "empty_or_refusal_token"})
+"""The skip reasons of a sentence that declines to answer. An answer with no checkable claim is accepted only when
+one of its sentences declines: other claimless answers (chit-chat, a question back, filler) are escalated, since in
+BEGIN dev 90 of 676 hallucinated answers have no checkable claim and all were accepted (issue 56)."""
+
+
+def claimless(reasons: Iterable[str]) -> tuple[bool, str]:
+    """For an answer with no checkable claim, from its sentences' skip reasons: whether it declines to answer, and
+    what its report says."""
+    declines = any(reason in REFUSAL_REASONS for reason in reasons)
+    return declines, "no checkable claims in the answer: score 1.0 by definition (nothing is asserted); " + (
+        "it declines to answer (a refusal), so it is accepted"
+        if declines
+        else "it does not decline to answer either, so it is not accepted outright"
+    )
 
 
 def _skip_reason(text: str) -> str | None:

@@ -31,7 +31,7 @@ from groundwire.core.claim_state import (
     describe,
     window_caps,
 )
-from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, sentences
+from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, claimless, sentences
 from groundwire.core.figures import canonical_text
 from groundwire.core.meaning import Alignment, align
 from groundwire.core.plan import Plan, Workload, as_chunks
@@ -70,9 +70,7 @@ DEFAULT_ACCEPT_AT = 0.8
 DEFAULT_REJECT_AT = 0.2
 NO_CLAIMS_SCORE = 1.0
 """An answer with no checkable claims asserts nothing unsupported: it scores 1.0, with a warning. It is accepted
-when it declines to answer (a refusal: REFUSAL_REASONS), and escalated otherwise (decided: rejected)."""
-REFUSAL_REASONS = frozenset({"refusal", "empty_or_refusal_token"})
-"""The skip reasons (core.claims) of a sentence that declines to answer: the answer is an abstention."""
+when it declines to answer (a refusal: claims.REFUSAL_REASONS), and escalated otherwise (decided: rejected)."""
 STRUCTURED_TASK = "data2text"
 """The task a verify() call is taken to be when a chunk is a JSON record and no task is given."""
 
@@ -351,18 +349,9 @@ class Verifier:
             if s.skip_reason and not any(c.span[0] < s.span[1] and s.span[0] < c.span[1] for c in claims)
         )
         if not claims:
-            # Nothing is asserted, so the score is 1.0; but only a refusal ("the context does not say") is safe to
-            # accept unseen. Other claimless answers (chit-chat, a question back, filler) are escalated: in BEGIN
-            # dev, 90 of 676 hallucinated answers have no checkable claim, and all were accepted (issue 56).
-            declines = any(s.reason in REFUSAL_REASONS for s in skipped)
-            warnings += (
-                "no checkable claims in the answer: score 1.0 by definition (nothing is asserted); "
-                + (
-                    "it declines to answer (a refusal), so it is accepted"
-                    if declines
-                    else "it does not decline to answer either, so it is not accepted outright"
-                ),
-            )
+            # Nothing is asserted (score 1.0), but only a refusal is safe to accept unseen (claims.declines).
+            declines, warning = claimless(s.reason for s in skipped)
+            warnings += (warning,)
             # An answer citing a passage nobody retrieved, or misusing the refusal token, is never accepted outright.
             route = self.route(NO_CLAIMS_SCORE, doubtful=bool(findings) or not declines)
             return finished(NO_CLAIMS_SCORE, route, meta=ReportMeta(skipped=skipped))

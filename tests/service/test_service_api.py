@@ -154,7 +154,7 @@ def test_every_request_is_logged_with_the_fields_of_the_issue(client) -> None:
     assert entry["response_text"] == BAD
     report = out["report"]
     assert [(c["verdict"], c["score"]) for c in entry["claims"]] == [(c["verdict"], c["score"]) for c in report["claims"]]
-    assert entry["decision"] == report["route"] == "reject"
+    assert entry["route"] == entry["decision"] == report["route"] == "reject"  # decision: deprecated, one release
     assert entry["escalations"] == sum(c["route"] == "escalate" for c in report["claims"])
     assert entry["refused"] is False
     assert entry["latency_ms"] > 0

@@ -125,5 +125,5 @@ def test_a_repair_whose_llm_endpoint_fails_reaches_the_review_queue(settings) ->
         failed = client.post("/v1/repair", headers=ALPHA, json={"answer": answer, "chunks": CHUNKS})
         assert failed.status_code == 502 and failed.json()["error"]["code"] == "llm_unavailable", failed.text
         [item] = _queued(client)
-    assert item["answer"] == answer and item["route"] == "POST /v1/repair"
+    assert item["answer"] == answer and item["http_route"] == "POST /v1/repair"
     assert "failed after its answer was accepted: llm_unavailable (502)" in item["review"]["reasons"]

@@ -98,7 +98,7 @@ def test_the_review_queue_and_eval_dashboard_keep_their_shape(client) -> None:
     assert shape(queue) == [("threshold", "float"), ("patterns", "list"), ("order", "str"), ("audit_share", "float"),
                             ("total", "int"), ("items", "list")]
     assert [key for key, _ in shape(queue["items"][0])] == [
-        "request_id", "created_at", "endpoint", "question", "answer", "score", "decision", "review", "feedback",
+        "request_id", "created_at", "endpoint", "question", "answer", "score", "route", "decision", "review", "feedback",
         "verdict", "claims", "reason", "reasons", "position", "teach"]
     assert [key for key, _ in shape(queue["items"][0]["claims"][0])] == [
         "index", "text", "verdict", "score", "chunk_id", "evidence", "lacking"]

@@ -151,7 +151,9 @@ def _response_body(record: RequestRecord) -> dict[str, Any] | None:
 
 def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
     answer = (record.report or {}).get("answer", record.response)
-    failed = {key: record.extra.get(key) for key in ("status", "route", "error")} if record.kind == ERROR_KIND else {}
+    # A failed request's HTTP route is `http_route`: `route` is the routing, as on every surface (issue 57).
+    failed = ({"status": record.extra.get("status"), "http_route": record.extra.get("route"),
+               "error": record.extra.get("error")} if record.kind == ERROR_KIND else {})
     failure = _failure(record)
     return {
         **failed,
@@ -161,7 +163,8 @@ def _summary(runtime: Runtime, record: RequestRecord) -> dict[str, Any]:
         "question": record.query,
         "answer": answer,
         "score": record.answer_score,
-        "decision": record.route,
+        "route": record.route,
+        "decision": record.route,  # deprecated: `route` (issue 57); kept for one release, gone in 0.3
         # Recomputed with today's rule, so a changed threshold or pattern applies to the whole log.
         "review": runtime.review(record.id or "", record.query, answer, score=record.answer_score,
                                  route=_route(record), failure=failure, findings=_findings(record)).model_dump(),

@@ -188,7 +188,7 @@ function when(iso) {
 }
 
 function failureText(item) {
-  return `${item.status} ${item.route} · ${item.error.code}: ${item.error.message}`;
+  return `${item.status} ${item.http_route} · ${item.error.code}: ${item.error.message}`;
 }
 
 function answerText(item) {
@@ -217,7 +217,7 @@ async function loadHistory() {
     const feedback = [item.feedback ? `up ${item.feedback.up} · down ${item.feedback.down}` +
       (item.feedback.corrections ? ` · ${item.feedback.corrections} correction(s)` : "") : "",
                       verdictText(item.verdict)].filter(Boolean).join(" · ");
-    for (const value of [when(item.created_at), item.endpoint, item.decision || "", item.score == null ? "" : item.score.toFixed(2),
+    for (const value of [when(item.created_at), item.endpoint, item.route || item.decision || "", item.score == null ? "" : item.score.toFixed(2),
                          review, feedback, summaryCell(item)]) {
       row.insertCell().textContent = value;
     }

@@ -11,7 +11,7 @@ pytest.importorskip("fastapi")
 
 def _logged_routes(client) -> list[str]:
     rows = client.get("/v1/requests", headers=ALPHA).json()["requests"]
-    return [row.get("route", row.get("endpoint", "")) for row in rows]
+    return [row.get("http_route", row.get("endpoint", "")) for row in rows]
 
 
 @pytest.mark.parametrize("body", [
@@ -96,7 +96,7 @@ def test_page_assets_are_not_rows_of_the_request_log(settings, keys: str) -> Non
         assert client.post("/favicon.ico", headers=headers).status_code == 405
         assert client.get("/v1/no-such-route", headers=headers).status_code == 404
         rows = client.get("/v1/requests", headers=headers).json()["requests"]
-        assert [row.get("route") for row in rows] == ["GET /v1/no-such-route", "POST /favicon.ico"]
+        assert [row.get("http_route") for row in rows] == ["GET /v1/no-such-route", "POST /favicon.ico"]
 
 
 def test_head_over_a_socket_keeps_the_connection_usable(tmp_path) -> None:

@@ -300,7 +300,7 @@ def test_failed_requests_are_logged_without_breaking_the_eval_loop_or_history(se
         assert len(logged) == 1 + len(failures) and len(errors) == len(failures)
         expected = {(status, code, route) for response, status, code, route in failures}
         assert all(response.status_code == status for response, status, _, _ in failures)
-        assert {(e["status"], e["error"]["code"], e["route"]) for e in errors} == expected
+        assert {(e["status"], e["error"]["code"], e["http_route"]) for e in errors} == expected
         assert all(e["score"] is None for e in errors)
         # Refused for their input: logged without it, not queued. The check that failed after its answer was accepted
         # (500) is logged with it and queued for review (service/failures.py).

@@ -39,7 +39,7 @@ MARKUP_SCOPE = "<b>ops</b> & <img src=x onerror=alert(1)>"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     workdir = tmp_path_factory.mktemp("browser-server")
     with LiveServer(workdir, api_keys={**KEYS, MARKUP_KEY: MARKUP_SCOPE},
-                    extra_args=("--high-risk", r"\bdosage\b", "--review-threshold", "0.5")) as live:
+                    extra_args=("--high-risk", r"\bdosage\b", "--review-threshold", "0.5", "--review-audit", "0")) as live:
         yield live
 
 

@@ -39,6 +39,7 @@ from groundwire.calibration import combine, lodo
 from groundwire.calibration.adapt import Targets, shipped
 from groundwire.calibration.guard import guarded_refit
 from groundwire.calibration.recipe import Fitted
+from groundwire.core.routing import Router
 from groundwire.evaluation.operating import rates_of_routes
 from groundwire.evaluation.review_order import Candidate, Labelled, check_order, order_queue
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
@@ -92,7 +93,9 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
     for week, keys in enumerate(weeks_of(answers, per_week, weeks, seed)):
         week_rows = [r for key in keys for r in by_answer[key]]
         routed = lodo.route_by_key(in_force, week_rows)  # before any label of this week is seen
-        routes = {key: _route(routed[key]) for key in keys}
+        # verify()'s own routing rule (three-way), at each answer's thresholds
+        routes = {key: Router().route(routed[key].score, (routed[key].accept_at, routed[key].reject_at)).value
+                  for key in keys}
         rates = rates_of_routes([routed[k].hallucinated for k in keys], [routes[k] == "accept" for k in keys],
                                 [routes[k] == "reject" for k in keys])
         candidates = [Candidate(id=f"{key[0]}:{key[1]}", arrival=float(week * per_week + i), route=routes[key],
@@ -115,12 +118,6 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
         out.append(Week(len(keys), min(reviews, len(queue)), rates.escalated, rates.false_accept or 0.0,
                         rates.false_reject or 0.0, refit.replaces, not refit.replaces))
     return out
-
-
-def _route(routed: lodo.Routed) -> str:
-    if routed.score >= routed.accept_at:
-        return "accept"
-    return "reject" if routed.score <= routed.reject_at else "escalate"
 
 
 def main() -> None:

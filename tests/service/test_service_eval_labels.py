@@ -3,16 +3,11 @@ made by adapt's own fit: the same profile as adapt on the service's log, beside 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from service_common import ALPHA
-
-from groundwire.data.rows import read_eval_jsonl
+from service_common import ALPHA, review_every_labelled_answer
 
 pytest.importorskip("fastapi")
 
-FIXTURE = Path(__file__).resolve().parents[2] / "examples" / "labelled.jsonl"
 
 
 def test_the_dashboard_reports_the_profile_adapt_fits_on_the_service_log(client, settings) -> None:
@@ -22,14 +17,7 @@ def test_the_dashboard_reports_the_profile_adapt_fits_on_the_service_log(client,
     from groundwire.data.store import Store
     from groundwire.pipeline import build_verifier
 
-    for row in read_eval_jsonl(FIXTURE):
-        checked = client.post("/v1/verify", headers=ALPHA, json={
-            "answer": row.answer, "question": row.question, "task": row.task,
-            "chunks": [{"id": f"S{i + 1}", "text": text} for i, text in enumerate(row.context)]})
-        assert checked.status_code == 200, checked.text
-        given = client.post("/v1/feedback", headers=ALPHA, json={"request_id": checked.json()["request_id"],
-                                                                 "faithful": not row.hallucinated})
-        assert given.status_code == 200, given.text
+    review_every_labelled_answer(client)
 
     labels = client.get("/v1/eval", headers=ALPHA).json()["labels"]
     assert labels["scope"] == "alpha" and labels["counts"]["labelled"] == 80

@@ -10,24 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from service_common import ALPHA
-
-from groundwire.data.rows import read_eval_jsonl
+from service_common import ALPHA, review_every_labelled_answer
 
 pytest.importorskip("fastapi")
 
-FIXTURE = Path(__file__).resolve().parents[2] / "examples" / "labelled.jsonl"
-
-
-def _review_every_fixture_answer(client) -> None:
-    for row in read_eval_jsonl(FIXTURE):
-        checked = client.post("/v1/verify", headers=ALPHA, json={
-            "answer": row.answer, "question": row.question, "task": row.task,
-            "chunks": [{"id": f"S{i + 1}", "text": text} for i, text in enumerate(row.context)]})
-        assert checked.status_code == 200, checked.text
-        given = client.post("/v1/feedback", headers=ALPHA, json={"request_id": checked.json()["request_id"],
-                                                                 "faithful": not row.hallucinated})
-        assert given.status_code == 200, given.text
 
 
 def test_the_nth_verdict_refits_the_scope_s_profile_in_the_background(settings, tmp_path: Path) -> None:
@@ -41,7 +27,7 @@ def test_the_nth_verdict_refits_the_scope_s_profile_in_the_background(settings, 
     learning = replace(settings, profiles=str(profiles), learn=True, learn_every=80, refit_target_far=0.2, refit_target_frr=0.2)
     app = create_app(learning)
     with TestClient(app, raise_server_exceptions=False) as client:
-        _review_every_fixture_answer(client)  # 80 verdicts: one refit, on all of them
+        review_every_labelled_answer(client)  # 80 verdicts: one refit, on all of them
         learner = app.state.runtime.learner
         learner.wait()
         assert [learned.scope for learned in learner.done] == ["alpha"]

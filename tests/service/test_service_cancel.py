@@ -192,6 +192,11 @@ def test_a_check_past_its_time_budget_gets_504_and_one_that_waited_all_of_it_get
         stopped = client.post("/v1/verify", headers=ALPHA, json=ENDLESS)
         assert stopped.status_code == 504, stopped.text
         assert stopped.json()["error"]["code"] == "time_budget_exceeded"
+        # The 504 is sent at the deadline; the worker records why it stopped at its next boundary, a moment later.
+        for _ in range(int(WAIT_S * 100)):
+            if endless.stopped_by:
+                break
+            threading.Event().wait(0.01)
         assert endless.stopped_by == ["deadline"]
         # A check between two boundaries (one long scoring call) holds the only worker past the next one's budget.
         entered, release = threading.Event(), threading.Event()

@@ -455,3 +455,61 @@ def test_page_shows_a_logged_chunk_id_with_control_characters_as_code_points(bro
     assert browser.find_element(By.ID, "claim-chunk-id").text == "S\u27e8U+0000\u27e9\u27e8U+202E\u27e9<b>1</b>"
     assert browser.find_element(By.CSS_SELECTOR, "#chunk-view mark.evidence").text == chunks[0]["text"]
     assert browser.find_element(By.CSS_SELECTOR, 'link[rel="icon"]').get_attribute("href").endswith("/favicon.svg")
+
+
+def _write_lexical_profile(accept_at: float, reject_at: float):
+    import json
+
+    def fill(folder: Path) -> None:
+        (folder / "profile.json").write_text(json.dumps({
+            "format": 1, "base_model": "lexical-baseline",
+            "calibration": {"thresholds": [accept_at, reject_at], "task_thresholds": {}, "decide_at": None,
+                            "combiner": None}}))
+    return fill
+
+
+def test_eval_dashboard_shows_the_profile_s_versions_replacements_and_refusals(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    from groundwire.calibration import versions
+
+    folder = tmp_path / "profiles" / "alpha"
+    versions.install(folder, _write_lexical_profile(0.6, 0.2), by="adapt", reason="first fit",
+                     labels={"human": 120, "judge": 0, "hallucinated": 50, "faithful": 70})
+    rate = {"value": 0.05, "low": 0.01, "high": 0.12, "n": 40}
+    versions.install(folder, _write_lexical_profile(0.55, 0.25), by="learn", reason="refit <b>held</b>",
+                     labels={"human": 200, "judge": 30, "hallucinated": 80, "faithful": 150},
+                     figures={"guard": {"held_answers": 61, "weighted": False,
+                                        "candidate": {"false_accept": rate, "escalated": rate | {"value": 0.3}},
+                                        "in_force": {"false_accept": rate | {"value": 0.08},
+                                                     "escalated": rate | {"value": 0.5}}}})
+    versions.record(folder, "refused", version=versions.current_version(folder), by="learn",
+                    reason="escalates more than the profile in force",
+                    figures={"held_answers": 70, "weighted": False, "candidate": {"escalated": rate | {"value": 0.6}},
+                             "in_force": {"escalated": rate | {"value": 0.3}}},
+                    labels={"human": 240, "judge": 0, "hallucinated": 90, "faithful": 150})
+    with LiveServer(tmp_path, api_keys=KEYS, extra_args=("--profiles", str(tmp_path / "profiles"))) as live:
+        open_page(browser, live, "key-alpha")
+        open_tab(browser, "eval")
+        wait(browser, lambda d: d.find_element(By.ID, "eval-profile").is_displayed())
+        idle(browser)
+        assert browser.find_element(By.ID, "eval-profile-summary").text.startswith(
+            "scope alpha: version in force v0002 · 2 version(s) kept · 3 event(s)")
+        rows = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+                for row in browser.find_elements(By.CSS_SELECTOR, "#eval-profile-history tbody tr")]
+        assert [row[1] for row in rows] == ["refused", "replaced", "installed"]  # newest first
+        assert rows[1][2] == "v0001 → v0002" and rows[2][2] == "v0001"
+        assert rows[1][4] == "200 human · 30 judge (80 not faithful, 150 faithful)"
+        assert rows[1][5] == ("false accept 0.050 (0.080), false reject – (–), escalated 0.300 (0.500) "
+                              "on 61 answers")
+        assert rows[0][5].startswith("false accept – (–), false reject – (–), escalated 0.600 (0.300)")
+        assert rows[1][6] == "refit <b>held</b>"  # printed literally
+        assert browser.find_elements(By.CSS_SELECTOR, "#eval-profile b") == []
+        browser.save_screenshot(str(ARTIFACTS / "eval-profile.png"))
+
+        open_page(browser, live, "key-beta")  # a scope without a profile: no section, no error
+        open_tab(browser, "eval")
+        wait(browser, lambda d: d.find_element(By.ID, "eval-meta").text)
+        idle(browser)
+        assert not browser.find_element(By.ID, "eval-profile").is_displayed()
+        assert not browser.find_element(By.ID, "error").is_displayed()

@@ -481,6 +481,7 @@ async function loadEval(record = false) {
     for (const value of [f.id, f.failure, f.release || "", (f.unsupported || []).join(" | ")]) row.insertCell().textContent = value;
   }
   showLabels(data.labels);
+  await showProfile();
 }
 
 // The reviewers' labels and what `groundwire adapt --from-log` would fit on them (or its refusal), as the CLI's
@@ -533,6 +534,44 @@ function showLabels(labels) {
   command.textContent = r.status === "would_change" ? r.command : "";
   command.hidden = r.status !== "would_change";
 }
+// The scope's domain profile under `serve --profiles`: the version in force and its history, newest first (what
+// `groundwire adapt history` prints). A scope without a profile (404) shows nothing. Texts are set as textContent.
+async function showProfile() {
+  const section = $("eval-profile");
+  let state;
+  try {
+    state = await api("GET", "/v1/profile");
+  } catch (error) {
+    if (String(error.message).startsWith("404")) { section.hidden = true; return; }
+    throw error;
+  }
+  section.hidden = false;
+  const inForce = state.version ?? "– (a folder written before versions)";
+  $("eval-profile-summary").textContent = `scope ${state.scope}: version in force ${inForce} · ` +
+    `${state.versions.length} version(s) kept · ${state.history.length} event(s)`;
+  const body = $("eval-profile-history").querySelector("tbody");
+  body.replaceChildren();
+  const labels = (l) => l ? `${l.human ?? 0} human · ${l.judge ?? 0} judge (${l.hallucinated ?? "?"} not faithful, ` +
+    `${l.faithful ?? "?"} faithful)` : "";
+  const rate = (r) => r && r.value != null ? r.value.toFixed(3) : "–";
+  const held = (f) => {
+    const g = f?.guard ?? f;  // a replacement records {guard, cross_validated}; a refusal the guard's figures alone
+    if (!g?.candidate) return "";
+    return ["false_accept", "false_reject", "escalated"].map((name) =>
+      `${name.replaceAll("_", " ")} ${rate(g.candidate?.[name])} (${rate(g.in_force?.[name])})`).join(", ") +
+      ` on ${g.held_answers} answers`;
+  };
+  for (const entry of [...state.history].reverse()) {
+    const row = body.insertRow();
+    row.dataset.event = entry.event;
+    const version = entry.previous && entry.previous !== entry.version ? `${entry.previous} → ${entry.version}` : (entry.version ?? "–");
+    for (const value of [entry.time, entry.event, version, entry.by ?? "", labels(entry.labels),
+                         held(entry.figures), entry.reason ?? ""]) {
+      row.insertCell().textContent = String(value);
+    }
+  }
+}
+
 $("eval-refresh").addEventListener("click", () => guarded(() => loadEval()));
 $("eval-record").addEventListener("click", () => guarded(() => loadEval(true)));
 $("eval-report-btn").addEventListener("click", () => guarded(async () => {

@@ -99,7 +99,6 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
         rates = rates_of_routes([routed[k].hallucinated for k in keys], [routes[k] == "accept" for k in keys],
                                 [routes[k] == "reject" for k in keys])
         candidates = [Candidate(id=f"{key[0]}:{key[1]}", arrival=float(week * per_week + i), route=routes[key],
-                                score=routed[key].score, band=(routed[key].accept_at, routed[key].reject_at),
                                 task=answers[key].task, source=answers[key].group)
                       for i, key in enumerate(keys)]
         queue = order_queue(candidates, labelled=Labelled(dict(labels_by_task), frozenset(reviewed_sources)),

@@ -1,5 +1,5 @@
 """The review queue that teaches (issue 56 item 3), over HTTP: every escalated answer is queued, the teach order puts
-the verdict that moves the routing most first, an audit share of decided answers is queued, and every item says
+the verdicts that teach the refit most first (tasks with few labels, sources nobody reviewed; never by score), an audit share of decided answers is queued, and every item says
 why it is where it is."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ CHUNKS = [
 ]
 OTHER_SOURCE = [{"id": "S1", "text": "The Team plan costs $30 a month. Refunds are issued within 30 days."},
                 {"id": "S2", "text": "Support is available by email on weekdays."}]
-# Lexical scores, routed by accept_at 0.9 and reject_at 0.1 (half the band: 0.4).
-NEAR_EDGE = "Refunds are issued quickly within 30 days."  # 0.875: edge 1 - 0.025 / 0.4 = 0.94
-MIDDLE = "Support answers email on weekdays and weekends."  # 0.667: edge 1 - 0.233 / 0.4 = 0.42
+# Lexical scores, routed by accept_at 0.9 and reject_at 0.1.
+NEAR_EDGE = "Refunds are issued quickly within 30 days."  # 0.875, near accept_at
+MIDDLE = "Support answers email on weekdays and weekends."  # 0.667
 ACCEPTED = "Support is available on weekdays."  # 1.0
 
 
@@ -78,18 +78,26 @@ def test_limit_bounds_the_items_returned_not_the_requests_looked_at(make_client)
     assert [i["request_id"] for i in body["items"]] == [escalated] and body["total"] == 1
 
 
-def test_teach_order_puts_the_near_edge_answer_first_and_arrival_the_newest(make_client) -> None:
+def test_teach_order_does_not_rank_by_score_and_arrival_is_the_newest_first(make_client) -> None:
     client = make_client(review_audit_share=0.0)
     near = verify(client, NEAR_EDGE)["request_id"]
     middle = verify(client, MIDDLE)["request_id"]
+    other = verify(client, NEAR_EDGE, chunks=OTHER_SOURCE)["request_id"]
+    written = client.post("/v1/feedback", headers=ALPHA, json={"request_id": other, "faithful": True})
+    assert written.status_code == 200, written.text
     teach = queue(client)
     assert teach["order"] == "teach"
-    assert [i["request_id"] for i in teach["items"]] == [near, middle]
+    # Same task, same unreviewed source: equal teaching, so the newer first, whatever the score (an edge-first order
+    # biased the refit: evaluation/review_order.py).
+    assert [i["request_id"] for i in teach["items"]] == [middle, near]
     assert [i["position"] for i in teach["items"]] == [1, 2]
-    assert [i["teach"]["edge"] for i in teach["items"]] == [pytest.approx(0.9375), pytest.approx(0.4167, abs=1e-4)]
+    assert teach["items"][0]["teach"] == teach["items"][1]["teach"] == {
+        "scarcity": pytest.approx(1 / (1 + 1 / 50), abs=1e-4), "novelty": 1.0,
+        "total": pytest.approx(1 + 1 / (1 + 1 / 50), abs=1e-4)}
     assert [i["request_id"] for i in queue(client, order="arrival")["items"]] == [middle, near]
     # The service's default order is a setting (serve --order): a service on the same log, started with arrival.
-    assert [i["request_id"] for i in queue(make_client(review_order="arrival"))["items"]] == [middle, near]
+    arrival_service = make_client(review_order="arrival", review_audit_share=0.0)
+    assert [i["request_id"] for i in queue(arrival_service)["items"]] == [middle, near]
 
 
 def test_a_source_nobody_reviewed_comes_before_one_already_reviewed(make_client) -> None:

@@ -102,7 +102,7 @@ def test_the_review_queue_and_eval_dashboard_keep_their_shape(client) -> None:
         "verdict", "claims", "reason", "reasons", "position", "teach"]
     assert [key for key, _ in shape(queue["items"][0]["claims"][0])] == [
         "index", "text", "verdict", "score", "chunk_id", "evidence", "lacking"]
-    assert [key for key, _ in shape(queue["items"][0]["teach"])] == ["edge", "scarcity", "novelty", "total"]
+    assert [key for key, _ in shape(queue["items"][0]["teach"])] == ["scarcity", "novelty", "total"]
     dashboard = client.get("/v1/eval", headers=ALPHA).json()
     assert shape(dashboard) == [("metrics", "dict"), ("releases", "list"), ("segments", "list"), ("by_day", "dict"),
                                 ("series", "list"), ("failure_examples", "list"), ("history", "list"),

@@ -15,18 +15,22 @@ it adds 2-3 audit items per 100 answers beside 40-60 escalations (a few percent 
 refit's guard compares with its false-accept target.
 
 Order "arrival": newest first (the queue's order before issue 56). Order "teach" (the default) puts first the answers
-whose verdict would move the routing most. Audit items lead, among themselves in teach order: they are few by
-construction, and an audit sample that reviewers skip measures nothing. Every other item is ranked by the sum of
-three components, each in [0, 1]:
+whose verdict teaches the refit most. Audit items lead, among themselves in teach order: they are few by
+construction, and an audit sample that reviewers skip measures nothing. Every other item is ranked by the sum of two
+components, each in [0, 1]:
 
-- `edge`: how close its score is to the nearer of accept_at and reject_at, in half-bands: 1 on a threshold, 0 at the
-  band's middle or half a band or more outside it. A verdict near an edge is the one that decides where the edge
-  belongs; one in the middle moves neither. (A band narrower than 2 x `MIN_HALF_BAND` counts as that wide.)
 - `scarcity`: 1 / (1 + n / `LABELS_HALF`), n the labels its task already has: 1 for a task nobody labelled, 0.5 at 50
   labels. A task's thresholds are fitted on its own labels, and the confidence margin of a fit on few labels is
   wide: each new label narrows it most where labels are few.
 - `novelty`: 1 when its source (the document or chunk it was checked against) has no reviewed answer yet, else 0;
   0 when the source is unknown. Labels of one source are alike, and a profile must hold on sources it has not seen.
+
+No component looks at the score. A first version also ranked answers near the band's edges first (the verdicts that
+"decide where an edge belongs"), and `bench/learning_table.py` showed what that does: the refit's labels then crowd
+at the edges, the faithful ones near accept_at, so the refitted reject threshold rises into faithful answers nobody
+labelled. At week 6 false reject was 0.20 on HaluEval (0.36 in week 4) and 0.15 on BEGIN WoW, against 0.08 and 0.00
+in arrival order, and the guard could not see it, its held-back labels being picked the same way. Within the band,
+the queue must not choose by score.
 
 Ties (equal sums) go to the newer answer, then the smaller id, so the order is total and repeatable.
 """
@@ -49,7 +53,6 @@ OTHER_REASONS: tuple[Reason, ...] = ("failure", "high_risk", "validator", "low_s
 DEFAULT_AUDIT_SHARE = 0.05
 LABELS_HALF = 50
 """The labels a task has when its scarcity is 0.5."""
-MIN_HALF_BAND = 0.05
 UNKNOWN_TASK = "unknown"
 """The task key of an answer whose request named none (as the labels section counts it)."""
 
@@ -63,9 +66,6 @@ class Candidate:
     """Any number that grows with time (a timestamp): "arrival" order is newest first."""
     route: str | None
     """"accept", "escalate", "reject", or None (a check that failed before it routed)."""
-    score: float | None = None
-    band: tuple[float, float] | None = None
-    """(accept_at, reject_at) the answer was routed by."""
     task: str = UNKNOWN_TASK
     source: str | None = None
     flags: tuple[Reason, ...] = ()
@@ -84,16 +84,15 @@ class Labelled:
 class Teaching:
     """The teach order's components (module docstring); `total` is what an item is ranked by."""
 
-    edge: float
     scarcity: float
     novelty: float
 
     @property
     def total(self) -> float:
-        return self.edge + self.scarcity + self.novelty
+        return self.scarcity + self.novelty
 
     def to_dict(self) -> dict[str, float]:
-        return {"edge": round(self.edge, 4), "scarcity": round(self.scarcity, 4), "novelty": self.novelty,
+        return {"scarcity": round(self.scarcity, 4), "novelty": self.novelty,
                 "total": round(self.total, 4)}
 
 
@@ -146,15 +145,9 @@ def reasons_for(candidate: Candidate, *, audit_share: float) -> tuple[Reason, ..
 
 def teaching(candidate: Candidate, labelled: Labelled) -> Teaching:
     """The teach order's components for one candidate (module docstring)."""
-    edge = 0.0
-    if candidate.score is not None and candidate.band is not None:
-        accept_at, reject_at = candidate.band
-        half = max((accept_at - reject_at) / 2, MIN_HALF_BAND)
-        distance = min(abs(candidate.score - accept_at), abs(candidate.score - reject_at))
-        edge = max(0.0, 1.0 - distance / half)
     scarcity = 1.0 / (1.0 + labelled.by_task.get(candidate.task, 0) / LABELS_HALF)
     novelty = 1.0 if candidate.source is not None and candidate.source not in labelled.sources else 0.0
-    return Teaching(edge=edge, scarcity=scarcity, novelty=novelty)
+    return Teaching(scarcity=scarcity, novelty=novelty)
 
 
 def order_queue(candidates: Iterable[Candidate], *, labelled: Labelled = Labelled(), order: QueueOrder = "teach",

@@ -304,7 +304,7 @@ class ReviewQueue(BaseModel):
     `claims` (index, text, verdict, score, chunk_id, evidence: the sentence it was checked against, lacking: the
     [start, end) offsets into its text of the words and figures the evidence lacks) for a reviewer to mark, its
     `reason` ("escalated", "audit", "failure", "high_risk", "validator", "low_score": what placed it), every
-    `reasons` code, its `position` (1 = first) and the teach order's components `teach` {edge, scarcity, novelty,
+    `reasons` code, its `position` (1 = first) and the teach order's components `teach` {scarcity, novelty,
     total} (evaluation/review_order.py)."""
 
 

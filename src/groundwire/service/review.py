@@ -56,12 +56,8 @@ def review_reasons(*, request_id: str, route: str | None, score: float | None, f
 
 def candidate(record: RequestRecord, flags: Iterable[Reason]) -> Candidate:
     """A logged request as the queue's order reads it."""
-    report = record.report or {}
-    thresholds = (report.get("meta") or {}).get("thresholds") or {}
-    accept_at, reject_at = thresholds.get("accept_at"), thresholds.get("reject_at")
-    band = (float(accept_at), float(reject_at)) if accept_at is not None and reject_at is not None else None
     return Candidate(id=record.id or "", arrival=record.created_at.timestamp() if record.created_at else 0.0,
-                     route=None if record.kind == ERROR_KIND else record.route, score=record.answer_score, band=band,
+                     route=None if record.kind == ERROR_KIND else record.route,
                      task=task_of(record.extra), source=source_of(record.extra, [r.cite_id for r in record.retrieved]),
                      flags=tuple(flags))
 

@@ -266,7 +266,7 @@ function claimWithGaps(claim) {
 function teachText(item) {
   const t = item.teach;
   return `#${item.position} · ${item.reasons.join(", ")} · teach ${t.total.toFixed(2)} ` +
-    `(edge ${t.edge.toFixed(2)}, few labels ${t.scarcity.toFixed(2)}, new source ${t.novelty})`;
+    `(few labels ${t.scarcity.toFixed(2)}, new source ${t.novelty})`;
 }
 
 // The item the keys act on: the first, or the one last clicked.

@@ -89,3 +89,13 @@ def test_the_replay_routes_as_verify_does() -> None:
     routes = [replayed[("test", row.id)].route for row in labelled]
     assert routes == [verifier.verify(row.answer, [RECORD], task=row.task).route for row in labelled]
     assert routes[0] is Route.ESCALATE and routes[len(answers)] is Route.REJECT  # the guard, on data2text only
+
+
+def test_the_bundled_model_guards_records() -> None:
+    from groundwire.scoring.onnx import OnnxScorer, bundled_path
+
+    if not (bundled_path() / "config.json").is_file():
+        pytest.skip("no bundled model")
+    calibration = OnnxScorer.bundled().calibration  # config.json's `reject_needs_finding`, read by the scorer
+    assert Router(reject_needs_finding=calibration.reject_needs_finding).asks_finding("data2text/long")
+    assert adapt.shipped(calibration).reject_needs_finding == calibration.reject_needs_finding

@@ -39,7 +39,6 @@ from groundwire.calibration import combine, lodo
 from groundwire.calibration.adapt import Targets, shipped
 from groundwire.calibration.guard import guarded_refit
 from groundwire.calibration.recipe import Fitted
-from groundwire.core.routing import Router
 from groundwire.evaluation.operating import rates_of_routes
 from groundwire.evaluation.review_order import Candidate, Labelled, check_order, order_queue
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
@@ -93,9 +92,7 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
     for week, keys in enumerate(weeks_of(answers, per_week, weeks, seed)):
         week_rows = [r for key in keys for r in by_answer[key]]
         routed = lodo.route_by_key(in_force, week_rows)  # before any label of this week is seen
-        # verify()'s own routing rule (three-way), at each answer's thresholds
-        routes = {key: Router().route(routed[key].score, (routed[key].accept_at, routed[key].reject_at)).value
-                  for key in keys}
+        routes = {key: routed[key].route.value for key in keys}  # verify()'s one routing rule (three-way)
         rates = rates_of_routes([routed[k].hallucinated for k in keys], [routes[k] == "accept" for k in keys],
                                 [routes[k] == "reject" for k in keys])
         candidates = [Candidate(id=f"{key[0]}:{key[1]}", arrival=float(week * per_week + i), route=routes[key],

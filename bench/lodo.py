@@ -20,6 +20,10 @@ goes to --json under "decide".
 Recipes (--recipes): lexical; model (the verifier without a combiner); v4 (14 free features, per-task
 combiners: the recipe shipped before); mono (sign-constrained, shape features left out: the shipped recipe).
 Answers are a seeded sample of at most --limit per file, the same sample the feature cache holds.
+
+Every recipe routes with the reject guard (`--reject-needs-finding`, default the bundle's: calibration v8 names
+"data2text"): on those keys an answer is rejected only where a deciding check's finding stands against one of its
+claims, and the scorer's low score alone escalates it (core.routing.Router.reject_needs_finding).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -184,6 +189,10 @@ def main() -> None:
                              "lower accept threshold stand only where it holds leave-one-family-out; 'auto': each "
                              "recipe's own margin, the largest any family needed when left out (calibration.lodo."
                              "unseen_margin), with the nested LODO figure of that choice")
+    parser.add_argument("--reject-needs-finding", default=None,
+                        help="the reject guard (core.routing.Router.reject_needs_finding): calibration keys, comma-"
+                             "separated, where REJECT needs a deciding check's finding, for every recipe; default: the "
+                             "bundle's config.json; '': none (the rule before calibration v8)")
     parser.add_argument("--json", type=Path, default=None, help="also write all figures here")
     args = parser.parse_args()
 
@@ -200,8 +209,16 @@ def main() -> None:
                  "collected with --meaning")
     lex = lexical_scores(paths, args.limit, args.seed, args.lexical_cache)
     routing: Routing = {"target_far": args.target_far, "target_frr": args.target_frr}
+    shipped_calibration = OnnxScorer(args.bundle).calibration
+    guard = (shipped_calibration.reject_needs_finding if args.reject_needs_finding is None
+             else frozenset(key for key in args.reject_needs_finding.split(",") if key))
+    print(f"reject guard (REJECT needs a deciding finding) on keys: {', '.join(sorted(guard)) or 'none'}")
 
     def recipe_at(name: str, margin: float | None) -> Callable[[Sequence[ClaimRow]], Fitted]:
+        plain = recipe_without_guard(name, margin)
+        return lambda train: replace(plain(train), reject_needs_finding=guard)
+
+    def recipe_without_guard(name: str, margin: float | None) -> Callable[[Sequence[ClaimRow]], Fitted]:
         at: Routing = {**routing, "accept_margin": margin}
         return {
             "lexical": lambda train: fit_given(train, lambda r: lex[(r.file, r.row_id)], **at),
@@ -237,7 +254,8 @@ def main() -> None:
                                               0.8 if r.claim_index >= 0 else lodo.CLAIMLESS_ACCEPT_AT, 0.2,
                                               r.claim_index >= 0) for r in items])
                for fam, items in lodo.by_family(list(answers_of(rows).values())).items()}
-    bundle_shipped = lodo.per_family(lodo.route(adapt.shipped(OnnxScorer(args.bundle).calibration), rows))
+    bundle_shipped = lodo.per_family(lodo.route(replace(adapt.shipped(shipped_calibration), reject_needs_finding=guard),
+                                                rows))
 
     show = args.show if args.show in results else chosen[-1]
     print(f"LODO, recipe '{show}' (targets: false accept {args.target_far:.0%}, false reject {args.target_frr:.0%})")
@@ -261,7 +279,8 @@ def main() -> None:
         for n, v in study.items():
             print(f"  {n:4d}: FAR p90 {v['far_p90']:.3f}  FRR p90 {v['frr_p90']:.3f}  ({v['draws']} draws)")
     if args.json:
-        args.json.write_text(json.dumps({"results": results, "lexical_at_shipped_thresholds": shipped,
+        args.json.write_text(json.dumps({"reject_needs_finding": sorted(guard),
+                                         "results": results, "lexical_at_shipped_thresholds": shipped,
                                          "bundle_shipped": bundle_shipped,
                                          "summaries": summaries, "key_sizes": study, "routing": routing,
                                          "decide": {"recipes": decide, "reference": HHEM_REFERENCE}},

@@ -35,6 +35,7 @@ from groundwire.data.rows import EvalRow
 from groundwire.evaluation.metrics import auroc_interval, detection_metrics, wilson_interval
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR, answers_needed
 from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.foundation.types import Route
 from groundwire.scoring.base import Calibration, calibration_of
 from groundwire.scoring.combiner import LogisticCombiner, TaskCombiner
 from groundwire.scoring.profile import COMBINER_FILE, MODEL_DIR, PROFILE_FILE, PROFILE_FORMAT
@@ -97,7 +98,8 @@ def shipped(calibration: Calibration) -> Fitted:
         raise InputError(f"the scorer's combiner ({type(combiner).__name__}) cannot be refitted: adapt knows the "
                          "logistic combiners of groundwire.scoring.combiner", code=ErrorCode.INVALID_SETTINGS)
     pooled = calibration.thresholds or (DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT)
-    return Fitted(combiner or IDENTITY, pooled, dict(calibration.task_thresholds))
+    return Fitted(combiner or IDENTITY, pooled, dict(calibration.task_thresholds),
+                  reject_needs_finding=calibration.reject_needs_finding)
 
 
 def labels_from(scope: str | None, *, answers: int, skipped: int) -> dict[str, object]:
@@ -123,7 +125,7 @@ def fit_profile(rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recip
     pooled, own = fit_key_thresholds(answer_points(rows, combine.claim_scores(combiner, rows)),
                                      target_far=targets.far, target_frr=targets.frr, confidence=targets.confidence,
                                      min_class_answers=min_key_answers, per_family=False, min_families=1)
-    return Fitted(combiner, pooled, own)
+    return Fitted(combiner, pooled, own, reject_needs_finding=base.reject_needs_finding)  # the guard is the base's
 
 
 def group_folds(groups: Sequence[str], folds: int, *, seed: int = 0) -> list[np.ndarray]:
@@ -170,8 +172,8 @@ def rates(routed: Sequence[lodo.Routed], *, rounds: int = 500) -> dict[str, dict
     escalation rates (95% Wilson)."""
     y = np.array([a.hallucinated for a in routed], dtype=bool)
     s = np.array([a.score for a in routed], dtype=float)
-    accepted = s >= np.array([a.accept_at for a in routed])
-    rejected = ~accepted & (s <= np.array([a.reject_at for a in routed]))
+    accepted = np.array([a.route is Route.ACCEPT for a in routed], dtype=bool)
+    rejected = np.array([a.route is Route.REJECT for a in routed], dtype=bool)
     auroc = detection_metrics(y.tolist(), s.tolist(), [False] * len(y)).auroc
     interval = auroc_interval(y.tolist(), s.tolist(), rounds=rounds) if rounds else None
     return {

@@ -22,6 +22,7 @@ from groundwire.calibration import combine, lodo, versions
 from groundwire.calibration.adapt import FOLDS, PRIOR_C, Adapted, Recipe, Targets, adapt_rows, write_profile
 from groundwire.calibration.recipe import Fitted
 from groundwire.foundation.errors import InputError
+from groundwire.foundation.types import Route
 from groundwire.scoring.base import Calibration
 
 HOLD_SHARE = 0.3
@@ -132,9 +133,8 @@ def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow],
 
 def _rates(routed: Mapping[Key, lodo.Routed], keys: Sequence[Key], w: np.ndarray,
            y: np.ndarray) -> dict[str, Rate]:
-    s = np.array([routed[k].score for k in keys])
-    accepted = s >= np.array([routed[k].accept_at for k in keys])
-    rejected = ~accepted & (s <= np.array([routed[k].reject_at for k in keys]))
+    accepted = np.array([routed[k].route is Route.ACCEPT for k in keys], dtype=bool)
+    rejected = np.array([routed[k].route is Route.REJECT for k in keys], dtype=bool)
     return {"false_accept": _rate(accepted[y], w[y]), "false_reject": _rate(rejected[~y], w[~y]),
             "escalated": _rate(~accepted & ~rejected, w)}
 

@@ -21,8 +21,10 @@ from groundwire.calibration.families import EVALUATION_ONLY, family
 from groundwire.calibration.recipe import Fitted
 from groundwire.calibration.thresholds import lookup
 from groundwire.core.claim_state import window_caps
+from groundwire.core.routing import Router
 from groundwire.evaluation.metrics import detection_metrics
-from groundwire.evaluation.operating import decide_threshold, routing_rates
+from groundwire.evaluation.operating import decide_threshold, rates_of_routes
+from groundwire.foundation.types import Route
 
 Key = tuple[str, str]
 CLAIMLESS_ACCEPT_AT = float("inf")
@@ -41,11 +43,33 @@ class Routed:
     accept_at: float
     reject_at: float
     has_claims: bool
+    unfounded: bool = False
+    """The reject guard (core.routing.Router.unfounded): its key asks for a deciding finding to reject it, and none
+    stands against any of its claims; at or below reject_at it is escalated, not rejected."""
+
+    @property
+    def route(self) -> Route:
+        """Its route by verify()'s one rule (core.routing.Router.route, three ways)."""
+        return THREE_WAY.route(self.score, (self.accept_at, self.reject_at), unfounded=self.unfounded)
+
+
+THREE_WAY = Router()
+
+
+def found_against(fitted: Fitted, rows: Sequence[ClaimRow]) -> set[Key]:
+    """The answers with a claim that a deciding finding stands against at the reading its score comes from (what the
+    reject guard asks for: core.claim_state.ClaimState.found_against), as the fitted recipe chooses the readings."""
+    chosen = fitted.claim_readings(rows)[1]
+    return {(r.file, r.row_id) for r, features in zip(rows, chosen, strict=True)
+            if r.claim_index >= 0 and window_caps(features).kind == "reject"}
 
 
 def route_by_key(fitted: Fitted, rows: Sequence[ClaimRow]) -> dict[Key, Routed]:
-    """Each answer of `rows`, scored and routed by the fitted recipe, by its (file, row id)."""
+    """Each answer of `rows`, scored and routed by the fitted recipe, by its (file, row id); with the recipe's reject
+    guard (`Fitted.reject_needs_finding`), as verify() routes it."""
     scores = fitted.score_answers(rows)
+    router = Router(reject_needs_finding=fitted.reject_needs_finding)
+    found = found_against(fitted, rows) if fitted.reject_needs_finding else set()
     out = {}
     for key, r in answers_of(rows).items():
         accept_at, reject_at = lookup(r.key, fitted.pooled, dict(fitted.by_key))
@@ -55,7 +79,7 @@ def route_by_key(fitted: Fitted, rows: Sequence[ClaimRow]) -> dict[Key, Routed]:
             # among them, an upper bound on escalation.
             accept_at = CLAIMLESS_ACCEPT_AT
         out[key] = Routed(family(r.file, r.task), r.hallucinated, scores[key], accept_at, reject_at,
-                          r.claim_index >= 0)
+                          r.claim_index >= 0, router.unfounded(r.key, key in found))
     return out
 
 
@@ -71,7 +95,8 @@ def figures(items: Sequence[Routed]) -> Figures:
     y = [a.hallucinated for a in items]
     s = [a.score for a in items]
     m = detection_metrics(y, s, [a.score < a.accept_at for a in items])
-    rates = routing_rates(y, s, [a.accept_at for a in items], [a.reject_at for a in items])
+    routes = [a.route for a in items]
+    rates = rates_of_routes(y, [r is Route.ACCEPT for r in routes], [r is Route.REJECT for r in routes])
     hallucinated = max(sum(y), 1)
     claimed = [a for a in items if a.has_claims]
     on_claims = detection_metrics([a.hallucinated for a in claimed], [a.score for a in claimed],

@@ -41,6 +41,9 @@ class Fitted:
     """For recipes without a combiner: the answer scores as given."""
     gate: bool = False
     """The meaning layer's paraphrase gate lifts the claims it passes (core.verdicts.capped_score)."""
+    reject_needs_finding: frozenset[str] = frozenset()
+    """The reject guard's keys (core.routing.Router.reject_needs_finding): a declared rule, not fitted; the bundle's
+    config.json names them and calibration.lodo.route_by_key routes by them as verify() does."""
 
     def score_answers(self, rows: Sequence[combine.ClaimRow]) -> dict[Key, float]:
         """Answer scores as verify() gives them: the combiner's claim scores, capped by the checks at each

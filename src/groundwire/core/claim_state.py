@@ -247,6 +247,13 @@ class ClaimState:
         return signalled(self.findings)
 
     @property
+    def found_against(self) -> bool:
+        """A deciding finding stands against the claim at its chosen reading (a figure, date, hours or record attribute
+        the context lacks or contradicts, or a negation the scorer reads as a contradiction): what the reject guard
+        asks for before a REJECT (core.routing.Router.reject_needs_finding)."""
+        return window_caps(self.features).kind == "reject"
+
+    @property
     def verbatim(self) -> bool:
         """The claim copies a window sentence and no check found anything against it (notes aside): the copy
         decides it. The checks come first: a copy whose figures, negation or roles a check doubts is scored."""

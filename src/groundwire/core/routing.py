@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from groundwire.foundation.types import Route, RoutedThresholds, RouteMode, Thresholds
+from groundwire.scoring.combiner import threshold_keys
 
 ROUTE_MODES: tuple[RouteMode, ...] = ("three-way", "decide")
 MIDPOINT_WARNING = (
@@ -30,6 +31,12 @@ class Router:
     """The threshold of decided verdicts; None: each answer is decided midway between its accept_at and reject_at."""
     warnings: tuple[str, ...] = ()
     """What every report of a decided check without a decide_at says about it."""
+    reject_needs_finding: frozenset[str] = frozenset()
+    """Calibration keys (their sub-keys too: "data2text/long") where REJECT needs a deciding check's finding against
+    the claim (a figure, date, hours or record attribute the context lacks or contradicts, or a negation the scorer
+    reads as a contradiction: core.verdicts.WindowCaps.kind "reject"). There the scorer's low support alone escalates:
+    on records the model misreads field formats ("10:0-20:0" against "10:00 AM to 8:00 PM"), and the record checks
+    are the evidence that holds (results/RESULTS.md, calibration v8)."""
 
     @classmethod
     def of(cls, mode: RouteMode, decide_at: float | None, *, reject_ats: Sequence[float], cascade: bool) -> Router:
@@ -57,14 +64,26 @@ class Router:
         """The decide threshold of an answer routed by `thresholds`: `decide_at`, else the pair's midpoint."""
         return self.decide_at if self.decide_at is not None else (thresholds[0] + thresholds[1]) / 2
 
-    def route(self, score: float | None, thresholds: Thresholds, *, doubtful: bool = False) -> Route:
+    def asks_finding(self, key: str | None) -> bool:
+        """Whether REJECT needs a deciding finding for an answer of this calibration key (`reject_needs_finding`)."""
+        return any(k in self.reject_needs_finding for k in threshold_keys(key))
+
+    def unfounded(self, key: str | None, found: bool) -> bool:
+        """Whether a score at or below reject_at is escalated rather than rejected (`route`'s `unfounded`): the key
+        asks for a deciding finding and none stands against the claim, or against any claim of the answer (`found`)."""
+        return not found and self.asks_finding(key)
+
+    def route(
+        self, score: float | None, thresholds: Thresholds, *, doubtful: bool = False, unfounded: bool = False
+    ) -> Route:
         """Three-way: accept at or above accept_at, reject at or below reject_at, escalate between. Decide: accept at
         or above `decide_at_for(thresholds)`, reject below, never escalate.
 
         `score` None: nothing was scored (unknown, not unsupported). `doubtful`: the score alone may not accept it (a
         claim not fully scored, or negated against its evidence; an answer with a claim not accepted or not scored,
         or a citation finding). Neither is ever accepted: three-way escalates it (the judge or a person looks),
-        decide rejects it."""
+        decide rejects it. `unfounded` (`Router.unfounded`, the reject guard): three-way escalates what it would
+        reject; decide, with no one to look, still rejects it."""
         if self.mode == "decide":
             accepted = score is not None and not doubtful and score >= self.decide_at_for(thresholds)
             return Route.ACCEPT if accepted else Route.REJECT
@@ -73,7 +92,7 @@ class Router:
             return Route.ESCALATE
         if score >= accept_at:
             return Route.ACCEPT
-        return Route.REJECT if score <= reject_at else Route.ESCALATE
+        return Route.REJECT if score <= reject_at and not unfounded else Route.ESCALATE
 
     def described(self, thresholds: Thresholds) -> RoutedThresholds:
         """The thresholds an answer was routed by, as its report's `meta.thresholds` names them: the pair, and in

@@ -142,8 +142,9 @@ class Verifier:
         self.task_thresholds: Mapping[str, Thresholds] = {} if explicit else dict(calibration.task_thresholds)
         rejects = [self.reject_at, *(pair[1] for pair in self.task_thresholds.values())]
         chosen = calibration.decide_at if settings.decide_at is None else settings.decide_at
-        self.router = Router.of(settings.route, chosen, reject_ats=rejects, cascade=escalate_to is not None)
-        """Three-way routing, or decided verdicts at `decide_at` (the caller's, else the calibrated one): `route`."""
+        router = Router.of(settings.route, chosen, reject_ats=rejects, cascade=escalate_to is not None)
+        self.router = replace(router, reject_needs_finding=calibration.reject_needs_finding)
+        """Three-way, or decided at `decide_at` (the caller's, else the calibrated one), with the reject guard: `route`."""
         self.lexical_baseline = LexicalScorer()
         """Scores the `lexical_support` feature the combiners were fitted on: part of the features, not a choice."""
         self.canonical_figures = settings.canonical_figures
@@ -388,16 +389,12 @@ class Verifier:
             )
         # Accepted only when every claim is, fully scored, and no citation finding stands against the answer.
         doubtful = bool(findings) or any(not r.scored or r.route is not Route.ACCEPT for r in results)
-        return finished(score, self.route(score, thresholds, doubtful=doubtful), results, meta=meta)
+        unfounded = self.router.unfounded(calibration, any(r.route is Route.REJECT for r in results))  # reject guard
+        route = self.router.route(score, thresholds, doubtful=doubtful, unfounded=unfounded)
+        return finished(score, route, results, meta=meta)
 
     def _verify_claims(
-        self,
-        answer: str,
-        plan: Plan,
-        *,
-        timings: dict[str, float],
-        task: str | None,
-        thresholds: Thresholds,
+        self, answer: str, plan: Plan, *, timings: dict[str, float], task: str | None, thresholds: Thresholds
     ) -> tuple[list[ClaimResult], tuple[int, int]]:
         """The claims' results, and the windows and (window, claim) pairs scored. The plan's `scoring_context` is
         what is scored (JSON records rendered to statements); its `context` the chunks as given."""
@@ -459,7 +456,8 @@ class Verifier:
             calibrated = self.combiner.predict([reading.features for reading in every], task=task)
             for reading, value in zip(every, calibrated, strict=True):
                 reading.calibrated = float(value)
-        results = [self._claim_result(state, scoring) for state in states]
+        guarded = self.router.asks_finding(task)  # the reject guard: a claim is rejected only on a finding
+        results = [self._claim_result(state, scoring, guarded) for state in states]
         results = [
             r
             if r.verdict is Verdict.SUPPORTED
@@ -525,7 +523,7 @@ class Verifier:
             np.logical_or.at(truncated, rows, scores.truncated)
         return Matrix(support, contradiction, truncated, len(pairs))
 
-    def _claim_result(self, state: ClaimState, scoring: Scoring) -> ClaimResult:
+    def _claim_result(self, state: ClaimState, scoring: Scoring, guarded: bool) -> ClaimResult:
         matrix, thresholds, position = scoring.matrix, scoring.thresholds, state.position
         support = float(matrix.support[position].max()) if state.scorable else None
         contradiction = None
@@ -550,7 +548,8 @@ class Verifier:
             # rejects it). Scored only in part, or negated against its evidence: never accepted outright (the
             # negation cap keeps such a claim below accept_at; decide mode, with no one to look, rejects it).
             unknown = support is None and not hard
-            route = self.route(None if unknown else score, thresholds, doubtful=not fully_scored or state.signalled)
+            doubtful, unfounded = not fully_scored or state.signalled, guarded and not state.found_against
+            route = self.router.route(None if unknown else score, thresholds, doubtful=doubtful, unfounded=unfounded)
             # A negation flip is the claim's own signal of a contradiction the figures cannot show.
             figures_match = state.figures_match and not state.signalled
             verdict = claim_verdict(route, support or 0.0, contradiction, findings=hard, figures_match=figures_match)

@@ -78,6 +78,9 @@ class Calibration:
     meaning: bool | None = None
     """Whether the meaning layer's features (core.meaning) were read when the calibration was fitted; None: not
     recorded, which a verifier reads as off."""
+    reject_needs_finding: frozenset[str] = frozenset()
+    """Calibration keys where REJECT needs a deciding check's finding, not the scorer's low support alone (the
+    reject guard: core.routing.Router.reject_needs_finding); config.json's `reject_needs_finding`."""
 
 
 UNCALIBRATED = Calibration()

@@ -125,6 +125,7 @@ class OnnxScorer:
         self.combiner: Combiner | None = own.combiner
         self.canonical_figures = own.canonical_figures
         self.meaning = own.meaning
+        self.reject_needs_finding = own.reject_needs_finding
         # As the second stage of a cascade, per first-stage model id (train/calibrate.py, `--after`).
         self.stage_two: dict[str, Calibration] = {
             str(first): _calibration(self.bundle, block) for first, block in self.config.get("stage_two", {}).items()
@@ -177,6 +178,7 @@ class OnnxScorer:
             combiner=self.combiner,
             canonical_figures=self.canonical_figures,
             meaning=self.meaning,
+            reject_needs_finding=self.reject_needs_finding,
         )
 
     def calibration_after(self, first_model_id: str) -> Calibration | None:
@@ -295,7 +297,7 @@ def model_id_of(bundle: Path, config: dict[str, Any] | None = None) -> str:
 def _calibration(bundle: Path, block: dict[str, Any]) -> Calibration:
     """A calibration block of a bundle's config.json (the config itself, or one of its `stage_two` blocks):
     thresholds (None when it has none), per-task thresholds, the decide threshold (`decide_at`, optional), a
-    combiner file."""
+    combiner file, and the keys where REJECT needs a deciding finding (`reject_needs_finding`, optional)."""
     return Calibration(
         thresholds=(float(block["accept_at"]), float(block["reject_at"])) if "accept_at" in block else None,
         task_thresholds={
@@ -305,4 +307,5 @@ def _calibration(bundle: Path, block: dict[str, Any]) -> Calibration:
         combiner=load_combiner(bundle / block["combiner"]) if block.get("combiner") else None,
         canonical_figures=bool(block["canonical_figures"]) if "canonical_figures" in block else None,
         meaning=bool(block["meaning"]) if "meaning" in block else None,
+        reject_needs_finding=frozenset(str(key) for key in block.get("reject_needs_finding", ())),
     )

@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal, TypedDict
 
@@ -116,8 +117,12 @@ def calibrate_bundle(bundle: Path, dev: Sequence[Path], *, limit: int | None = N
     meta: dict[str, object] = {"features_from": str(bundle), "claims": len(lodo.fittable(rows)),
                                "files": sorted({r.file for r in lodo.fittable(rows)})}
 
+    # The reject guard is a declared rule of the bundle (config.json `reject_needs_finding`), kept as it is by a refit:
+    # the LODO figures route by it as verify() will.
+    guard = frozenset(json.loads((Path(bundle) / "config.json").read_text()).get("reject_needs_finding", ()))
+
     def stage(train: Sequence[combine.ClaimRow], targets: Routing) -> Fitted:
-        return fit_recipe(train, kind=recipe, meta=meta, **targets)
+        return replace(fit_recipe(train, kind=recipe, meta=meta, **targets), reject_needs_finding=guard)
 
     if after is None:
         final = stage(lodo.fittable(rows), routing)

@@ -18,6 +18,7 @@ from groundwire.calibration.families import family
 from groundwire.calibration.lodo import Figures, Key, Routed, by_family, figures, fittable, route_by_key
 from groundwire.calibration.recipe import Fitted
 from groundwire.calibration.thresholds import Routing
+from groundwire.foundation.types import Route
 
 
 def accepted(answer: Routed) -> bool:
@@ -26,8 +27,8 @@ def accepted(answer: Routed) -> bool:
 
 
 def rejected(answer: Routed) -> bool:
-    """REJECT under verify()'s routing: not accepted, and score <= reject_at."""
-    return not accepted(answer) and answer.score <= answer.reject_at
+    """REJECT under verify()'s routing: not accepted, and score <= reject_at (the reject guard's escalations aside)."""
+    return answer.route is Route.REJECT
 
 
 def decided(answer: Routed) -> bool:

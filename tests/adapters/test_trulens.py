@@ -11,7 +11,7 @@ import os
 import pytest
 from test_one_rule import CASES
 
-from conftest import BAD, GOOD, HOURS, QUESTION, REFUND
+from conftest import BAD, GOOD, HOURS, QUESTION, REFUND, SAME_ANSWERS, SAME_QUESTION, checked
 from groundwire.adapters.common import Outcome
 
 pytest.importorskip("trulens.core")
@@ -135,3 +135,12 @@ def test_the_provider_follows_the_one_option_rule() -> None:
     lenient = GroundwireProvider(scorer="lexical", accept_at=0.01, reject_at=0.0)
     strict = GroundwireProvider(scorer="lexical", accept_at=0.99, reject_at=0.98)
     assert (lenient.assess([REFUND], GOOD).accept_at, strict.assess([REFUND], GOOD).accept_at) == (0.01, 0.99)
+
+
+@pytest.mark.parametrize("key", sorted(SAME_ANSWERS))
+def test_the_same_score_and_route_as_every_surface(key: str) -> None:
+    """Issue 57: with metric="score", TruLens gets the answer score, the CLI's, the frames' and the spans' (checked()
+    is verify()'s, which test_same_meaning.py holds every other surface to), and the route in the metadata."""
+    answer = SAME_ANSWERS[key]
+    value, meta = GroundwireProvider(scorer="lexical", metric="score").groundedness([HOURS], answer, SAME_QUESTION)
+    assert (value, meta["route"]) == (meta["score"], meta["route"]) == checked(answer)

@@ -69,7 +69,7 @@ def langchain(verifier: Verifier, answer: str) -> Row:
     from groundwire.adapters.langchain import GroundwireRunnable
 
     grounded = GroundwireRunnable(context=[Document(page_content=CONTEXT)], verifier=verifier).invoke(answer)
-    return grounded.score, f"passed={grounded.passed}", grounded.outcome.value
+    return grounded.value, f"passed={grounded.passed}", grounded.outcome.value
 
 
 def haystack(verifier: Verifier, answer: str) -> Row:

@@ -1,4 +1,4 @@
-"""The adapters' one rule (docs/adapters.md), the same in all five frameworks: the score is the share of
+"""The adapters' one rule (docs/adapters.md), the same in all five frameworks: the metric value is the share of
 supported claims by default, passing follows routing (accept passes, reject fails, escalate is review and never
 a pass), and the thresholds are the verifier's accept_at / reject_at."""
 

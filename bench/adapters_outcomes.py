@@ -69,7 +69,7 @@ def langchain(verifier: Verifier, answer: str) -> Row:
     from groundwire.adapters.langchain import GroundwireRunnable
 
     grounded = GroundwireRunnable(context=[Document(page_content=CONTEXT)], verifier=verifier).invoke(answer)
-    return grounded.score, f"passed={grounded.passed}", grounded.outcome.value
+    return grounded.value, f"passed={grounded.passed}", grounded.outcome.value
 
 
 def haystack(verifier: Verifier, answer: str) -> Row:
@@ -87,8 +87,9 @@ FRAMEWORKS: dict[str, Callable[[Verifier, str], Row]] = {
 def table(scorer: str) -> bool:
     verifier = build_verifier(CheckSettings(scorer=None if scorer == "bundled" else scorer))
     print(f"\nscorer {scorer} ({verifier.model_id}), accept_at {verifier.accept_at:.2f}, "
-          f"reject_at {verifier.reject_at:.2f}; score = share of supported claims")
-    print(f"{'answer':11} {'decision':9} {'min':>5} | " + " | ".join(f"{name:27}" for name in FRAMEWORKS))
+          f"reject_at {verifier.reject_at:.2f}; each framework's value: the share of supported claims "
+          '(metric="supported_share")')
+    print(f"{'answer':11} {'route':9} {'score':>5} | " + " | ".join(f"{name:27}" for name in FRAMEWORKS))
     agree = True
     for label, answer in ANSWERS.items():
         report = verifier.verify(answer, [CONTEXT], question=QUESTION)

@@ -304,7 +304,7 @@ def test_every_entry_point_declares_every_setting() -> None:
     require_citations), the adapters' (AdapterOptions) and `groundwire check`'s flags."""
     assert set(CheckOptions.__optional_keys__) == FIELDS - {"require_citations"} | {"settings", "verifier", "client"}
     assert set(SettingsOptions.__optional_keys__) == FIELDS | {"settings"}
-    assert set(AdapterOptions.__optional_keys__) == ADAPTER_OPTION_NAMES == FIELDS | {"settings", "score", "task",
+    assert set(AdapterOptions.__optional_keys__) == ADAPTER_OPTION_NAMES == FIELDS | {"settings", "metric", "task",
                                                                                       "verifier"}
     from groundwire.cli.batch import batch
     from groundwire.cli.main import check, eval_command

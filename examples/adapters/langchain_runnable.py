@@ -17,10 +17,10 @@ llm = FakeListChatModel(responses=["Refunds are accepted within 90 days. Shippin
 question = "How long is the refund window?"
 
 # 1. The common chain: the documents are bound to the runnable; the output is the answer text itself, with
-#    its check attached (.outcome, .passed, .score, .reason, .report).
+#    its check attached (.outcome, .passed, .value, .score, .route, .reason, .report).
 chain = prompt | llm | GroundwireRunnable(context=docs)
 answer = chain.invoke({"context": docs[0].page_content, "question": question})
-print(f"{answer}\n  -> {answer.outcome.value}, share supported {answer.score:.2f}")
+print(f"{answer}\n  -> {answer.outcome.value}, share supported {answer.value:.2f}")
 
 # 2. The mapping form: retrieve, answer, then assign groundwire's Report next to the answer.
 chain = ({"context": retriever, "question": RunnablePassthrough()}

@@ -29,7 +29,7 @@ async def main() -> None:
     for row in rows:
         score = await faithfulness.ascore(**row)
         verdict = await outcome.ascore(**row)
-        print(f"groundwire_faithfulness {score.value:.2f}, groundwire_outcome {verdict.value}: {row['response']}")
+        print(f"{faithfulness.name} {score.value:.2f}, groundwire_outcome {verdict.value}: {row['response']}")
     print(score.reason)
 
 

@@ -38,6 +38,25 @@ HOURS = "Our support team is available Monday to Friday, 9am to 5pm. Refunds are
 HOURS_QUESTION = "When is support open?"
 PLAUSIBLE = "Support is open on weekdays from 9am to 5pm CET."  # issue 22's answer: unsupported, escalated
 
+# Issue 57's three answers, on every surface (tests/adapters/test_same_meaning.py; TruLens and Guardrails in their
+# own files): faithful A, a fabricated figure B, an unsupported addition C, against HOURS (bench/adapters_outcomes.py).
+SAME_QUESTION = "When is support open, and how long is the refund window?"
+SAME_ANSWERS = {
+    "A": "Support is available Monday to Friday, 9am to 5pm.",
+    "B": "Refunds are accepted within 90 days of purchase.",
+    "C": "Support is open on weekdays from 9am to 5pm CET.",
+}
+SAME_ROUTES = {"A": "accept", "B": "reject", "C": "escalate"}
+"""The lexical scorer's routes: one of each, so that the same route on every surface is tested for all three."""
+
+
+def checked(answer: str) -> tuple[float, str]:
+    """`verify()`'s answer score and route for one of SAME_ANSWERS (lexical): what every surface must say."""
+    from groundwire import verify
+
+    report = verify(answer, [HOURS], question=SAME_QUESTION, scorer="lexical")
+    return report.score, report.route.value
+
 
 class NetworkUsed(AssertionError):
     pass

@@ -26,12 +26,12 @@ def test_measure_scores_and_lists_unsupported_claims(lexical) -> None:
     assert metric.outcome is Outcome.FAIL and metric.threshold == lexical.accept_at
     assert "90 days" in metric.reason and "1 of 2 claims" in metric.reason
     assert "Shipping" not in metric.reason  # the supported claim is not listed
-    weakest = GroundwireFaithfulness(score="min", verifier=lexical)
+    weakest = GroundwireFaithfulness(metric="score", verifier=lexical)
     assert weakest.measure(_case(BAD)) == lexical.verify(BAD, [REFUND], question=QUESTION).score
 
 
 def test_escalated_answer_is_review_and_not_a_success(lexical) -> None:
-    metric = GroundwireFaithfulness(score="min", verifier=lexical)
+    metric = GroundwireFaithfulness(metric="score", verifier=lexical)
     assert metric.measure(_case(PLAUSIBLE, HOURS, HOURS_QUESTION)) > 0.5  # the score alone would have passed it
     assert metric.outcome is Outcome.REVIEW and metric.is_successful() is False
     assert metric.reason.startswith("needs review:")
@@ -61,12 +61,12 @@ def test_threshold_is_refused_with_the_reason() -> None:
 
 def test_assert_test_passes_and_fails(lexical) -> None:
     assert_test(_case(GOOD), [GroundwireFaithfulness(verifier=lexical, async_mode=False)])
-    with pytest.raises(AssertionError, match="Groundwire Faithfulness"):
+    with pytest.raises(AssertionError, match="Groundwire Supported Share"):
         assert_test(_case(BAD), [GroundwireFaithfulness(verifier=lexical, async_mode=False)])
 
 
 def test_deepeval_copies_keep_every_setting(lexical) -> None:
-    metric = GroundwireFaithfulness(score="min", verifier=lexical, task="qa", strict_mode=False, async_mode=False)
+    metric = GroundwireFaithfulness(metric="score", verifier=lexical, task="qa", strict_mode=False, async_mode=False)
     metric.measure(_case(BAD))  # a measured metric too: its score and threshold are not passed back as settings
     (copy,) = copy_metrics([metric])
     assert copy.check == metric.check and copy.async_mode is False and copy.score is None
@@ -74,11 +74,11 @@ def test_deepeval_copies_keep_every_setting(lexical) -> None:
 
 def test_evaluate_runs_async_without_an_llm(lexical) -> None:
     cases = [_case(GOOD), _case(BAD), _case(PLAUSIBLE, HOURS, HOURS_QUESTION)]
-    result = evaluate(test_cases=cases, metrics=[GroundwireFaithfulness(score="min", verifier=lexical)])
+    result = evaluate(test_cases=cases, metrics=[GroundwireFaithfulness(metric="score", verifier=lexical)])
     outcomes = {t.actual_output: t for t in result.test_results}
     assert outcomes[GOOD].success and not outcomes[BAD].success and not outcomes[PLAUSIBLE].success
     (metric_data,) = outcomes[BAD].metrics_data
-    assert metric_data.name == "Groundwire Faithfulness" and "90 days" in metric_data.reason
-    # the copies DeepEval measures keep score="min" and the lexical verifier
+    assert metric_data.name == "Groundwire Score" and "90 days" in metric_data.reason
+    # the copies DeepEval measures keep metric="score" and the lexical verifier
     assert metric_data.score == lexical.verify(BAD, [REFUND], question=QUESTION).score
     assert outcomes[PLAUSIBLE].metrics_data[0].reason.startswith("needs review:")

@@ -17,9 +17,9 @@ EXPECTED = {  # each example's answer invents "90 days" (the context says 30): e
                            '"Refunds are accepted within 90 days.": CONTRADICTED'],
     # One answer per outcome. The faithful paraphrase ("You can get a refund within 30 days") scores 0.79, just under
     # calibration v6's accept_at 0.795: escalated, so review and a share supported of 0 (it passed at v5's 0.789).
-    "ragas_metric.py": ["groundwire_faithfulness 1.00, groundwire_outcome pass",
-                        "groundwire_faithfulness 0.00, groundwire_outcome review",
-                        "groundwire_faithfulness 0.50, groundwire_outcome fail"],
+    "ragas_metric.py": ["groundwire_supported_share 1.00, groundwire_outcome pass",
+                        "groundwire_supported_share 0.00, groundwire_outcome review",
+                        "groundwire_supported_share 0.50, groundwire_outcome fail"],
     "llamaindex_evaluator.py": ["passing False, outcome fail, score 0.50",
                                 "repaired: Shipping takes 5 business days.\n"],  # no invented [S1]
     "langchain_runnable.py": ["-> fail, share supported 0.50", "-> reject",

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from conftest import BAD, GOOD, QUESTION, REFUND
+from conftest import BAD, GOOD, HOURS, QUESTION, REFUND, SAME_ANSWERS, SAME_QUESTION, checked
 from groundwire.foundation.types import REFUSAL_TOKEN, Chunk, RoutedThresholds
 
 # find_spec, not importorskip: importing guardrails here, at collection, would run its import-time work (the punkt
@@ -210,3 +210,16 @@ def test_unknown_and_renamed_options_follow_the_one_rule(gr) -> None:
         grounded(acept_at=0.5)
     with pytest.raises(ValueError, match="accept_at"):
         grounded(scorer="lexical", accept_at=2.0)
+
+
+@pytest.mark.parametrize("key", sorted(SAME_ANSWERS))
+def test_the_same_score_and_route_as_every_surface(gr, key: str) -> None:
+    """Issue 57: the validator's result metadata carries the answer score and the route that the CLI, the frames and
+    the spans give (checked() is verify()'s, which test_same_meaning.py holds every other surface to)."""
+    guardrails, grounded = gr
+    answer = SAME_ANSWERS[key]
+    guard = guardrails.Guard().use(grounded(scorer="lexical", on_fail="noop"))
+    guard.validate(answer, metadata={"chunks": [HOURS], "question": SAME_QUESTION})
+    (log,) = guard.history.last.iterations.last.validator_logs
+    metadata = log.validation_result.metadata
+    assert (metadata["score"], metadata["route"]) == checked(answer)

@@ -43,7 +43,7 @@ INPUTS = {"faithfulness": {"questions": [QUESTION], "contexts": [[REFUND]], "pre
 
 
 def test_dumps_and_loads_keep_every_init_parameter() -> None:
-    evaluator = GroundwireFaithfulnessEvaluator(score="min", scorer="lexical", task="qa", accept_at=0.7,
+    evaluator = GroundwireFaithfulnessEvaluator(metric="score", scorer="lexical", task="qa", accept_at=0.7,
                                                 reject_at=0.25)
     saved = _pipeline(evaluator).dumps()
     loaded = Pipeline.loads(saved, allowed_modules=ALLOWED)
@@ -52,7 +52,7 @@ def test_dumps_and_loads_keep_every_init_parameter() -> None:
     again = Pipeline.loads(_pipeline(carried).dumps(), allowed_modules=ALLOWED).get_component("faithfulness")
     assert again.check == carried.check and again.check.settings == CheckSettings(scorer="lexical", meaning=False,
                                                                                   accept_at=0.7)
-    share = _pipeline(GroundwireFaithfulnessEvaluator(score="share", scorer="lexical"))
+    share = _pipeline(GroundwireFaithfulnessEvaluator(metric="supported_share", scorer="lexical"))
     before = share.run(INPUTS)["faithfulness"]
     after = Pipeline.loads(share.dumps(), allowed_modules=ALLOWED).run(INPUTS)["faithfulness"]
     assert before["individual_scores"] == after["individual_scores"] == [0.5]  # issue 22: 0.0 after loading

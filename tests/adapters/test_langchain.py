@@ -32,8 +32,8 @@ def test_prompt_llm_runnable_keeps_the_answer_text_with_its_report(lexical) -> N
     chain = PROMPT | llm | GroundwireRunnable(context=DOCS, verifier=lexical)
     bad = chain.invoke({"context": REFUND, "question": QUESTION})
     assert isinstance(bad, GroundedAnswer) and bad == BAD  # the chain's text survives
-    assert bad.outcome is Outcome.FAIL and bad.passed is False and bad.score == 0.5
-    assert bad.report.score == lexical.verify(BAD, [REFUND]).score and "90 days" in bad.reason
+    assert bad.outcome is Outcome.FAIL and bad.passed is False and bad.value == bad.supported_share == 0.5
+    assert bad.score == bad.report.score == lexical.verify(BAD, [REFUND]).score and "90 days" in bad.reason
     good = asyncio.run(chain.ainvoke({"context": REFUND, "question": QUESTION}))
     assert good == GOOD and good.outcome is Outcome.PASS and good.passed
     again = pickle.loads(pickle.dumps(bad))

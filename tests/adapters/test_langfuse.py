@@ -134,16 +134,16 @@ def test_check_and_score_scores_the_current_trace_and_observation(langfuse, reco
         trace_id, observation_id = span.trace_id, span.id
     langfuse.flush()
     assert assessment.outcome is Outcome.FAIL
-    numeric, decision = sorted(recorder.scores(), key=lambda s: s["name"])
-    assert numeric["name"] == "groundwire_faithfulness" and numeric["dataType"] == "NUMERIC"
-    assert numeric["value"] == 0.5 == assessment.score  # 1 of 2 claims supported
+    decision, numeric = sorted(recorder.scores(), key=lambda s: s["name"])  # groundwire_route, groundwire_supported_share
+    assert numeric["name"] == "groundwire_supported_share" and numeric["dataType"] == "NUMERIC"
+    assert numeric["value"] == 0.5 == assessment.value == assessment.supported_share  # 1 of 2 claims supported
     assert (numeric["traceId"], numeric["observationId"]) == (trace_id, observation_id)
     assert numeric["comment"] == assessment.reason and numeric["comment"].startswith("fail: 1 of 2 claims")
     assert '"Refunds are accepted within 90 days of purchase.": CONTRADICTED' in numeric["comment"]
     meta = numeric["metadata"]
     assert (meta["route"], meta["outcome"], meta["passed"], meta["supported_share"]) == ("reject", "fail", False, 0.5)
     assert numeric["environment"] == "test"
-    assert decision["name"] == "groundwire_faithfulness_decision" and decision["dataType"] == "CATEGORICAL"
+    assert decision["name"] == "groundwire_route" and decision["dataType"] == "CATEGORICAL"
     assert decision["value"] == "reject" and decision["traceId"] == trace_id
     assert decision["comment"] == assessment.reason.splitlines()[0]
     # The observation went out as an OTLP span of the same trace, and both went with the project's keys.
@@ -169,8 +169,8 @@ def test_log_scores_sends_the_three_answers_of_the_one_rule(langfuse, recorder, 
     assert len(sent) == 6 and len(evaluations) == 3
     for trace_id, (answer, context, question, expected) in zip(trace_ids, CASES):
         report = lexical.verify(answer, [context], question=question)
-        numeric = sent[trace_id, "groundwire_faithfulness"]
-        decision = sent[trace_id, "groundwire_faithfulness_decision"]
+        numeric = sent[trace_id, "groundwire_supported_share"]
+        decision = sent[trace_id, "groundwire_route"]
         assert numeric["value"] == report.supported_share  # the one rule's score
         assert numeric["metadata"]["outcome"] == expected.value and numeric["metadata"]["passed"] is (
             expected is Outcome.PASS)
@@ -183,16 +183,16 @@ def test_log_scores_with_claims_and_an_unchecked_row(langfuse, recorder, lexical
     frame = pd.DataFrame({"answer": [BAD, GOOD], "context": [[REFUND], []], "question": [QUESTION, QUESTION]},
                          index=trace_ids)
     results, claims = verify_many(frame, verifier=lexical, claims=True)
-    log_scores(langfuse, results, claims=claims, score="min", observation_ids=["00000000000000a1", None])
+    log_scores(langfuse, results, claims=claims, metric="score", observation_ids=["00000000000000a1", None])
     langfuse.flush()
     sent = {(s["traceId"], s["name"]): s for s in recorder.scores()}
-    bad = sent[trace_ids[0], "groundwire_faithfulness"]
-    assert bad["value"] == lexical.verify(BAD, [REFUND], question=QUESTION).score  # score="min"
+    bad = sent[trace_ids[0], "groundwire_score"]  # named after the quantity metric= chose
+    assert bad["value"] == lexical.verify(BAD, [REFUND], question=QUESTION).score == bad["metadata"]["score"]
     assert bad["observationId"] == "00000000000000a1"
     assert bad["comment"].splitlines()[1].startswith('- "Refunds are accepted within 90 days of purchase."')
     # the row verify_many could not check: a categorical "error" with its reason, and no number
-    assert (trace_ids[1], "groundwire_faithfulness") not in sent
-    broken = sent[trace_ids[1], "groundwire_faithfulness_decision"]
+    assert (trace_ids[1], "groundwire_score") not in sent
+    broken = sent[trace_ids[1], "groundwire_route"]
     assert broken["value"] == "error" and broken["comment"].startswith("error: ")
     assert broken["metadata"]["error_code"] == results.loc[trace_ids[1], "error_code"]
 
@@ -248,7 +248,7 @@ def test_a_disabled_client_scores_nothing_and_says_so(recorder, lexical, monkeyp
     caplog.set_level("INFO", logger="groundwire.adapters.langfuse")
     with disabled.start_as_current_observation(name="rag"):
         assessment = check_and_score(disabled, BAD, [REFUND], QUESTION, check=AdapterCheck(verifier=lexical))
-    assert assessment.outcome is Outcome.FAIL and assessment.score == 0.5
+    assert assessment.outcome is Outcome.FAIL and assessment.value == 0.5
     frame = pd.DataFrame({"answer": [GOOD], "context": [[REFUND]], "question": [QUESTION]}, index=["t1"])
     (evaluation,) = log_scores(disabled, verify_many(frame, verifier=lexical))
     assert evaluation.target == "t1" and evaluation.passed

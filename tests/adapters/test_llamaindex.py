@@ -40,7 +40,7 @@ def test_evaluator_returns_an_evaluation_result(lexical) -> None:
     assert bad.passing is False and bad.outcome == "fail" and bad.score == 0.5 and "90 days" in bad.feedback
     from_response = evaluator.evaluate_response(query=QUESTION, response=FixedEngine(BAD).query(QUESTION))
     assert from_response.score == bad.score
-    weakest = GroundwireEvaluator(score="min", verifier=lexical).evaluate(query=QUESTION, contexts=[REFUND],
+    weakest = GroundwireEvaluator(metric="score", verifier=lexical).evaluate(query=QUESTION, contexts=[REFUND],
                                                                          response=BAD)
     assert weakest.score == lexical.verify(BAD, [REFUND], question=QUESTION).score
 

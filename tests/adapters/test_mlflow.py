@@ -62,7 +62,7 @@ def test_mlflow_reports_the_routing_outcome_and_the_supported_share(
         evaluated, lexical, answer: str, context: str, question: str, expected: Outcome) -> None:
     report = lexical.verify(answer, [context], question=question)
     row = _rows(evaluated)[answer]
-    score, reason, metadata = row["groundwire_faithfulness"]
+    score, reason, metadata = row["groundwire_supported_share"]
     rating, outcome_reason, _ = row["groundwire_outcome"]
     assert Outcome(metadata["groundwire.outcome"]) is expected
     assert {"accept": Outcome.PASS, "reject": Outcome.FAIL, "escalate": Outcome.REVIEW}[report.route.value] is expected
@@ -74,7 +74,7 @@ def test_mlflow_reports_the_routing_outcome_and_the_supported_share(
 
 def test_metrics_aggregate_the_share(evaluated, lexical) -> None:
     shares = [lexical.verify(a, [c], question=q).supported_share for a, c, q, _ in CASES]
-    assert evaluated.metrics["groundwire_faithfulness/mean"] == pytest.approx(sum(shares) / len(shares))
+    assert evaluated.metrics["groundwire_supported_share/mean"] == pytest.approx(sum(shares) / len(shares))
     assert evaluated.metrics["groundwire_outcome/mean"] == pytest.approx(1 / 3)  # MLflow counts "yes" as 1
 
 
@@ -97,8 +97,9 @@ def test_context_comes_from_the_traced_retriever(lexical) -> None:
         return BAD
 
     result = mlflow.genai.evaluate(data=[{"inputs": {"question": QUESTION}}], predict_fn=app,
-                                   scorers=[GroundwireFaithfulness(verifier=lexical, score="min")])
-    ((value, reason, metadata),) = _rows(result)[BAD].values()
+                                   scorers=[GroundwireFaithfulness(verifier=lexical, metric="score")])
+    ((name, (value, reason, metadata)),) = _rows(result)[BAD].items()
+    assert name == "groundwire_score"  # named after the quantity metric= chose
     assert value == lexical.verify(BAD, [REFUND], question=QUESTION).score
     assert metadata["groundwire.outcome"] == "fail" and "90 days" in reason
 
@@ -114,5 +115,5 @@ def test_bad_settings_are_refused(lexical) -> None:
         GroundwireFaithfulness(threshold=0.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="either a verifier"):
         GroundwireOutcome(verifier=lexical, reject_at=0.1)
-    with pytest.raises(ValueError, match="(?s)score.*'share' or 'min'"):
-        GroundwireFaithfulness(score="mean")
+    with pytest.raises(ValueError, match="(?s)metric.*'supported_share' or 'score'"):
+        GroundwireFaithfulness(metric="mean")

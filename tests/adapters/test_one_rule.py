@@ -1,4 +1,4 @@
-"""The adapters' one rule (docs/adapters.md), the same in all five frameworks: the score is the share of
+"""The adapters' one rule (docs/adapters.md), the same in all five frameworks: the metric value is the share of
 supported claims by default, passing follows routing (accept passes, reject fails, escalate is review and never
 a pass), and the thresholds are the verifier's accept_at / reject_at."""
 
@@ -49,7 +49,7 @@ def _langchain(verifier: Verifier, answer: str, context: str, question: str) -> 
     from groundwire.adapters.langchain import GroundwireRunnable
 
     grounded = GroundwireRunnable(context=[Document(page_content=context)], verifier=verifier).invoke(answer)
-    return grounded.outcome, grounded.passed, grounded.score, grounded.reason
+    return grounded.outcome, grounded.passed, grounded.value, grounded.reason
 
 
 def _haystack(verifier: Verifier, answer: str, context: str, question: str) -> tuple[Outcome, bool, float, str]:
@@ -84,15 +84,15 @@ def test_every_adapter_reports_the_routing_outcome_and_the_supported_share(
 
 def test_issue_22_answer_is_review_not_a_pass_while_its_min_score_clears_a_half(lexical) -> None:
     report = lexical.verify(PLAUSIBLE, [HOURS], question=HOURS_QUESTION)
-    assessment = assess(report, "min", (lexical.accept_at, lexical.reject_at))
-    assert report.score > 0.5 and assessment.score == report.score  # DeepEval used to pass it at threshold 0.5
+    assessment = assess(report, "score", (lexical.accept_at, lexical.reject_at))
+    assert report.score > 0.5 and assessment.value == assessment.score == report.score  # DeepEval used to pass it at threshold 0.5
     assert assessment.outcome is Outcome.REVIEW and not assessment.passed
     assert '"Support is open on weekdays from 9am to 5pm CET.": UNRESOLVED' in assessment.reason
 
 
 def test_thresholds_are_accept_at_and_reject_at(lexical) -> None:
     relaxed = AdapterCheck(scorer="lexical", accept_at=0.5).run(PLAUSIBLE, [HOURS], HOURS_QUESTION)
-    assert relaxed.outcome is Outcome.PASS and relaxed.accept_at == 0.5 and relaxed.score == 1.0
+    assert relaxed.outcome is Outcome.PASS and relaxed.accept_at == 0.5 and relaxed.value == 1.0
     # The plausible answer's lexical score is 0.71 (canonical figures: "9am to 5pm" is in the context).
     strict = AdapterCheck(scorer="lexical", reject_at=0.79).run(PLAUSIBLE, [HOURS], HOURS_QUESTION)
     assert strict.outcome is Outcome.FAIL and strict.reject_at == 0.79 and strict.report.score < 0.79
@@ -102,8 +102,10 @@ def test_thresholds_are_accept_at_and_reject_at(lexical) -> None:
 
 
 def test_bad_settings_are_refused(lexical) -> None:
-    with pytest.raises(ValueError, match="'share' or 'min'"):
-        AdapterCheck(score="mean")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'supported_share' or 'score'"):
+        AdapterCheck(metric="mean")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"takes no score=: use metric= \(score=\"share\" is metric=\"supported_share\""):
+        AdapterCheck("AdapterCheck()", score="min")  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="either a verifier .* or accept_at"):
         AdapterCheck(verifier=lexical, accept_at=0.5)
 
@@ -111,6 +113,6 @@ def test_bad_settings_are_refused(lexical) -> None:
 def test_an_abstention_passes_and_a_claimless_answer_goes_to_review(lexical) -> None:
     for answer in ("NOT_IN_CONTEXT", "The context does not say how refunds are paid."):
         assessment = AdapterCheck(verifier=lexical).run(answer, [REFUND])
-        assert assessment.outcome is Outcome.PASS and assessment.score == 1.0
+        assert assessment.outcome is Outcome.PASS and assessment.value == 1.0
     chat = AdapterCheck(verifier=lexical).run("Hello!", [REFUND])  # asserts nothing, declines nothing (issue 56)
-    assert chat.outcome is Outcome.REVIEW and chat.score == 1.0
+    assert chat.outcome is Outcome.REVIEW and chat.value == 1.0

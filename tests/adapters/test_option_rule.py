@@ -66,8 +66,21 @@ def test_threshold_is_a_type_error_that_names_accept_at(adapter: str) -> None:
 @pytest.mark.parametrize("adapter", sorted({**ADAPTERS, **LOGGERS}))
 def test_an_unknown_option_is_a_type_error_that_names_it(adapter: str) -> None:
     make = {**ADAPTERS, **LOGGERS}[adapter]()
-    with pytest.raises(TypeError, match=r"unexpected keyword argument 'scorrer'; did you mean score"):
-        make(scorrer="lexical")
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'metrik'; did you mean metric=\?"):
+        make(metrik="score")
+    if adapter in ADAPTERS:
+        with pytest.raises(TypeError, match=r"unexpected keyword argument 'scorrer'; did you mean scorer=\?"):
+            make(scorrer="lexical")
+
+
+@pytest.mark.parametrize("adapter", sorted({**ADAPTERS, **LOGGERS}))
+def test_score_is_renamed_metric(adapter: str) -> None:
+    """0.1's `score="share"` / `"min"` chose the quantity reported; on every groundwire surface `score` is the answer
+    score now, and the option is `metric=`: the old keyword is the one rule's TypeError, naming it."""
+    make = {**ADAPTERS, **LOGGERS}[adapter]()
+    with pytest.raises(TypeError, match=r"takes no score=: use metric= \(score=\"share\" is "
+                                        r"metric=\"supported_share\", score=\"min\" is metric=\"score\"\)"):
+        make(score="min")
 
 
 @pytest.mark.parametrize("adapter", sorted(ADAPTERS))
@@ -77,6 +90,8 @@ def test_a_bad_value_is_a_value_error(adapter: str) -> None:
         make(scorer="lexical", accept_at=2.0)
     with pytest.raises(ValueError, match="route"):
         make(scorer="lexical", route="sideways")
+    with pytest.raises(ValueError, match="metric"):
+        make(scorer="lexical", metric="share")
 
 
 @pytest.mark.parametrize("adapter", sorted(LOGGERS))

@@ -192,7 +192,7 @@ def test_verify_many_results_are_annotations_on_the_spans(phoenix, sent, lexical
     inserted = log_evaluations(client, results, claims=claims)
     assert len(inserted) == 2 * len(CASES)  # the scored annotation and the decision's
     annotations = client.spans.get_span_annotations(span_ids=list(sent.values()), project_identifier=PROJECT,
-                                                    include_annotation_names=["groundwire_faithfulness"])
+                                                    include_annotation_names=["groundwire_supported_share"])
     by_span = {annotation["span_id"]: annotation for annotation in annotations}
     assert set(by_span) == set(sent.values())
     for answer, context, question, expected in CASES:
@@ -208,7 +208,7 @@ def test_verify_many_results_are_annotations_on_the_spans(phoenix, sent, lexical
     fabricated = by_span[sent[BAD]]["result"]["explanation"]
     assert '- "Refunds are accepted within 90 days of purchase.": CONTRADICTED, score' in fabricated
     decisions = client.spans.get_span_annotations(span_ids=list(sent.values()), project_identifier=PROJECT,
-                                                  include_annotation_names=["groundwire_faithfulness_decision"])
+                                                  include_annotation_names=["groundwire_route"])
     assert {(d["span_id"], d["result"]["label"]) for d in decisions} == {
         (sent[answer], lexical.verify(answer, [context], question=question).route.value)
         for answer, context, question, _ in CASES}
@@ -221,7 +221,7 @@ def test_the_span_lists_chips_tell_accept_escalate_and_reject_apart(phoenix, sen
     results = verify_many(_frame(sent), verifier=lexical)
     log_evaluations(Client(base_url=phoenix), results, identifier="chips")
     chips = _span_list_chips(phoenix, PROJECT)
-    shown = {span_id: chips[span_id]["groundwire_faithfulness_decision"] for span_id in sent.values()}
+    shown = {span_id: chips[span_id]["groundwire_route"] for span_id in sent.values()}
     assert all(chip["meanScore"] is None for chip in shown.values())  # so the label is what the chip shows
     assert {answer: [(f["label"], f["fraction"]) for f in shown[sent[answer]]["labelFractions"]]
             for answer, *_ in CASES} == {answer: [(label, 1.0)] for answer, label in zip(
@@ -249,7 +249,7 @@ def test_a_run_with_an_identifier_replaces_its_annotation(phoenix, sent, lexical
     client = Client(base_url=phoenix)
     results = verify_many(_frame(sent), verifier=lexical)
     log_evaluations(client, results, name="groundwire_min", identifier="nightly")
-    log_evaluations(client, results, name="groundwire_min", identifier="nightly", score="min")
+    log_evaluations(client, results, name="groundwire_min", identifier="nightly", metric="score")  # a name given: kept
     annotations = client.spans.get_span_annotations(span_ids=[sent[BAD]], project_identifier=PROJECT,
                                                     include_annotation_names=["groundwire_min"])
     (annotation,) = annotations  # the second run replaced the first
@@ -362,7 +362,7 @@ def _loopback(host: str) -> bool:
 def test_a_row_that_could_not_be_checked_is_an_error_annotation(lexical) -> None:
     frame = pd.DataFrame({"answer": [BAD], "context": [[]]}, index=["00000000000000b2"])
     (annotation,) = span_annotations(verify_many(frame, verifier=lexical))  # the decision's alone: no score
-    assert annotation["name"] == "groundwire_faithfulness_decision"
+    assert annotation["name"] == "groundwire_route"
     assert annotation["span_id"] == "00000000000000b2" and annotation["result"]["label"] == "error"
     assert "score" not in annotation["result"] and annotation["result"]["explanation"].startswith("error: ")
 

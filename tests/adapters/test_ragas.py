@@ -39,7 +39,7 @@ def test_collections_interface_like_ragas_faithfulness(lexical) -> None:
     assert result.value == 0.5 and synchronous.value == 0.5  # 1 of 2 claims supported, RAGAS's own definition
     assert result.reason.startswith("fail:") and "90 days" in result.reason
     assert [r.value for r in batch] == [1.0, 0.0] and batch[1].reason.startswith("needs review:")
-    weakest = GroundwireFaithfulness(score="min", verifier=lexical).score(response=BAD, retrieved_contexts=[REFUND])
+    weakest = GroundwireFaithfulness(metric="score", verifier=lexical).score(response=BAD, retrieved_contexts=[REFUND])
     assert weakest.value == lexical.verify(BAD, [REFUND]).score
     with pytest.raises(ValueError, match="needs a response and retrieved_contexts"):
         metric.score(user_input=QUESTION, response=BAD, retrieved_contexts=[])
@@ -60,19 +60,18 @@ def test_evaluate_over_an_evaluation_dataset(lexical) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = evaluate(_dataset(), metrics=[GroundwireFaithfulness(verifier=lexical),
-                                               GroundwireFaithfulness(name="groundwire_min", score="min",
-                                                                      verifier=lexical)],
+                                               GroundwireFaithfulness(metric="score", verifier=lexical)],
                           show_progress=False, raise_exceptions=True)
     deprecations = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
     assert all("evaluate() is deprecated" in message for message in deprecations), deprecations
     # RAGAS warns that evaluate() itself is deprecated (the collections interface above is its successor)
     frame = result.to_pandas()
     expected = [lexical.verify(answer, [REFUND], question=QUESTION) for answer in (GOOD, BAD)]
-    assert frame["groundwire_faithfulness"].tolist() == [1.0, 0.5]  # what RAGAS's own faithfulness counts
-    assert frame["groundwire_min"].tolist() == [r.score for r in expected]
+    assert frame["groundwire_supported_share"].tolist() == [1.0, 0.5]  # what RAGAS's own faithfulness counts
+    assert frame["groundwire_score"].tolist() == [r.score for r in expected]  # each named after its quantity
 
 
 def test_single_turn_score(lexical) -> None:
-    metric = GroundwireFaithfulness(score="min", verifier=lexical)
+    metric = GroundwireFaithfulness(metric="score", verifier=lexical)
     sample = SingleTurnSample(user_input=QUESTION, retrieved_contexts=[REFUND], response=BAD)
     assert metric.single_turn_score(sample) == lexical.verify(BAD, [REFUND], question=QUESTION).score

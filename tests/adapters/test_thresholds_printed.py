@@ -38,7 +38,7 @@ def test_deepeval_table_and_assert_test(capsys, monkeypatch: pytest.MonkeyPatch)
     evaluate(test_cases=[case], metrics=[GroundwireFaithfulness()])
     table = capsys.readouterr().out
     # The Threshold column is DeepEval's own ({:.2f}); the reason beside it gives the value routing used.
-    [row] = [line for line in table.splitlines() if "Groundwire Faithfulness" in line and "FAIL" in line]
+    [row] = [line for line in table.splitlines() if "Groundwire Supported Share" in line and "FAIL" in line]
     assert STORED in row
     with pytest.raises(AssertionError) as failure:
         assert_test(case, [GroundwireFaithfulness(async_mode=False)])

@@ -11,7 +11,7 @@ import os
 import pytest
 from test_one_rule import CASES
 
-from conftest import BAD, GOOD, HOURS, QUESTION, REFUND
+from conftest import BAD, GOOD, HOURS, QUESTION, REFUND, SAME_ANSWERS, SAME_QUESTION, checked
 from groundwire.adapters.common import Outcome
 
 pytest.importorskip("trulens.core")
@@ -99,16 +99,16 @@ def test_trulens_reports_the_routing_outcome_and_the_supported_share(
 def test_methods_score_the_share_or_the_weakest_claim(lexical) -> None:
     share, meta = GroundwireProvider(verifier=lexical).groundedness([REFUND], BAD, QUESTION)
     assert share == 0.5 and meta["outcome"] == "fail" and '"Refunds are accepted within 90 days' in meta["reason"]
-    weakest, _ = GroundwireProvider(verifier=lexical, score="min").groundedness(REFUND, BAD)
+    weakest, _ = GroundwireProvider(verifier=lexical, metric="score").groundedness(REFUND, BAD)
     assert weakest == lexical.verify(BAD, [REFUND]).score < share
     assert GroundwireProvider(verifier=lexical).passed(REFUND, GOOD)[0] == 1.0
 
 
 def test_a_saved_metric_loads_with_its_settings() -> None:
     """TruLens saves a metric's implementation (deferred evaluation); loading it rebuilds the provider."""
-    metric = _metric(GroundwireProvider(scorer="lexical", score="min", accept_at=0.9).groundedness, "groundwire")
+    metric = _metric(GroundwireProvider(scorer="lexical", metric="score", accept_at=0.9).groundedness, "groundwire")
     loaded = FunctionOrMethod.model_validate(metric.implementation.model_dump()).load()
-    assert loaded.__self__ == GroundwireProvider(scorer="lexical", score="min", accept_at=0.9)
+    assert loaded.__self__ == GroundwireProvider(scorer="lexical", metric="score", accept_at=0.9)
     score, meta = loaded(source=[HOURS], statement="Support is available Monday to Friday, 9am to 5pm.")
     assert meta["accept_at"] == 0.9 and score == meta["score"]
 
@@ -118,8 +118,8 @@ def test_bad_settings_are_refused(lexical) -> None:
         GroundwireProvider(threshold=0.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="either a verifier"):
         GroundwireProvider(verifier=lexical, accept_at=0.5)
-    with pytest.raises(ValueError, match="(?s)score.*'share' or 'min'"):  # pydantic's ValidationError
-        GroundwireProvider(score="mean")
+    with pytest.raises(ValueError, match="(?s)metric.*'supported_share' or 'score'"):  # pydantic's ValidationError
+        GroundwireProvider(metric="mean")
     with pytest.raises(ValueError, match="needs the retrieved context"):
         GroundwireProvider(verifier=lexical).groundedness([], GOOD)
 
@@ -135,3 +135,12 @@ def test_the_provider_follows_the_one_option_rule() -> None:
     lenient = GroundwireProvider(scorer="lexical", accept_at=0.01, reject_at=0.0)
     strict = GroundwireProvider(scorer="lexical", accept_at=0.99, reject_at=0.98)
     assert (lenient.assess([REFUND], GOOD).accept_at, strict.assess([REFUND], GOOD).accept_at) == (0.01, 0.99)
+
+
+@pytest.mark.parametrize("key", sorted(SAME_ANSWERS))
+def test_the_same_score_and_route_as_every_surface(key: str) -> None:
+    """Issue 57: with metric="score", TruLens gets the answer score, the CLI's, the frames' and the spans' (checked()
+    is verify()'s, which test_same_meaning.py holds every other surface to), and the route in the metadata."""
+    answer = SAME_ANSWERS[key]
+    value, meta = GroundwireProvider(scorer="lexical", metric="score").groundedness([HOURS], answer, SAME_QUESTION)
+    assert (value, meta["route"]) == (meta["score"], meta["route"]) == checked(answer)

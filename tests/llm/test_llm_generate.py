@@ -71,6 +71,10 @@ def test_first_attempt_accepted(scripted_llm: ScriptedLLMServer, client: LLMClie
     result = generator(client, verifier).generate(QUESTION, CHUNKS)
     assert result.answer == GOOD and result.outcome.action == "accept" and not result.fallback
     assert [(a.strength, a.action) for a in result.attempts] == [("standard", "accept")]
+    (attempt,) = result.to_dict()["attempts"]  # the routing is `route`; 0.1's `decision` beside it for one release
+    assert attempt["route"] == attempt["decision"] == result.attempts[0].route == result.report.route.value
+    with pytest.warns(DeprecationWarning, match="Attempt.route"):
+        assert result.attempts[0].decision == "accept"
     system, user = (m["content"] for m in scripted_llm.requests[0]["messages"])
     assert REFUSAL_TOKEN in system and "[S1] (policy.md, page 2)" in user and '[S2] (hours.md, section "Hours")' in user
     assert user.endswith(f"Question: {QUESTION}")

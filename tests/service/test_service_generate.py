@@ -204,6 +204,6 @@ def test_metrics_count_cache_hits_and_judge_calls(gen_client, llm) -> None:
     samples = scrape(gen_client)
     assert value(samples, "groundwire_cache_lookups_total", result="miss") == 1
     assert value(samples, "groundwire_cache_lookups_total", result="hit") == 1
-    assert value(samples, "groundwire_decisions_total", endpoint="generate", decision="accept") == 2
+    assert value(samples, "groundwire_routes_total", endpoint="generate", route="accept") == 2
     assert value(samples, "groundwire_judge_calls_total") == 2
     assert value(samples, "groundwire_judge_failures_total") == 1

@@ -24,12 +24,15 @@ def value(samples: dict, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
-def test_metrics_count_requests_decisions_and_latency(client) -> None:
+def test_metrics_count_requests_routes_and_latency(client) -> None:
     before = scrape(client)
     for answer in ("Refunds are accepted within 30 days of purchase.", "Refunds are accepted within 90 days."):
         assert client.post("/v1/verify", headers=ALPHA, json={"answer": answer, "chunks": CHUNKS}).status_code == 200
     assert client.post("/v1/verify", headers=ALPHA, json={"answer": "", "chunks": CHUNKS}).status_code == 422
     samples = scrape(client)
+    assert value(samples, "groundwire_routes_total", endpoint="verify", route="accept") == 1
+    assert value(samples, "groundwire_routes_total", endpoint="verify", route="reject") == 1
+    # 0.1's series, counted beside it for one release
     assert value(samples, "groundwire_decisions_total", endpoint="verify", decision="accept") == 1
     assert value(samples, "groundwire_decisions_total", endpoint="verify", decision="reject") == 1
     assert value(samples, "groundwire_check_seconds_count", endpoint="verify") == 2

@@ -12,6 +12,7 @@
     langfuse    pip install 'groundwire[langfuse]'    check_and_score, log_scores (Langfuse scores)
 
 None calls an LLM: the check is groundwire's own, offline. All follow one rule (common.py, docs/adapters.md;
-docs/observability.md for the last four): score = share of supported claims by default; pass / fail / review =
-groundwire's routing; the thresholds are accept_at / reject_at.
+docs/observability.md for the last four): the metric value is the share of supported claims by default
+(metric="score": the answer score), under a name that says which; pass / fail / review = groundwire's routing;
+the thresholds are accept_at / reject_at.
 """

@@ -1,13 +1,16 @@
 """The one rule all ten adapters follow (docs/adapters.md has it as a table), and reading their contexts.
 
-- `score`: what a metric reports. "share" (the default) is the share of SUPPORTED claims, which is how RAGAS,
-  DeepEval, LlamaIndex and Haystack define faithfulness, so a groundwire column compares like for like with
-  theirs; "min" is groundwire's answer score (the weakest claim), the number its routing reads.
+- `metric`: which quantity a framework's metric value reports. "supported_share" (the default) is the share of
+  SUPPORTED claims, which is how RAGAS, DeepEval, LlamaIndex and Haystack define faithfulness, so a groundwire
+  column compares like for like with theirs; "score" is groundwire's answer score (the weakest claim's), the
+  number its routing reads and every groundwire surface calls `score`. The value goes in the framework's own
+  field; where groundwire names it (Phoenix, Langfuse, MLflow, RAGAS, DeepEval), the name says which quantity it
+  is (`metric_name`). `score=` (0.1's name for this option, with "share" / "min") is refused naming `metric=`.
 - outcome: passing follows groundwire's routing, never a cut on the reported score. ACCEPT passes, REJECT
   fails, ESCALATE is REVIEW: not a pass, and said so in the outcome and the reason's first line.
 - thresholds: the only ones are the verifier's `accept_at` / `reject_at` (the scorer's calibrated values by
   default); every adapter takes them as keywords. None takes a `threshold` of its own.
-- options: every adapter takes the same ones (`AdapterOptions`: every CheckSettings field, `score`, `task`, or a
+- options: every adapter takes the same ones (`AdapterOptions`: every CheckSettings field, `metric`, `task`, or a
   `verifier`), and refuses any other keyword with the TypeError every library call raises
   (`core.settings.option_error`: `threshold=` names `accept_at=`); a bad value is a ValueError.
 """
@@ -41,11 +44,26 @@ from groundwire.pipeline import (
 if TYPE_CHECKING:
     from groundwire.foundation.types import Thresholds
 
-AnswerScore = Literal["share", "min"]
-"""Which number a framework's metric reports: "share" of SUPPORTED claims (default), or "min", the weakest
-claim's score."""
+Metric = Literal["supported_share", "score"]
+"""Which quantity a framework's metric value reports: "supported_share", the share of SUPPORTED claims (the
+default), or "score", the answer score (the weakest claim's)."""
 
-DEFAULT_SCORE: AnswerScore = "share"
+DEFAULT_METRIC: Metric = "supported_share"
+METRIC_NAMES: dict[Metric, str] = {"supported_share": "groundwire_supported_share", "score": "groundwire_score"}
+"""The name groundwire logs a metric value under (Phoenix annotation, Langfuse score, MLflow and RAGAS metric): it
+says which quantity the value is."""
+
+
+def metric_name(metric: Metric) -> str:
+    """The name a value of `metric` is logged under: "groundwire_supported_share" or "groundwire_score"."""
+    return METRIC_NAMES[check_metric(metric)]
+
+
+def check_metric(metric: object) -> Metric:
+    """`metric` if it is one of the two quantities, else the ValueError of a bad value."""
+    if metric == "supported_share" or metric == "score":
+        return metric
+    raise ValueError(f"metric must be 'supported_share' or 'score', not {metric!r}")
 
 
 class Outcome(StrEnum):
@@ -62,11 +80,23 @@ class Assessment:
     """One answer as every adapter reports it."""
 
     report: Report
-    score: float
+    value: float
+    """The metric's value, the quantity `metric` names: what the adapter puts in its framework's field."""
+    metric: Metric
     outcome: Outcome
     reason: str
     accept_at: float
     reject_at: float
+
+    @property
+    def score(self) -> float:
+        """The answer score (the weakest claim's), as on every groundwire surface: the report's `score`."""
+        return self.report.score
+
+    @property
+    def supported_share(self) -> float:
+        """The share of SUPPORTED claims: the report's `supported_share`."""
+        return self.report.supported_share
 
     @property
     def passed(self) -> bool:
@@ -77,11 +107,12 @@ class Assessment:
 @with_config(ConfigDict(extra="forbid"))
 class SavedOptions(SettingsOptions, total=False):
     """The options every adapter takes (its constructor's keywords, and `AdapterCheck`'s), declared once: the
-    settings keywords of every library call (`pipeline.SettingsOptions`), the score and the task; all of them plain
+    settings keywords of every library call (`pipeline.SettingsOptions`), the metric and the task; all of them plain
     values a framework can save with the adapter and load again."""
 
-    score: AnswerScore
-    """Which number the adapter reports: "share" of SUPPORTED claims (the default), or "min", the answer score."""
+    metric: Metric
+    """Which quantity the adapter's metric value reports: "supported_share" of SUPPORTED claims (the default), or
+    "score", the answer score (the weakest claim's)."""
     task: str | None
     """The calibration ("qa", "summary", ...); None: pooled (data2text for a JSON record)."""
 
@@ -101,7 +132,7 @@ _OWN_SETTINGS = ("settings", *SETTING_NAMES)
 @dataclass(frozen=True, init=False)
 class AdapterCheck:
     """How an adapter checks an answer, from its options (`AdapterOptions`): the verifier (the one given, else the
-    process-wide one for the settings), the task, and the score it reports. One code path for every adapter."""
+    process-wide one for the settings), the task, and the metric it reports. One code path for every adapter."""
 
     options: SavedOptions
     """The options given (None values left out), validated: what a framework saves."""
@@ -123,8 +154,13 @@ class AdapterCheck:
         self.settings  # noqa: B018  # refuse thresholds out of order now, not at the first check
 
     @property
-    def score(self) -> AnswerScore:
-        return self.options.get("score", DEFAULT_SCORE)
+    def metric(self) -> Metric:
+        return self.options.get("metric", DEFAULT_METRIC)
+
+    @property
+    def metric_name(self) -> str:
+        """The name the value is logged under where groundwire names it (`metric_name`)."""
+        return metric_name(self.metric)
 
     @property
     def task(self) -> str | None:
@@ -153,7 +189,7 @@ class AdapterCheck:
         checker = self.resolve()
         item = CheckItem(answer, as_chunks(contexts), question=question, task=self.task, response_id=response_id)
         report = check(checker.verifier, item, judge=checker.judge)
-        return assess(report, self.score, checker.verifier.thresholds_for(self.task))
+        return assess(report, self.metric, checker.verifier.thresholds_for(self.task))
 
     async def arun(self, answer: str, contexts: Sequence[Chunk | str], question: str | None = None, *,
                    response_id: str | None = None) -> Assessment:
@@ -163,19 +199,16 @@ class AdapterCheck:
             functools.partial(self.run, answer, contexts, question, response_id=response_id))
 
 
-def assess(report: Report, kind: AnswerScore, thresholds: Thresholds) -> Assessment:
+def assess(report: Report, metric: Metric, thresholds: Thresholds) -> Assessment:
     outcome = OUTCOME_OF_ROUTE[report.route]
     accept_at, reject_at = thresholds
-    return Assessment(report, answer_score(report, kind), outcome, reason(report, outcome, thresholds),
+    return Assessment(report, metric_value(report, metric), metric, outcome, reason(report, outcome, thresholds),
                       accept_at, reject_at)
 
 
-def answer_score(report: Report, kind: AnswerScore) -> float:
-    if kind == "share":
-        return report.supported_share
-    if kind == "min":
-        return report.score
-    raise ValueError(f"score must be 'share' or 'min', not {kind!r}")
+def metric_value(report: Report, metric: Metric) -> float:
+    """The quantity `metric` names, read from the report: its `supported_share` or its `score`."""
+    return report.supported_share if check_metric(metric) == "supported_share" else report.score
 
 
 def reason(report: Report, outcome: Outcome, thresholds: Thresholds) -> str:
@@ -263,7 +296,7 @@ class AdapterSettings(BaseModel):
         refuse_threshold(where, threshold)
         if options is not None and given:
             raise ValueError(f"pass either options or the options themselves ({', '.join(given)}), not both")
-        # refuse an unknown keyword, a bad score, or a verifier given with settings of its own, now
+        # refuse an unknown keyword, a bad metric, or a verifier given with settings of its own, now
         check = AdapterCheck(where, **given) if options is None else AdapterCheck(where, **options)
         super().__init__(options=check.options)
         self._verifier = check.verifier

@@ -1,7 +1,8 @@
 """A DeepEval metric: `GroundwireFaithfulness()`, usable with `assert_test` and `evaluate`.
 
 It reads `actual_output`, `retrieval_context` (and `input` as the question) from an LLMTestCase and calls no
-LLM. It follows the adapters' one rule (docs/adapters.md): `score` is the share of supported claims by default;
+LLM. It follows the adapters' one rule (docs/adapters.md): DeepEval's `score` is the share of supported claims by
+default (`metric="score"`: the answer score, the weakest claim's), and the metric is named after it;
 success is groundwire's routing: an accepted answer passes, a rejected one fails, and an escalated one is not a
 success either: DeepEval counts a success of None as a pass, so review shows as a failure whose reason starts
 "needs review", and `metric.outcome` is `Outcome.REVIEW`. `metric.threshold` shows the `accept_at` used.
@@ -78,8 +79,8 @@ class GroundwireFaithfulness(BaseMetric):  # type: ignore[no-untyped-call]  # de
         return self.success
 
     @property
-    def __name__(self) -> str:  # DeepEval shows a metric by this name
-        return "Groundwire Faithfulness"
+    def __name__(self) -> str:  # DeepEval shows a metric by this name: the quantity it reports
+        return {"supported_share": "Groundwire Supported Share", "score": "Groundwire Score"}[self.check.metric]
 
     @staticmethod
     def _inputs(test_case: LLMTestCase) -> tuple[str, list[str], str | None]:
@@ -96,7 +97,7 @@ class GroundwireFaithfulness(BaseMetric):  # type: ignore[no-untyped-call]  # de
         self.report = assessment.report
         self.outcome = assessment.outcome
         self._accept_at = assessment.accept_at
-        self._measured = float(assessment.passed) if self.strict_mode else assessment.score
+        self._measured = float(assessment.passed) if self.strict_mode else assessment.value
         self.reason = assessment.reason
         self.is_successful()
         return self._measured

@@ -7,7 +7,7 @@ It follows groundwire's routing:
 - REJECT fails, its error listing each unsupported claim (verdict, score, checks, best evidence);
 - ESCALATE fails too by default (`on_escalate="fail"`), its error starting "escalated:", because a validator has
   no judge to settle it and must neither pass it silently nor hide it. `on_escalate="pass"` lets it through
-  for a caller that escalates on its own: the PassResult's metadata says `decision: ESCALATE`, and a warning
+  for a caller that escalates on its own: the PassResult's metadata says `route: escalate`, and a warning
   is logged (logger `groundwire.adapters.guardrails`).
 
 A failure carries a `fix_value`: groundwire's repair of the answer (unsupported claims dropped, the supported part

@@ -69,13 +69,13 @@ def _outputs(assessments: Sequence[Assessment]) -> dict[str, Any]:
     results = [{
         "statements": [result.claim.text for result in assessment.report.claims],
         "statement_scores": [int(result.verdict is Verdict.SUPPORTED) for result in assessment.report.claims],
-        "score": assessment.score,
+        "score": assessment.value,
         "outcome": assessment.outcome.value,
         "passed": assessment.passed,
         "route": assessment.report.route.value,
         "reason": assessment.reason,
     } for assessment in assessments]
-    individual = [assessment.score for assessment in assessments]
+    individual = [assessment.value for assessment in assessments]
     mean = sum(individual) / len(individual) if individual else 0.0
     return {"individual_scores": individual, "score": mean, "results": results,
             "outcomes": [assessment.outcome.value for assessment in assessments]}

@@ -3,8 +3,9 @@
 - The common chain, `prompt | llm | GroundwireRunnable(context=docs)`: the documents the answer must rest on are
   bound at construction (strings or Documents); the input is the model's message or text, and the output is
   a `GroundedAnswer`: the answer text itself (a str, so the chain's text survives) with `.report`, `.outcome`
-  ("pass", "fail" or "review"), `.passed`, `.score` and `.reason` attached, as every adapter reports them
-  (docs/adapters.md).
+  ("pass", "fail" or "review"), `.passed`, `.value` (the quantity `metric=` names: the share of supported claims
+  by default), `.score` (the answer score, the weakest claim's, as on every groundwire surface), `.route` and
+  `.reason` attached, as every adapter reports them (docs/adapters.md).
 - The mapping form, `RunnablePassthrough.assign(report=GroundwireRunnable())` after a step that yields
   `{"question", "context", "answer"}`: the output is the groundwire Report (read its `route`:
   accept, escalate or reject).
@@ -20,7 +21,7 @@ from typing import Any, Unpack
 
 from groundwire.adapters.common import AdapterCheck, AdapterOptions, Assessment, Outcome, context_texts
 from groundwire.foundation.extras import optional_import
-from groundwire.foundation.types import Report
+from groundwire.foundation.types import Report, Route
 
 with optional_import("langchain", needed_by=__name__):
     from langchain_core.messages import BaseMessage
@@ -55,8 +56,22 @@ class GroundedAnswer(str):
         return self.assessment.passed
 
     @property
+    def route(self) -> Route:
+        return self.assessment.report.route
+
+    @property
+    def value(self) -> float:
+        """The metric's value: the quantity `metric=` names (the share of supported claims by default)."""
+        return self.assessment.value
+
+    @property
     def score(self) -> float:
+        """The answer score (the weakest claim's), as the report's `score`."""
         return self.assessment.score
+
+    @property
+    def supported_share(self) -> float:
+        return self.assessment.supported_share
 
     @property
     def reason(self) -> str:

@@ -11,11 +11,12 @@
     log_scores(langfuse, verify_many(frame))                     # frame indexed by trace id: one pair per row
 
 Each answer gets two scores, after the adapters' one rule (adapters/evaluations.py):
-- `groundwire_faithfulness` (NUMERIC): the share of supported claims ("min": the answer score); its comment
-  is the reason (the outcome first: pass / fail / needs review, then the unsupported claims), its metadata the
-  `route`, `outcome`, `passed`, `score`, `supported_share` and the claim count;
-- `groundwire_faithfulness_decision` (CATEGORICAL): accept, escalate or reject; "error" for a row verify_many
-  could not check (that row gets no numeric score).
+- `groundwire_supported_share` (NUMERIC): the share of supported claims (with `metric="score"`, the score is
+  `groundwire_score`, the answer score, the weakest claim's); its comment is the reason (the outcome first: pass /
+  fail / needs review, then the unsupported claims), its metadata the `route`, `outcome`, `passed`, `score`,
+  `supported_share` and the claim count;
+- `groundwire_route` (CATEGORICAL): accept, escalate or reject; "error" for a row verify_many could not check
+  (that row gets no numeric score). With a `name=` of your own, the two are `name` and `name` + "_route".
 
 The SDK sends scores in the background (POST /api/public/scores): call `langfuse.flush()` before a short script
 ends.
@@ -37,14 +38,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Never, Unpack
 
 from groundwire.adapters.common import (
-    DEFAULT_SCORE,
+    DEFAULT_METRIC,
     AdapterCheck,
     AdapterOptions,
-    AnswerScore,
     Assessment,
+    Metric,
     refuse_check_options,
 )
-from groundwire.adapters.evaluations import DEFAULT_NAME, Evaluation, from_assessment, from_frame
+from groundwire.adapters.evaluations import Evaluation, from_assessment, from_frame
 from groundwire.core.tracing import tracer_provider_scope
 from groundwire.foundation.extras import optional_import
 
@@ -61,13 +62,13 @@ logger = logging.getLogger(__name__)
 
 
 def log_scores(langfuse: Langfuse, results: pd.DataFrame, *, claims: pd.DataFrame | None = None,
-               score: AnswerScore = DEFAULT_SCORE, name: str = DEFAULT_NAME, trace_ids: Sequence[str] | None = None,
+               metric: Metric = DEFAULT_METRIC, name: str | None = None, trace_ids: Sequence[str] | None = None,
                observation_ids: Sequence[str | None] | None = None, **refused: Never) -> list[Evaluation]:
     """Score each row of `verify_many(df)`'s result on its trace: the row's index label, or the matching item of
     `trace_ids`; `observation_ids` (one per row, None for the trace itself) scores an observation of it. A check
     option (`accept_at=`, `threshold=`...) is refused: it belongs to the verify_many() call that made `results`."""
-    refuse_check_options("log_scores()", refused, ("claims", "score", "name", "trace_ids", "observation_ids"))
-    evaluations = from_frame(results, claims=claims, score=score, name=name, targets=trace_ids)
+    refuse_check_options("log_scores()", refused, ("claims", "metric", "name", "trace_ids", "observation_ids"))
+    evaluations = from_frame(results, claims=claims, metric=metric, name=name, targets=trace_ids)
     observations = list(observation_ids) if observation_ids is not None else [None] * len(evaluations)
     if len(observations) != len(evaluations):
         raise ValueError(f"{len(observations)} observation ids for {len(evaluations)} results")
@@ -80,7 +81,7 @@ def log_scores(langfuse: Langfuse, results: pd.DataFrame, *, claims: pd.DataFram
 
 
 def score_assessment(langfuse: Langfuse, assessment: Assessment, *, trace_id: str | None = None,
-                     observation_id: str | None = None, name: str = DEFAULT_NAME) -> Evaluation:
+                     observation_id: str | None = None, name: str | None = None) -> Evaluation:
     """Score one adapter check on a trace (default: the current one) and, where given or current, an observation.
     With a disabled client, nothing is sent (a log line says so) and the Evaluation's target is `trace_id` or ""."""
     if _disabled(langfuse):
@@ -98,7 +99,7 @@ def score_assessment(langfuse: Langfuse, assessment: Assessment, *, trace_id: st
 
 def check_and_score(langfuse: Langfuse, answer: str, contexts: Sequence[Chunk | str], question: str | None = None,
                     *, check: AdapterCheck | None = None, trace_id: str | None = None,
-                    observation_id: str | None = None, name: str = DEFAULT_NAME,
+                    observation_id: str | None = None, name: str | None = None,
                     response_id: str | None = None, **options: Unpack[AdapterOptions]) -> Assessment:
     """Check an answer (AdapterCheck: the one rule) and score it on the trace; the Assessment comes back. `options`
     as every adapter's (AdapterOptions), or `check`, made of them already. `response_id`: the id of the model
@@ -126,10 +127,10 @@ def _tracer_provider(langfuse: Langfuse) -> TracerProvider | None:
 
 
 def _send(langfuse: Langfuse, evaluation: Evaluation, trace_id: str, observation_id: str | None) -> None:
-    if evaluation.score is not None:
-        langfuse.create_score(name=evaluation.name, value=evaluation.score, data_type="NUMERIC", trace_id=trace_id,
+    if evaluation.value is not None:
+        langfuse.create_score(name=evaluation.name, value=evaluation.value, data_type="NUMERIC", trace_id=trace_id,
                               observation_id=observation_id, comment=evaluation.explanation,
                               metadata=evaluation.metadata)
-    langfuse.create_score(name=evaluation.decision_name, value=evaluation.label, data_type="CATEGORICAL",
+    langfuse.create_score(name=evaluation.route_name, value=evaluation.route, data_type="CATEGORICAL",
                           trace_id=trace_id, observation_id=observation_id, comment=evaluation.headline,
                           metadata=evaluation.metadata)

@@ -55,7 +55,7 @@ class GroundwireEvaluator(BaseEvaluator):
             raise ValueError("GroundwireEvaluator needs a response and its contexts")
         assessment = await self._check.arun(response, context_texts(contexts), question=query)
         return GroundwireEvaluationResult(query=query, contexts=list(contexts), response=response,
-                                          passing=assessment.passed, score=assessment.score,
+                                          passing=assessment.passed, score=assessment.value,
                                           feedback=assessment.reason, outcome=assessment.outcome.value)
 
 

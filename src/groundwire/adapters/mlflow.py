@@ -5,7 +5,7 @@
 
     data = [{"inputs": {"question": q, "context": [chunk, ...]}, "outputs": answer}, ...]
     result = mlflow.genai.evaluate(data=data, scorers=[GroundwireFaithfulness(), GroundwireOutcome()])
-    result.metrics["groundwire_faithfulness/mean"]
+    result.metrics["groundwire_supported_share/mean"]
 
 Each scorer reads the answer from `outputs` (a string, or a mapping's "response" / "answer" / "output"), the
 question from `inputs` (a string, or its "question" / "query" / "input" / "user_input"), and the context from
@@ -13,11 +13,12 @@ question from `inputs` (a string, or its "question" / "query" / "input" / "user_
 documents) or else from the trace's retriever spans, as MLflow's own RetrievalGroundedness does. It calls no LLM.
 
 The adapters' one rule (common.py, docs/adapters.md):
-- `GroundwireFaithfulness` (a number): the share of supported claims (score="min": the answer score);
+- `GroundwireFaithfulness` (a number): the share of supported claims, named `groundwire_supported_share`
+  (metric="score": the answer score, the weakest claim's, named `groundwire_score`);
 - `GroundwireOutcome` ("yes" / "no", MLflow's pass/fail rating, which `result.passed` reads): "yes" only when
   routing accepts the answer; a rejected answer and one escalated for review are "no".
 Both give the reason as the rationale (the outcome first: pass / fail / needs review, then each unsupported
-claim) and the outcome, decision, both scores and the thresholds as metadata (`groundwire.*`).
+claim) and the outcome, route, `score`, `supported_share` and the thresholds as metadata (`groundwire.*`).
 `result.passed` counts a number as a failed assertion unless its scorer has a `pass_if`, and the one rule sets
 no cut on the score: assert with `GroundwireOutcome` alone in the scorers.
 """
@@ -27,7 +28,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from groundwire.adapters.common import AdapterSettings, Assessment, Outcome, context_texts
+from pydantic import model_validator
+
+from groundwire.adapters.common import (
+    DEFAULT_METRIC,
+    AdapterSettings,
+    Assessment,
+    Outcome,
+    context_texts,
+    metric_name,
+)
 from groundwire.foundation.extras import optional_import
 
 with optional_import("mlflow", needed_by=__name__):
@@ -64,9 +74,16 @@ class _GroundwireScorer(AdapterSettings, Scorer):
 
 
 class GroundwireFaithfulness(_GroundwireScorer):
-    """The share of the answer's claims the context supports (score="min": the weakest claim's score)."""
+    """The share of the answer's claims the context supports (metric="score": the weakest claim's score), under
+    the name of that quantity (`groundwire_supported_share` / `groundwire_score`) unless `name=` is given."""
 
-    name: str = "groundwire_faithfulness"
+    name: str = ""
+
+    @model_validator(mode="after")
+    def _named_after_the_metric(self) -> GroundwireFaithfulness:
+        if not self.name:
+            self.name = metric_name(self.options.get("metric", DEFAULT_METRIC))
+        return self
 
     # MLflow passes a scorer only the parameters its __call__ names (Scorer.run reads the signature), as its
     # docs' custom scorers do: this one reads no expectations and is no session-level scorer.
@@ -74,7 +91,7 @@ class GroundwireFaithfulness(_GroundwireScorer):
         self, *, inputs: Any = None, outputs: Any = None, trace: Trace | None = None
     ) -> Feedback:
         assessment = self._assess(inputs, outputs, trace)
-        return self._feedback(assessment.score, assessment)
+        return self._feedback(assessment.value, assessment)
 
 
 class GroundwireOutcome(_GroundwireScorer):

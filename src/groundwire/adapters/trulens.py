@@ -14,7 +14,7 @@ chunk alone and averages) and the answer (`statement`), optionally the `question
 with the reason under "reason", where TruLens shows it. It calls no LLM.
 
 The adapters' one rule (common.py, docs/adapters.md): `groundedness` scores the share of supported claims
-(score="min": the answer score); `passed` scores 1.0 when routing accepts the answer and 0.0 otherwise, a
+(metric="score": the answer score); `passed` scores 1.0 when routing accepts the answer and 0.0 otherwise, a
 review (escalated) answer included. Both put the outcome ("pass", "fail" or "review") and `passed` in the
 metadata, and the reason starts with the outcome. TruLens has no pass flag: put `passed` in your TruLens
 leaderboard, or read the metadata.
@@ -41,16 +41,16 @@ require_extra("trulens", "trulens", needed_by=__name__)
 
 
 class GroundwireProvider(AdapterSettings):
-    """groundwire's check for TruLens metrics; `score`, `scorer`, `task`, `accept_at` and `reject_at` as every
+    """groundwire's check for TruLens metrics; `metric`, `scorer`, `task`, `accept_at` and `reject_at` as every
     adapter takes them, or a `verifier=` (not saved with the metric)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     def groundedness(self, source: str | Sequence[str], statement: str,
                      question: str | None = None) -> tuple[float, dict[str, Any]]:
-        """The share of the statement's claims the source supports (score="min": the answer score), and why."""
+        """The share of the statement's claims the source supports (metric="score": the answer score), and why."""
         assessment = self.assess(source, statement, question)
-        return assessment.score, _metadata(assessment)
+        return assessment.value, _metadata(assessment)
 
     def passed(self, source: str | Sequence[str], statement: str,
                question: str | None = None) -> tuple[float, dict[str, Any]]:

@@ -132,12 +132,15 @@ RENAMED_OPTIONS: Mapping[str, str] = {
     "threshold": "accept_at",  # an adapter's one cut (release 0.1): routing has two thresholds, accept_at / reject_at
     "route_mode": "route",
     "checks_on": "entities",  # checks_on=("entities",) is entities=True
+    "score": "metric",  # an adapter's quantity (release 0.1: score="share" / "min"); `score` is the answer score
 }
 """Keywords an entry point took once, and the option that replaced each: named in the TypeError that refuses them."""
 
 _WHY_RENAMED = {
     "accept_at": " (and reject_at=): passing follows groundwire's routing, which accepts at or above accept_at, "
     "rejects at or below reject_at and escalates the band between; there is no single threshold (docs/adapters.md)",
+    "metric": ' (score="share" is metric="supported_share", score="min" is metric="score"): on every groundwire '
+    "surface `score` is the answer score, the weakest claim's (docs/adapters.md)",
 }
 
 
@@ -165,7 +168,7 @@ def moved_settings_error(moved: Iterable[str], accepted: Collection[str]) -> Typ
     """Verifier's keywords that are settings (those of release 0.1 among them): they go in its CheckSettings, which
     the error says; any other keyword, `option_error` against what Verifier() takes (`accepted`)."""
     moved = list(moved)
-    if unknown := [name for name in moved if name not in CheckSettings.model_fields and name not in RENAMED_OPTIONS]:
+    if unknown := [name for name in moved if RENAMED_OPTIONS.get(name, name) not in CheckSettings.model_fields]:
         return option_error("Verifier()", unknown[0], accepted)
     names = ", ".join(f"{name}=" for name in moved)
     fields = ", ".join(f"{RENAMED_OPTIONS.get(name, name)}=..." for name in moved)

@@ -17,7 +17,7 @@ began (its model call or RAG step; never an HTTP server's request span), once pe
 (after the judge, after every cascade stage). With no such span, each groundwire span carries its own step's
 events. A generation evaluates its own answer: its events go on its `groundwire.generate` span.
 
-The score is the answer score (the weakest claim's, what routing reads), the label the decision (accept, escalate,
+The score is the answer score (the weakest claim's, what routing reads), the label the route (accept, escalate,
 reject). Spans never carry the answer, the context or a claim's text: explanations count claims, and a claim's
 event names it by its position in the answer.
 """
@@ -73,7 +73,7 @@ GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"  # GEN_AI_EVALUA
 GEN_AI_RESPONSE_ID = "gen_ai.response.id"  # GEN_AI_RESPONSE_ID: the evaluated completion's id
 
 ANSWER_EVALUATION = "groundwire.grounding"
-"""The evaluation's name for the answer: score = answer score, label = decision."""
+"""The evaluation's name for the answer: score = answer score, label = route."""
 CLAIM_EVALUATION = "groundwire.claim"
 """The evaluation's name for one claim: score = the claim's score, label = its verdict."""
 OUTCOME_WORDS = {"accept": "pass", "reject": "fail", "escalate": "needs review"}
@@ -185,7 +185,7 @@ def _caller_span() -> Span | None:
 
 
 def traced(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Run the function inside a span `name`; a result with score / decision / claims is summarised on it, and
+    """Run the function inside a span `name`; a result with score / route / claims is summarised on it, and
     its evaluation recorded as OpenInference and GenAI attributes and GenAI `gen_ai.evaluation.result` events
     (on the evaluated span: see the module's docstring)."""
 

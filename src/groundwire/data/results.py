@@ -8,6 +8,7 @@ Pure Python: no Ray, no pyarrow, no pandas.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,7 @@ def written_outcomes(path: Path) -> dict[str, str]:
     if data and not data.endswith(b"\n"):
         path.write_bytes(data[: data.rfind(b"\n") + 1])
     outcomes: dict[str, str] = {}
+    legacy = False
     with path.open(encoding="utf-8") as stream:
         for number, line in enumerate(stream, start=1):
             if not line.strip():
@@ -85,9 +87,13 @@ def written_outcomes(path: Path) -> dict[str, str]:
                                  "give another output path", code=ErrorCode.INVALID_FILE) from None
             if isinstance(record, dict) and isinstance(record.get("id"), str):
                 # `route` is the routing's name; `decision` its name in the records of 0.1 (issue 57).
+                legacy = legacy or ("route" not in record and "decision" in record)
                 route = record.get("route", record.get("decision"))
                 is_error = "error_code" in record or "code" in record or not isinstance(route, str)
                 outcomes[record["id"]] = route if isinstance(route, str) and not is_error else WRITTEN_ERROR
+    if legacy:
+        warnings.warn(f"{path} holds records of 0.1 with 'decision': read for one release; the field is 'route'",
+                      DeprecationWarning, stacklevel=2)
     return outcomes
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -74,13 +75,25 @@ class Attempt:
     model: str
     answer: str
     score: float
-    decision: str
+    route: str
+    """The attempt's routing (accept, escalate, reject); `decision` in 0.1, and beside `route` in `to_dict` for one
+    release."""
     action: str
     """The policy's action on this attempt: accept, disclaim, abstain, escalate or reject."""
     reason: str
     retrievals: int = 0
     findings: tuple[str, ...] = ()
     """Names of the answer-level findings (fabricated_citation, false_sufficiency...)."""
+
+    @property
+    def decision(self) -> str:
+        """Deprecated (0.1's name): `route`."""
+        warnings.warn("Attempt.decision is deprecated: read Attempt.route", DeprecationWarning, stacklevel=2)
+        return self.route
+
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON, with the route also under `decision`, its 0.1 name, for one release (issue 57)."""
+        return dataclasses.asdict(self) | {"decision": self.route}
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +124,7 @@ class Generation:
             "action": self.outcome.action,
             "reason": self.outcome.reason,
             "fallback": self.fallback,
-            "attempts": [dataclasses.asdict(a) for a in self.attempts],
+            "attempts": [attempt.to_dict() for attempt in self.attempts],
             "escalations": [dataclasses.asdict(e) for e in self.escalations],
             "report": self.report.to_dict(),
             "retrieved": [c.id for c in self.chunks],

@@ -2,7 +2,7 @@
 
 `/metrics` is served by prometheus-fastapi-instrumentator (requests by handler and status, latency histograms)
 plus groundwire's own series on the same per-app registry (so two apps in one process never collide):
-decisions, check latency by endpoint, judge calls and failures, cache lookups, model load time, and the worker
+answers by route, check latency by endpoint, judge calls and failures, cache lookups, model load time, and the worker
 pool's queue, busy workers and busy refusals (`watch_pool`).
 When the `otel` extra is installed, FastAPIInstrumentor adds a span per request; groundwire.core.tracing adds
 the verify, judge and generate spans inside it.
@@ -27,7 +27,10 @@ class ServiceMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.decisions = Counter("groundwire_decisions", "Answers checked, by endpoint and decision",
+        self.routes = Counter("groundwire_routes", "Answers checked, by endpoint and route",
+                              ["endpoint", "route"], registry=self.registry)
+        # 0.1's name for the same count, kept for one release so that dashboards and alerts can move (issue 57)
+        self.decisions = Counter("groundwire_decisions", "Deprecated: groundwire_routes_total{endpoint,route}",
                                  ["endpoint", "decision"], registry=self.registry)
         self.check_seconds = Histogram("groundwire_check_seconds", "Time to check and log one request, by endpoint",
                                        ["endpoint"], registry=self.registry,
@@ -41,7 +44,8 @@ class ServiceMetrics:
                                         registry=self.registry)
 
     def observe(self, endpoint: str, report: Report, *, seconds: float, extra: Mapping[str, object] | None) -> None:
-        """One logged request: its decision, its latency, the judge calls its report records, a cache hit."""
+        """One logged request: its route, its latency, the judge calls its report records, a cache hit."""
+        self.routes.labels(endpoint, report.route.value).inc()
         self.decisions.labels(endpoint, report.route.value).inc()
         self.check_seconds.labels(endpoint).observe(seconds)
         if (judge := report.meta.judge) is not None:

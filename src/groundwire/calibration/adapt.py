@@ -164,9 +164,10 @@ def group_folds(groups: Sequence[str], folds: int, *, seed: int = 0) -> list[np.
 
 
 def cross_validate(rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
-                   c: float = PRIOR_C, folds: int = FOLDS, seed: int = 0) -> list[lodo.Routed]:
-    """Each answer routed by the recipe fitted on the other folds (grouped by source document)."""
-    out: list[lodo.Routed] = []
+                   c: float = PRIOR_C, folds: int = FOLDS, seed: int = 0) -> dict[tuple[str, str], lodo.Routed]:
+    """Each answer (by its (file, row id)) routed by the recipe fitted on the other folds (grouped by source
+    document)."""
+    out: dict[tuple[str, str], lodo.Routed] = {}
     for test in group_folds([r.group for r in rows], folds, seed=seed):
         train = [r for r, held in zip(rows, test, strict=True) if not held]
         try:
@@ -174,32 +175,41 @@ def cross_validate(rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Re
         except ValueError as error:  # the other folds hold one class only: a document holds most of the other
             raise InputError(f"cannot cross-validate these labels: {error} outside one fold of whole source "
                              "documents; label answers on more documents", code=ErrorCode.TOO_FEW_LABELS) from None
-        out.extend(lodo.route(fitted, [r for r, held in zip(rows, test, strict=True) if held]))
+        out.update(lodo.route_by_key(fitted, [r for r, held in zip(rows, test, strict=True) if held]))
     return out
 
 
-def rate(hits: int, n: int) -> dict[str, float | int | None]:
-    """A rate with its 95% Wilson interval."""
+def rate(hits: float, n: float) -> dict[str, float | int | None]:
+    """A rate with its 95% Wilson interval (`hits` and `n` weighted counts where labels are weighted)."""
     interval = wilson_interval(hits, n)
     return {"value": hits / n if n else None, "low": interval[0] if interval else None,
             "high": interval[1] if interval else None, "hits": hits, "n": n}
 
 
-def rates(routed: Sequence[lodo.Routed], *, rounds: int = 500) -> dict[str, dict[str, float | int | None]]:
+def rates(routed: Sequence[lodo.Routed], *, rounds: int = 500,
+          weights: Sequence[float] | None = None) -> dict[str, dict[str, float | int | None]]:
     """AUROC (95% bootstrap interval over `rounds` resamples; none with 0) and the false-accept, false-reject and
-    escalation rates (95% Wilson)."""
+    escalation rates (95% Wilson). With `weights` (a judge's label weighing less: ClaimRow.weight), each answer
+    counts as its weight in the three rates (the counts are weighted, as the thresholds' are); the AUROC counts
+    each once."""
     y = np.array([a.hallucinated for a in routed], dtype=bool)
     s = np.array([a.score for a in routed], dtype=float)
     accepted = s >= np.array([a.accept_at for a in routed])
     rejected = ~accepted & (s <= np.array([a.reject_at for a in routed]))
     auroc = detection_metrics(y.tolist(), s.tolist(), [False] * len(y)).auroc
     interval = auroc_interval(y.tolist(), s.tolist(), rounds=rounds) if rounds else None
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+
+    def count(mask: np.ndarray) -> float | int:
+        return int(mask.sum()) if weights is None else round(float(w[mask].sum()), 4)
+
+    escalated = ~accepted & ~rejected
     return {
         "auroc": {"value": auroc, "low": interval[0] if interval else None, "high": interval[1] if interval else None,
                   "n": len(y)},
-        "false_accept": rate(int(accepted[y].sum()), int(y.sum())),
-        "false_reject": rate(int(rejected[~y].sum()), int((~y).sum())),
-        "escalated": rate(int((~accepted & ~rejected).sum()), len(y)),
+        "false_accept": rate(count(accepted & y), count(y)),
+        "false_reject": rate(count(rejected & ~y), count(~y)),
+        "escalated": rate(count(escalated), count(np.ones(len(y), dtype=bool))),
     }
 
 
@@ -261,7 +271,7 @@ def require_within_target(far: dict[str, float | int | None], targets: Targets, 
              "answer whatever the thresholds, so no profile can route them." if unroutable else "")
     who = "cross-validated within the labels, this profile accepts" if fitted else "whatever it fits, any profile accepts"
     raise InputError(
-        f"{who} {far['hits']} of {far['n']} hallucinated answers "
+        f"{who} {_count(float(far['hits'] or 0))} of {_count(float(far['n'] or 0))} hallucinated answers "
         f"({float(far['value'] or 0):.1%}, 95% interval {float(far['low']):.1%}-{float(far['high'] or 0):.1%}): above "
         f"the false-accept target {targets.far:g} by more than its interval, so no profile is written.{cause} Label "
         "more answers of this domain, relax --target-far, or keep the shipped routing",
@@ -323,11 +333,16 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
     `claim_rows` are another model's (a fine-tune's out-of-fold rows): the shipped routing is figured on them.
     Each row's label counts as its `weight` (a judge's label at the judge weight: combine.weighted_by_kind) in the
     fit and in the count of labels; `use` records which labels were read (human, judge or both). The
-    cross-validated figures count every label once, whoever gave it."""
+    cross-validated rates count each label as its weight too (AUROC: once)."""
     require_enough(claim_rows, targets)
     cross = cross_validate(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds)
-    validation = {"profile": rates(cross, rounds=auroc_rounds),
-                  "shipped": rates(lodo.route(base, shipped_rows or claim_rows), rounds=auroc_rounds)}
+    weight = combine.answer_weights(claim_rows)
+    weighted = any(w != 1.0 for w in weight.values())
+    shipped_routed = lodo.route_by_key(base, shipped_rows or claim_rows)
+    validation = {"profile": rates(list(cross.values()), rounds=auroc_rounds,
+                                   weights=[weight[k] for k in cross] if weighted else None),
+                  "shipped": rates(list(shipped_routed.values()), rounds=auroc_rounds,
+                                   weights=[weight.get(k, 1.0) for k in shipped_routed] if weighted else None)}
     unroutable = sum(r.hallucinated and r.claim_index < 0 for r in combine.answers_of(claim_rows).values())
     require_within_target(validation["profile"]["false_accept"], targets, unroutable=unroutable)
     fitted = fit_profile(claim_rows, base, recipe=recipe, targets=targets, c=c)

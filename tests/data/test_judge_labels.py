@@ -66,3 +66,52 @@ def test_judge_labels_are_read_only_where_asked_and_a_reviewer_s_verdict_wins(tm
             store.add_judge_label("nope", scope="ops", faithful=True, judge="j")
     finally:
         store.close()
+
+
+def test_the_service_s_refit_and_the_bench_weigh_judge_labels_by_one_code_path(tmp_path: Path) -> None:
+    """learn.refit_scope (serve --learn --judge-labels) on judge labels in the log writes the profile that
+    guard.guarded_refit gives on the same answers marked as bench/learning_loop.py marks a judge's labels
+    (combine.weighted_by_kind at the judge weight, `use` judge)."""
+    import json
+
+    from groundwire.calibration import combine, guard
+    from groundwire.calibration.adapt import Targets, shipped
+    from groundwire.calibration.learn import refit_scope
+    from groundwire.data.labelled import read_labelled
+    from groundwire.data.rows import EvalRow, read_eval_jsonl
+    from groundwire.data.store import RequestRecord, Store
+    from groundwire.pipeline import CheckSettings, build_verifier
+    from groundwire.scoring.base import calibration_of
+
+    labelled = Path(__file__).resolve().parents[2] / "examples" / "labelled.jsonl"
+    settings = CheckSettings(scorer="lexical")
+    verifier = build_verifier(settings)
+    targets = Targets(far=0.2, frr=0.2)
+    store = Store(f"sqlite:///{tmp_path / 'log.db'}")
+    try:
+        for row in read_eval_jsonl(labelled):
+            report = verifier.verify(row.answer, list(row.chunks), question=row.question, task=row.task)
+            request_id = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
+            store.add_judge_label(request_id, scope="ops", faithful=not row.hallucinated, judge="j")
+        learned = refit_scope(store, scope="ops", folder=tmp_path / "ops", in_force=verifier, settings=settings,
+                              targets=targets, use="judge", judge_weight=0.8)
+        rows, judged = read_labelled(store, scope="ops", use="judge")
+    finally:
+        store.close()
+    assert learned.version == "v0001", learned.reason
+    claim_rows = combine.weighted_by_kind(
+        combine.collect_rows([r for r in rows if isinstance(r, EvalRow)], verifier, file="request_log"), judged,
+        judge_weight=0.8)
+    routing = shipped(calibration_of(verifier.scorer))
+    by_hand = guard.guarded_refit(claim_rows, routing, routing, targets=targets, base_model=verifier.scorer.model_id,
+                                  calibration=calibration_of(verifier.scorer), scope="ops", use="judge")
+    assert by_hand.adapted is not None
+    written = json.loads((tmp_path / "ops" / "profile.json").read_text())
+    assert written == by_hand.adapted.document
+    kinds = written["labels_from"]["label_kinds"]  # the answers it was fitted on: all but the held-back share
+    assert kinds["human"] == 0 and kinds["judge"] == by_hand.labels["fitted_on"]
+    from groundwire.calibration import versions
+
+    entry = versions.history(tmp_path / "ops")[-1]
+    assert (entry["labels"]["human"], entry["labels"]["judge"], entry["labels"]["judge_weight"]) == (0, 80, 0.8)
+    assert written["labels_from"]["judge_weight"] == 0.8 and written["guard"]["labels"] == "human and judge"

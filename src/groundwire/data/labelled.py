@@ -55,7 +55,7 @@ def check_label_use(use: str) -> LabelUse:
     """`use` as a LabelUse, or a clear error naming the choices."""
     if use not in LABEL_USES:
         raise InputError(f"labels: give human, judge or both, not {use!r}", code=ErrorCode.INVALID_OPTION)
-    return use  # type: ignore[return-value]
+    return use
 
 
 def labels_in_force(store: Store, *, scope: str,

@@ -3,6 +3,7 @@
     .venv/bin/python bench/learning_loop.py ../shared/data/dev/halueval_qa_dev.jsonl --cache runs/loop/halueval.jsonl
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --order arrival          # today's queue order
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --labels judge:0.1       # a judge wrong 10% of the time
+    .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --labels judge:0.1 --judge-weight 1
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --seeds 5 --weeks 6 --reviews 50
 
 The bundled model's claim features of every answer are collected once (`--cache`, reused; the same
@@ -15,7 +16,9 @@ seed, the answers are shuffled by source (whole source documents stay together) 
    reject (faithful answers rejected) and escalation, claimless answers escalated as verify() does;
 2. the review queue is the week's answers in the service's order (`evaluation.review_order.order_queue`: every
    escalated answer, and the audit share of the others; `--order teach|arrival`), and the first `--reviews` labels
-   are revealed (with `--labels judge:P`, each flipped with probability P, as a judge wrong that often would);
+   are revealed (with `--labels judge:P`, each flipped with probability P, as a judge wrong that often would, and
+   kept as a label of kind judge weighing `--judge-weight`, as `serve --judge-labels` keeps the judge's: the rows
+   the refit reads carry the kind and the weight, `combine.weighted_by_kind`'s);
 3. the scope's profile is refitted on every label so far and guarded exactly as the service does
    (`calibration.guard.guarded_refit`): it replaces the one in force or is refused.
 
@@ -36,7 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from groundwire.calibration import combine, lodo
-from groundwire.calibration.adapt import Targets, shipped
+from groundwire.calibration.adapt import DEFAULT_JUDGE_WEIGHT, Targets, check_judge_weight, shipped
 from groundwire.calibration.guard import guarded_refit
 from groundwire.calibration.recipe import Fitted
 from groundwire.evaluation.operating import rates_of_routes
@@ -58,10 +61,11 @@ class Week:
     refused: bool
 
 
-def judge_noise(spec: str) -> float:
-    """--labels: "human" (0) or "judge:P", a judge whose verdict is wrong with probability P."""
+def judge_noise(spec: str) -> float | None:
+    """--labels: "human" (None: a reviewer's labels) or "judge:P", a judge whose verdict is wrong with probability P
+    (judge:0 is a judge that is never wrong, its labels still weighing --judge-weight)."""
     if spec == "human":
-        return 0.0
+        return None
     kind, _, share = spec.partition(":")
     if kind != "judge" or not share:
         raise SystemExit(f"--labels takes human or judge:P (e.g. judge:0.1), not {spec!r}")
@@ -80,7 +84,9 @@ def weeks_of(answers: dict[Key, combine.ClaimRow], per_week: int, weeks: int, se
 
 
 def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, per_week: int, weeks: int,
-        reviews: int, order: str, noise: float, seed: int, targets: Targets) -> list[Week]:
+        reviews: int, order: str, noise: float | None, seed: int, targets: Targets,
+        judge_weight: float = DEFAULT_JUDGE_WEIGHT) -> list[Week]:
+    """`noise` None: a reviewer's labels; else a judge's, wrong with that probability, weighing `judge_weight`."""
     by_answer: dict[Key, list[combine.ClaimRow]] = defaultdict(list)
     for row in rows:
         by_answer[(row.file, row.row_id)].append(row)
@@ -103,12 +109,14 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
         key_of = {f"{key[0]}:{key[1]}": key for key in keys}
         for item in queue[:reviews]:
             key = key_of[item.candidate.id]
-            flipped = rng.random() < noise
-            labelled_rows += [replace(r, hallucinated=r.hallucinated != flipped) for r in by_answer[key]]
+            flipped = noise is not None and rng.random() < noise
+            judged = [] if noise is None else [key[1]]
+            labelled_rows += combine.weighted_by_kind([replace(r, hallucinated=r.hallucinated != flipped)
+                                                       for r in by_answer[key]], judged, judge_weight=judge_weight)
             labels_by_task[answers[key].task] += 1
             reviewed_sources.add(answers[key].group)
         refit = guarded_refit(labelled_rows, in_force, base, targets=targets, base_model=scorer.model_id,
-                              calibration=scorer.calibration, seed=seed)
+                              calibration=scorer.calibration, seed=seed, use="human" if noise is None else "judge")
         if refit.replaces and refit.adapted is not None:
             in_force = refit.adapted.fitted
         out.append(Week(len(keys), min(reviews, len(queue)), rates.escalated, rates.false_accept or 0.0,
@@ -127,10 +135,13 @@ def main() -> None:
     parser.add_argument("--reviews", type=int, default=50, help="labels revealed a week, in queue order")
     parser.add_argument("--order", default="teach", help="the review queue's order: teach or arrival")
     parser.add_argument("--labels", default="human", help="human, or judge:P (a judge wrong with probability P)")
+    parser.add_argument("--judge-weight", type=float, default=DEFAULT_JUDGE_WEIGHT,
+                        help="with --labels judge:P, how much a judge's label counts against a person's (as serve's)")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     noise = judge_noise(args.labels)
+    check_judge_weight(args.judge_weight)
     rows = [r for r in features_for(args.bundle, [args.file], limit=args.limit, cache=args.cache)
             if r.file == args.file.stem]
     if not rows:
@@ -140,9 +151,11 @@ def main() -> None:
     n = len(combine.answers_of(rows))
     per_week = args.per_week or min(200, n // 6)
     runs = [run(rows, base, scorer, per_week=per_week, weeks=args.weeks, reviews=args.reviews, order=args.order,
-                noise=noise, seed=args.seed + s, targets=Targets()) for s in range(args.seeds)]
+                noise=noise, seed=args.seed + s, targets=Targets(), judge_weight=args.judge_weight)
+            for s in range(args.seeds)]
     print(f"{args.file.name}: {n} answers, {per_week} a week, {args.reviews} reviews a week, order {args.order}, "
-          f"labels {args.labels}, {args.seeds} seeds (means)")
+          f"labels {args.labels}" + (f" (weight {args.judge_weight:g})" if noise is not None else "")
+          + f", {args.seeds} seeds (means)")
     print(f"{'week':>4s} {'answers':>7s} {'reviewed':>8s} {'esc':>5s} {'FAR':>5s} {'FRR':>5s} {'replaced':>8s}")
     weeks = min(len(r) for r in runs)
     for w in range(weeks):

@@ -179,6 +179,10 @@ def test_a_command_that_is_not_run_still_exists(block: Block) -> None:
     for words in _command_lines(block.code):
         command = group.commands.get(words[0]) if words else None  # type: ignore[attr-defined]
         assert command is not None, f"{block.where}: no command {words[:1]}"
+        subcommands = getattr(command, "commands", None)
+        if subcommands:  # a group (`adapt`): its subcommand, or the command it runs by default (`adapt FILE`: fit)
+            named = subcommands.get(words[1]) if len(words) > 1 else None
+            command, words = (named, words[1:]) if named is not None else (subcommands.get("fit", command), words)
         options = {name for param in command.params for name in (*param.opts, *param.secondary_opts)}
         flags = [flag for word in words[1:] if word.startswith("-") for flag in word.split("=", 1)[0].split("/")]
         unknown = [flag for flag in flags if flag not in options]  # `--llm/--no-llm` names both

@@ -79,7 +79,9 @@ def test_adapt_reads_a_scope_s_reviewed_requests_from_the_log(tmp_path: Path) ->
     assert made.returncode == 0, made.stderr
     document = json.loads((out / "profile.json").read_text())
     assert document["labels"]["all"]["hallucinated"] == 32 and document["labels"]["all"]["faithful"] == 48
-    assert document["labels_from"] == {"kind": "request_log", "scope": "ops", "answers": 80, "unlabelled_skipped": 0}
+    assert document["labels_from"] == {"kind": "request_log", "scope": "ops", "answers": 80, "unlabelled_skipped": 0,
+                                       "labels": "human", "label_kinds": {"human": 80, "judge": 0},
+                                       "judge_weight": None}
     assert str(tmp_path) not in (out / "profile.json").read_text()  # no path, no database URL
     other = run("adapt", "--from-log", str(tmp_path / "log.db"), "--scope", "nobody", "--out", str(tmp_path / "x"),
                 "--scorer", "lexical")
@@ -109,3 +111,52 @@ def test_adapt_rollback_puts_the_previous_version_back_and_records_it(tmp_path: 
     assert "too_few_labels" in last["reason"]
     missing = run("adapt", "rollback", "--profile", str(out), "--to", "v0007")
     assert missing.returncode == 2 and "no version 'v0007'" in missing.stderr
+
+
+def test_adapt_fits_on_human_judge_or_both_labels_and_says_which(tmp_path: Path) -> None:
+    """Each labelled answer is logged twice: once labelled by a reviewer, once by the judge (`serve --judge-labels`).
+    `--labels` picks which a profile is fitted on, and profile.json counts the kinds apart; a judge's label counts as
+    its weight, so 80 judge labels at weight 0.3 are too few (32 x 0.3 hallucinated, 22 needed) where at weight 1
+    they are enough."""
+    import pytest
+
+    pytest.importorskip("sqlalchemy")
+    from groundwire.data.rows import read_eval_jsonl
+    from groundwire.data.store import RequestRecord, Store
+    from groundwire.pipeline import CheckSettings, build_verifier
+
+    verifier = build_verifier(CheckSettings(scorer="lexical"))
+    store = Store(f"sqlite:///{tmp_path / 'log.db'}")
+    try:
+        for row in read_eval_jsonl(FIXTURE):
+            report = verifier.verify(row.answer, list(row.chunks), question=row.question, task=row.task)
+            reviewed = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
+            store.add_review(reviewed, scope="ops", faithful=not row.hallucinated)
+            judged = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
+            store.add_judge_label(judged, scope="ops", faithful=not row.hallucinated, judge="scripted")
+    finally:
+        store.close()
+    log = str(tmp_path / "log.db")
+
+    def adapt(name: str, *options: str) -> subprocess.CompletedProcess[str]:
+        return run("adapt", "--from-log", log, "--scope", "ops", "--out", str(tmp_path / name), "--scorer", "lexical",
+                   "--recipe", "thresholds", *options)
+
+    def labels_from(name: str) -> dict:
+        return json.loads((tmp_path / name / "profile.json").read_text())["labels_from"]
+
+    assert adapt("human").returncode == 0
+    assert labels_from("human")["label_kinds"] == {"human": 80, "judge": 0}
+    made = adapt("both", "--labels", "both", "--judge-weight", "0.5")
+    assert made.returncode == 0, made.stderr
+    assert {key: labels_from("both")[key] for key in ("labels", "label_kinds", "judge_weight", "answers")} == {
+        "labels": "both", "label_kinds": {"human": 80, "judge": 80}, "judge_weight": 0.5, "answers": 160}
+    assert "80 human, 80 judge" in made.stdout
+    light = adapt("judge-light", "--labels", "judge", "--judge-weight", "0.3")
+    assert light.returncode == 2 and "too_few_labels" in light.stderr
+    assert "judge labels counted at weight 0.3" in light.stderr
+    full = adapt("judge", "--labels", "judge", "--judge-weight", "1")
+    assert full.returncode == 0, full.stderr
+    assert labels_from("judge")["label_kinds"] == {"human": 0, "judge": 80}
+    wrong = run("adapt", str(FIXTURE), "--out", str(tmp_path / "file"), "--labels", "judge")
+    assert wrong.returncode == 2 and "invalid_option" in wrong.stderr

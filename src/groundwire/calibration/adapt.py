@@ -16,6 +16,7 @@ than its interval.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,7 @@ from groundwire.calibration.recipe import Fitted, answer_points
 from groundwire.calibration.thresholds import fit_key_thresholds
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT, Verifier
+from groundwire.data.labelled import LabelUse
 from groundwire.data.rows import EvalRow
 from groundwire.evaluation.metrics import auroc_interval, detection_metrics, wilson_interval
 from groundwire.evaluation.operating import DEFAULT_TARGET_FAR, DEFAULT_TARGET_FRR, answers_needed
@@ -53,6 +55,11 @@ MIN_KEY_CLASS_ANSWERS = 40
 """A task gets thresholds of its own with at least this many labelled answers of each class (with a checkable
 claim); otherwise it routes by the pooled pair."""
 FOLDS = 5
+DEFAULT_JUDGE_WEIGHT = 0.3
+"""How much an LLM judge's label counts against a person's in a fit (`--judge-weight`): in the combiner's loss, in
+the thresholds' rates and in the count of labels their confidence rests on (0.3: ten judge labels weigh as three
+reviewers' verdicts). The issue's suggestion, not tuned: bench/learning_loop.py --labels judge:P --judge-weight W
+measures what a weight costs."""
 
 IDENTITY = LogisticCombiner(names=("logit:support",), mean=(0.0,), scale=(1.0,), coef=(1.0,), intercept=0.0,
                             meta={"identity": True})
@@ -102,11 +109,24 @@ def shipped(calibration: Calibration) -> Fitted:
                   reject_needs_finding=calibration.reject_needs_finding)
 
 
-def labels_from(scope: str | None, *, answers: int, skipped: int) -> dict[str, object]:
+def check_judge_weight(weight: float) -> float:
+    """A judge weight in (0, 1]: a judge's label counts at most as much as a person's."""
+    if not 0.0 < weight <= 1.0:
+        raise InputError(f"--judge-weight must be in (0, 1] (how much a judge's label counts against a person's), "
+                         f"got {weight:g}", code=ErrorCode.INVALID_OPTION)
+    return weight
+
+
+def labels_from(scope: str | None, *, answers: int, skipped: int, kinds: Mapping[str, int] | None = None,
+                use: LabelUse = "human", judge_weight: float | None = None) -> dict[str, object]:
     """profile.json's record of where its labels came from: a labelled file or a scope of the request log, never the
-    file's path nor the log's URL (a profile is shared and shipped; a URL may hold a password)."""
+    file's path nor the log's URL (a profile is shared and shipped; a URL may hold a password); which labels it was
+    fitted on (`labels`: human, judge or both), how many of each kind (`label_kinds`), and the weight a judge's
+    label had (None when none was used)."""
     return {"kind": "file" if scope is None else "request_log", "scope": scope, "answers": answers,
-            "unlabelled_skipped": skipped}
+            "unlabelled_skipped": skipped, "labels": use,
+            "label_kinds": dict(kinds) if kinds is not None else {"human": answers, "judge": 0},
+            "judge_weight": judge_weight if use != "human" else None}
 
 
 def refits_combiner(base: Fitted, recipe: Recipe) -> bool:
@@ -146,9 +166,10 @@ def group_folds(groups: Sequence[str], folds: int, *, seed: int = 0) -> list[np.
 
 
 def cross_validate(rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
-                   c: float = PRIOR_C, folds: int = FOLDS, seed: int = 0) -> list[lodo.Routed]:
-    """Each answer routed by the recipe fitted on the other folds (grouped by source document)."""
-    out: list[lodo.Routed] = []
+                   c: float = PRIOR_C, folds: int = FOLDS, seed: int = 0) -> dict[tuple[str, str], lodo.Routed]:
+    """Each answer (by its (file, row id)) routed by the recipe fitted on the other folds (grouped by source
+    document)."""
+    out: dict[tuple[str, str], lodo.Routed] = {}
     for test in group_folds([r.group for r in rows], folds, seed=seed):
         train = [r for r, held in zip(rows, test, strict=True) if not held]
         try:
@@ -156,32 +177,41 @@ def cross_validate(rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Re
         except ValueError as error:  # the other folds hold one class only: a document holds most of the other
             raise InputError(f"cannot cross-validate these labels: {error} outside one fold of whole source "
                              "documents; label answers on more documents", code=ErrorCode.TOO_FEW_LABELS) from None
-        out.extend(lodo.route(fitted, [r for r, held in zip(rows, test, strict=True) if held]))
+        out.update(lodo.route_by_key(fitted, [r for r, held in zip(rows, test, strict=True) if held]))
     return out
 
 
-def rate(hits: int, n: int) -> dict[str, float | int | None]:
-    """A rate with its 95% Wilson interval."""
+def rate(hits: float, n: float) -> dict[str, float | int | None]:
+    """A rate with its 95% Wilson interval (`hits` and `n` weighted counts where labels are weighted)."""
     interval = wilson_interval(hits, n)
     return {"value": hits / n if n else None, "low": interval[0] if interval else None,
             "high": interval[1] if interval else None, "hits": hits, "n": n}
 
 
-def rates(routed: Sequence[lodo.Routed], *, rounds: int = 500) -> dict[str, dict[str, float | int | None]]:
+def rates(routed: Sequence[lodo.Routed], *, rounds: int = 500,
+          weights: Sequence[float] | None = None) -> dict[str, dict[str, float | int | None]]:
     """AUROC (95% bootstrap interval over `rounds` resamples; none with 0) and the false-accept, false-reject and
-    escalation rates (95% Wilson)."""
+    escalation rates (95% Wilson). With `weights` (a judge's label weighing less: ClaimRow.weight), each answer
+    counts as its weight in the three rates (the counts are weighted, as the thresholds' are); the AUROC counts
+    each once."""
     y = np.array([a.hallucinated for a in routed], dtype=bool)
     s = np.array([a.score for a in routed], dtype=float)
     accepted = np.array([a.route is Route.ACCEPT for a in routed], dtype=bool)
     rejected = np.array([a.route is Route.REJECT for a in routed], dtype=bool)
     auroc = detection_metrics(y.tolist(), s.tolist(), [False] * len(y)).auroc
     interval = auroc_interval(y.tolist(), s.tolist(), rounds=rounds) if rounds else None
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+
+    def count(mask: np.ndarray) -> float | int:
+        return int(mask.sum()) if weights is None else round(float(w[mask].sum()), 4)
+
+    escalated = ~accepted & ~rejected
     return {
         "auroc": {"value": auroc, "low": interval[0] if interval else None, "high": interval[1] if interval else None,
                   "n": len(y)},
-        "false_accept": rate(int(accepted[y].sum()), int(y.sum())),
-        "false_reject": rate(int(rejected[~y].sum()), int((~y).sum())),
-        "escalated": rate(int((~accepted & ~rejected).sum()), len(y)),
+        "false_accept": rate(count(accepted & y), count(y)),
+        "false_reject": rate(count(rejected & ~y), count(~y)),
+        "escalated": rate(count(escalated), count(np.ones(len(y), dtype=bool))),
     }
 
 
@@ -210,16 +240,25 @@ class TooFewLabels(InputError):
 def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets) -> None:
     """Refuse labels too few for thresholds that meet the targets with confidence, saying how many more."""
     answers = [r for r in combine.answers_of(rows).values() if r.claim_index >= 0]
-    have = (sum(r.hallucinated for r in answers), sum(not r.hallucinated for r in answers))
+    # A judge's label counts as its weight (ClaimRow.weight): what the thresholds' confidence rests on.
+    have = (sum(r.weight for r in answers if r.hallucinated), sum(r.weight for r in answers if not r.hallucinated))
     need = targets.needed()
-    needed = {name: n - h for h, n, name in zip(have, need, ("hallucinated", "faithful"), strict=True) if h < n}
+    needed = {name: math.ceil(n - h - 1e-9) for h, n, name in zip(have, need, ("hallucinated", "faithful"), strict=True)
+              if h < n - 1e-9}
     short = [f"{more} more {name}" for name, more in needed.items()]
+    weights = sorted({r.weight for r in answers if r.label_kind == "judge"})
+    counted = f" (judge labels counted at weight {', '.join(f'{w:g}' for w in weights)})" if weights else ""
     if short:
         raise TooFewLabels(
             f"too few labels to meet false accept <= {targets.far:g} and false reject <= {targets.frr:g} with "
             f"{targets.confidence:.0%} confidence: that needs at least {need[0]} hallucinated and {need[1]} faithful "
-            f"labelled answers with a checkable claim, and there are {have[0]} and {have[1]}. Label "
+            f"labelled answers with a checkable claim, and there are {_count(have[0])} and {_count(have[1])}{counted}. Label "
             f"{' and '.join(short)} answers (from the same domain), or relax the targets", needed=needed)
+
+
+def _count(weight: float) -> str:
+    """A weighted count as a message gives it: whole, or to one decimal."""
+    return str(round(weight)) if abs(weight - round(weight)) < 1e-9 else f"{weight:.1f}"
 
 
 def require_within_target(far: dict[str, float | int | None], targets: Targets, *, unroutable: int = 0,
@@ -234,7 +273,7 @@ def require_within_target(far: dict[str, float | int | None], targets: Targets, 
              "answer whatever the thresholds, so no profile can route them." if unroutable else "")
     who = "cross-validated within the labels, this profile accepts" if fitted else "whatever it fits, any profile accepts"
     raise InputError(
-        f"{who} {far['hits']} of {far['n']} hallucinated answers "
+        f"{who} {_count(float(far['hits'] or 0))} of {_count(float(far['n'] or 0))} hallucinated answers "
         f"({float(far['value'] or 0):.1%}, 95% interval {float(far['low']):.1%}-{float(far['high'] or 0):.1%}): above "
         f"the false-accept target {targets.far:g} by more than its interval, so no profile is written.{cause} Label "
         "more answers of this domain, relax --target-far, or keep the shipped routing",
@@ -271,30 +310,41 @@ def labelled_of(rows: Sequence[EvalRow], source: str) -> list[EvalRow]:
 
 
 def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "combiner", targets: Targets = Targets(),
-          c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", scope: str | None = None) -> Adapted:
+          c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", scope: str | None = None,
+          judged: frozenset[str] = frozenset(), use: LabelUse = "human",
+          judge_weight: float = DEFAULT_JUDGE_WEIGHT) -> Adapted:
     """Fit a profile on labelled rows, checking each once with `verifier` (the base scorer, its settings, no
     profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target.
     `source` names the labels in messages; `scope`: the request log's scope they were read from (None: a labelled
     file). With a fine-tune of the model too: train.adapt_tuned."""
     labelled = labelled_of(rows, source)
     calibration = calibration_of(verifier.scorer)
-    claim_rows = combine.collect_rows(labelled, verifier, file=Path(source).stem)
+    claim_rows = combine.weighted_by_kind(combine.collect_rows(labelled, verifier, file=Path(source).stem), judged,
+                                          judge_weight=check_judge_weight(judge_weight))
     return adapt_rows(claim_rows, shipped(calibration), recipe=recipe, targets=targets, c=c, folds=folds,
                       base_model=verifier.scorer.model_id, calibration=calibration, scope=scope,
-                      skipped=len(rows) - len(labelled))
+                      skipped=len(rows) - len(labelled), use=use)
 
 
 def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
                c: float, folds: int, base_model: str, calibration: Calibration, scope: str | None = None,
                skipped: int = 0, auroc_rounds: int = 500,
-               shipped_rows: Sequence[combine.ClaimRow] | None = None) -> Adapted:
+               shipped_rows: Sequence[combine.ClaimRow] | None = None, use: LabelUse = "human") -> Adapted:
     """`adapt` on claim rows collected already (the learning curves reuse one feature cache, and skip the AUROC
     intervals with `auroc_rounds` 0). `shipped_rows`: the same answers checked by the base model, where
-    `claim_rows` are another model's (a fine-tune's out-of-fold rows): the shipped routing is figured on them."""
+    `claim_rows` are another model's (a fine-tune's out-of-fold rows): the shipped routing is figured on them.
+    Each row's label counts as its `weight` (a judge's label at the judge weight: combine.weighted_by_kind) in the
+    fit and in the count of labels; `use` records which labels were read (human, judge or both). The
+    cross-validated rates count each label as its weight too (AUROC: once)."""
     require_enough(claim_rows, targets)
     cross = cross_validate(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds)
-    validation = {"profile": rates(cross, rounds=auroc_rounds),
-                  "shipped": rates(lodo.route(base, shipped_rows or claim_rows), rounds=auroc_rounds)}
+    weight = combine.answer_weights(claim_rows)
+    weighted = any(w != 1.0 for w in weight.values())
+    shipped_routed = lodo.route_by_key(base, shipped_rows or claim_rows)
+    validation = {"profile": rates(list(cross.values()), rounds=auroc_rounds,
+                                   weights=[weight[k] for k in cross] if weighted else None),
+                  "shipped": rates(list(shipped_routed.values()), rounds=auroc_rounds,
+                                   weights=[weight.get(k, 1.0) for k in shipped_routed] if weighted else None)}
     unroutable = sum(r.hallucinated and r.claim_index < 0 for r in combine.answers_of(claim_rows).values())
     require_within_target(validation["profile"]["false_accept"], targets, unroutable=unroutable)
     fitted = fit_profile(claim_rows, base, recipe=recipe, targets=targets, c=c)
@@ -304,7 +354,8 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
         "format": PROFILE_FORMAT,
         "base_model": base_model,
         "made_by": f"groundwire {__version__} adapt",
-        "labels_from": labels_from(scope, answers=len(combine.answers_of(claim_rows)), skipped=skipped),
+        "labels_from": labels_from(scope, answers=len(combine.answers_of(claim_rows)), skipped=skipped,
+                                   kinds=combine.label_kinds(claim_rows), use=use, judge_weight=_judge_weight(claim_rows)),
         "recipe": recipe if refit else "thresholds",
         "targets": {"false_accept": targets.far, "false_reject": targets.frr, "confidence": targets.confidence},
         "prior_strength": c if refit else None,
@@ -352,9 +403,22 @@ def write_profile(adapted: Adapted, out: Path, *, force: bool = False, by: str =
 
 
 def label_kinds(document: Mapping[str, object]) -> dict[str, object]:
-    """A profile's label counts as its history records them: human and judge labels apart (every label is a human
-    one today: a reviewer's verdict or a labelled file's), and the classes over all tasks."""
+    """A profile's label counts as its history records them: human and judge labels apart (`labels_from`'s
+    `label_kinds`; a profile written before them: every label a human one), the judge weight, and the classes over
+    all tasks."""
     labels = document.get("labels")
     every = labels.get("all", {}) if isinstance(labels, Mapping) else {}
     counts = {k: int(v) for k, v in every.items()} if isinstance(every, Mapping) else {}
-    return {"human": counts.get("hallucinated", 0) + counts.get("faithful", 0), "judge": 0, **counts}
+    source = document.get("labels_from")
+    kinds = source.get("label_kinds") if isinstance(source, Mapping) else None
+    if not isinstance(kinds, Mapping):
+        kinds = {"human": counts.get("hallucinated", 0) + counts.get("faithful", 0), "judge": 0}
+    weight = source.get("judge_weight") if isinstance(source, Mapping) else None
+    return {"human": int(kinds.get("human", 0)), "judge": int(kinds.get("judge", 0)), "judge_weight": weight,
+            **counts}
+
+
+def _judge_weight(rows: Sequence[combine.ClaimRow]) -> float | None:
+    """The weight the judge's labels had in a fit (None: it had none)."""
+    weights = {r.weight for r in rows if r.label_kind == "judge"}
+    return max(weights) if weights else None

@@ -14,8 +14,9 @@ import json
 import random
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -34,6 +35,7 @@ FEATURES: tuple[str, ...] = (
     "best_window_recall", "novel_word_share", "log1p:novel_names", "figures_not_in_context", "figure_conflicts",
     "fabricated_citation", "log1p:claim_words", "position", "log1p:n_claims", "lexical_support",
 )
+LabelKind = Literal["human", "judge"]
 MIN_TASK_ANSWERS = 80
 """A task type gets its own combiner and threshold only with at least this many labelled answers."""
 
@@ -56,6 +58,12 @@ class ClaimRow:
     other_windows: tuple[dict[str, float], ...] = ()
     """The features of its other readings (`ClaimResult.other_windows`): a replay takes the max over all of them,
     each capped by its own findings, as verify() does. Empty in caches from before they were recorded."""
+    label_kind: LabelKind = "human"
+    """Who labelled the answer: a person (a reviewer's verdict, a labelled file) or the LLM judge (`serve
+    --judge-labels`). Counted apart wherever labels are counted (`label_kinds`)."""
+    weight: float = 1.0
+    """How much the answer's label counts in a fit, as a share of a person's: 1 for a human label, the judge weight
+    (`--judge-weight`) for a judge's (`weighted_by_kind`)."""
 
     @property
     def readings(self) -> list[dict[str, float]]:
@@ -66,6 +74,24 @@ class ClaimRow:
     def key(self) -> str:
         """The calibration key verify() uses for this claim's answer: its task, "/long" for long-form."""
         return calibration_key(self.task, int(self.features.get("n_claims", 0))) or ""
+
+
+def weighted_by_kind(rows: Sequence[ClaimRow], judged: Iterable[str], *, judge_weight: float) -> list[ClaimRow]:
+    """The rows of the answers whose ids are in `judged` marked as judge labels of weight `judge_weight`; the others
+    stay human labels of weight 1."""
+    ids = frozenset(judged)
+    return [replace(r, label_kind="judge", weight=judge_weight) if r.row_id in ids else r for r in rows]
+
+
+def label_kinds(rows: Sequence[ClaimRow]) -> dict[str, int]:
+    """Labelled answers per kind: {"human": n, "judge": m}."""
+    answers = answers_of(rows).values()
+    return {kind: sum(r.label_kind == kind for r in answers) for kind in ("human", "judge")}
+
+
+def answer_weights(rows: Sequence[ClaimRow]) -> dict[tuple[str, str], float]:
+    """Each answer's label weight, keyed as `answers_of` keys them."""
+    return {key: r.weight for key, r in answers_of(rows).items()}
 
 
 def _group(context: Sequence[str]) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 from groundwire.calibration import combine, lodo, versions
 from groundwire.calibration.adapt import FOLDS, PRIOR_C, Adapted, Recipe, Targets, adapt_rows, write_profile
 from groundwire.calibration.recipe import Fitted
+from groundwire.data.labelled import LabelUse
 from groundwire.foundation.errors import InputError
 from groundwire.foundation.types import Route
 from groundwire.scoring.base import Calibration
@@ -102,7 +103,10 @@ def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow],
     what they stand for in the traffic. Without weights, every label counts once: the estimate is then that of the labelled answers,
     which is biased toward what the queue picked (escalations) wherever labels come from the queue. Today's
     reviewed answers carry no audit flag nor selection probability, so the service and `adapt` call it without
-    weights."""
+    weights.
+
+    Judge labels (`serve --judge-labels`): `guarded_refit` hands the guard the held-back human labels alone once
+    they are enough (`guard_rows`), so a judge's errors cannot certify a profile fitted on them."""
     routed_now = lodo.route_by_key(in_force, held)
     routed_new = lodo.route_by_key(candidate, held)
     keys = sorted(routed_new)
@@ -151,6 +155,29 @@ def _rate(hits: np.ndarray, w: np.ndarray) -> Rate:
     return Rate(p, max(0.0, centre - half), min(1.0, centre + half), n)
 
 
+def guard_rows(held: Sequence[combine.ClaimRow], targets: Targets,
+               weights: Mapping[Key, float] | None = None) -> tuple[list[combine.ClaimRow], dict[Key, float] | None, str]:
+    """The held-back answers the guard judges a refit on, their weights, and whose labels they are ("human" or
+    "human and judge").
+
+    Human labels only, as soon as the held-back part holds enough of them: at least `targets.needed()` hallucinated
+    and faithful answers labelled by a person (the fewest on which a false-accept rate at the target can be shown with
+    the targets' confidence). A judge's errors would otherwise certify the profile fitted on them. Until then, every
+    held-back label, a judge's counting as its weight (ClaimRow.weight), times `weights` where given."""
+    answers = combine.answers_of(held)
+    human = {key for key, row in answers.items() if row.label_kind == "human"}
+    need_bad, need_good = targets.needed()
+    bad = sum(answers[key].hallucinated for key in human)
+    if len(human) == len(answers) or (bad >= need_bad and len(human) - bad >= need_good):
+        kept = [r for r in held if (r.file, r.row_id) in human]
+        return kept, None if weights is None else dict(weights), "human"
+    if all(row.weight == 1.0 for row in answers.values()):
+        return list(held), None if weights is None else dict(weights), "human and judge"
+    scaled = {key: row.weight * (1.0 if weights is None else float(weights.get(key, 0.0)))
+              for key, row in answers.items()}
+    return list(held), scaled, "human and judge"
+
+
 @dataclass(frozen=True)
 class Refit:
     """A guarded refit's outcome: the profile fitted (None when adapt refused the labels) and the guard's decision
@@ -169,23 +196,31 @@ class Refit:
 def guarded_refit(rows: Sequence[combine.ClaimRow], in_force: Fitted, base: Fitted, *, recipe: Recipe = "combiner",
                   targets: Targets | None = None, base_model: str, calibration: Calibration,
                   scope: str | None = None, c: float = PRIOR_C, folds: int = FOLDS, share: float = HOLD_SHARE,
-                  seed: int = 0, weights: Mapping[Key, float] | None = None) -> Refit:
+                  seed: int = 0, weights: Mapping[Key, float] | None = None, use: LabelUse = "human") -> Refit:
     """Fit a profile on the labels outside a held-back share (adapt's fit, its refusals included) and guard it
-    against `in_force` on that share. `base`: the base model's own routing (what adapt refits from)."""
+    against `in_force` on that share (its human labels once they are enough: `guard_rows`). `base`: the base
+    model's own routing (what adapt refits from). Each row's label counts as its weight (a judge's: ClaimRow.weight);
+    `use` records which labels were read. The label counts (`labels`, what the history records) keep the kinds
+    apart."""
     targets = targets or Targets()
     fit_rows, held = hold_out(rows, share=share, seed=seed)
     answers = combine.answers_of(rows)
+    judge_weights = {r.weight for r in answers.values() if r.label_kind == "judge"}
     labels: dict[str, object] = {
-        "human": len(answers), "judge": 0, "hallucinated": sum(r.hallucinated for r in answers.values()),
+        **combine.label_kinds(rows), "judge_weight": max(judge_weights) if judge_weights else None,
+        "hallucinated": sum(r.hallucinated for r in answers.values()),
         "faithful": sum(not r.hallucinated for r in answers.values()),
         "fitted_on": len(combine.answers_of(fit_rows)), "held_back": len(combine.answers_of(held))}
+    judged_on, guard_weights, guarded_on = guard_rows(held, targets, weights)
+    labels["guarded_on"] = guarded_on
     try:
         adapted = adapt_rows(fit_rows, base, recipe=recipe, targets=targets, c=c, folds=folds, base_model=base_model,
-                             calibration=calibration, scope=scope)
+                             calibration=calibration, scope=scope, use=use)
     except InputError as refused:
         return Refit(None, None, f"adapt refused the labels ({refused.code.value}): {refused}", labels)
-    decision = guard(adapted.fitted, in_force, held, targets=targets, weights=weights)
-    adapted.document["guard"] = {"replaced": decision.replace, "reason": decision.reason, **decision.figures()}
+    decision = guard(adapted.fitted, in_force, judged_on, targets=targets, weights=guard_weights)
+    adapted.document["guard"] = {"replaced": decision.replace, "reason": decision.reason, "labels": guarded_on,
+                                 **decision.figures()}
     return Refit(adapted, decision, decision.reason, labels)
 
 

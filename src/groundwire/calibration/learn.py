@@ -17,11 +17,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groundwire.calibration import combine, guard
-from groundwire.calibration.adapt import Recipe, Targets, base_settings, labelled_of, log_source, shipped
+from groundwire.calibration.adapt import (
+    DEFAULT_JUDGE_WEIGHT,
+    Recipe,
+    Targets,
+    base_settings,
+    check_judge_weight,
+    labelled_of,
+    log_source,
+    shipped,
+)
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
-from groundwire.data.labelled import SOURCE_PREFIX, reviewed_record
+from groundwire.data.labelled import SOURCE_PREFIX, LabelUse, labels_in_force, reviewed_record
 from groundwire.data.rows import EvalRow, parse_record
+from groundwire.data.store.records import JudgeLabel
 from groundwire.foundation.errors import InputError
 from groundwire.pipeline import build_verifier
 from groundwire.scoring.base import calibration_of
@@ -35,22 +45,28 @@ LOG_FILE = "request_log"
 """The `file` of the claim rows read from the log (ClaimRow.file; answers are keyed by (file, request id))."""
 
 
-def logged_claim_rows(store: Store, *, scope: str, model_id: str) -> tuple[list[combine.ClaimRow], list[EvalRow]]:
-    """The scope's reviewed answers (the verdict in force on each, as `read_reviewed` gives them): claim rows from
-    the features logged with the reports `model_id` scored, and the labelled rows whose report cannot give them, to
-    be checked. Rows that do not parse are left out, as adapt leaves them."""
+def logged_claim_rows(store: Store, *, scope: str, model_id: str, use: LabelUse = "human",
+                      judge_weight: float = DEFAULT_JUDGE_WEIGHT) -> tuple[list[combine.ClaimRow], list[EvalRow],
+                                                                        frozenset[str]]:
+    """The scope's labelled answers (`use`: the reviewers' verdicts in force, the judge's labels, or both, as
+    `data.labelled.labels_in_force` gives them): claim rows from the features logged with the reports `model_id`
+    scored (a judge's labels marked so, at `judge_weight`), the labelled rows whose report cannot give them, to be
+    checked, and the ids of the judge's among those. Rows that do not parse are left out, as adapt leaves them."""
     rows: list[combine.ClaimRow] = []
     unchecked: list[EvalRow] = []
-    for record, verdict in store.reviewed(scope=scope):
-        row = parse_record(reviewed_record(record, verdict), source=SOURCE_PREFIX + scope)
+    judged: set[str] = set()
+    for record, label in labels_in_force(store, scope=scope, use=use):
+        row = parse_record(reviewed_record(record, label), source=SOURCE_PREFIX + scope)
         if not isinstance(row, EvalRow) or row.hallucinated is None:
             continue
+        if isinstance(label, JudgeLabel):
+            judged.add(row.id)
         logged = combine.claim_rows_of_logged(row, record.report or {}, file=LOG_FILE, model_id=model_id)
         if logged is None:
             unchecked.append(row)
         else:
-            rows.extend(logged)
-    return rows, unchecked
+            rows.extend(combine.weighted_by_kind(logged, judged, judge_weight=judge_weight))
+    return rows, unchecked, frozenset(judged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +80,17 @@ class Learned:
 
 def refit_scope(store: Store, *, scope: str, folder: Path, in_force: Verifier, settings: CheckSettings,
                 targets: Targets | None = None, recipe: Recipe = "combiner", by: str = "service refit",
-                seed: int = 0) -> Learned:
+                seed: int = 0, use: LabelUse = "human", judge_weight: float = DEFAULT_JUDGE_WEIGHT) -> Learned:
     """Refit `scope`'s profile in `folder` from its logged labels and put it in force if the guard lets it, else
     record the refusal there. `in_force`: the verifier routing the scope now (its profile's, or the service's);
-    `settings`: the service's check settings, of which the base model is kept."""
+    `settings`: the service's check settings, of which the base model is kept; `use`: which labels (human, judge,
+    both), a judge's counting as `judge_weight` of a person's."""
     source = log_source("the request log", scope)
     base = build_verifier(base_settings(settings), scorer=unprofiled(in_force.scorer))
     calibration = calibration_of(base.scorer)
-    logged, unchecked = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id)
+    check_judge_weight(judge_weight)
+    logged, unchecked, judged = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id, use=use,
+                                                  judge_weight=judge_weight)
     try:
         if not logged:
             labelled_of(unchecked, source)  # adapt's refusal of a log with no labels
@@ -79,8 +98,9 @@ def refit_scope(store: Store, *, scope: str, folder: Path, in_force: Verifier, s
         refit = guard.Refit(None, None, f"adapt refused the labels ({refused.code.value}): {refused}",
                             {"human": 0, "judge": 0})
     else:
-        claim_rows = logged + combine.collect_rows(unchecked, base, file=LOG_FILE)
-        refit = guard.guarded_refit(claim_rows, shipped(calibration_of(in_force.scorer)), shipped(calibration),
+        checked = combine.weighted_by_kind(combine.collect_rows(unchecked, base, file=LOG_FILE), judged,
+                                           judge_weight=judge_weight)
+        refit = guard.guarded_refit(logged + checked, shipped(calibration_of(in_force.scorer)), shipped(calibration),
                                     recipe=recipe, targets=targets, base_model=base.scorer.model_id,
-                                    calibration=calibration, scope=scope, seed=seed)
+                                    calibration=calibration, scope=scope, seed=seed, use=use)
     return Learned(scope, guard.settle(folder, refit, by=by), refit.reason)

@@ -74,11 +74,12 @@ def fit_toward(rows: Sequence[ClaimRow], prior: LogisticCombiner, *, c: float,
 
 def _design(rows: Sequence[ClaimRow], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(features, labels, weights) of the labelled claims: `combine.claim_label`'s labels with file-balanced,
-    class-balanced weights averaging 1."""
+    class-balanced weights averaging 1, each also times its label's weight (a judge's label counts less than a
+    person's: ClaimRow.weight)."""
     y, use = claim_label(rows)
     x = feature_matrix([r.features for r, ok in zip(rows, use, strict=True) if ok], names)
     yy = y[use]
-    w = file_weights(rows, use)[use]
+    w = (file_weights(rows, use) * np.array([r.weight for r in rows]))[use]
     for label in (0.0, 1.0):  # classes balanced inside the file weights
         mask = yy == label
         w[mask] *= len(yy) / (2 * max(w[mask].sum(), 1e-9)) * (w.sum() / len(yy))

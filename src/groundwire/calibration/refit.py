@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from groundwire.calibration.adapt import Targets, TooFewLabels, adapt, base_settings, log_source
@@ -21,7 +22,7 @@ from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
 from groundwire.data.labelled import read_reviewed
 from groundwire.data.rows import EvalRow, RowError
-from groundwire.evaluation.labels import POOLED, LabelsSection, Refit, count_labels
+from groundwire.evaluation.labels import POOLED, LabelsSection, Refit, count_judge_labels, count_labels
 from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.types import Thresholds
 from groundwire.pipeline import build_verifier
@@ -64,7 +65,9 @@ def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: Ch
                              f"the call's time budget ran out before adapt's checks of the {len(rows)} reviewed "
                              "answers were done; run the command to fit them, or `groundwire eval-loop --db DB "
                              "--scope S`")
-    return LabelsSection(scope, count_labels(rows), refit)
+    counts = replace(count_labels(rows),
+                     judge=count_judge_labels([label.faithful for _, label in store.judged(scope=scope)]))
+    return LabelsSection(scope, counts, refit)
 
 
 def refit_of(rows: Sequence[EvalRow | RowError], *, in_force: Verifier, base: Verifier, targets: Targets,

@@ -54,6 +54,8 @@ class AnswerPoint:
     score: float
     """The answer's score with the deterministic checks' caps applied at a zero threshold (a capped claim
     scores 0): verify() routes such answers below any accept threshold whatever the pair is."""
+    weight: float = 1.0
+    """How much the answer's label counts (a judge's less than a person's: combine.ClaimRow.weight)."""
 
 
 def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DEFAULT_TARGET_FAR,
@@ -68,7 +70,8 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
     `min_families` families each bring MIN_FAMILY_CLASS_ANSWERS of each class to it: a pair fitted on one
     family's answers is that family's, and LODO showed it does not carry over (summary thresholds from SummEdits
     alone rejected 29% of RAGTruth's faithful summaries). `confidence`: meet the targets with it
-    (operating.allowed_errors) rather than on these answers alone.
+    (operating.allowed_errors) rather than on these answers alone. Each answer counts as its `weight` (a judge's
+    label less than a person's) in the rates and in `min_class_answers`.
 
     `accept_margin` (issue 56, safe on day one): every accept threshold adds it (the margin a family nobody has
     seen needs: calibration.lodo.unseen_margin), and a key's own accept threshold may be lower than the pooled one
@@ -76,10 +79,12 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
     task the families differ widely (the summary files alone need 0.61 to 0.86)."""
 
     def pair(items: Sequence[AnswerPoint]) -> Thresholds:
+        weighted = any(a.weight != 1.0 for a in items)
         return thresholds_for_targets([a.hallucinated for a in items], [a.score for a in items],
                                       target_far=target_far, target_frr=target_frr,
                                       groups=[a.family for a in items] if per_family else None,
-                                      confidence=confidence, accept_margin=accept_margin or 0.0)
+                                      confidence=confidence, accept_margin=accept_margin or 0.0,
+                                      weights=[a.weight for a in items] if weighted else None)
 
     pooled = pair(answers)
     if not by_key:
@@ -90,8 +95,8 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
             keys.setdefault(key, []).append(answer)
     own: dict[str, Thresholds] = {}
     for key, items in sorted(keys.items()):
-        positives = sum(a.hallucinated for a in items)
-        if (min(positives, len(items) - positives) >= min_class_answers
+        positives = sum(a.weight for a in items if a.hallucinated)  # labels as they count (a judge's at its weight)
+        if (min(positives, sum(a.weight for a in items) - positives) >= min_class_answers - 1e-9
                 and _families_with_both_classes(items, MIN_FAMILY_CLASS_ANSWERS) >= min_families):
             candidate = pair(items)
             if accept_margin is not None:

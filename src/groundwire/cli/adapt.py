@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typer._click.core import Context  # the click typer vendors: TyperGroup.parse_args's own type
 
     from groundwire.calibration.adapt import Adapted
+    from groundwire.data.labelled import LabelUse
     from groundwire.data.rows import EvalRow, RowError
 
 
@@ -104,6 +105,12 @@ def adapt(
         "--from-log", metavar="DB", help="Instead of a file: the reviewed requests of the service's request log (a "
                                          "SQLite file or SQLAlchemy URL), labelled by reviewers' verdicts.")] = None,
     scope: Annotated[str | None, typer.Option(help="With --from-log: the scope whose reviews to read.")] = None,
+    labels: Annotated[str, typer.Option(
+        "--labels", help="With --from-log: fit on human labels (reviewers' verdicts), judge labels (the LLM judge's, "
+                         "kept by serve --judge-labels) or both (a request with both takes the reviewer's).")] = "human",
+    judge_weight: Annotated[float, typer.Option(
+        "--judge-weight", min=0.001, max=1.0,
+        help="With --labels judge or both: how much a judge's label counts against a reviewer's.")] = 0.3,
     fine_tune: Annotated[bool, typer.Option(
         "--fine-tune", help="Also fine-tune the bundled cross-encoder on (window, claim) pairs from the labels, on the "
                             "CPU (minutes; needs the [train] extra); the profile keeps the int8 model and scores with "
@@ -118,9 +125,10 @@ def adapt(
 ) -> None:
     """Fit a domain profile (routing thresholds, the combiner, and with --fine-tune the model) on labelled answers,
     cross-validated within them; refuse when the labels are too few to meet the targets with confidence (exit 2)."""
-    from groundwire.calibration.adapt import Targets, base_settings, log_source, write_profile
+    from groundwire.calibration.adapt import Targets, base_settings, check_judge_weight, log_source, write_profile
     from groundwire.calibration.adapt import adapt as fit
     from groundwire.config import load_config
+    from groundwire.data.labelled import check_label_use
     from groundwire.data.rows import EvalRow
     from groundwire.pipeline import build_verifier
 
@@ -132,13 +140,21 @@ def adapt(
     if (from_log is None) != (scope is None):
         raise InputError("--from-log and --scope go together: the scope whose reviewed requests to read",
                          code=ErrorCode.INVALID_OPTION)
+    use = check_label_use(labels)
+    check_judge_weight(judge_weight)
+    if use != "human" and from_log is None:
+        raise InputError("--labels judge or both reads the judge's labels of the request log: give --from-log DB "
+                         "--scope S (a labelled file's labels are human ones)", code=ErrorCode.INVALID_OPTION)
+    if use != "human" and fine_tune:
+        raise InputError("--fine-tune trains on human labels only: drop --labels, or --fine-tune",
+                         code=ErrorCode.INVALID_OPTION)
     targets = Targets(far=target_far, frr=target_frr, confidence=confidence)
     config = load_config(config_file)
     # The base model as the settings name it, without a profile or fixed thresholds: the profile replaces those.
     settings = base_settings(config.verify.overridden(scorer=scorer))
     source = str(labelled) if labelled is not None else log_source(str(from_log), str(scope))
-    rows = [row for row in _labelled_rows(labelled, from_log, scope, strict=strict, columns=columns)
-            if isinstance(row, EvalRow)]
+    read, judged = _labelled_rows(labelled, from_log, scope, strict=strict, columns=columns, use=use)
+    rows = [row for row in read if isinstance(row, EvalRow)]
     if not rows:
         raise InputError(f"{source}: no readable rows", code=ErrorCode.NO_ROWS)
     doing = "checking and fine-tuning on" if fine_tune else "checking"
@@ -150,7 +166,8 @@ def adapt(
             adapted = adapt_fine_tuned(rows, build_verifier(settings), tune=TuneSettings(max_steps=tune_steps),
                                        recipe=recipe, targets=targets, source=source, scope=scope)
         else:
-            adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source, scope=scope)
+            adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source, scope=scope,
+                          judged=judged, use=use, judge_weight=judge_weight)
     write_profile(adapted, out, force=force)
     if as_json:
         print_json(adapted.document)
@@ -174,20 +191,21 @@ def _refusal_recorded(out: Path) -> Iterator[None]:
 
 
 def _labelled_rows(labelled: Path | None, from_log: str | None, scope: str | None, *, strict: bool,
-                   columns: str | None) -> list[EvalRow | RowError]:
-    """The labelled file's rows, or the scope's reviewed requests in the log (data.labelled), read the same way."""
+                   columns: str | None, use: LabelUse) -> tuple[list[EvalRow | RowError], frozenset[str]]:
+    """The labelled file's rows, or the scope's labelled requests in the log (data.labelled: `use` says which
+    labels), read the same way; and the ids of the rows the judge labelled."""
     from groundwire.data.rows import parse_columns, read_rows
 
     if labelled is not None:
-        return list(read_rows(labelled, strict=strict, columns=parse_columns(columns)))
+        return list(read_rows(labelled, strict=strict, columns=parse_columns(columns))), frozenset()
     require_extra("serve", "sqlalchemy", needed_by="groundwire adapt --from-log")
-    from groundwire.data.labelled import read_reviewed
+    from groundwire.data.labelled import read_labelled
     from groundwire.data.store import Store
 
     assert from_log is not None and scope is not None
     store = Store.open(from_log)
     try:
-        return list(read_reviewed(store, scope=scope, strict=strict))
+        return read_labelled(store, scope=scope, use=use, strict=strict)
     finally:
         store.close()
 
@@ -210,6 +228,11 @@ def _print_summary(adapted: Adapted, out: Path) -> None:
     counts = ", ".join(f"{task}: {c['hallucinated']} hallucinated / {c['faithful']} faithful"
                        for task, c in labels.items())
     console.print(literal(f"labels: {counts}"))
+    source = document["labels_from"]
+    if isinstance(source, dict) and source.get("labels", "human") != "human":
+        kinds = source["label_kinds"]
+        console.print(literal(f"label kinds ({source['labels']}): {kinds['human']} human, {kinds['judge']} judge "
+                              f"(a judge's label weighed {source['judge_weight']})"))
     own = ", ".join(f"{key} {pair[0]:g}/{pair[1]:g}" for key, pair in routing["task_thresholds"].items())
     console.print(literal(f"thresholds: accept_at {routing['thresholds'][0]:g}, reject_at {routing['thresholds'][1]:g}"
                           + (f"; per task {own}" if own else "")))

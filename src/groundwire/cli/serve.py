@@ -59,6 +59,14 @@ def serve(
                         "(docs/adapt.md). A profile fitted on another model is then refitted instead of refused.")] = False,
     learn_every: Annotated[int, typer.Option(
         "--learn-every", min=1, help="With --learn: new verdicts in a scope between its refits.")] = 25,
+    judge_labels: Annotated[bool, typer.Option(
+        "--judge-labels", help="When the LLM judge (a request's judge=true) settles an escalated answer, keep its "
+                               "verdict as a label of kind judge, counted apart from reviewers' verdicts; with "
+                               "--learn, refits fit on both kinds, a judge's label weighing --judge-weight "
+                               "(docs/adapt.md).")] = _DEFAULTS["judge_labels"],
+    judge_weight: Annotated[float, typer.Option(
+        "--judge-weight", min=0.001, max=1.0,
+        help="With --judge-labels: how much a judge's label counts against a reviewer's in a refit.")] = _DEFAULTS["judge_weight"],
     max_body_bytes: Annotated[int, typer.Option(
         min=1, help="Larger request bodies get 413.")] = _DEFAULTS["max_body_bytes"],
     body_timeout: Annotated[float, typer.Option(
@@ -162,6 +170,9 @@ def serve(
     keys, read_only_keys = parse_api_keys([*from_file, *_split_env_list(api_key or [])])
     for key in keys:  # so that a key is redacted wherever it would be written: error rows, the access log
         register_secret(key)
+    if judge_labels and not llm:
+        raise InputError("--judge-labels keeps the LLM judge's verdicts: start with --llm too (and configure [llm])",
+                         code=ErrorCode.INVALID_OPTION)
     if learn and profiles is None:
         raise InputError("--learn refits the profiles of --profiles DIR: give --profiles too",
                          code=ErrorCode.INVALID_OPTION)
@@ -179,6 +190,8 @@ def serve(
         profiles=None if profiles is None else str(profiles),
         learn=learn,
         learn_every=learn_every,
+        judge_labels=judge_labels,
+        judge_weight=judge_weight,
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout,
         header_timeout_s=header_timeout,

@@ -19,13 +19,19 @@ most labelled files have. The verdict in force is the newest one on the request.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from groundwire.data.rows import EvalRow, RowError, parse_record
+from groundwire.data.store.records import JudgeLabel
 from groundwire.foundation.errors import ErrorCode, InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.data.store import RequestRecord, ReviewVerdict, Store
+
+LabelUse = Literal["human", "judge", "both"]
+"""Which labels a fit reads: reviewers' verdicts, the LLM judge's (`serve --judge-labels`), or both (a request with
+both takes the reviewer's)."""
+LABEL_USES: tuple[LabelUse, ...] = get_args(LabelUse)
 
 REVIEWED_SPAN = "reviewer: not faithful"
 """The label of a span a reviewer marked (grounding-eval rows' spans are [start, end, label])."""
@@ -45,9 +51,46 @@ def read_reviewed(store: Store, *, scope: str, strict: bool = False) -> Iterator
         yield row
 
 
-def reviewed_record(record: RequestRecord, verdict: ReviewVerdict) -> dict[str, Any]:
+def check_label_use(use: str) -> LabelUse:
+    """`use` as a LabelUse, or a clear error naming the choices."""
+    if use not in LABEL_USES:
+        raise InputError(f"labels: give human, judge or both, not {use!r}", code=ErrorCode.INVALID_OPTION)
+    return use
+
+
+def labels_in_force(store: Store, *, scope: str,
+                    use: LabelUse = "human") -> list[tuple[RequestRecord, ReviewVerdict | JudgeLabel]]:
+    """The scope's labelled requests, oldest first, each with the label it is fitted on: the reviewer's verdict in
+    force, or the judge's newest label (a JudgeLabel: its kind), as `use` asks. With "both", a request a reviewer
+    gave a verdict on takes the reviewer's, never the judge's."""
+    human = store.reviewed(scope=scope) if use != "judge" else []
+    if use == "human":
+        return list(human)
+    reviewed = {record.id for record, _ in human}
+    judged = [(record, label) for record, label in store.judged(scope=scope) if record.id not in reviewed]
+    both: list[tuple[RequestRecord, ReviewVerdict | JudgeLabel]] = [*human, *judged]
+    return sorted(both, key=lambda pair: (pair[0].created_at is None, pair[0].created_at, pair[0].id or ""))
+
+
+def read_labelled(store: Store, *, scope: str, use: LabelUse = "human",
+                  strict: bool = False) -> tuple[list[EvalRow | RowError], frozenset[str]]:
+    """`read_reviewed` over the labels `use` names: the rows, and the ids of those labelled by the judge."""
+    rows: list[EvalRow | RowError] = []
+    judged: set[str] = set()
+    for record, label in labels_in_force(store, scope=scope, use=use):
+        row = parse_record(reviewed_record(record, label), source=SOURCE_PREFIX + scope)
+        if strict and isinstance(row, RowError):
+            raise InputError(f"labelled request {row.id}: {row.error}", code=ErrorCode.INVALID_ROW)
+        if isinstance(label, JudgeLabel):
+            judged.add(str(record.id))
+        rows.append(row)
+    return rows, frozenset(judged)
+
+
+def reviewed_record(record: RequestRecord, verdict: ReviewVerdict | JudgeLabel) -> dict[str, Any]:
     """One reviewed request as a grounding-eval JSONL object (what a labelled file holds), plus a `review` object
-    that keeps the verdict's id, time and marked claims (the row parser ignores it; an exported file keeps it)."""
+    that keeps the verdict's id, time and marked claims, and its kind (human or judge) (the row parser ignores it; an
+    exported file keeps it)."""
     report = record.report or {}
     answer = report.get("answer", record.response)
     claims = report.get("claims") or []
@@ -63,7 +106,8 @@ def reviewed_record(record: RequestRecord, verdict: ReviewVerdict) -> dict[str, 
         "hallucinated": not verdict.faithful,
         "spans": spans,
         "source": f"{SOURCE_PREFIX}{record.scope}",
-        "review": {"verdict_id": verdict.id, "reviewed_at": verdict.created_at.isoformat(),
+        "review": {"kind": "judge" if isinstance(verdict, JudgeLabel) else "human",
+                   "verdict_id": verdict.id, "reviewed_at": verdict.created_at.isoformat(),
                    "unfaithful_claims": [{"index": c.index, "text": c.text} for c in verdict.unfaithful_claims]},
     }
 

@@ -40,6 +40,15 @@ class LabelCounts:
     """Reviewed requests that make no row (RowError), counted apart."""
     by_task: dict[str, dict[str, int]] = field(default_factory=dict)
     """Per task (as the request named it, else unknown): {"not_faithful": n, "faithful": n}."""
+    judge: dict[str, int] = field(default_factory=lambda: {"labelled": 0, "not_faithful": 0, "faithful": 0})
+    """The LLM judge's labels of the scope (`serve --judge-labels`), counted apart: never in the counts above, nor in
+    the refit shown (adapt's default, `--labels human`)."""
+
+
+def count_judge_labels(faithful: Sequence[bool]) -> dict[str, int]:
+    """The judge's labels of a scope (each one's faithful flag), as LabelCounts.judge counts them."""
+    bad = sum(not f for f in faithful)
+    return {"labelled": len(faithful), "not_faithful": bad, "faithful": len(faithful) - bad}
 
 
 def count_labels(rows: Sequence[EvalRow | RowError]) -> LabelCounts:
@@ -100,7 +109,7 @@ class LabelsSection:
             "scope": self.scope,
             "counts": {"labelled": c.labelled, "not_faithful": c.not_faithful, "faithful": c.faithful,
                        "claim_marked": c.claim_marked, "unreadable": c.unreadable,
-                       "by_task": {task: dict(tally) for task, tally in c.by_task.items()}},
+                       "by_task": {task: dict(tally) for task, tally in c.by_task.items()}, "judge": dict(c.judge)},
             "refit": self.refit.to_dict(),
         }
 
@@ -118,6 +127,10 @@ def section_lines(section: Mapping[str, Any]) -> list[str]:
            f"({c['claim_marked']} with claims marked), {c['faithful']} faithful"
            + (f"; {c['unreadable']} reviewed requests make no row" if c["unreadable"] else "")
            + (f" ({tasks})" if tasks else "")]
+    judge = c.get("judge") or {}
+    if judge.get("labelled"):
+        out.append(f"judge labels (counted apart, not in this refit): {judge['labelled']}, {judge['not_faithful']} not "
+                   f"faithful, {judge['faithful']} faithful")
     targets = r["targets"]
     head = (f"refit (as groundwire adapt, false accept {targets['false_accept']:g}, false reject "
             f"{targets['false_reject']:g}, confidence {targets['confidence']:g})")

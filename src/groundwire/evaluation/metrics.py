@@ -133,7 +133,7 @@ def auroc_interval(hallucinated: Sequence[bool], scores: Sequence[float], *, rou
     return float(low), float(high)
 
 
-def wilson_interval(hits: int, n: int, *, level: float = 0.95) -> tuple[float, float] | None:
+def wilson_interval(hits: float, n: float, *, level: float = 0.95) -> tuple[float, float] | None:
     """The Wilson score interval of a rate of `hits` in `n` (a false-accept rate on 40 hallucinated answers is a
     rate of a few answers: the interval says how far it can be from the rate on answers not seen). None for n = 0."""
     if n <= 0:

@@ -86,30 +86,44 @@ def answers_needed(target: float, confidence: float) -> int:
     return math.ceil(math.log(1 - confidence) / math.log1p(-target) - 1e-9)
 
 
-def accept_threshold(hallucinated_scores: np.ndarray, target_far: float, confidence: float | None = None) -> float:
+def accept_threshold(hallucinated_scores: np.ndarray, target_far: float, confidence: float | None = None,
+                     weights: np.ndarray | None = None) -> float:
     """The lowest threshold at which at most `target_far` of these hallucinated answers score at or above it
-    (with a `confidence`, `allowed_errors`'s count of them: at least one threshold above them all)."""
-    s = np.sort(np.asarray(hallucinated_scores, dtype=float))[::-1]
-    allowed = max(allowed_errors(len(s), target_far, confidence), 0)  # this many may be accepted
-    if allowed >= len(s):
-        return 0.0
-    # Accept strictly above the (allowed+1)-th highest hallucinated score.
-    return float(np.nextafter(s[allowed], np.inf))
+    (with a `confidence`, `allowed_errors`'s count of them: at least one threshold above them all).
+
+    `weights`: how much each answer counts (a judge's label less than a person's: calibration.combine.ClaimRow
+    .weight). The answers then stand for their total weight (rounded down) in `allowed_errors`, and the threshold
+    lets through the highest-scoring ones up to that much weight; with every weight 1 it is the unweighted rule."""
+    return _threshold(np.asarray(hallucinated_scores, dtype=float), target_far, confidence, weights, descending=True)
 
 
-def reject_threshold(faithful_scores: np.ndarray, target_frr: float, confidence: float | None = None) -> float:
-    """The highest threshold at which at most `target_frr` of these faithful answers score at or below it."""
-    s = np.sort(np.asarray(faithful_scores, dtype=float))
-    allowed = max(allowed_errors(len(s), target_frr, confidence), 0)
-    if allowed >= len(s):
-        return 1.0
-    return float(np.nextafter(s[allowed], -np.inf))
+def reject_threshold(faithful_scores: np.ndarray, target_frr: float, confidence: float | None = None,
+                     weights: np.ndarray | None = None) -> float:
+    """The highest threshold at which at most `target_frr` of these faithful answers score at or below it
+    (`weights` as in accept_threshold)."""
+    return _threshold(np.asarray(faithful_scores, dtype=float), target_frr, confidence, weights, descending=False)
+
+
+def _threshold(scores: np.ndarray, target: float, confidence: float | None, weights: np.ndarray | None, *,
+               descending: bool) -> float:
+    """Accept strictly above (reject strictly below) the first answer, in score order from the wrong side, past
+    which the answers let through would weigh more than `allowed_errors` allows."""
+    w = np.ones(len(scores)) if weights is None else np.asarray(weights, dtype=float)
+    order = np.argsort(-scores if descending else scores, kind="stable")
+    s, w = scores[order], w[order]
+    n = len(s) if weights is None else int(np.floor(float(w.sum()) + 1e-9))
+    allowed = max(allowed_errors(n, target, confidence), 0)  # this much weight may be let through
+    over = np.nonzero(np.cumsum(w) > allowed + 1e-9)[0]
+    if not over.size:
+        return 0.0 if descending else 1.0
+    return float(np.nextafter(s[over[0]], np.inf if descending else -np.inf))
 
 
 def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float], *,
                            target_far: float = DEFAULT_TARGET_FAR, target_frr: float = DEFAULT_TARGET_FRR,
                            groups: Sequence[str] | None = None, min_group: int = 30,
-                           confidence: float | None = None, accept_margin: float = 0.0) -> tuple[float, float]:
+                           confidence: float | None = None, accept_margin: float = 0.0,
+                           weights: Sequence[float] | None = None) -> tuple[float, float]:
     """(accept_at, reject_at) meeting both targets on these answers (with a `confidence`, meeting them on answers
     like these with that confidence: `allowed_errors`).
 
@@ -122,6 +136,8 @@ def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float]
     `accept_margin` is added to the accept threshold: the margin a family nobody has seen needs beyond the ones
     here (calibration.lodo.unseen_margin measures it leave-one-family-out). A cold start pays it in escalation; a
     domain profile earns it back.
+
+    `weights`: how much each answer counts (accept_threshold); None: each counts once.
     """
     y = np.asarray(hallucinated, dtype=bool)
     s = np.asarray(scores, dtype=float)
@@ -130,8 +146,10 @@ def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float]
     if not y.any() or y.all():
         raise ValueError("thresholds need both hallucinated and faithful answers")
     labels = np.asarray(groups if groups is not None else [""] * len(y), dtype=object)
-    accepts = [accept_threshold(s[members], target_far, confidence) for members in _class_groups(labels, y, min_group)]
-    rejects = [reject_threshold(s[members], target_frr, confidence)
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    accepts = [accept_threshold(s[members], target_far, confidence, None if w is None else w[members])
+               for members in _class_groups(labels, y, min_group)]
+    rejects = [reject_threshold(s[members], target_frr, confidence, None if w is None else w[members])
                for members in _class_groups(labels, ~y, min_group)]
     accept_at, reject_at = min(max(accepts), 1.0), max(min(rejects), 0.0)
     if reject_at >= accept_at:

@@ -228,7 +228,7 @@ def eval_labels(runtime: Runtime, *, scope: str) -> LabelsSection:
     in_force, settings = runtime.verifier_for(scope), runtime.settings
     targets = Targets(settings.refit_target_far, settings.refit_target_frr, settings.refit_confidence)
     key = (settings.check.model_dump_json(), *_routing(in_force), __version__, scope,
-           runtime.store.verdicts_version(scope=scope))
+           runtime.store.verdicts_version(scope=scope), runtime.store.judge_labels_version(scope=scope))
     return runtime.labels_cache.get_or_compute(
         key, lambda: labels_section(runtime.store, scope=scope, in_force=in_force, settings=settings.check,
                                     db="DB", targets=targets),

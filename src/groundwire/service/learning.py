@@ -8,6 +8,10 @@ more run after it; across replicas, an exclusive, non-blocking `flock` on `DIR/<
 the profiles folder, or they would not see each other's refits): a replica that finds it held skips the refit, the
 next trigger tries again. The counts are per process: with several replicas, a scope is refitted after `every`
 verdicts reached any one of them.
+
+The LLM judge as a teacher (`serve --judge-labels`): `judge_settlement` reads, from a request's report, whether the
+judge settled an escalated answer and how; the service keeps that as a label of kind "judge" (Store.add_judge_label),
+counted toward the scope's next refit, which then fits on both kinds (`refit_labels`).
 """
 
 from __future__ import annotations
@@ -19,13 +23,43 @@ import os
 import threading
 from collections import Counter, deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from groundwire.calibration.learn import Learned
+from groundwire.data.labelled import LabelUse
+from groundwire.foundation.types import Report, Route, Verdict
 
 _log = logging.getLogger(__name__)
 
 LOCK_FILE = ".refit.lock"
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """The judge's verdict on an escalated answer it settled: faithful (it accepted every escalated claim) or not,
+    and the claims (indexes) it did not find supported."""
+
+    faithful: bool
+    unfaithful_claims: tuple[int, ...]
+
+
+def judge_settlement(report: Report) -> Settlement | None:
+    """How the judge settled this answer, or None when it did not: it was asked (the answer was escalated), it ruled
+    on every escalated claim (none `not_judged`), and the answer left the band: accepted (faithful) or rejected (a
+    claim it did not find supported). An answer still escalated after it, for a finding of its own, is not settled.
+    Before the judge such an answer had no rejected claim (a rejected claim rejects the answer, and the judge is
+    asked only of escalated answers), so the verdict is the judge's alone."""
+    judged = report.meta.judge
+    if judged is None or not judged.decided or judged.not_judged or report.route is Route.ESCALATE:
+        return None
+    unsupported = tuple(o.claim for o in judged.outcomes if o.error is None and o.verdict is not Verdict.SUPPORTED)
+    return Settlement(report.route is Route.ACCEPT, () if report.route is Route.ACCEPT else unsupported)
+
+
+def refit_labels(judge_labels: bool) -> LabelUse:
+    """The labels a scope's refit fits on: the reviewers' alone, or with `--judge-labels` the judge's too."""
+    return "both" if judge_labels else "human"
 
 
 class Learner:

@@ -35,7 +35,7 @@ from groundwire.redact import redact_data
 from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.evalcache import EvalCache
-from groundwire.service.learning import Learner
+from groundwire.service.learning import Learner, judge_settlement, refit_labels
 from groundwire.service.limits import HasText, WorkBudget, enforce_plan_limits, enforce_work_limits, text_chars
 from groundwire.service.observability import ServiceMetrics
 from groundwire.service.profiles import ScopeProfiles
@@ -122,12 +122,24 @@ class Runtime:
         if self.learner is not None:
             self.learner.verdict_added(scope)
 
+    def judge_label(self, request_id: str, report: Report, *, scope: str) -> None:
+        """With `--judge-labels`: the judge's settlement of this logged answer kept as a label of kind judge (none
+        when it settled nothing), counted toward the scope's next refit (service/learning.py)."""
+        llm = self.llm
+        settled = judge_settlement(report) if self.settings.judge_labels and llm is not None else None
+        if settled is None or llm is None:
+            return
+        self.store.add_judge_label(request_id, scope=scope, faithful=settled.faithful, judge=llm.config.model,
+                                   unfaithful_claims=settled.unfaithful_claims)
+        self.verdict_added(scope)
+
     def _refit(self, scope: str, folder: Path) -> Learned:
         """The refit `serve --learn` runs in the background: the scope's logged labels, adapt's fit, the guard."""
         targets = Targets(far=self.settings.refit_target_far, frr=self.settings.refit_target_frr,
                           confidence=self.settings.refit_confidence)
         return refit_scope(self.store, scope=scope, folder=folder, in_force=self.verifier_for(scope),
-                           settings=self.settings.check, targets=targets)
+                           settings=self.settings.check, targets=targets,
+                           use=refit_labels(self.settings.judge_labels), judge_weight=self.settings.judge_weight)
 
     def profile_folder(self, scope: str) -> Path | None:
         """The scope's profile folder under `serve --profiles`; None without --profiles or without a profile."""
@@ -298,6 +310,7 @@ class Runtime:
         # got. From here on the caller waits for this row instead (core.cancel: commit).
         cancel.commit()
         self.store.log_request(redacted)
+        self.judge_label(str(out["request_id"]), report, scope=scope)
         self.metrics.observe(kind, report, seconds=time.perf_counter() - started, extra=extra)
 
 

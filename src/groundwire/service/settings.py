@@ -47,6 +47,14 @@ class ServiceSettings:
     learn_every: int = 25
     """Verdicts per scope between refits: about a week's reviews of a small deployment, and few enough that a refit (a
     check of every labelled answer by the base model) stays a small share of the service's work."""
+    judge_labels: bool = False
+    """`serve --judge-labels`: when the LLM judge settles an escalated answer (a request with judge=true whose every
+    escalated claim it ruled on), keep its verdict as a label of kind "judge" (data/store/judge_labels.py), apart
+    from reviewers' verdicts; with `learn`, a scope's refits then fit on both kinds, a judge's label counting as
+    `judge_weight` of a person's, and count judge labels toward `learn_every`. Off: the judge teaches nothing."""
+    judge_weight: float = 0.3
+    """How much a judge's label counts against a reviewer's in a refit (`--judge-weight`, in (0, 1]); the default is
+    calibration.adapt.DEFAULT_JUDGE_WEIGHT's."""
     max_body_bytes: int = 1_000_000
     """Requests with a larger body are refused with 413 before they are parsed."""
     body_timeout_s: float = 30.0
@@ -151,6 +159,9 @@ class ServiceSettings:
             raise InputError("header_timeout_s must be positive", code=ErrorCode.INVALID_SETTINGS)
         if not 0 < self.time_budget_s < math.inf:
             raise InputError("time_budget_s must be a positive number of seconds", code=ErrorCode.INVALID_SETTINGS)
+        if not 0 < self.judge_weight <= 1:
+            raise InputError(f"judge_weight must be in (0, 1] (how much a judge's label counts against a reviewer's), "
+                             f"got {self.judge_weight:g}", code=ErrorCode.INVALID_SETTINGS)
         if not (0 < self.refit_target_far < 1 and 0 < self.refit_target_frr < 1 and 0.5 <= self.refit_confidence < 1):
             raise InputError("refit_target_far and refit_target_frr must be strictly between 0 and 1, and "
                              "refit_confidence in [0.5, 1)", code=ErrorCode.INVALID_SETTINGS)

@@ -5,7 +5,7 @@ committed row); any SQLAlchemy URL works, e.g. postgresql+psycopg://user@host/db
 carries a permission scope and every read filters on it: a caller sees only its own scope.
 
 One module per data path: schema.py (the tables and the engine), documents.py, request_log.py (and feedback),
-verdicts.py (reviewers' verdicts), eval_runs.py, records.py (the rows as Python sees them); database.py puts them together as `Store`. The
+verdicts.py (reviewers' verdicts), judge_labels.py (the LLM judge's, kept apart), eval_runs.py, records.py (the rows as Python sees them); database.py puts them together as `Store`. The
 records load without SQLAlchemy; `Store` loads it on first use.
 """
 
@@ -19,6 +19,7 @@ from groundwire.data.store.records import (
     Feedback,
     FeedbackSummary,
     IngestResult,
+    JudgeLabel,
     MarkedClaim,
     RequestRecord,
     RetrievedChunk,
@@ -38,6 +39,7 @@ __all__ = [
     "Feedback",
     "FeedbackSummary",
     "IngestResult",
+    "JudgeLabel",
     "MarkedClaim",
     "RequestRecord",
     "RetrievedChunk",

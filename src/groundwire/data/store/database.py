@@ -8,12 +8,13 @@ import sqlalchemy as sa
 
 from groundwire.data.store.documents import Documents
 from groundwire.data.store.eval_runs import EvalRuns
+from groundwire.data.store.judge_labels import JudgeLabels
 from groundwire.data.store.records import ERROR_KIND
 from groundwire.data.store.verdicts import Verdicts
 from groundwire.foundation.errors import ErrorCode, InputError
 
 
-class Store(Documents, Verdicts, EvalRuns):
+class Store(Documents, Verdicts, JudgeLabels, EvalRuns):
     """All persistence behind one object. Thread-safe: each call opens its own short transaction."""
 
     @classmethod

@@ -143,6 +143,22 @@ class ReviewVerdict:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeLabel:
+    """The LLM judge's settlement of an escalated answer, kept as a label of kind "judge" (`serve --judge-labels`).
+
+    Kept apart from reviewers' verdicts (a table of its own): it is counted apart, weighted apart (`--judge-weight`)
+    and used only where a fit asks for judge labels. `unfaithful_claims`: the claims the judge did not find supported
+    (as a reviewer's marked claims); `judge`: the judge's model."""
+
+    id: int
+    request_id: str
+    faithful: bool
+    unfaithful_claims: tuple[MarkedClaim, ...]
+    created_at: datetime
+    judge: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReviewWritten:
     """What one review wrote, in one transaction: a feedback row (thumbs, correction) and/or a verdict."""
 

@@ -107,6 +107,16 @@ def tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         sa.Column("faithful", sa.Boolean, nullable=False),
         sa.Column("unfaithful_claims", sa.JSON, nullable=False),
     )
+    # The LLM judge's settlements of escalated answers, kept as labels of kind "judge" (serve --judge-labels): a
+    # table apart from the reviewers' verdicts, so that no read mixes them unasked (records.JudgeLabel).
+    judge_labels = sa.Table(
+        "judge_labels",
+        metadata,
+        *_about_a_request(),
+        sa.Column("faithful", sa.Boolean, nullable=False),
+        sa.Column("unfaithful_claims", sa.JSON, nullable=False),
+        sa.Column("judge", sa.String(200), nullable=False),
+    )
     eval_runs = sa.Table(
         "eval_runs",
         metadata,
@@ -123,6 +133,7 @@ def tables(metadata: sa.MetaData) -> dict[str, sa.Table]:
         "requests": requests,
         "feedback": feedback,
         "verdicts": verdicts,
+        "judge_labels": judge_labels,
         "eval_runs": eval_runs,
     }
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from fastapi import Depends
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from groundwire.calibration import versions
 from groundwire.foundation.errors import ErrorCode, InputError
+from groundwire.scoring.profile import PROFILE_FILE
 from groundwire.service.auth import caller_scope, writer_scope
 from groundwire.service.errors import ServiceError
 from groundwire.service.routing import service_router, service_runtime
@@ -24,6 +26,10 @@ class ProfileState(BaseModel):
     versions: list[str] = Field(description="Every version kept, oldest first.")
     history: list[dict[str, object]] = Field(
         description="Every install, replacement, refusal and rollback, oldest first (the folder's history.jsonl).")
+    labels: dict[str, object] | None = Field(
+        None, description="What the version in force was fitted on: `labels` (human, judge or both), `label_kinds` "
+                          "(how many human and judge labels, counted apart) and `judge_weight` (how much a judge's "
+                          "label counted; null when none was used). Null for a profile that does not say.")
 
 
 class RollbackRequest(BaseModel):
@@ -42,7 +48,19 @@ def _folder(runtime: Runtime, scope: str) -> Path:
 
 def _state(folder: Path, scope: str) -> ProfileState:
     return ProfileState(scope=scope, version=versions.current_version(folder), versions=versions.versions(folder),
-                        history=versions.history(folder))
+                        history=versions.history(folder), labels=_labels_in_force(folder))
+
+
+def _labels_in_force(folder: Path) -> dict[str, object] | None:
+    """The version in force's record of its labels (profile.json's labels_from), kinds apart."""
+    try:
+        document = json.loads((folder / PROFILE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    source = document.get("labels_from") if isinstance(document, dict) else None
+    if not isinstance(source, dict) or "label_kinds" not in source:
+        return None
+    return {key: source.get(key) for key in ("labels", "label_kinds", "judge_weight")}
 
 
 @router.get("/v1/profile", response_model=ProfileState, tags=["profile"])

@@ -493,7 +493,9 @@ function showLabels(labels) {
   const c = labels.counts, r = labels.refit;
   $("eval-labels-summary").textContent = `scope ${labels.scope}: ${c.labelled} reviewed answers, ${c.not_faithful} not ` +
     `faithful (${c.claim_marked} with claims marked), ${c.faithful} faithful` +
-    (c.unreadable ? ` · ${c.unreadable} reviewed requests make no row` : "");
+    (c.unreadable ? ` · ${c.unreadable} reviewed requests make no row` : "") +
+    (c.judge && c.judge.labelled ? ` · judge labels, counted apart and not in this refit: ${c.judge.labelled} ` +
+      `(${c.judge.not_faithful} not faithful, ${c.judge.faithful} faithful)` : "");
   const tasks = $("eval-labels-tasks").querySelector("tbody");
   tasks.replaceChildren();
   for (const [task, tally] of Object.entries(c.by_task)) {

@@ -1,0 +1,119 @@
+"""The LLM judge's labels in a fit (issue 56 item 4): a judge's label counts as its weight in the thresholds and the
+combiner, is counted apart from human labels, and the guard judges a refit on human labels once they are enough."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from groundwire.calibration import adapt, combine, guard
+from groundwire.calibration.combine import ClaimRow
+from groundwire.evaluation.operating import accept_threshold, reject_threshold, thresholds_for_targets
+from groundwire.foundation.errors import InputError
+from groundwire.scoring.base import Calibration
+
+TARGETS = adapt.Targets()
+SHIPPED = adapt.Fitted(adapt.IDENTITY, (0.95, 0.05), {})
+
+
+def _rows(n: int, seed: int, *, prefix: str = "a") -> list[ClaimRow]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        hallucinated = i % 2 == 0
+        support = float(np.clip(rng.normal(0.3 if hallucinated else 0.75, 0.12), 0.01, 0.99))
+        rows.append(ClaimRow("log", f"{prefix}{i}", "qa", f"{prefix}doc{i // 4}", hallucinated, support, 0, (0, 10),
+                             None, {"support": support, "n_claims": 1.0}))
+    return rows
+
+
+def _wrong_judge(n: int, seed: int, weight: float) -> list[ClaimRow]:
+    """Judge labels that are all wrong: every hallucinated answer labelled faithful and the reverse."""
+    return [replace(r, hallucinated=not r.hallucinated, label_kind="judge", weight=weight)
+            for r in _rows(n, seed, prefix="j")]
+
+
+def test_unit_weights_give_the_unweighted_thresholds_and_lighter_labels_stricter_ones() -> None:
+    rng = np.random.default_rng(0)
+    scores = rng.random(200)
+    for target, confidence in ((0.1, None), (0.1, 0.9), (0.05, 0.95)):
+        assert accept_threshold(scores, target, confidence, np.ones(200)) == accept_threshold(scores, target, confidence)
+        assert reject_threshold(scores, target, confidence, np.ones(200)) == reject_threshold(scores, target, confidence)
+    # 200 answers weighing 0.3 each stand for 60: fewer errors allowed, so the accept threshold rises.
+    assert accept_threshold(scores, 0.1, 0.9, np.full(200, 0.3)) > accept_threshold(scores, 0.1, 0.9)
+    assert reject_threshold(scores, 0.1, 0.9, np.full(200, 0.3)) < reject_threshold(scores, 0.1, 0.9)
+    labels = [i % 2 == 0 for i in range(200)]
+    assert (thresholds_for_targets(labels, scores.tolist(), weights=[1.0] * 200)
+            == thresholds_for_targets(labels, scores.tolist()))
+
+
+def test_the_judge_weight_changes_the_fit_and_a_light_judge_moves_it_less() -> None:
+    human = _rows(300, 1)
+    alone = adapt.fit_profile(human, SHIPPED, recipe="thresholds", targets=TARGETS).pooled
+    by_weight = {w: adapt.fit_profile(human + _wrong_judge(200, 2, w), SHIPPED, recipe="thresholds",
+                                      targets=TARGETS).pooled for w in (1.0, 0.1)}
+    assert by_weight[1.0] != by_weight[0.1]
+    # Wrong labels push the accept threshold up (faithful-looking answers labelled hallucinated); weighed light,
+    # they push it less.
+    assert alone[0] <= by_weight[0.1][0] < by_weight[1.0][0]
+    # The combiner's fit too: its loss weighs each claim by its label's weight.
+    prior = combine.LogisticCombiner(names=("logit:support",), mean=(0.0,), scale=(1.0,), coef=(1.0,), intercept=0.0)
+    heavy = adapt.fit_profile(human + _wrong_judge(200, 2, 1.0), adapt.Fitted(prior, (0.95, 0.05), {}),
+                              recipe="combiner", targets=TARGETS).combiner
+    light = adapt.fit_profile(human + _wrong_judge(200, 2, 0.1), adapt.Fitted(prior, (0.95, 0.05), {}),
+                              recipe="combiner", targets=TARGETS).combiner
+    assert heavy is not None and light is not None and heavy.coef != light.coef
+
+
+def test_too_few_labels_counts_a_judge_s_label_as_its_weight() -> None:
+    judged = [replace(r, label_kind="judge", weight=0.3) for r in _rows(100, 3)]  # 50 per class, weighing 15
+    with pytest.raises(InputError, match=r"there are 15 and 15 \(judge labels counted at weight 0.3\)") as refused:
+        adapt.require_enough(judged, TARGETS)
+    assert refused.value.needed == {"hallucinated": 7, "faithful": 7}  # type: ignore[attr-defined]
+    adapt.require_enough([replace(r, weight=1.0) for r in judged], TARGETS)  # the same labels at full weight
+
+
+def test_a_profile_records_its_label_kinds_and_the_judge_weight() -> None:
+    rows = _rows(300, 4) + [replace(r, label_kind="judge", weight=0.3) for r in _rows(100, 5, prefix="j")]
+    adapted = adapt.adapt_rows(rows, SHIPPED, recipe="thresholds", targets=TARGETS, c=adapt.PRIOR_C, folds=5,
+                               base_model="m", calibration=Calibration(), use="both", auroc_rounds=0)
+    source = adapted.document["labels_from"]
+    assert source["labels"] == "both" and source["label_kinds"] == {"human": 300, "judge": 100}  # type: ignore[index]
+    assert source["judge_weight"] == 0.3  # type: ignore[index]
+    assert adapt.label_kinds(adapted.document)["judge"] == 100
+    with pytest.raises(InputError, match="judge-weight"):
+        adapt.check_judge_weight(0.0)
+
+
+def test_the_guard_judges_on_human_labels_once_they_are_enough() -> None:
+    human = _rows(300, 6)
+    judged = _wrong_judge(300, 7, 0.3)
+    held = human + judged
+    rows, weights, whose = guard.guard_rows(held, TARGETS)
+    assert whose == "human" and weights is None
+    assert {r.label_kind for r in rows} == {"human"}
+    # Too few human labels held back: every label judges it, a judge's at its weight.
+    few = human[:10] + judged
+    rows, weights, whose = guard.guard_rows(few, TARGETS)
+    assert whose == "human and judge" and len(combine.answers_of(rows)) == 310
+    assert weights is not None and weights[("log", "j1")] == 0.3 and weights[("log", "a1")] == 1.0
+
+
+def test_a_guarded_refit_counts_the_kinds_apart_and_is_judged_on_human_labels() -> None:
+    """Judge labels that are all wrong, beside human ones: the guard measures the refit on the held-back human labels
+    only; weighed lighter, the wrong labels move the profile less (its accept threshold nearer the human one)."""
+    accept_at = {}
+    for weight in (1.0, 0.1):
+        rows = _rows(600, 8) + _wrong_judge(400, 9, weight)
+        refit = guard.guarded_refit(rows, SHIPPED, SHIPPED, recipe="thresholds", targets=TARGETS, base_model="m",
+                                    calibration=Calibration(), use="both")
+        assert refit.labels["human"] == 600 and refit.labels["judge"] == 400
+        assert refit.labels["judge_weight"] == weight and refit.labels["guarded_on"] == "human"
+        assert refit.decision is not None and refit.adapted is not None
+        held_human = [r for r in guard.hold_out(rows)[1] if r.label_kind == "human"]
+        assert refit.decision.held_answers == len(combine.answers_of(held_human))
+        assert refit.adapted.document["guard"]["labels"] == "human"
+        accept_at[weight] = refit.adapted.fitted.pooled[0]
+    assert accept_at[0.1] < accept_at[1.0]

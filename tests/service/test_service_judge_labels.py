@@ -1,0 +1,125 @@
+"""`serve --judge-labels` (issue 56 item 4): when the LLM judge settles an escalated answer, its verdict is kept as a
+label of kind judge, counted apart from reviewers' verdicts; off, the judge teaches nothing. The judge is a SCRIPTED
+OpenAI-compatible server on loopback (tests/llm/scripted_llm.py); the checks, the log and the labels are real."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from service_common import ALPHA
+
+pytest.importorskip("fastapi")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from scripted_llm import ScriptedLLMServer
+
+CASTLE = [{"id": "S1", "text": "The castle faces the harbor."}]
+NORTH = "The castle faces the north harbor."
+"""The lexical scorer gives it 0.75 against CASTLE: escalated between its default thresholds, 0.2 and 0.8."""
+
+
+def ruling(verdict: str) -> str:
+    return json.dumps({"quote": "The castle faces the harbor.", "chunk_id": "S1", "verdict": verdict,
+                       "reason": "scripted"})
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer() as server:
+        yield server
+
+
+def _client(settings: Any, llm: ScriptedLLMServer, **changes: Any) -> Any:
+    from fastapi.testclient import TestClient
+
+    from groundwire.config import Config, LLMConfig
+    from groundwire.service import create_app
+
+    config = Config(llm=LLMConfig(base_url=llm.url, model="scripted-judge", max_retries=0, timeout_s=30))
+    return TestClient(create_app(replace(settings, use_llm=True, config=config, **changes)),
+                      raise_server_exceptions=False)
+
+
+def _verify(client: Any, answer: str, *, judge: bool = True) -> dict[str, Any]:
+    response = client.post("/v1/verify", headers=ALPHA, json={"answer": answer, "chunks": CASTLE, "judge": judge})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_settled_escalation_is_kept_as_a_judge_label_when_opted_in(settings, llm) -> None:
+    from groundwire.data.store import Store
+
+    with _client(settings, llm, judge_labels=True) as client:
+        llm.script(ruling("SUPPORTED"))
+        accepted = _verify(client, NORTH)
+        llm.script(ruling("CONTRADICTED"))
+        rejected = _verify(client, NORTH)
+        llm.script("this is not JSON")  # an unreadable ruling settles nothing: the answer stays escalated
+        unsettled = _verify(client, NORTH)
+        unjudged = _verify(client, NORTH, judge=False)  # no judge asked
+        plain = _verify(client, "The castle faces the harbor.")  # accepted outright: the judge is not asked
+        assert (accepted["report"]["route"], rejected["report"]["route"]) == ("accept", "reject")
+        assert unsettled["report"]["route"] == "escalate" and len(llm.requests) == 3
+
+        store = Store(settings.db_url)
+        try:
+            labels = {record.id: label for record, label in store.judged(scope="alpha")}
+            assert set(labels) == {accepted["request_id"], rejected["request_id"]}
+            kept = labels[accepted["request_id"]]
+            assert (kept.faithful, kept.judge, kept.unfaithful_claims) == (True, "scripted-judge", ())
+            ruled_out = labels[rejected["request_id"]]
+            assert not ruled_out.faithful and [c.index for c in ruled_out.unfaithful_claims] == [0]
+            assert store.reviewed(scope="alpha") == []  # never a reviewer's verdict
+        finally:
+            store.close()
+        assert {unjudged["request_id"], plain["request_id"], unsettled["request_id"]}.isdisjoint(labels)
+
+        # Counted apart: the eval loop's labels section has no reviewed answer, and two judge labels.
+        counts = client.get("/v1/eval", headers=ALPHA).json()["labels"]["counts"]
+        assert counts["labelled"] == 0
+        assert counts["judge"] == {"labelled": 2, "not_faithful": 1, "faithful": 1}
+        # A reviewer's verdict on a judged answer is a human label; the judge's stays, apart.
+        given = client.post("/v1/feedback", headers=ALPHA, json={"request_id": rejected["request_id"],
+                                                                 "faithful": True})
+        assert given.status_code == 200, given.text
+        counts = client.get("/v1/eval", headers=ALPHA).json()["labels"]["counts"]
+        assert (counts["labelled"], counts["faithful"], counts["judge"]["labelled"]) == (1, 1, 2)
+
+
+def test_without_judge_labels_the_judge_s_verdict_is_not_kept(settings, llm) -> None:
+    from groundwire.data.store import Store
+
+    with _client(settings, llm) as client:
+        llm.script(ruling("SUPPORTED"))
+        assert _verify(client, NORTH)["report"]["route"] == "accept"
+    store = Store(settings.db_url)
+    try:
+        assert store.judged(scope="alpha") == [] and store.judge_labels_version(scope="alpha") == (0, None)
+    finally:
+        store.close()
+
+
+def test_judge_labels_count_toward_the_scope_s_next_refit_which_fits_on_both_kinds(settings, llm, tmp_path) -> None:
+    """With --learn, a judge label is a verdict toward --learn-every, and the refit reads both kinds, counted apart
+    in the profile's history (here refused: two labels are far too few, and the record says so)."""
+    from groundwire.calibration import versions
+
+    profiles = tmp_path / "profiles"
+    (profiles / "alpha").mkdir(parents=True)
+    with _client(settings, llm, judge_labels=True, judge_weight=0.5, profiles=str(profiles), learn=True,
+                 learn_every=2) as client:
+        llm.script(ruling("SUPPORTED"), ruling("CONTRADICTED"))
+        _verify(client, NORTH)
+        _verify(client, NORTH)
+        learner = client.app.state.runtime.learner
+        learner.wait()
+        assert [learned.scope for learned in learner.done] == ["alpha"]
+    entry = versions.history(profiles / "alpha")[-1]
+    assert entry["event"] == "refused" and "too_few_labels" in entry["reason"]
+    labels = entry["labels"]
+    assert (labels["human"], labels["judge"], labels["judge_weight"]) == (0, 2, 0.5)

@@ -9,8 +9,9 @@ Each file's claim features are collected once into `--cache-dir/<file stem>.json
 asks. For each file it prints, then writes as markdown:
 
 - the week-by-week means over `--seeds` of escalation, false accept and false reject for teach/human,
-  arrival/human, teach/judge:P and arrival/judge:P (`--judge`, default 0.1), each week's rates measured on answers
-  routed before their labels were seen (learning_loop.run);
+  arrival/human, teach/judge:P and arrival/judge:P (`--judge`, default 0.1; its labels weigh `--judge-weight`, as
+  `serve --judge-labels` keeps them), each week's rates measured on answers routed before their labels were seen
+  (learning_loop.run);
 - `reachable`: thresholds fitted on all the file's labels, cross-validated by source (adapt's own figure, with its
   90% confidence margin): the escalation a profile could reach on this family at the targets. Issue 56's week-6
   target (escalation <= 0.40 at false accept and false reject <= 0.10) applies where this reaches it;
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from groundwire.calibration import combine
-from groundwire.calibration.adapt import Targets, shipped
+from groundwire.calibration.adapt import DEFAULT_JUDGE_WEIGHT, Targets, shipped
 from groundwire.calibration.guard import guarded_refit
 from groundwire.foundation.errors import InputError
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
@@ -76,7 +77,7 @@ def cell(figure: tuple[float, float, float]) -> str:
 
 
 def table_of(path: Path, cache: Path, scorer: OnnxScorer, *, seeds: int, weeks: int, share: float,
-             judge: float) -> list[str]:
+             judge: float, judge_weight: float) -> list[str]:
     rows = [r for r in features_for(bundled_path(), [path], limit=None, cache=cache) if r.file == path.stem]
     n = len(combine.answers_of(rows))
     per_week = min(200, n // 6)
@@ -84,15 +85,17 @@ def table_of(path: Path, cache: Path, scorer: OnnxScorer, *, seeds: int, weeks: 
     base = shipped(scorer.calibration)
     arms = {}
     for order, labels in ARMS:
-        noise = judge if labels == "judge" else 0.0
+        noise = judge if labels == "judge" else None  # None: a reviewer's labels
         arms[(order, labels)] = means([run(rows, base, scorer, per_week=per_week, weeks=weeks, reviews=reviews,
-                                           order=order, noise=noise, seed=s, targets=Targets())
+                                           order=order, noise=noise, seed=s, targets=Targets(),
+                                           judge_weight=judge_weight)
                                        for s in range(seeds)])
     reach = reachable(rows, scorer)
     head = (f"### {path.stem}: {n} answers, {per_week} a week, {reviews} reviewed a week, {seeds} seeds\n\n"
             f"escalation / false accept / false reject of each week's answers, routed before their labels were "
             f"seen (means over seeds)\n")
-    lines = [head, f"| week | teach, human | arrival, human | teach, judge:{judge:g} | arrival, judge:{judge:g} |",
+    judged = f"judge:{judge:g} (weight {judge_weight:g})"
+    lines = [head, f"| week | teach, human | arrival, human | teach, {judged} | arrival, {judged} |",
              "|---|---|---|---|---|"]
     for w in range(len(arms[ARMS[0]])):
         lines.append(f"| {w + 1} | " + " | ".join(cell(arms[arm][w]) for arm in ARMS) + " |")
@@ -122,6 +125,8 @@ def main() -> None:
     parser.add_argument("--weeks", type=int, default=6)
     parser.add_argument("--review-share", type=float, default=0.25, help="share of each week's answers reviewed")
     parser.add_argument("--judge", type=float, default=0.1, help="the simulated judge's error rate")
+    parser.add_argument("--judge-weight", type=float, default=DEFAULT_JUDGE_WEIGHT,
+                        help="what a judge's label counts against a person's (serve --judge-weight)")
     parser.add_argument("--out", type=Path, default=None, help="also write the tables here (markdown)")
     args = parser.parse_args()
     scorer = OnnxScorer(bundled_path())
@@ -129,7 +134,7 @@ def main() -> None:
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     for path in args.files:
         lines = table_of(path, args.cache_dir / f"{path.stem}.jsonl", scorer, seeds=args.seeds, weeks=args.weeks,
-                         share=args.review_share, judge=args.judge)
+                         share=args.review_share, judge=args.judge, judge_weight=args.judge_weight)
         print("\n".join(lines), flush=True)
         out += lines
     if args.out is not None:

@@ -39,7 +39,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from groundwire.calibration import combine, lodo
-from groundwire.calibration.adapt import DEFAULT_JUDGE_WEIGHT, Targets, check_judge_weight, shipped
+from groundwire.calibration.adapt import (
+    DEFAULT_JUDGE_WEIGHT,
+    Targets,
+    check_judge_error,
+    check_judge_weight,
+    shipped,
+)
 from groundwire.calibration.guard import guarded_refit
 from groundwire.calibration.recipe import Fitted
 from groundwire.evaluation.operating import rates_of_routes
@@ -85,8 +91,9 @@ def weeks_of(answers: dict[Key, combine.ClaimRow], per_week: int, weeks: int, se
 
 def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, per_week: int, weeks: int,
         reviews: int, order: str, noise: float | None, seed: int, targets: Targets,
-        judge_weight: float = DEFAULT_JUDGE_WEIGHT) -> list[Week]:
-    """`noise` None: a reviewer's labels; else a judge's, wrong with that probability, weighing `judge_weight`."""
+        judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0) -> list[Week]:
+    """`noise` None: a reviewer's labels; else a judge's, wrong with that probability, weighing `judge_weight`, and
+    with `judge_error` the error rate the fit is told to correct for (serve --judge-error)."""
     by_answer: dict[Key, list[combine.ClaimRow]] = defaultdict(list)
     for row in rows:
         by_answer[(row.file, row.row_id)].append(row)
@@ -112,7 +119,8 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
             flipped = noise is not None and rng.random() < noise
             judged = [] if noise is None else [key[1]]
             labelled_rows += combine.weighted_by_kind([replace(r, hallucinated=r.hallucinated != flipped)
-                                                       for r in by_answer[key]], judged, judge_weight=judge_weight)
+                                                       for r in by_answer[key]], judged, judge_weight=judge_weight,
+                                                      judge_error=judge_error)
             labels_by_task[answers[key].task] += 1
             reviewed_sources.add(answers[key].group)
         refit = guarded_refit(labelled_rows, in_force, base, targets=targets, base_model=scorer.model_id,
@@ -137,11 +145,15 @@ def main() -> None:
     parser.add_argument("--labels", default="human", help="human, or judge:P (a judge wrong with probability P)")
     parser.add_argument("--judge-weight", type=float, default=DEFAULT_JUDGE_WEIGHT,
                         help="with --labels judge:P, how much a judge's label counts against a person's (as serve's)")
+    parser.add_argument("--judge-error", type=float, default=0.0,
+                        help="with --labels judge:P, the error rate the fit corrects for (serve's --judge-error; "
+                             "P when the deployment measured its judge exactly)")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     noise = judge_noise(args.labels)
     check_judge_weight(args.judge_weight)
+    check_judge_error(args.judge_error)
     rows = [r for r in features_for(args.bundle, [args.file], limit=args.limit, cache=args.cache)
             if r.file == args.file.stem]
     if not rows:
@@ -151,10 +163,12 @@ def main() -> None:
     n = len(combine.answers_of(rows))
     per_week = args.per_week or min(200, n // 6)
     runs = [run(rows, base, scorer, per_week=per_week, weeks=args.weeks, reviews=args.reviews, order=args.order,
-                noise=noise, seed=args.seed + s, targets=Targets(), judge_weight=args.judge_weight)
+                noise=noise, seed=args.seed + s, targets=Targets(), judge_weight=args.judge_weight,
+                judge_error=args.judge_error)
             for s in range(args.seeds)]
     print(f"{args.file.name}: {n} answers, {per_week} a week, {args.reviews} reviews a week, order {args.order}, "
-          f"labels {args.labels}" + (f" (weight {args.judge_weight:g})" if noise is not None else "")
+          f"labels {args.labels}"
+          + (f" (weight {args.judge_weight:g}, error corrected {args.judge_error:g})" if noise is not None else "")
           + f", {args.seeds} seeds (means)")
     print(f"{'week':>4s} {'answers':>7s} {'reviewed':>8s} {'esc':>5s} {'FAR':>5s} {'FRR':>5s} {'replaced':>8s}")
     weeks = min(len(r) for r in runs)

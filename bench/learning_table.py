@@ -77,7 +77,7 @@ def cell(figure: tuple[float, float, float]) -> str:
 
 
 def table_of(path: Path, cache: Path, scorer: OnnxScorer, *, seeds: int, weeks: int, share: float,
-             judge: float, judge_weight: float) -> list[str]:
+             judge: float, judge_weight: float, judge_error: float) -> list[str]:
     rows = [r for r in features_for(bundled_path(), [path], limit=None, cache=cache) if r.file == path.stem]
     n = len(combine.answers_of(rows))
     per_week = min(200, n // 6)
@@ -88,13 +88,13 @@ def table_of(path: Path, cache: Path, scorer: OnnxScorer, *, seeds: int, weeks: 
         noise = judge if labels == "judge" else None  # None: a reviewer's labels
         arms[(order, labels)] = means([run(rows, base, scorer, per_week=per_week, weeks=weeks, reviews=reviews,
                                            order=order, noise=noise, seed=s, targets=Targets(),
-                                           judge_weight=judge_weight)
+                                           judge_weight=judge_weight, judge_error=judge_error)
                                        for s in range(seeds)])
     reach = reachable(rows, scorer)
     head = (f"### {path.stem}: {n} answers, {per_week} a week, {reviews} reviewed a week, {seeds} seeds\n\n"
             f"escalation / false accept / false reject of each week's answers, routed before their labels were "
             f"seen (means over seeds)\n")
-    judged = f"judge:{judge:g} (weight {judge_weight:g})"
+    judged = f"judge:{judge:g} (weight {judge_weight:g}" + (f", error {judge_error:g} corrected)" if judge_error else ")")
     lines = [head, f"| week | teach, human | arrival, human | teach, {judged} | arrival, {judged} |",
              "|---|---|---|---|---|"]
     for w in range(len(arms[ARMS[0]])):
@@ -127,6 +127,8 @@ def main() -> None:
     parser.add_argument("--judge", type=float, default=0.1, help="the simulated judge's error rate")
     parser.add_argument("--judge-weight", type=float, default=DEFAULT_JUDGE_WEIGHT,
                         help="what a judge's label counts against a person's (serve --judge-weight)")
+    parser.add_argument("--judge-error", type=float, default=0.0,
+                        help="the judge error rate the fit corrects for (serve --judge-error)")
     parser.add_argument("--out", type=Path, default=None, help="also write the tables here (markdown)")
     args = parser.parse_args()
     scorer = OnnxScorer(bundled_path())
@@ -134,7 +136,8 @@ def main() -> None:
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     for path in args.files:
         lines = table_of(path, args.cache_dir / f"{path.stem}.jsonl", scorer, seeds=args.seeds, weeks=args.weeks,
-                         share=args.review_share, judge=args.judge, judge_weight=args.judge_weight)
+                         share=args.review_share, judge=args.judge, judge_weight=args.judge_weight,
+                         judge_error=args.judge_error)
         print("\n".join(lines), flush=True)
         out += lines
     if args.out is not None:

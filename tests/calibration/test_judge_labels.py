@@ -117,3 +117,45 @@ def test_a_guarded_refit_counts_the_kinds_apart_and_is_judged_on_human_labels() 
         assert refit.adapted.document["guard"]["labels"] == "human"
         accept_at[weight] = refit.adapted.fitted.pooled[0]
     assert accept_at[0.1] < accept_at[1.0]
+
+
+def _flipped(rows: list[ClaimRow], share: float, seed: int) -> list[ClaimRow]:
+    """Judge labels wrong on `share` of the answers, at random."""
+    rng = np.random.default_rng(seed)
+    return [replace(r, hallucinated=r.hallucinated != bool(rng.random() < share), label_kind="judge") for r in rows]
+
+
+def test_zero_label_errors_give_the_thresholds_without_them() -> None:
+    rng = np.random.default_rng(8)
+    scores = rng.random(300).tolist()
+    labels = [s < 0.5 if i % 7 else s >= 0.5 for i, s in enumerate(scores)]
+    for confidence in (None, 0.9):
+        plain = thresholds_for_targets(labels, scores, confidence=confidence)
+        assert thresholds_for_targets(labels, scores, confidence=confidence, label_errors=[0.0] * 300) == plain
+        assert thresholds_for_targets(labels, scores, confidence=confidence, weights=[0.5] * 300,
+                                      label_errors=[0.0] * 300) == thresholds_for_targets(
+            labels, scores, confidence=confidence, weights=[0.5] * 300)
+    with pytest.raises(ValueError, match="label error"):
+        thresholds_for_targets(labels, scores, label_errors=[0.5] * 300)
+    with pytest.raises(ValueError, match="not per group"):
+        thresholds_for_targets(labels, scores, label_errors=[0.1] * 300, groups=["a"] * 300)
+
+
+def test_a_judge_s_stated_error_rate_is_corrected_for_and_recorded() -> None:
+    clean = _rows(2000, 9)
+    judged = _flipped(clean, 0.1, 10)
+    truth = adapt.fit_profile(clean, SHIPPED, recipe="thresholds", targets=TARGETS).pooled
+    noisy = adapt.fit_profile(judged, SHIPPED, recipe="thresholds", targets=TARGETS).pooled
+    corrected = adapt.fit_profile([replace(r, label_error=0.1) for r in judged], SHIPPED, recipe="thresholds",
+                                  targets=TARGETS).pooled
+    # Flipped faithful answers, labelled hallucinated, score high: the accept threshold climbs above them. Told the
+    # judge's error rate, the fit lands near the threshold the true labels give.
+    assert noisy[0] > truth[0] + 0.05
+    assert abs(corrected[0] - truth[0]) < abs(noisy[0] - truth[0]) / 2
+    rows = combine.weighted_by_kind(clean[:300], [r.row_id for r in clean[:300]], judge_weight=1.0, judge_error=0.1)
+    assert {(r.label_kind, r.weight, r.label_error) for r in rows} == {("judge", 1.0, 0.1)}
+    adapted = adapt.adapt_rows(rows, SHIPPED, recipe="thresholds", targets=TARGETS, c=adapt.PRIOR_C, folds=5,
+                               base_model="m", calibration=Calibration(), use="judge", auroc_rounds=0)
+    assert adapted.document["labels_from"]["judge_error"] == 0.1  # type: ignore[index]
+    with pytest.raises(InputError, match="judge-error"):
+        adapt.check_judge_error(0.5)

@@ -81,7 +81,7 @@ def test_adapt_reads_a_scope_s_reviewed_requests_from_the_log(tmp_path: Path) ->
     assert document["labels"]["all"]["hallucinated"] == 32 and document["labels"]["all"]["faithful"] == 48
     assert document["labels_from"] == {"kind": "request_log", "scope": "ops", "answers": 80, "unlabelled_skipped": 0,
                                        "labels": "human", "label_kinds": {"human": 80, "judge": 0},
-                                       "judge_weight": None}
+                                       "judge_weight": None, "judge_error": None}
     assert str(tmp_path) not in (out / "profile.json").read_text()  # no path, no database URL
     other = run("adapt", "--from-log", str(tmp_path / "log.db"), "--scope", "nobody", "--out", str(tmp_path / "x"),
                 "--scorer", "lexical")

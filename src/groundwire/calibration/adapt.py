@@ -117,16 +117,27 @@ def check_judge_weight(weight: float) -> float:
     return weight
 
 
+def check_judge_error(error: float) -> float:
+    """A judge's stated error rate in [0, 0.5): the share of its labels that are wrong (above a half, its labels
+    would say more by their opposite)."""
+    if not 0.0 <= error < 0.5:
+        raise InputError(f"--judge-error must be in [0, 0.5) (the share of the judge's labels that are wrong), "
+                         f"got {error:g}", code=ErrorCode.INVALID_OPTION)
+    return error
+
+
 def labels_from(scope: str | None, *, answers: int, skipped: int, kinds: Mapping[str, int] | None = None,
-                use: LabelUse = "human", judge_weight: float | None = None) -> dict[str, object]:
+                use: LabelUse = "human", judge_weight: float | None = None,
+                judge_error: float | None = None) -> dict[str, object]:
     """profile.json's record of where its labels came from: a labelled file or a scope of the request log, never the
     file's path nor the log's URL (a profile is shared and shipped; a URL may hold a password); which labels it was
     fitted on (`labels`: human, judge or both), how many of each kind (`label_kinds`), and the weight a judge's
-    label had (None when none was used)."""
+    label had and the error rate its fit corrected for (None when none was used)."""
     return {"kind": "file" if scope is None else "request_log", "scope": scope, "answers": answers,
             "unlabelled_skipped": skipped, "labels": use,
             "label_kinds": dict(kinds) if kinds is not None else {"human": answers, "judge": 0},
-            "judge_weight": judge_weight if use != "human" else None}
+            "judge_weight": judge_weight if use != "human" else None,
+            "judge_error": judge_error if use != "human" else None}
 
 
 def refits_combiner(base: Fitted, recipe: Recipe) -> bool:
@@ -312,7 +323,7 @@ def labelled_of(rows: Sequence[EvalRow], source: str) -> list[EvalRow]:
 def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "combiner", targets: Targets = Targets(),
           c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", scope: str | None = None,
           judged: frozenset[str] = frozenset(), use: LabelUse = "human",
-          judge_weight: float = DEFAULT_JUDGE_WEIGHT) -> Adapted:
+          judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0) -> Adapted:
     """Fit a profile on labelled rows, checking each once with `verifier` (the base scorer, its settings, no
     profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target.
     `source` names the labels in messages; `scope`: the request log's scope they were read from (None: a labelled
@@ -320,7 +331,8 @@ def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "comb
     labelled = labelled_of(rows, source)
     calibration = calibration_of(verifier.scorer)
     claim_rows = combine.weighted_by_kind(combine.collect_rows(labelled, verifier, file=Path(source).stem), judged,
-                                          judge_weight=check_judge_weight(judge_weight))
+                                          judge_weight=check_judge_weight(judge_weight),
+                                          judge_error=check_judge_error(judge_error))
     return adapt_rows(claim_rows, shipped(calibration), recipe=recipe, targets=targets, c=c, folds=folds,
                       base_model=verifier.scorer.model_id, calibration=calibration, scope=scope,
                       skipped=len(rows) - len(labelled), use=use)
@@ -355,7 +367,8 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
         "base_model": base_model,
         "made_by": f"groundwire {__version__} adapt",
         "labels_from": labels_from(scope, answers=len(combine.answers_of(claim_rows)), skipped=skipped,
-                                   kinds=combine.label_kinds(claim_rows), use=use, judge_weight=_judge_weight(claim_rows)),
+                                   kinds=combine.label_kinds(claim_rows), use=use, judge_weight=_judge_weight(claim_rows),
+                                   judge_error=_judge_error(claim_rows)),
         "recipe": recipe if refit else "thresholds",
         "targets": {"false_accept": targets.far, "false_reject": targets.frr, "confidence": targets.confidence},
         "prior_strength": c if refit else None,
@@ -416,6 +429,12 @@ def label_kinds(document: Mapping[str, object]) -> dict[str, object]:
     weight = source.get("judge_weight") if isinstance(source, Mapping) else None
     return {"human": int(kinds.get("human", 0)), "judge": int(kinds.get("judge", 0)), "judge_weight": weight,
             **counts}
+
+
+def _judge_error(rows: Sequence[combine.ClaimRow]) -> float | None:
+    """The judge error rate a fit corrected for (None: no judge label)."""
+    errors = {r.label_error for r in rows if r.label_kind == "judge"}
+    return max(errors) if errors else None
 
 
 def _judge_weight(rows: Sequence[combine.ClaimRow]) -> float | None:

@@ -64,6 +64,9 @@ class ClaimRow:
     weight: float = 1.0
     """How much the answer's label counts in a fit, as a share of a person's: 1 for a human label, the judge weight
     (`--judge-weight`) for a judge's (`weighted_by_kind`)."""
+    label_error: float = 0.0
+    """The probability that the label is wrong, which the thresholds' fit corrects for: 0 for a human label, the
+    judge's stated error rate (`--judge-error`) for a judge's."""
 
     @property
     def readings(self) -> list[dict[str, float]]:
@@ -76,11 +79,13 @@ class ClaimRow:
         return calibration_key(self.task, int(self.features.get("n_claims", 0))) or ""
 
 
-def weighted_by_kind(rows: Sequence[ClaimRow], judged: Iterable[str], *, judge_weight: float) -> list[ClaimRow]:
-    """The rows of the answers whose ids are in `judged` marked as judge labels of weight `judge_weight`; the others
-    stay human labels of weight 1."""
+def weighted_by_kind(rows: Sequence[ClaimRow], judged: Iterable[str], *, judge_weight: float,
+                     judge_error: float = 0.0) -> list[ClaimRow]:
+    """The rows of the answers whose ids are in `judged` marked as judge labels of weight `judge_weight` and label
+    error `judge_error`; the others stay human labels of weight 1 and error 0."""
     ids = frozenset(judged)
-    return [replace(r, label_kind="judge", weight=judge_weight) if r.row_id in ids else r for r in rows]
+    return [replace(r, label_kind="judge", weight=judge_weight, label_error=judge_error) if r.row_id in ids else r
+            for r in rows]
 
 
 def label_kinds(rows: Sequence[ClaimRow]) -> dict[str, int]:

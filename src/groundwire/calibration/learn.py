@@ -22,6 +22,7 @@ from groundwire.calibration.adapt import (
     Recipe,
     Targets,
     base_settings,
+    check_judge_error,
     check_judge_weight,
     labelled_of,
     log_source,
@@ -46,11 +47,12 @@ LOG_FILE = "request_log"
 
 
 def logged_claim_rows(store: Store, *, scope: str, model_id: str, use: LabelUse = "human",
-                      judge_weight: float = DEFAULT_JUDGE_WEIGHT) -> tuple[list[combine.ClaimRow], list[EvalRow],
+                      judge_weight: float = DEFAULT_JUDGE_WEIGHT,
+                      judge_error: float = 0.0) -> tuple[list[combine.ClaimRow], list[EvalRow],
                                                                         frozenset[str]]:
     """The scope's labelled answers (`use`: the reviewers' verdicts in force, the judge's labels, or both, as
     `data.labelled.labels_in_force` gives them): claim rows from the features logged with the reports `model_id`
-    scored (a judge's labels marked so, at `judge_weight`), the labelled rows whose report cannot give them, to be
+    scored (a judge's labels marked so, at `judge_weight` and `judge_error`), the labelled rows whose report cannot give them, to be
     checked, and the ids of the judge's among those. Rows that do not parse are left out, as adapt leaves them."""
     rows: list[combine.ClaimRow] = []
     unchecked: list[EvalRow] = []
@@ -65,7 +67,7 @@ def logged_claim_rows(store: Store, *, scope: str, model_id: str, use: LabelUse 
         if logged is None:
             unchecked.append(row)
         else:
-            rows.extend(combine.weighted_by_kind(logged, judged, judge_weight=judge_weight))
+            rows.extend(combine.weighted_by_kind(logged, judged, judge_weight=judge_weight, judge_error=judge_error))
     return rows, unchecked, frozenset(judged)
 
 
@@ -80,17 +82,19 @@ class Learned:
 
 def refit_scope(store: Store, *, scope: str, folder: Path, in_force: Verifier, settings: CheckSettings,
                 targets: Targets | None = None, recipe: Recipe = "combiner", by: str = "service refit",
-                seed: int = 0, use: LabelUse = "human", judge_weight: float = DEFAULT_JUDGE_WEIGHT) -> Learned:
+                seed: int = 0, use: LabelUse = "human", judge_weight: float = DEFAULT_JUDGE_WEIGHT,
+                judge_error: float = 0.0) -> Learned:
     """Refit `scope`'s profile in `folder` from its logged labels and put it in force if the guard lets it, else
     record the refusal there. `in_force`: the verifier routing the scope now (its profile's, or the service's);
     `settings`: the service's check settings, of which the base model is kept; `use`: which labels (human, judge,
-    both), a judge's counting as `judge_weight` of a person's."""
+    both), a judge's counting as `judge_weight` of a person's, its stated error rate `judge_error` corrected for."""
     source = log_source("the request log", scope)
     base = build_verifier(base_settings(settings), scorer=unprofiled(in_force.scorer))
     calibration = calibration_of(base.scorer)
     check_judge_weight(judge_weight)
+    check_judge_error(judge_error)
     logged, unchecked, judged = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id, use=use,
-                                                  judge_weight=judge_weight)
+                                                  judge_weight=judge_weight, judge_error=judge_error)
     try:
         if not logged:
             labelled_of(unchecked, source)  # adapt's refusal of a log with no labels
@@ -99,7 +103,7 @@ def refit_scope(store: Store, *, scope: str, folder: Path, in_force: Verifier, s
                             {"human": 0, "judge": 0})
     else:
         checked = combine.weighted_by_kind(combine.collect_rows(unchecked, base, file=LOG_FILE), judged,
-                                           judge_weight=judge_weight)
+                                           judge_weight=judge_weight, judge_error=judge_error)
         refit = guard.guarded_refit(logged + checked, shipped(calibration_of(in_force.scorer)), shipped(calibration),
                                     recipe=recipe, targets=targets, base_model=base.scorer.model_id,
                                     calibration=calibration, scope=scope, seed=seed, use=use)

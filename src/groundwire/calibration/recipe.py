@@ -80,7 +80,8 @@ def answer_points(rows: Sequence[combine.ClaimRow], claim_scores: combine.Readin
     otherwise push the accept threshold to 1.0 for everyone. They still count in every reported rate."""
     floor = combine.answer_scores(rows, combine.capped_scores(rows, claim_scores, lambda _key: (0.0, 0.0)))
     first = combine.answers_of(rows)
-    return [AnswerPoint(r.key, family(r.file, r.task), r.hallucinated, floor[k], r.weight) for k, r in first.items()
+    return [AnswerPoint(r.key, family(r.file, r.task), r.hallucinated, floor[k], r.weight, r.label_error)
+            for k, r in first.items()
             if r.claim_index >= 0]
 
 

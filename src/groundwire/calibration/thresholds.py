@@ -56,6 +56,8 @@ class AnswerPoint:
     scores 0): verify() routes such answers below any accept threshold whatever the pair is."""
     weight: float = 1.0
     """How much the answer's label counts (a judge's less than a person's: combine.ClaimRow.weight)."""
+    label_error: float = 0.0
+    """The probability that its label is wrong (a judge's stated error rate: combine.ClaimRow.label_error)."""
 
 
 def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DEFAULT_TARGET_FAR,
@@ -80,11 +82,13 @@ def fit_key_thresholds(answers: Sequence[AnswerPoint], *, target_far: float = DE
 
     def pair(items: Sequence[AnswerPoint]) -> Thresholds:
         weighted = any(a.weight != 1.0 for a in items)
+        noisy = any(a.label_error > 0.0 for a in items)  # judge labels of a stated error rate: corrected for
         return thresholds_for_targets([a.hallucinated for a in items], [a.score for a in items],
                                       target_far=target_far, target_frr=target_frr,
                                       groups=[a.family for a in items] if per_family else None,
                                       confidence=confidence, accept_margin=accept_margin or 0.0,
-                                      weights=[a.weight for a in items] if weighted else None)
+                                      weights=[a.weight for a in items] if weighted else None,
+                                      label_errors=[a.label_error for a in items] if noisy else None)
 
     pooled = pair(answers)
     if not by_key:

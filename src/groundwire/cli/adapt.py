@@ -111,6 +111,10 @@ def adapt(
     judge_weight: Annotated[float, typer.Option(
         "--judge-weight", min=0.001, max=1.0,
         help="With --labels judge or both: how much a judge's label counts against a reviewer's.")] = 0.3,
+    judge_error: Annotated[float, typer.Option(
+        "--judge-error", min=0.0, max=0.499,
+        help="With --labels judge or both: the share of the judge's labels that are wrong (measured on answers a "
+             "reviewer also labelled); the thresholds' fit corrects for it. 0: taken as right.")] = 0.0,
     fine_tune: Annotated[bool, typer.Option(
         "--fine-tune", help="Also fine-tune the bundled cross-encoder on (window, claim) pairs from the labels, on the "
                             "CPU (minutes; needs the [train] extra); the profile keeps the int8 model and scores with "
@@ -167,7 +171,7 @@ def adapt(
                                        recipe=recipe, targets=targets, source=source, scope=scope)
         else:
             adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source, scope=scope,
-                          judged=judged, use=use, judge_weight=judge_weight)
+                          judged=judged, use=use, judge_weight=judge_weight, judge_error=judge_error)
     write_profile(adapted, out, force=force)
     if as_json:
         print_json(adapted.document)
@@ -232,7 +236,8 @@ def _print_summary(adapted: Adapted, out: Path) -> None:
     if isinstance(source, dict) and source.get("labels", "human") != "human":
         kinds = source["label_kinds"]
         console.print(literal(f"label kinds ({source['labels']}): {kinds['human']} human, {kinds['judge']} judge "
-                              f"(a judge's label weighed {source['judge_weight']})"))
+                              f"(a judge's label weighed {source['judge_weight']}, its error rate corrected for: "
+                              f"{source.get('judge_error') or 0})"))
     own = ", ".join(f"{key} {pair[0]:g}/{pair[1]:g}" for key, pair in routing["task_thresholds"].items())
     console.print(literal(f"thresholds: accept_at {routing['thresholds'][0]:g}, reject_at {routing['thresholds'][1]:g}"
                           + (f"; per task {own}" if own else "")))

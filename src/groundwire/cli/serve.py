@@ -67,6 +67,10 @@ def serve(
     judge_weight: Annotated[float, typer.Option(
         "--judge-weight", min=0.001, max=1.0,
         help="With --judge-labels: how much a judge's label counts against a reviewer's in a refit.")] = _DEFAULTS["judge_weight"],
+    judge_error: Annotated[float, typer.Option(
+        "--judge-error", min=0.0, max=0.499,
+        help="With --judge-labels: the share of the judge's labels that are wrong (measured on answers a reviewer "
+             "also labelled); a refit's thresholds correct for it. 0: taken as right.")] = _DEFAULTS["judge_error"],
     max_body_bytes: Annotated[int, typer.Option(
         min=1, help="Larger request bodies get 413.")] = _DEFAULTS["max_body_bytes"],
     body_timeout: Annotated[float, typer.Option(
@@ -192,6 +196,7 @@ def serve(
         learn_every=learn_every,
         judge_labels=judge_labels,
         judge_weight=judge_weight,
+        judge_error=judge_error,
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout,
         header_timeout_s=header_timeout,

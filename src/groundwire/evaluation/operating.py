@@ -123,7 +123,8 @@ def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float]
                            target_far: float = DEFAULT_TARGET_FAR, target_frr: float = DEFAULT_TARGET_FRR,
                            groups: Sequence[str] | None = None, min_group: int = 30,
                            confidence: float | None = None, accept_margin: float = 0.0,
-                           weights: Sequence[float] | None = None) -> tuple[float, float]:
+                           weights: Sequence[float] | None = None,
+                           label_errors: Sequence[float] | None = None) -> tuple[float, float]:
     """(accept_at, reject_at) meeting both targets on these answers (with a `confidence`, meeting them on answers
     like these with that confidence: `allowed_errors`).
 
@@ -138,6 +139,14 @@ def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float]
     domain profile earns it back.
 
     `weights`: how much each answer counts (accept_threshold); None: each counts once.
+
+    `label_errors`: the probability that each answer's label is wrong (a judge known to err 10% of the time: 0.1; a
+    person's label: 0). Each answer then counts toward the hallucinated class by (y - e) / (1 - 2e), y its label (1
+    hallucinated) and e its error, and toward the faithful class by the rest of its weight: the unbiased count of
+    each class under such flips, so that a noisy label's false accepts are corrected for, not fitted around. Without
+    it, a judge wrong 10% of the time puts high-scoring faithful answers among the "hallucinated" ones, and the
+    accept threshold climbs above them (bench/learning_table.py: +0.27 of week-6 escalation on HaluEval, +0.07 with
+    the correction). Not with `groups`.
     """
     y = np.asarray(hallucinated, dtype=bool)
     s = np.asarray(scores, dtype=float)
@@ -145,18 +154,36 @@ def thresholds_for_targets(hallucinated: Sequence[bool], scores: Sequence[float]
         raise ValueError("target rates must be in [0, 1)")
     if not y.any() or y.all():
         raise ValueError("thresholds need both hallucinated and faithful answers")
-    labels = np.asarray(groups if groups is not None else [""] * len(y), dtype=object)
     w = None if weights is None else np.asarray(weights, dtype=float)
-    accepts = [accept_threshold(s[members], target_far, confidence, None if w is None else w[members])
-               for members in _class_groups(labels, y, min_group)]
-    rejects = [reject_threshold(s[members], target_frr, confidence, None if w is None else w[members])
-               for members in _class_groups(labels, ~y, min_group)]
+    if label_errors is not None:
+        if groups is not None:
+            raise ValueError("label_errors are corrected for on one pool of answers, not per group")
+        hallucinated_share = hallucinated_mass(y, label_errors)
+        mass = np.ones(len(y)) if w is None else w
+        accepts = [accept_threshold(s, target_far, confidence, mass * hallucinated_share)]
+        rejects = [reject_threshold(s, target_frr, confidence, mass * (1.0 - hallucinated_share))]
+    else:
+        labels = np.asarray(groups if groups is not None else [""] * len(y), dtype=object)
+        accepts = [accept_threshold(s[members], target_far, confidence, None if w is None else w[members])
+                   for members in _class_groups(labels, y, min_group)]
+        rejects = [reject_threshold(s[members], target_frr, confidence, None if w is None else w[members])
+                   for members in _class_groups(labels, ~y, min_group)]
     accept_at, reject_at = min(max(accepts), 1.0), max(min(rejects), 0.0)
     if reject_at >= accept_at:
         middle = (accept_at + reject_at) / 2
         accept_at, reject_at = float(np.nextafter(middle, np.inf)), middle
     accept_at = min(accept_at + accept_margin, 1.0)  # after the meeting point: the margin is never halved
     return round_up(accept_at), round_down(reject_at)
+
+
+def hallucinated_mass(hallucinated: np.ndarray, label_errors: Sequence[float]) -> np.ndarray:
+    """Each answer's unbiased count as a hallucinated one when its label is flipped with probability e:
+    (y - e) / (1 - 2e), y = 1 for a hallucinated label. 1 and 0 for e = 0; above 1 and below 0 otherwise, so that
+    summed over answers the flips cancel out in expectation."""
+    e = np.asarray(label_errors, dtype=float)
+    if e.shape != hallucinated.shape or np.any((e < 0.0) | (e >= 0.5)):
+        raise ValueError("one label error per answer, each in [0, 0.5)")
+    return (hallucinated.astype(float) - e) / (1.0 - 2.0 * e)
 
 
 def decide_threshold(hallucinated: np.ndarray | Sequence[bool], scores: np.ndarray | Sequence[float]) -> float:

@@ -139,7 +139,8 @@ class Runtime:
                           confidence=self.settings.refit_confidence)
         return refit_scope(self.store, scope=scope, folder=folder, in_force=self.verifier_for(scope),
                            settings=self.settings.check, targets=targets,
-                           use=refit_labels(self.settings.judge_labels), judge_weight=self.settings.judge_weight)
+                           use=refit_labels(self.settings.judge_labels), judge_weight=self.settings.judge_weight,
+                           judge_error=self.settings.judge_error)
 
     def profile_folder(self, scope: str) -> Path | None:
         """The scope's profile folder under `serve --profiles`; None without --profiles or without a profile."""

@@ -28,15 +28,19 @@ from groundwire.core.cancel import CancelToken, cancellable
 from groundwire.foundation.errors import ErrorCode
 from groundwire.service.errors import error_response
 
+ARRIVED = "groundwire.arrived"
+"""The scope's key for when the request's first byte arrived (time.monotonic()), where the server notes it
+(headertimeout.py, under `groundwire serve`); the time budget counts from it, else from when the request is routed."""
 _BODILESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 """Methods whose routes read no body: the disconnect watch starts at once."""
 
 
 async def cancel_when_gone(app: ASGIApp, scope: Scope, receive: Receive, send: Send, *, budget_s: float) -> None:
     """Run `app` for one request of a route on the pool (routing.ServiceRoute) under a CancelToken with a deadline
-    `budget_s` after arrival, that the request's work runs under, cancelled (and the route's task with it) when the
+    `budget_s` after arrival (its first byte: ARRIVED), that the request's work runs under, cancelled (and the route's task with it) when the
     client disconnects before the response has started."""
-    token = CancelToken.after(budget_s)
+    arrived = scope.get(ARRIVED)  # under load the loop may route a request a while after it came
+    token = CancelToken(arrived + budget_s) if isinstance(arrived, float) else CancelToken.after(budget_s)
     responded = gone = False
     ahead: asyncio.Queue[Message] = asyncio.Queue()
     """Messages the watch has read for the app: a bodiless request's empty body, and the disconnect."""

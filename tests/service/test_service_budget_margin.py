@@ -213,7 +213,7 @@ def test_the_budget_counts_from_the_request_s_first_byte() -> None:
         for _ in range(2):  # two requests on one connection: each counts from its own first byte
             first = time.monotonic()
             sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-            time.sleep(0.5)  # the rest of the head comes later: the request is routed only then
+            time.sleep(1.0)  # the rest of the head comes later: the request is routed only then
             rest = time.monotonic()
             sock.sendall(b"\r\n")
             answer = b""

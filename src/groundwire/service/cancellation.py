@@ -9,11 +9,13 @@ token travels in the request's context to the worker thread), and the check's bo
 attempt, an LLM call) stop it once the client has disconnected or the budget is spent. A disconnect is seen by
 waiting for the next ASGI message once the body is read: uvicorn sends `http.disconnect` when the connection closes.
 
-What the caller gets, at the deadline whatever the check is doing (workers.WorkerPool, issue 58): a check still
-waiting for a worker 503 `queue_timeout` (no log row, as for `busy`); a check running 504 `time_budget_exceeded` (an
-error row, no result), while the check stops at its next checkpoint (its long steps check the token: core.cancel);
-the eval routes stop their evidence checks a reserve before the deadline and answer with what they finished
-(`meta.evidence` counts what the time left out). A request whose
+What the caller gets, at the deadline whatever the check is doing (workers.WorkerPool, issue 58; sent the event
+loop's lag before it, looplag.py, so that it arrives by it): a check still waiting for a worker 503 `queue_timeout`
+(no log row, as for `busy`); a check running 504 `time_budget_exceeded` (an error row, no result), while the check
+stops at its next checkpoint (its long steps check the token: core.cancel); the eval routes stop their evidence checks
+a reserve before the deadline and answer with what they finished (`meta.evidence` counts what the time left out), and
+are begun only with that reserve left (else 503 `queue_timeout`). The deadline counts from the request's first byte
+where the server notes it (ARRIVED). A request whose
 client has gone is answered 499 `client_closed_request`, which no client receives, so that /metrics counts it as a
 4xx rather than as the 500 a response never sent would be counted as; it writes no log row.
 """

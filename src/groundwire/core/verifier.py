@@ -34,6 +34,7 @@ from groundwire.core.claim_state import (
 from groundwire.core.claims import Decomposer, RuleDecomposer, StoppingDecomposer, claimless, sentences
 from groundwire.core.figures import canonical_text
 from groundwire.core.meaning import Alignment, align
+from groundwire.core.memo import remembered
 from groundwire.core.plan import Plan, Workload, as_chunks
 from groundwire.core.pruning import Pruner
 from groundwire.core.routing import Router
@@ -402,7 +403,7 @@ class Verifier:
         states = [ClaimState(position, claim) for position, claim in enumerate(claims)]
         chunk_ids = [chunk.id for chunk in context]
         mark = time.perf_counter()
-        index = ContextIndex.build(context, sources=retrieved)
+        index = ContextIndex.shared(context, sources=retrieved)
         for state in states:
             state.read_figures(index)
             state.run_checks(index, chunk_ids, opted_in=self.checks_on)
@@ -482,7 +483,8 @@ class Verifier:
         """A text as the model and the lexical features compare it: with `canonical_figures`, every figure in one
         spelling ("3,600" and "3600", "12 kilometres" and "12 km" read alike), else as written. Checks, evidence
         and unsupported spans keep the text as written."""
-        return canonical_text(text) if self.canonical_figures else text
+        # Once for every check of a task on one context (repair's: core.memo).
+        return remembered("canonical_text", text, partial(canonical_text, text)) if self.canonical_figures else text
 
     def _compared_step(self, text: str) -> str:
         """`compared`, as one step of a check that stops at its time budget (core.cancel)."""

@@ -30,6 +30,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from groundwire.core.claims import CITATION_RE, strip_citations
+from groundwire.core.memo import shared_work
 from groundwire.core.novelty import KnownContent, added_content
 from groundwire.core.plan import as_chunks
 from groundwire.foundation.textutil import STOPWORDS, WORD_RE, normalize
@@ -88,8 +89,15 @@ def repair(
     cite: bool = True,
 ) -> Repaired:
     """Repair the answer `report` describes. `chunks` must be the context it was checked against. With
-    `cite=False` no citation marker is added: for callers whose chunk ids are not names the reader knows."""
-    chunks = as_chunks(chunks)
+    `cite=False` no citation marker is added: for callers whose chunk ids are not names the reader knows. Its checks
+    (each part of a claim it splits, each edit, the repaired answer) share their context work (core.memo)."""
+    with shared_work():
+        return _repair(report, as_chunks(chunks), check=check, client=client,
+                       min_surviving_share=min_surviving_share, abstain_message=abstain_message, cite=cite)
+
+
+def _repair(report: Report, chunks: Sequence[Chunk], *, check: AnswerCheck, client: LLMClient | None,
+            min_surviving_share: float, abstain_message: str, cite: bool) -> Repaired:
     if report.abstained or not report.claims:
         return Repaired(report.answer, report.abstained, 1.0, (), report, report)
     by_id = {chunk.id: chunk for chunk in chunks}

@@ -7,6 +7,7 @@ import time
 import uuid
 from collections.abc import Sequence
 
+from groundwire.core.memo import shared_work
 from groundwire.data.provenance import Document
 from groundwire.foundation.errors import ErrorCode
 from groundwire.foundation.types import Chunk, Report
@@ -39,12 +40,13 @@ def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> model
 def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> models.RepairResponse:
     started = time.perf_counter()
     chunks, context = runtime.context(body, scope=scope)
-    report = _verify(runtime, body, chunks, scope=scope)
     settings = runtime.config.repair
-    # Without --llm the middle band is dropped rather than edited: repair still works offline.
-    repaired = repair_answer(report, chunks, check=_repair_checker(runtime, scope=scope), client=runtime.llm,
-                             min_surviving_share=settings.min_surviving_share,
-                             abstain_message=settings.abstain_message)
+    with shared_work():  # the answer's check and repair's own share their context work (core.memo)
+        report = _verify(runtime, body, chunks, scope=scope)
+        # Without --llm the middle band is dropped rather than edited: repair still works offline.
+        repaired = repair_answer(report, chunks, check=_repair_checker(runtime, scope=scope), client=runtime.llm,
+                                 min_surviving_share=settings.min_surviving_share,
+                                 abstain_message=settings.abstain_message)
     request_id = uuid.uuid4().hex
     response = models.RepairResponse(
         request_id=request_id, report=report.to_dict(),

@@ -20,6 +20,7 @@ from groundwire.service.errors import error_response, install_error_handlers
 from groundwire.service.failures import FailureLog
 from groundwire.service.head import HeadAsGet
 from groundwire.service.limits import BodySizeLimit, RefuseContentEncoding, SecurityHeaders
+from groundwire.service.looplag import LoopLag, margin_cap
 from groundwire.service.ratelimit import RateLimiter
 from groundwire.service.routes import ROUTERS
 from groundwire.service.routes.pages import STATIC
@@ -45,13 +46,17 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     # Checks and the eval loop run on the worker pool (service/workers.py): a bounded number at once, a bounded
     # number waiting, and 503 `busy` past that; small checks may also use the reserved workers.
+    # A check past its time budget is answered the loop's lag before the deadline, so that it arrives by it.
     pool = WorkerPool(settings.workers or default_workers(), settings.max_waiting, reserved=settings.reserved_workers,
-                      max_waiting_per_scope=settings.waiting_places_per_scope)
+                      max_waiting_per_scope=settings.waiting_places_per_scope,
+                      lag=LoopLag(cap_s=margin_cap(settings.time_budget_s)))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         runtime.start()
+        pool.lag.start()
         yield
+        await pool.lag.stop()
         pool.close()
         runtime.close()
 

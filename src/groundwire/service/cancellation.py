@@ -9,11 +9,13 @@ token travels in the request's context to the worker thread), and the check's bo
 attempt, an LLM call) stop it once the client has disconnected or the budget is spent. A disconnect is seen by
 waiting for the next ASGI message once the body is read: uvicorn sends `http.disconnect` when the connection closes.
 
-What the caller gets, at the deadline whatever the check is doing (workers.WorkerPool, issue 58): a check still
-waiting for a worker 503 `queue_timeout` (no log row, as for `busy`); a check running 504 `time_budget_exceeded` (an
-error row, no result), while the check stops at its next checkpoint (its long steps check the token: core.cancel);
-the eval routes stop their evidence checks a reserve before the deadline and answer with what they finished
-(`meta.evidence` counts what the time left out). A request whose
+What the caller gets, at the deadline whatever the check is doing (workers.WorkerPool, issue 58; sent the event
+loop's lag before it, looplag.py, so that it arrives by it): a check still waiting for a worker 503 `queue_timeout`
+(no log row, as for `busy`); a check running 504 `time_budget_exceeded` (an error row, no result), while the check
+stops at its next checkpoint (its long steps check the token: core.cancel); the eval routes stop their evidence checks
+a reserve before the deadline and answer with what they finished (`meta.evidence` counts what the time left out), and
+are begun only with that reserve left (else 503 `queue_timeout`). The deadline counts from the request's first byte
+where the server notes it (ARRIVED). A request whose
 client has gone is answered 499 `client_closed_request`, which no client receives, so that /metrics counts it as a
 4xx rather than as the 500 a response never sent would be counted as; it writes no log row.
 """
@@ -28,15 +30,19 @@ from groundwire.core.cancel import CancelToken, cancellable
 from groundwire.foundation.errors import ErrorCode
 from groundwire.service.errors import error_response
 
+ARRIVED = "groundwire.arrived"
+"""The scope's key for when the request's first byte arrived (time.monotonic()), where the server notes it
+(headertimeout.py, under `groundwire serve`); the time budget counts from it, else from when the request is routed."""
 _BODILESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 """Methods whose routes read no body: the disconnect watch starts at once."""
 
 
 async def cancel_when_gone(app: ASGIApp, scope: Scope, receive: Receive, send: Send, *, budget_s: float) -> None:
     """Run `app` for one request of a route on the pool (routing.ServiceRoute) under a CancelToken with a deadline
-    `budget_s` after arrival, that the request's work runs under, cancelled (and the route's task with it) when the
+    `budget_s` after arrival (its first byte: ARRIVED), that the request's work runs under, cancelled (and the route's task with it) when the
     client disconnects before the response has started."""
-    token = CancelToken.after(budget_s)
+    arrived = scope.get(ARRIVED)  # under load the loop may route a request a while after it came
+    token = CancelToken(arrived + budget_s) if isinstance(arrived, float) else CancelToken.after(budget_s)
     responded = gone = False
     ahead: asyncio.Queue[Message] = asyncio.Queue()
     """Messages the watch has read for the app: a bodiless request's empty body, and the disconnect."""

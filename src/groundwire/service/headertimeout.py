@@ -11,6 +11,8 @@ h11 bounds a request's head only while it is incomplete (`h11_max_incomplete_eve
 whole in one read, 100 KB or more, is parsed and handed to the app. This protocol measures the head before h11
 parses it, whole or not, and answers one over `max_bytes` with 431 in the same JSON shape. A request h11 cannot
 parse gets 400 `malformed_request` in that shape too, not uvicorn's plain text.
+
+It also notes when each request's first byte arrived (the scope's ARRIVED), which the time budget counts from.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from http import HTTPStatus
 from typing import Any
 
@@ -25,6 +28,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from groundwire.foundation.errors import ErrorCode
+from groundwire.service.cancellation import ARRIVED
 from groundwire.service.errors import error_body
 from groundwire.service.http_status import HTTP_STATUS
 
@@ -43,6 +47,8 @@ def header_limits_protocol(timeout_s: float, max_bytes: int) -> type[H11Protocol
     class HeaderLimitsProtocol(H11Protocol):
         _header_deadline: asyncio.TimerHandle | None = None
         _refused = False
+        _arrived: float | None = None
+        """When the first byte of the request being read arrived (time.monotonic())."""
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -51,6 +57,8 @@ def header_limits_protocol(timeout_s: float, max_bytes: int) -> type[H11Protocol
         def data_received(self, data: bytes) -> None:
             if self._refused:  # what a refused client still sends is read and dropped (see _refuse_head)
                 return
+            if self._arrived is None and self.conn.their_state is h11.IDLE:
+                self._arrived = time.monotonic()
             super().data_received(data)
             if not self._awaiting_headers():
                 self._disarm()
@@ -61,7 +69,13 @@ def header_limits_protocol(timeout_s: float, max_bytes: int) -> type[H11Protocol
             if self.conn.their_state is h11.IDLE and _head_too_large(self.conn.trailing_data[0], max_bytes):
                 self._refuse_head()
                 return
+            before = getattr(self, "scope", None)
             super().handle_events()
+            if getattr(self, "scope", None) is not before and self._arrived is not None:
+                # A request was handed to the app: its time budget counts from its first byte (cancellation.py),
+                # not from when the loop, under load, got round to routing it.
+                self.scope[ARRIVED] = self._arrived  # type: ignore[literal-required]
+                self._arrived = None
 
         def send_400_response(self, msg: str) -> None:
             # h11 could not parse the request (a garbage request line, a bad Content-Length or Transfer-Encoding,
@@ -75,6 +89,8 @@ def header_limits_protocol(timeout_s: float, max_bytes: int) -> type[H11Protocol
             self.transport.close()
 
         def on_response_complete(self) -> None:
+            # A pipelined request already read arrived no later than now.
+            self._arrived = time.monotonic() if self.conn.trailing_data[0] else None
             super().on_response_complete()
             if self._awaiting_headers():  # the next request on this connection gets its own deadline
                 self._arm()

@@ -240,12 +240,12 @@ def _within_reserve(settings: ServiceSettings) -> AbstractContextManager[CancelT
     so that the rest (the summary, the report's HTML) is done and answered within the time budget; a caller that has
     gone stops it all."""
     token = cancel.current()
-    return cancellable(token.within(_eval_reserve_s(settings)) if token is not None else CancelToken())
+    return cancellable(token.within(eval_reserve_s(settings)) if token is not None else CancelToken())
 
 
-def _eval_reserve_s(settings: ServiceSettings) -> float:
+def eval_reserve_s(settings: ServiceSettings) -> float:
     """What the eval routes keep of their time budget for the work after the evidence checks: a tenth, at least
-    1 s, at most half."""
+    1 s, at most half. They are begun only with this much left (workers.WorkerPool.run_with_reserve)."""
     return min(settings.time_budget_s / 2, max(1.0, settings.time_budget_s / 10))
 
 

@@ -45,6 +45,7 @@ import contextvars
 import math
 import queue
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ from groundwire.foundation.errors import ErrorCode
 from groundwire.scoring.forms import usable_cores
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
 from groundwire.service.errors import ServiceError, error_response
+from groundwire.service.looplag import LoopLag
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.service.settings import ServiceSettings
@@ -116,6 +118,11 @@ class _Job:
     """Counted in the pool's large checks running on main workers."""
     started: bool = False
     """A worker has begun it: at its deadline it is answered 504, not 503 `queue_timeout`."""
+    reserve_s: float = 0.0
+    """Of its time budget, what it needs once begun to answer with what it finished (the eval routes': their
+    answer after their evidence checks stop): it is not begun with less than this left."""
+    expiry: asyncio.TimerHandle | None = None
+    """The event loop's call of WorkerPool._expire for it."""
 
 
 _Ready = queue.SimpleQueue[_Job | None]
@@ -123,7 +130,7 @@ _Ready = queue.SimpleQueue[_Job | None]
 
 class WorkerPool:
     def __init__(self, workers: int, max_waiting: int, *, reserved: int = 0,
-                 max_waiting_per_scope: int | None = None) -> None:
+                 max_waiting_per_scope: int | None = None, lag: LoopLag | None = None) -> None:
         if workers < 1 or max_waiting < 0 or reserved < 0 or (max_waiting_per_scope or 0) < 0:
             raise ValueError("workers must be at least 1, and max_waiting, max_waiting_per_scope and reserved at "
                              "least 0")
@@ -132,6 +139,9 @@ class WorkerPool:
         self.max_waiting_per_scope = max_waiting if max_waiting_per_scope is None else max_waiting_per_scope
         """So that one scope's flood cannot take every waiting place and have every other scope refused."""
         self.reserved = reserved
+        self.lag = lag if lag is not None else LoopLag(cap_s=0.0)
+        """The event loop's lag: a check past its time budget is answered its margin() before the deadline, so that
+        the answer arrives by it (service/looplag.py). Without one, at the deadline."""
         self._lock = threading.Lock()
         self._free: dict[Lane, int] = {"main": workers, "reserved": reserved}
         self._large = 0
@@ -177,19 +187,27 @@ class WorkerPool:
         calls `require_small` where it learns whether it really is)."""
         return await self._submit(partial(function, *args, **kwargs), small=small, scope=scope)
 
-    async def _submit(self, call: Callable[[], T], *, small: bool, scope: str | None) -> T:
+    async def run_with_reserve(self, scope: str | None, reserve_s: float, function: Callable[P, T], /, *args: P.args,
+                               **kwargs: P.kwargs) -> T:
+        """`run`, for work that stops itself `reserve_s` before its deadline and answers with what it finished (the
+        eval routes): it is begun only with `reserve_s` left of its time budget; past that, still waiting, it is
+        refused 503 `queue_timeout` at once, since it could finish nothing."""
+        return await self._submit(partial(function, *args, **kwargs), small=False, scope=scope, reserve_s=reserve_s)
+
+    async def _submit(self, call: Callable[[], T], *, small: bool, scope: str | None, reserve_s: float = 0.0) -> T:
         loop = asyncio.get_running_loop()
         # The request's token (service/cancellation.py), or one that never stops the check outside it.
         token = cancel.current() or CancelToken()
         # The check runs in a copy of the request's context (its tracing span, its token), as anyio's to_thread would.
-        job = _Job(partial(contextvars.copy_context().run, call), small, scope, loop, loop.create_future(), token)
+        job = _Job(partial(contextvars.copy_context().run, call), small, scope, loop, loop.create_future(), token,
+                   reserve_s=reserve_s)
         with self._lock:
             self._start()
             refused = self._admit(job)
         if refused is not None:
             raise refused
-        left = token.remaining()
-        expiry = None if left is None else loop.call_later(left, self._expire, job)
+        # First called at the earliest it may be due (the largest margin), then again when it is (`_expire`).
+        self._arm(job, self._due(job, self.lag.cap_s), time.monotonic())
         try:
             return cast(T, await job.future)
         except Cancelled as stopped:
@@ -201,17 +219,36 @@ class WorkerPool:
                     self._unqueue(job)
             raise
         finally:
-            if expiry is not None:
-                expiry.cancel()
+            if job.expiry is not None:
+                job.expiry.cancel()
 
-    def _expire(self, job: _Job) -> None:
-        """On the event loop, at the job's deadline, the caller is answered whatever the job is doing, so that a
-        route answers within its time budget even while its check is between two checkpoints: one still waiting
-        for a worker (or handed one, not yet begun) is refused, 503 queue_timeout; one running is answered 504
-        time_budget_exceeded, and stops at its next checkpoint (its worker is busy until then, and its result, if
+    def _due(self, job: _Job, margin: float) -> float | None:
+        """When (time.monotonic()) the job's caller is answered without it: `margin` before its deadline, and before
+        that, while it waits, its reserve (`run_with_reserve`); None without a deadline."""
+        deadline = job.token.deadline
+        return None if deadline is None else deadline - margin - (0.0 if job.started else job.reserve_s)
+
+    def _arm(self, job: _Job, due: float | None, now: float) -> None:
+        if due is not None:
+            at = max(due, now)
+            job.expiry = job.loop.call_later(at - now, self._expire, job, at)
+
+    def _expire(self, job: _Job, called_for: float) -> None:
+        """On the event loop, at the job's due time (`_due`), the caller is answered whatever the job is doing, so
+        that a route answers within its time budget even while its check is between two checkpoints: one still
+        waiting for a worker (or handed one, not yet begun) is refused, 503 queue_timeout; one running is answered
+        504 time_budget_exceeded, and stops at its next checkpoint (its worker is busy until then, and its result, if
         any, is dropped). One that has committed its result already (CancelToken.commit: it is writing its log
-        row) is waited for."""
-        if job.future.done() or not job.token.abandon():
+        row) is waited for. One not due yet (the loop's lag is less than the largest margin, or it has begun since)
+        is called again when it is."""
+        now = time.monotonic()
+        self.lag.add(now - called_for)  # this call's own lateness is a sample of the loop's lag
+        if job.future.done():
+            return
+        if (later := self._due(job, self.lag.margin())) is not None and later > now:
+            self._arm(job, later, now)
+            return
+        if not job.token.abandon():
             return
         with self._lock:
             if job in self._waiting:
@@ -348,7 +385,7 @@ class WorkerPool:
         result: object = None
         error: BaseException | None = None
         try:
-            if job.token.reason == "deadline":  # its time ran out as a worker took it: it never started
+            if job.token.reason == "deadline" or not _time_for(job):  # its time ran out as a worker took it
                 raise _queue_timeout()
             job.token.check()  # its caller has gone while it waited: the worker is free at once
             job.started = True
@@ -374,6 +411,12 @@ class WorkerPool:
             self._finish(job, lane)
             self._dispatch()
         _settle(job, result, error)
+
+
+def _time_for(job: _Job) -> bool:
+    """Whether the job has its reserve left of its time budget, to begin."""
+    left = job.token.remaining()
+    return left is None or left > job.reserve_s
 
 
 def _queue_timeout() -> ServiceError:

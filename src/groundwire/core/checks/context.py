@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from groundwire.core.cancel import checkpoint
 from groundwire.core.checks.attributes import RecordAttribute, record_attributes
 from groundwire.core.checks.hours import context_schedule
 from groundwire.core.figures import Figure, extract_figures
+from groundwire.core.memo import remembered
 from groundwire.foundation.textutil import content_words, sentence_spans
 from groundwire.foundation.types import Chunk
 
@@ -32,6 +34,11 @@ class ContextIndex:
     sentence_keys: tuple[frozenset[str], ...] = ()
     """Per sentence of `sentences`, the values its figures state (as `has` compares them): which sentences hold a
     figure, answered without a pass over their figures."""
+
+    @classmethod
+    def shared(cls, chunks: Sequence[Chunk], *, sources: Sequence[Chunk] = ()) -> ContextIndex:
+        """`build`, once for every check of a task on these chunks (repair's checks: core.memo)."""
+        return remembered("context_index", (tuple(chunks), tuple(sources)), partial(cls.build, chunks, sources=sources))
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk], *, sources: Sequence[Chunk] = ()) -> ContextIndex:

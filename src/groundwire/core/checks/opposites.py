@@ -63,7 +63,8 @@ def _unsaid(text: str, found: list[str], other: list[str]) -> list[str]:
     lexical = lexicon()
     parts = [part for word in other for part in word.lower().split("-")]
     stems = _stems(parts)
-    bases = {base for part in parts for base in lexical.base_forms(part)}
+    # Each distinct word once: a window of '[1][2][3]...' repeats three words thousands of times.
+    bases = {base for part in set(parts) for base in lexical.base_forms(part)}
     first = next(iter(WORD_RE.findall(text)), "")
     return [
         word

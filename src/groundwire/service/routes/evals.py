@@ -41,7 +41,8 @@ async def eval_dashboard(scope: str = Depends(caller_scope), limit: int = Query(
                          runtime: Runtime = Depends(service_runtime),
                          pool: WorkerPool = Depends(worker_pool)) -> models.EvalSummary:
     """Eval-loop metrics over a rolling sample of your scope's request log (nothing is recorded)."""
-    return await pool.run(scope, history.eval_summary, runtime, scope=scope, limit=limit)
+    return await pool.run_with_reserve(scope, history.eval_reserve_s(runtime.settings), history.eval_summary, runtime,
+                                       scope=scope, limit=limit)
 
 
 @router.post("/v1/eval/runs", response_model=models.EvalSummary, tags=["eval"])
@@ -51,7 +52,8 @@ async def record_eval_run(scope: str = Depends(writer_scope), limit: int = Query
                           pool: WorkerPool = Depends(worker_pool), _: None = Depends(no_body)) -> models.EvalSummary:
     """Run the eval loop and record the run in the history the dashboard plots. It takes no body (422 for one other
     than none or `{}`)."""
-    return await pool.run(scope, history.eval_summary, runtime, scope=scope, limit=limit, save=True)
+    return await pool.run_with_reserve(scope, history.eval_reserve_s(runtime.settings), history.eval_summary, runtime,
+                                       scope=scope, limit=limit, save=True)
 
 
 @router.get("/v1/eval/report", tags=["eval"], response_class=HTMLResponse)
@@ -60,4 +62,5 @@ async def eval_report(scope: str = Depends(caller_scope), limit: int = Query(500
                       runtime: Runtime = Depends(service_runtime),
                       pool: WorkerPool = Depends(worker_pool)) -> HTMLResponse:
     """The eval loop's self-contained HTML report (plots over time, tables per release and segment)."""
-    return HTMLResponse(await pool.run(scope, history.eval_report, runtime, scope=scope, limit=limit))
+    return HTMLResponse(await pool.run_with_reserve(scope, history.eval_reserve_s(runtime.settings), history.eval_report,
+                                                    runtime, scope=scope, limit=limit))

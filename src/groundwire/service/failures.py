@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwire.data.store import ERROR_KIND, RequestRecord
 from groundwire.foundation.errors import ErrorCode
+from groundwire.foundation.types import Chunk
 from groundwire.redact import redact, redact_data
 from groundwire.service import models
 from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
@@ -55,12 +56,15 @@ outside the route, reads when the request fails."""
 class Accepted:
     endpoint: str
     body: models.VerifyRequest
+    sent: list[Chunk] | None
+    """The chunks the body sent, as the route converted them; None: it names ingested documents."""
 
 
-def accept(request: Request, endpoint: str, body: models.VerifyRequest) -> None:
-    """Mark the check's body as accepted (parsed and validated): should the request then fail for a REVIEWABLE
-    cause, its input is logged with the error. The check's route calls this first."""
-    setattr(request.state, _ACCEPTED, Accepted(endpoint, body))
+def accept(request: Request, endpoint: str, body: models.VerifyRequest, sent: list[Chunk] | None) -> None:
+    """Mark the check's body as accepted (parsed and validated; `sent`: its chunks as the route converted them):
+    should the request then fail for a REVIEWABLE cause, its input is logged with the error. The check's route calls
+    this first."""
+    setattr(request.state, _ACCEPTED, Accepted(endpoint, body, sent))
 
 
 class FailureLog:
@@ -125,7 +129,7 @@ class FailureLog:
         `data.labelled` reads back), so that a reviewer can label it."""
         body = accepted.body
         try:
-            chunks, context = self.runtime.chunks_of(body, scope=record.scope)
+            chunks, context = self.runtime.chunks_of(body, accepted.sent, scope=record.scope)
         except ServiceError:  # its documents are gone since: nothing to label it against
             return record
         return replace(record, query=body.question, response=body.answer, context=context, extra={

@@ -20,6 +20,12 @@ ESCALATED = {"answer": "The dosage is $10 a month.", "chunks": CHUNKS}
 """An answer the lexical first stage escalates: with a cascade it reaches the second stage."""
 
 
+SCOPES = "scope resolutions"
+CONVERTED = "chunk conversions (ChunkIn -> Chunk, per list)"
+WORK_LIMITS = "work-limit checks"
+PLAN_LIMITS = "plan-limit checks (one per cascade stage)"
+
+
 @contextmanager
 def counting() -> Iterator[Counter[str]]:
     """Count, while in the block, each call of the functions that convert, resolve, check or reshape (wherever a
@@ -51,16 +57,20 @@ def counting() -> Iterator[Counter[str]]:
         patched.append((owner, name, original))
         setattr(owner, name, counted)
 
-    wrap(auth, "scope_for_key", "scope resolutions")
+    # Today's names and those before issue 57 (a name a module lacks is skipped), so the script prints both.
+    wrap(auth, "scope_for_key", SCOPES)
     wrap(plan, "as_chunks", "chunk conversions (as_chunks)")
-    wrap(runtime.Runtime, "_sent", "chunk conversions (ChunkIn -> Chunk)")
-    wrap(runtime, "chunk_out", "chunk conversions (Chunk -> ChunkOut, per chunk)")
-    wrap(limits, "enforce_work_limits", "work-limit checks")
-    wrap(limits, "enforce_plan_limits", "plan-limit checks (one per cascade stage)")
+    wrap(runtime.Runtime, "_sent", CONVERTED)  # before
+    wrap(runtime.Runtime, "sent", CONVERTED)
+    wrap(runtime, "chunk_out", "chunk conversions (Chunk -> ChunkOut, per chunk)")  # before
+    wrap(models, "chunks_json", "chunk serialisations (Chunk -> JSON, per list)")
+    wrap(limits, "enforce_work_limits", WORK_LIMITS)
+    wrap(limits, "enforce_plan_limits", PLAN_LIMITS)
     wrap(types.Report, "to_dict", "report reshapes (Report.to_dict)")
-    wrap(models.BaseModel, "model_dump", "reshapes (model_dump)")
+    wrap(models, "report_json", "report reshapes (models.report_json)")
+    wrap(models.BaseModel, "model_dump", "model_dump calls (any model: the review, each sent chunk for the log)")
     wrap(routing, "serialize_response", "reshapes (FastAPI validates and dumps the response model)")
-    wrap(JSONResponse, "render", "JSON renders")
+    wrap(JSONResponse, "render", "JSON renders (json.dumps)")
     try:
         yield counts
     finally:
@@ -68,8 +78,9 @@ def counting() -> Iterator[Counter[str]]:
             setattr(owner, name, original)
 
 
-def counts_of_one_verify(tmp: Path, *, cascade: bool = False) -> Counter[str]:
-    """What one POST /v1/verify of ESCALATED does, on a warm service (lexical scorer; `cascade`: lexical twice)."""
+def counts_of_one_verify(tmp: Path, *, cascade: bool = False, max_pairs: int = 1_000) -> Counter[str]:
+    """What one POST /v1/verify of ESCALATED does, on a warm service (lexical scorer; `cascade`: lexical twice).
+    With a `max_pairs` it does not fit, it is refused (413, logged as a failed request)."""
     from fastapi.testclient import TestClient
 
     from groundwire.pipeline import CheckSettings
@@ -77,21 +88,22 @@ def counts_of_one_verify(tmp: Path, *, cascade: bool = False) -> Counter[str]:
 
     check = CheckSettings(scorer="lexical", cascade="lexical" if cascade else None)
     settings = ServiceSettings(db_url=f"sqlite:///{tmp / 'counts.db'}", api_keys=dict(KEYS), check=check,
-                               review_audit_share=0.0)
+                               review_audit_share=0.0, max_pairs=max_pairs)
     with TestClient(create_app(settings), raise_server_exceptions=False) as client:
-        assert client.post("/v1/verify", headers=ALPHA, json=ESCALATED).status_code == 200  # warm
+        client.post("/v1/verify", headers=ALPHA, json=ESCALATED)  # warm
         with counting() as counts:
             response = client.post("/v1/verify", headers=ALPHA, json=ESCALATED)
-        assert response.status_code == 200, response.text
+        assert response.status_code == (200 if max_pairs > 2 else 413), response.text
     return counts
 
 
 if __name__ == "__main__":
     import tempfile
 
-    for cascade in (False, True):
+    for cascade, max_pairs, what in ((False, 1_000, ""), (True, 1_000, " (a two-stage cascade, escalated)"),
+                                     (False, 1, " refused by max_pairs (413, logged)")):
         with tempfile.TemporaryDirectory() as folder:
-            counted = counts_of_one_verify(Path(folder), cascade=cascade)
-        print(f"one POST /v1/verify{' (a two-stage cascade, escalated)' if cascade else ''}:")
+            counted = counts_of_one_verify(Path(folder), cascade=cascade, max_pairs=max_pairs)
+        print(f"one POST /v1/verify{what}:")
         for label, n in sorted(counted.items()):
             print(f"  {n:3d}  {label}")

@@ -33,7 +33,7 @@ from groundwire.foundation.errors import ErrorCode
 from groundwire.foundation.types import Chunk
 from groundwire.redact import redact, redact_data
 from groundwire.service import models
-from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
+from groundwire.service.auth import resolved_caller
 from groundwire.service.errors import ServiceError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -99,10 +99,8 @@ class FailureLog:
                 await self._log(scope, status, error, started)
 
     async def _log(self, scope: Scope, status: int, error: dict[str, Any], started: float) -> None:
-        request = Request(scope)
         try:
-            key = presented_key(await BEARER(request), await API_KEY_HEADER(request))
-            caller_scope = scope_for_key(self.runtime.settings, key)
+            caller_scope = (await resolved_caller(Request(scope))).scope  # as the route resolved it, if it ran
         except ServiceError:
             return  # no scope may see it
         accepted = scope.get("state", {}).get(_ACCEPTED) if error["code"] in REVIEWABLE else None

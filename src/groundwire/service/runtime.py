@@ -171,7 +171,7 @@ class Runtime:
     def looks_small(self, body: models.VerifyRequest, sent: Sequence[Chunk] | None, *,
                     calls_llm: bool = False) -> bool:
         """Whether a verify or repair may be small enough for a reserved worker (service/workers.py): it calls no LLM
-        (the judge, `calls_llm`: repair's edits) and its answer and `sent` chunks (`sent`) hold at most small_chars
+        (the judge, `calls_llm`: repair's edits) and its answer and the chunks it `sent` hold at most small_chars
         characters. Ingested documents are read on the worker, where `context` checks their length; `plan` then
         checks the pairs."""
         return not (body.judge or calls_llm) and self._small_text(body.answer, sent or [])

@@ -203,7 +203,7 @@ class _SupportedShareSchema:
     def __get_pydantic_json_schema__(cls, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         # The schema of the dataclass itself (its serializer, which adds the share, would be described as a bare
         # object), and the share added to it.
-        described = handler({key: value for key, value in schema.items() if key != "serialization"})  # type: ignore[misc]
+        described = handler({key: value for key, value in schema.items() if key != "serialization"})
         target = handler.resolve_ref_schema(described)
         target["properties"]["supported_share"] = {
             "type": "number", "title": "Supported Share",

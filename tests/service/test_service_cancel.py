@@ -109,11 +109,11 @@ class Endless:
         self.stopped = threading.Event()
         self.stopped_by: list[str] = []
 
-    def __call__(self, runtime: Any, body: Any, *, scope: str) -> Any:
+    def __call__(self, runtime: Any, body: Any, sent: Any, *, scope: str) -> Any:
         from groundwire.core.cancel import Cancelled, checkpoint
 
         if not body.answer.startswith("Endless work"):
-            return self.real(runtime, body, scope=scope)
+            return self.real(runtime, body, sent, scope=scope)
         self.entered.set()
         try:
             for _ in range(int(WAIT_S * 100)):  # bounded, so that a test that fails does not hang
@@ -201,10 +201,10 @@ def test_a_check_past_its_time_budget_gets_504_and_one_that_waited_all_of_it_get
         # A check between two boundaries (one long scoring call) holds the only worker past the next one's budget.
         entered, release = threading.Event(), threading.Event()
 
-        def stubborn(runtime: Any, body: Any, *, scope: str) -> Any:
+        def stubborn(runtime: Any, body: Any, sent: Any, *, scope: str) -> Any:
             entered.set()
             assert release.wait(WAIT_S)
-            return endless.real(runtime, body, scope=scope)
+            return endless.real(runtime, body, sent, scope=scope)
 
         monkeypatch.setattr(actions, "verify", stubborn)
         held: list[Any] = []

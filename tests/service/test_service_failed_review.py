@@ -30,9 +30,9 @@ def endless(monkeypatch: pytest.MonkeyPatch) -> None:
 
     real = actions.verify
 
-    def verify(runtime: Any, body: Any, *, scope: str) -> Any:
+    def verify(runtime: Any, body: Any, sent: Any, *, scope: str) -> Any:
         if not body.answer.startswith("Endless work"):
-            return real(runtime, body, scope=scope)
+            return real(runtime, body, sent, scope=scope)
         for _ in range(int(WAIT_S * 100)):  # bounded, so that a failing test does not hang
             checkpoint()
             threading.Event().wait(0.01)

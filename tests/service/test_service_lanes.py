@@ -202,12 +202,15 @@ def test_what_may_be_small_is_decided_from_the_body(settings) -> None:
 
     with serving(settings, small_chars=150) as client:  # TINY: 119 characters, LARGE: 170
         runtime = client.app.state.runtime
+        def looks_small(body: Any, **options: Any) -> bool:
+            return bool(runtime.looks_small(body, runtime.sent(body), **options))
+
         tiny = models.VerifyRequest.model_validate(TINY)
-        assert runtime.looks_small(tiny)
-        assert not runtime.looks_small(tiny.model_copy(update={"judge": True}))  # the LLM judge: not CPU-bound
-        assert not runtime.looks_small(tiny, calls_llm=True)  # repair's edits with --llm
-        assert not runtime.looks_small(models.VerifyRequest.model_validate(LARGE))  # over small_chars
-        assert runtime.looks_small(models.VerifyRequest.model_validate({"answer": "x is y.", "doc_ids": ["d"]}))
+        assert looks_small(tiny)
+        assert not looks_small(tiny.model_copy(update={"judge": True}))  # the LLM judge: not CPU-bound
+        assert not looks_small(tiny, calls_llm=True)  # repair's edits with --llm
+        assert not looks_small(models.VerifyRequest.model_validate(LARGE))  # over small_chars
+        assert looks_small(models.VerifyRequest.model_validate({"answer": "x is y.", "doc_ids": ["d"]}))
         assert client.app.state.pool.reserved == 1  # the default: one
     with serving(settings, reserved_workers=0) as client:
         assert client.app.state.pool.reserved == 0

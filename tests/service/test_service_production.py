@@ -353,8 +353,8 @@ def test_a_cascade_s_second_stage_is_planned_once(settings, monkeypatch) -> None
     with serving(settings, check=cascade) as client:
         second = client.app.state.runtime.verifier.escalate_to
         planned = []
-        plan = second.plan
-        monkeypatch.setattr(second, "plan", lambda *args, **kwargs: planned.append(args) or plan(*args, **kwargs))
+        plan = second._plan_read  # every plan of a stage, whoever asks for it (plan, plan_cascade, run)
+        monkeypatch.setattr(second, "_plan_read", lambda *args, **kwargs: planned.append(args) or plan(*args, **kwargs))
         response = client.post("/v1/verify", headers=ALPHA, json=body)
         assert response.status_code == 200, response.text
         assert len(planned) == 1

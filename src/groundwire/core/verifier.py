@@ -20,6 +20,7 @@ import numpy as np
 
 from groundwire.core.batched import score_in_batches
 from groundwire.core.cancel import awaited, checkpoint
+from groundwire.core.cascade import run_later
 from groundwire.core.checks import validate_opt_ins
 from groundwire.core.checks.citations import validate_output
 from groundwire.core.checks.context import ContextIndex
@@ -48,7 +49,6 @@ from groundwire.foundation.errors import ErrorCode, InputError
 from groundwire.foundation.textutil import content_words, looks_english
 from groundwire.foundation.types import (
     REFUSAL_TOKEN,
-    CascadeStage,
     Chunk,
     Claim,
     ClaimResult,
@@ -211,8 +211,21 @@ class Verifier:
         and a decomposer that can stop early (the rule-based one) stops splitting at max_claims + 1 claims.
         `claims`: the answer's claims, split already (the generator checks one report's claims against other
         samples): they are used as given, and the decomposer is not called."""
+        return self._plan_read(answer, tuple(as_chunks(chunks)), question, max_claims, claims)
+
+    def plan_after(self, earlier: Plan) -> Plan:
+        """This stage's plan of the claims and chunks (read already) an earlier stage of the cascade planned."""
+        return self._plan_read(earlier.answer, earlier.context, earlier.question, None, earlier.claims)
+
+    def _plan_read(
+        self,
+        answer: str,
+        context: tuple[Chunk, ...],
+        question: str | None,
+        max_claims: int | None,
+        claims: Sequence[Claim] | None,
+    ) -> Plan:  # `plan`, of chunks read already (`as_chunks`)
         started = time.perf_counter()
-        context = tuple(as_chunks(chunks))
         if not answer or not answer.strip():
             raise InputError(
                 "the answer is empty: pass the model's answer text (or NOT_IN_CONTEXT for an abstention)",
@@ -297,12 +310,7 @@ class Verifier:
         report = self._run_stage(plan, require_citations=require_citations, task=task)
         if report.route is not Route.ESCALATE or self.escalate_to is None:
             return report
-        following = self.escalate_to
-        next_plan = plan.later or following.plan(plan.answer, plan.context, question=plan.question, claims=plan.claims)
-        later = following.run(next_plan, require_citations=require_citations, task=task)
-        stages = (_stage(report), *(later.meta.cascade or (_stage(later, following.calibrated_after),)))
-        total = report.timings.get("total", 0.0) + later.timings.get("total", 0.0)
-        return replace(later, meta=replace(later.meta, cascade=stages), timings={**later.timings, "total": total})
+        return run_later(self.escalate_to, report, plan, require_citations=require_citations, task=task)
 
     def _run_stage(self, plan: Plan, *, require_citations: bool | None, task: str | None) -> Report:
         if not plan.complete:
@@ -581,12 +589,6 @@ def _named_scorer(name: str | None) -> Scorer:
     instead = f"Verifier({call}) (from groundwire.scoring import get_scorer), or pipeline.build_verifier(settings)"
     warnings.warn(f"Verifier({given}) is deprecated: write {instead}", DeprecationWarning, stacklevel=3)
     return get_scorer(name)
-
-
-def _stage(report: Report, calibrated_after: str | None = None) -> CascadeStage:
-    """A cascade stage as the report lists it: which model, its answer score, its route and how long it took;
-    for a later stage, the stage its thresholds were calibrated after (None: its own, stand-alone ones)."""
-    return CascadeStage(report.model_id, report.score, report.route, report.timings.get("total", 0.0), calibrated_after)
 
 
 def _language_warnings(answer: str, context: list[Chunk]) -> tuple[str, ...]:

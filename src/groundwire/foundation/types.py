@@ -306,6 +306,7 @@ class Report:
     abstained: bool
     model_id: str
     timings: dict[str, float] = field(default_factory=dict)
+    """Seconds per stage, and `total`."""
     findings: tuple[Finding, ...] = ()
     """Answer-level output-validator findings (fabricated citations, misplaced refusal token...)."""
     warnings: tuple[str, ...] = ()

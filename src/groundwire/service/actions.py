@@ -6,8 +6,10 @@ import functools
 import time
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from groundwire.core.memo import shared_work
+from groundwire.core.verifier import Verifier
 from groundwire.data.provenance import Document
 from groundwire.foundation.errors import ErrorCode
 from groundwire.foundation.types import Chunk, Report
@@ -19,45 +21,48 @@ from groundwire.service import models
 from groundwire.service.errors import ServiceError
 from groundwire.service.history import verdict_out
 from groundwire.service.limits import WorkBudget
-from groundwire.service.runtime import Runtime, chunk_out
+from groundwire.service.runtime import Runtime
 
 
-def verify(runtime: Runtime, body: models.VerifyRequest, *, scope: str) -> models.VerifyResponse:
+def verify(runtime: Runtime, body: models.VerifyRequest, sent: list[Chunk] | None, *, scope: str) -> dict[str, Any]:
+    """The check, on the pipeline's path (the scope's verifier plans under the limits, then runs the plan), and the
+    response body as plain JSON values: the report serialised once (`models.report_json`), the same dump logged."""
     started = time.perf_counter()
-    chunks, context = runtime.context(body, scope=scope)
-    report = _verify(runtime, body, chunks, scope=scope)
-    request_id = uuid.uuid4().hex
-    response = models.VerifyResponse(
-        request_id=request_id, report=report.to_dict(),
-        review=runtime.review(request_id, body.question, body.answer, score=report.score, route=report.route,
-                              findings=_finding_names(report)),
-        chunks=[chunk_out(c) for c in chunks])
-    runtime.log(report, response.model_dump(), kind="verify", scope=scope, context=context, body=body,
-                chunks=chunks, started=started)
-    return response
+    chunks, context = runtime.context(body, sent, scope=scope)
+    report = _verify(runtime, runtime.verifier_for(scope), body, chunks)
+    out = _checked(runtime, body, report, chunks)
+    runtime.log(report, out, kind="verify", scope=scope, context=context, body=body, chunks=chunks, started=started,
+                dumped=out["report"])
+    return out
 
 
-def repair(runtime: Runtime, body: models.RepairRequest, *, scope: str) -> models.RepairResponse:
+def repair(runtime: Runtime, body: models.RepairRequest, sent: list[Chunk] | None, *, scope: str) -> dict[str, Any]:
     started = time.perf_counter()
-    chunks, context = runtime.context(body, scope=scope)
+    chunks, context = runtime.context(body, sent, scope=scope)
+    verifier = runtime.verifier_for(scope)
     settings = runtime.config.repair
     with shared_work():  # the answer's check and repair's own share their context work (core.memo)
-        report = _verify(runtime, body, chunks, scope=scope)
+        report = _verify(runtime, verifier, body, chunks)
         # Without --llm the middle band is dropped rather than edited: repair still works offline.
-        repaired = repair_answer(report, chunks, check=_repair_checker(runtime, scope=scope), client=runtime.llm,
+        repaired = repair_answer(report, chunks, check=_repair_checker(runtime, verifier), client=runtime.llm,
                                  min_surviving_share=settings.min_surviving_share,
                                  abstain_message=settings.abstain_message)
-    request_id = uuid.uuid4().hex
-    response = models.RepairResponse(
-        request_id=request_id, report=report.to_dict(),
-        review=runtime.review(request_id, body.question, body.answer, score=report.score, route=report.route,
-                              findings=_finding_names(report)),
-        chunks=[chunk_out(c) for c in chunks],
-        repaired={**repaired.to_dict(), "summary": _summary(repaired)})
-    runtime.log(report, response.model_dump(), kind="repair", scope=scope, context=context, body=body,
-                chunks=chunks, started=started, response=repaired.answer,
+    out = {**_checked(runtime, body, report, chunks),
+           "repaired": {**repaired.to_dict(), "report": models.report_json(repaired.report),
+                        "summary": _summary(repaired)}}
+    runtime.log(report, out, kind="repair", scope=scope, context=context, body=body, chunks=chunks, started=started,
+                response=repaired.answer, dumped=out["report"],
                 extra={"repaired_score": repaired.report.score, "repair_abstained": repaired.abstained})
-    return response
+    return out
+
+
+def _checked(runtime: Runtime, body: models.VerifyRequest, report: Report, chunks: Sequence[Chunk]) -> dict[str, Any]:
+    """A verify response's body (`models.VerifyResponse`), as plain JSON values."""
+    request_id = uuid.uuid4().hex
+    review = runtime.review(request_id, body.question, body.answer, score=report.score, route=report.route,
+                            findings=_finding_names(report))
+    return {"request_id": request_id, "report": models.report_json(report), "review": review.model_dump(),
+            "chunks": models.chunks_json(chunks)}
 
 
 def ingest(runtime: Runtime, body: models.IngestRequest, *, scope: str) -> models.IngestResponse:
@@ -93,14 +98,15 @@ def feedback(runtime: Runtime, body: models.FeedbackRequest, *, scope: str) -> m
         replaces=None if written.replaces is None else str(written.replaces))
 
 
-def _verify(runtime: Runtime, body: models.VerifyRequest, chunks: Sequence[Chunk], *, scope: str) -> Report:
-    """Verify (routed by the scope's profile, where it has one); with judge=true, the LLM judge then decides the
-    claims in the escalation band."""
+def _verify(runtime: Runtime, verifier: Verifier, body: models.VerifyRequest, chunks: Sequence[Chunk]) -> Report:
+    """Verify with the scope's verifier (routed by its profile, where it has one), which plans and runs; with
+    judge=true, the LLM judge then decides the claims in the escalation band."""
     client = runtime.judge_client() if body.judge else None
-    plan = runtime.plan(body.answer, chunks, question=body.question)  # the limits read it before anything is scored
+    # Every stage planned, and the limits read the plans, before anything is scored.
+    plan = runtime.plan(verifier, body.answer, chunks, question=body.question)
     item = CheckItem(body.answer, chunks, question=body.question, task=body.task,
                      require_citations=body.require_citations)
-    return check(runtime.verifier_for(scope), item, judge=None if client is None else Judge(client), plan=plan)
+    return check(verifier, item, judge=None if client is None else Judge(client), plan=plan)
 
 
 REPAIR_PAIRS = 2
@@ -108,7 +114,7 @@ REPAIR_PAIRS = 2
 largest accepted answer split in two, each part checked against the whole context."""
 
 
-def _repair_checker(runtime: Runtime, *, scope: str) -> Checker:
+def _repair_checker(runtime: Runtime, verifier: Verifier) -> Checker:
     """The checks repair makes of its own (each part of a claim it splits at its coordination, an LLM's edit, the
     repaired answer), each planned and held to the limits as a request's check is (`Runtime.plan`), and together to
     REPAIR_PAIRS x max_pairs pairs: past that, 413 `too_much_work` before the next is scored. Unbounded, one claim of
@@ -117,7 +123,7 @@ def _repair_checker(runtime: Runtime, *, scope: str) -> Checker:
     budget = WorkBudget(allowed=allowed, limit=f"{REPAIR_PAIRS} x max_pairs = {allowed}",
                         why="Repairing this answer (each part of a claim it splits, and each edit, is checked against "
                             "the whole context)")
-    return Checker(runtime.verifier_for(scope), planner=functools.partial(runtime.plan, budget=budget))
+    return Checker(verifier, planner=functools.partial(runtime.plan, verifier, budget=budget))
 
 
 def _finding_names(report: Report) -> list[str]:

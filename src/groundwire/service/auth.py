@@ -56,6 +56,47 @@ class Caller:
     read_only: bool
 
 
+@dataclass(frozen=True, slots=True)
+class _Resolved:
+    """A request's key and what it resolved to: its Caller, or the 401 refusing it."""
+
+    key: str | None
+    caller: Caller | ServiceError
+
+
+_RESOLVED = "groundwire_caller"
+"""Where `resolved_caller` keeps a request's resolution: the request's state (its ASGI scope's "state"), which the
+pool's admission, the route and the failure log, outside it, all read."""
+
+
+async def resolved_caller(request: Request) -> Caller:
+    """The calling key's scope and access, resolved once per request whoever asks first (the pool's admission when
+    the pool is full, the route, or the failure log for a request refused before its route) and kept in the
+    request's state for the others. 401 (ServiceError) for a missing or wrong key."""
+    resolved = await _resolved(request)
+    if isinstance(resolved.caller, ServiceError):
+        raise resolved.caller
+    return resolved.caller
+
+
+async def _resolved(request: Request, bearer: HTTPAuthorizationCredentials | None = None,
+                    header_key: str | None = None, *, given: bool = False) -> _Resolved:
+    held: _Resolved | None = getattr(request.state, _RESOLVED, None)
+    if held is not None:
+        return held
+    settings: ServiceSettings = request.app.state.settings
+    if not given:
+        bearer, header_key = await BEARER(request), await API_KEY_HEADER(request)
+    key = presented_key(bearer, header_key)
+    try:
+        caller: Caller | ServiceError = Caller(scope_for_key(settings, key), read_only=key in settings.read_only_keys)
+    except ServiceError as refused:
+        caller = refused
+    held = _Resolved(key, caller)
+    setattr(request.state, _RESOLVED, held)
+    return held
+
+
 async def caller_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
     """FastAPI dependency: the permission scope of the calling key, for reading and checking."""
     return caller.scope
@@ -72,22 +113,21 @@ async def writer_scope(caller: Annotated[Caller, Depends(_caller)]) -> str:
 async def _caller(request: Request,
                   bearer: HTTPAuthorizationCredentials | None = Security(BEARER),
                   header_key: str | None = Security(API_KEY_HEADER)) -> Caller:
-    """The calling key's scope and access, counted against the rate limit.
+    """The calling key's scope and access (`resolved_caller`'s), counted against the rate limit.
 
     Async, as are caller_scope and writer_scope: FastAPI runs a sync dependency on anyio's thread pool, so with
     its threads taken (by sync routes) even a request the worker pool refuses at once would first wait for one."""
     settings: ServiceSettings = request.app.state.settings
     limiter: RateLimiter | None = request.app.state.rate_limiter
-    key = presented_key(bearer, header_key)
-    try:
-        scope = scope_for_key(settings, key)
-    except ServiceError:
+    resolved = await _resolved(request, bearer, header_key, given=True)
+    if isinstance(resolved.caller, ServiceError):
         if limiter is not None:
             await _count(request, limiter, f"address:{_address(request)}")  # a wrong key counts against its address
-        raise
+        raise resolved.caller
     if limiter is not None:
-        await _count(request, limiter, f"address:{_address(request)}" if settings.open_access else f"key:{key}")
-    return Caller(scope, read_only=key in settings.read_only_keys)
+        await _count(request, limiter,
+                     f"address:{_address(request)}" if settings.open_access else f"key:{resolved.key}")
+    return resolved.caller
 
 
 async def _count(request: Request, limiter: RateLimiter, caller: str) -> None:

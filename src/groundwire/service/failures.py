@@ -30,9 +30,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groundwire.data.store import ERROR_KIND, RequestRecord
 from groundwire.foundation.errors import ErrorCode
+from groundwire.foundation.types import Chunk
 from groundwire.redact import redact, redact_data
 from groundwire.service import models
-from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
+from groundwire.service.auth import resolved_caller
 from groundwire.service.errors import ServiceError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,12 +56,15 @@ outside the route, reads when the request fails."""
 class Accepted:
     endpoint: str
     body: models.VerifyRequest
+    sent: list[Chunk] | None
+    """The chunks the body sent, as the route converted them; None: it names ingested documents."""
 
 
-def accept(request: Request, endpoint: str, body: models.VerifyRequest) -> None:
-    """Mark the check's body as accepted (parsed and validated): should the request then fail for a REVIEWABLE
-    cause, its input is logged with the error. The check's route calls this first."""
-    setattr(request.state, _ACCEPTED, Accepted(endpoint, body))
+def accept(request: Request, endpoint: str, body: models.VerifyRequest, sent: list[Chunk] | None) -> None:
+    """Mark the check's body as accepted (parsed and validated; `sent`: its chunks as the route converted them):
+    should the request then fail for a REVIEWABLE cause, its input is logged with the error. The check's route calls
+    this first."""
+    setattr(request.state, _ACCEPTED, Accepted(endpoint, body, sent))
 
 
 class FailureLog:
@@ -95,10 +99,8 @@ class FailureLog:
                 await self._log(scope, status, error, started)
 
     async def _log(self, scope: Scope, status: int, error: dict[str, Any], started: float) -> None:
-        request = Request(scope)
         try:
-            key = presented_key(await BEARER(request), await API_KEY_HEADER(request))
-            caller_scope = scope_for_key(self.runtime.settings, key)
+            caller_scope = (await resolved_caller(Request(scope))).scope  # as the route resolved it, if it ran
         except ServiceError:
             return  # no scope may see it
         accepted = scope.get("state", {}).get(_ACCEPTED) if error["code"] in REVIEWABLE else None
@@ -125,7 +127,7 @@ class FailureLog:
         `data.labelled` reads back), so that a reviewer can label it."""
         body = accepted.body
         try:
-            chunks, context = self.runtime.chunks_of(body, scope=record.scope)
+            chunks, context = self.runtime.chunks_of(body, accepted.sent, scope=record.scope)
         except ServiceError:  # its documents are gone since: nothing to label it against
             return record
         return replace(record, query=body.question, response=body.answer, context=context, extra={

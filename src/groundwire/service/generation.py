@@ -16,7 +16,7 @@ from groundwire.foundation.types import Chunk, Report
 from groundwire.llm.generate import Generator
 from groundwire.pipeline import Checker
 from groundwire.service import models
-from groundwire.service.runtime import Runtime, chunk_out
+from groundwire.service.runtime import Runtime
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,14 +24,14 @@ class _Cached:
     """What the semantic cache keeps of a delivered answer."""
 
     response: models.GenerateResponse
-    chunks: list[models.ChunkOut]
+    chunks: list[dict[str, object]]
     report: Report
 
 
 def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> models.GenerateResponse:
     client = runtime.require_llm("/v1/generate")
     started = time.perf_counter()
-    chunks, context = runtime.context(body, scope=scope)
+    chunks, context = runtime.context(body, runtime.sent(body), scope=scope)
     doc_version = _doc_version(chunks)
     hit = runtime.cache.get(body.question, scope=scope, doc_version=doc_version) if body.use_cache else None
     if hit is not None:
@@ -56,7 +56,7 @@ def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> m
         review=runtime.review(request_id, body.question, generation.answer, score=generation.report.score,
                               route=generation.report.route, findings=[f.check for f in generation.report.findings]),
         detail=detail)
-    shown = [chunk_out(c) for c in generation.chunks]
+    shown = models.chunks_json(generation.chunks)
     logged = {"request_id": response.request_id, **_logged_body(response, shown)}
     _log(runtime, generation.report, response, logged, scope=scope, context=context, body=body, chunks=chunks,
          started=started)
@@ -66,12 +66,12 @@ def generate(runtime: Runtime, body: models.GenerateRequest, *, scope: str) -> m
     return response
 
 
-def _logged_body(response: models.GenerateResponse, shown: list[models.ChunkOut]) -> dict[str, object]:
+def _logged_body(response: models.GenerateResponse, shown: list[dict[str, object]]) -> dict[str, object]:
     """The response as the request log keeps it, without its request id: the log also keeps the chunks the answer
     was built from (which the response leaves out), before `detail`."""
     dumped = response.model_dump(exclude={"request_id"})
     detail = dumped.pop("detail")
-    return {**dumped, "chunks": [c.model_dump() for c in shown], "detail": detail}
+    return {**dumped, "chunks": shown, "detail": detail}
 
 
 def _log(runtime: Runtime, report: Report, response: models.GenerateResponse, logged: dict[str, object], *,

@@ -1,20 +1,33 @@
 """The HTTP contract: request and response bodies of the /v1 endpoints.
 
 Field limits live here so a malformed or oversized field gets a 422 that names it,
-before any model runs. Reports travel as `Report.to_dict()`, described by `ReportOut` from the report's own
-dataclasses (groundwire.foundation.types), so /openapi.json documents claims, verdicts, citations and thresholds.
+before any model runs. Reports travel as `Report.to_dict()` writes them, serialised once per check (`report_json`) and
+described by the report's own dataclasses (groundwire.foundation.types, `ReportJson`), so /openapi.json documents
+claims, verdicts, citations and thresholds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    WrapSerializer,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError
 
-from groundwire.foundation.types import ClaimResult, Finding, ReportMeta, Route
+from groundwire.foundation.types import Chunk, Report
 from groundwire.llm.repair import RepairAction
 
 # Generous per-field caps; the byte limit on the whole body (settings.max_body_bytes) and the per-request work
@@ -167,16 +180,6 @@ class Review(BaseModel):
     reasons: list[str]
 
 
-class ChunkOut(BaseModel):
-    """A chunk an answer was checked against, as the verify and repair responses show it."""
-
-    id: str
-    text: str
-    doc_id: str | None
-    page: int | None
-    type: str
-
-
 class IngestedChunk(BaseModel):
     """A current chunk of an ingested document, with its durable cite id. The field order is the JSON's."""
 
@@ -188,51 +191,73 @@ class IngestedChunk(BaseModel):
     text: str
 
 
-class ReportOut(BaseModel):
-    """One answer's check (`Report.to_dict()`): its score and route, every claim's verdict, score, citation
-    (`chunk_id`) and evidence, and how it was checked (`meta`: calibration, thresholds, cascade...). The claims and
-    `meta` are the report's own dataclasses (groundwire.foundation.types); tests/service checks the fields match."""
-
-    # Their attribute docstrings become the schema's descriptions, the nested dataclasses' too.
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-    answer: str
-    score: float
-    """The weakest claim's score (1.0 for an answer with no claims)."""
-    route: Route
-    """Where the answer goes: accept, escalate or reject (each claim's `route` at claim level)."""
-    claims: list[ClaimResult]
-    abstained: bool
-    model_id: str
-    timings: dict[str, float]
-    """Seconds per stage, and `total`."""
-    findings: list[Finding]
-    """Answer-level findings (fabricated citations, misplaced refusal token...)."""
-    warnings: list[str]
-    question: str | None
-    meta: ReportMeta
-    supported_share: float
-    """The share of claims that are SUPPORTED (RAGAS's faithfulness), beside `score`."""
+def _report_with_share(report: Report, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    return {**handler(report), "supported_share": report.supported_share}
 
 
-class RepairedOut(BaseModel):
+class _SupportedShareSchema:
+    """The report's JSON has `supported_share` beside the dataclass's fields (as `Report.to_dict()` has): the
+    schema says so too."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        # The schema of the dataclass itself (its serializer, which adds the share, would be described as a bare
+        # object), and the share added to it.
+        described = handler({key: value for key, value in schema.items() if key != "serialization"})
+        target = handler.resolve_ref_schema(described)
+        target["properties"]["supported_share"] = {
+            "type": "number", "title": "Supported Share",
+            "description": "The share of claims that are SUPPORTED (RAGAS's faithfulness), beside `score`."}
+        target["required"] = list(target["properties"])  # every field is always sent
+        return described
+
+
+ReportJson = Annotated[Report, WrapSerializer(_report_with_share), _SupportedShareSchema()]
+"""A report in a response: the report's own dataclasses (groundwire.foundation.types) describe it in /openapi.json,
+and it is serialised as `Report.to_dict()` writes it (tests/service/test_service_schema.py checks both)."""
+
+REPORT_JSON: TypeAdapter[Report] = TypeAdapter(ReportJson)
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """The report as a response sends it and the request log keeps it: serialised once per check, and that one
+    dump is both the response's `report` and the log row's."""
+    dumped: dict[str, Any] = REPORT_JSON.dump_python(report, mode="json")
+    return dumped
+
+
+def chunks_json(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+    """The chunks an answer was checked against, as a response lists them (`Chunk`'s fields, in order)."""
+    return [dataclasses.asdict(chunk) for chunk in chunks]
+
+
+class _Out(BaseModel):
+    """A response body. The report's dataclasses' attribute docstrings become the schema's descriptions, and every
+    field is required in the responses' schema (a field with a default is always sent)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, json_schema_serialization_defaults_required=True)
+
+
+class RepairedOut(_Out):
     """`Repaired.to_dict()` (groundwire.llm.repair) and a one-line `summary`."""
 
     answer: str
     abstained: bool
     surviving_share: float
     actions: list[RepairAction]
-    report: ReportOut
+    report: ReportJson
     """The repaired answer, checked again."""
     original_score: float
     summary: str
 
 
-class VerifyResponse(BaseModel):
+class VerifyResponse(_Out):
     request_id: str
-    report: ReportOut
+    report: ReportJson
+    """One answer's check (`Report.to_dict()`): its score and route, every claim's verdict, score, citation
+    (`chunk_id`) and evidence, and how it was checked (`meta`: calibration, thresholds, cascade...)."""
     review: Review
-    chunks: list[ChunkOut]
+    chunks: list[Chunk]
     """The chunks the answer was checked against (so a page can show the evidence span)."""
 
 
@@ -240,11 +265,11 @@ class RepairResponse(VerifyResponse):
     repaired: RepairedOut
 
 
-class GenerateResponse(BaseModel):
+class GenerateResponse(_Out):
     request_id: str
     answer: str
     cached: bool
-    report: ReportOut | None
+    report: ReportJson | None
     review: Review
     detail: dict[str, Any] = Field(default_factory=dict)
     """`Generation.to_dict()` less its report (groundwire.llm.generate); a cached answer adds `cache`."""

@@ -75,7 +75,7 @@ class ServiceRoute(APIRoute):
             return
         state = scope["app"].state  # what create_app set up: the settings, the pool, the pace of refusals
         settings: ServiceSettings = state.settings
-        admitted = partial(refuse_when_full, super().handle, pool=state.pool, settings=settings,
+        admitted = partial(refuse_when_full, super().handle, pool=state.pool,
                            small=self.on_the_pool.may_be_small(settings), pace=state.refusal_pace)
         await cancel_when_gone(admitted, scope, receive, send, budget_s=settings.time_budget_s)
 

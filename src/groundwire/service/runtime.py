@@ -13,12 +13,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from groundwire.calibration.adapt import Targets
 from groundwire.calibration.learn import Learned, refit_scope
 from groundwire.config import Config
 from groundwire.core import cancel
+from groundwire.core.cascade import plan_cascade
 from groundwire.core.claims import RuleDecomposer, sentences
 from groundwire.core.plan import Plan
 from groundwire.core.verifier import Verifier
@@ -170,37 +171,42 @@ class Runtime:
 
     # shared by the endpoints ------------------------------------------------------------------------------
 
-    def looks_small(self, body: models.VerifyRequest, *, calls_llm: bool = False) -> bool:
-        """Run on the event loop before a verify or repair is queued: 413 at once when the request's own chunks
-        are more work than allowed (no worker is needed to refuse it), and whether the check may be small enough
-        for a reserved worker (service/workers.py): it calls no LLM (the judge, `calls_llm`: repair's edits) and its
-        answer and chunks hold at most small_chars characters. Ingested documents (doc_ids) are read on the worker,
-        and `context` checks their length there; `plan` then checks the pairs."""
-        if body.chunks is not None:
-            enforce_work_limits(self.settings, body.chunks, body.answer)
-        return not (body.judge or calls_llm) and self._small_text(body.answer, body.chunks or [])
+    def sent(self, body: ContextBody) -> list[Chunk] | None:
+        """Run at the route, on the event loop: the chunks the body sent, converted once, and held to the work limits
+        (413 at once, before the check is queued: no worker is needed to refuse it); None for a body that names
+        ingested documents (doc_ids), which `context` reads on the worker and holds to the limits there."""
+        if body.chunks is None:
+            return None
+        chunks = [Chunk(id=c.id, text=c.text, doc_id=c.doc_id, page=c.page, type=c.type) for c in body.chunks]
+        enforce_work_limits(self.settings, chunks, getattr(body, "answer", None))
+        return chunks
 
-    def context(self, body: ContextBody, *, scope: str) -> tuple[list[Chunk], str]:
-        """The chunks to check against, and the context as it is logged; 413 when they are more work than allowed.
-        On a reserved worker, a context longer than small_chars ends the check there (`require_small`)."""
-        answer = getattr(body, "answer", None)
-        chunks, logged = self.chunks_of(body, scope=scope)
-        enforce_work_limits(self.settings, chunks, answer)
-        require_small(self._small_text(answer, chunks))
+    def looks_small(self, body: models.VerifyRequest, sent: Sequence[Chunk] | None, *,
+                    calls_llm: bool = False) -> bool:
+        """Whether a verify or repair may be small enough for a reserved worker (service/workers.py): it calls no LLM
+        (the judge, `calls_llm`: repair's edits) and its answer and the chunks it `sent` hold at most small_chars
+        characters. Ingested documents are read on the worker, where `context` checks their length; `plan` then
+        checks the pairs."""
+        return not (body.judge or calls_llm) and self._small_text(body.answer, sent or [])
+
+    def context(self, body: ContextBody, sent: list[Chunk] | None, *, scope: str) -> tuple[list[Chunk], str]:
+        """The chunks to check against and the context as it is logged (`chunks_of`). Ingested documents are held to
+        the work limits here (413; the route held sent chunks to them), and on a reserved worker, a context longer
+        than small_chars ends the check here (`require_small`)."""
+        chunks, logged = self.chunks_of(body, sent, scope=scope)
+        if sent is None:
+            answer = getattr(body, "answer", None)
+            enforce_work_limits(self.settings, chunks, answer)
+            require_small(self._small_text(answer, chunks))
         return chunks, logged
 
-    def chunks_of(self, body: ContextBody, *, scope: str) -> tuple[list[Chunk], str]:
-        """The chunks the body names (sent, or ingested documents by id), and the context as it is logged; no limit
-        is checked here (`context` checks them)."""
-        return self._sent(body) if body.chunks is not None else self._ingested(body, scope=scope)
-
-    def _sent(self, body: ContextBody) -> tuple[list[Chunk], str]:
-        sent = body.chunks or []
-        chunks = [Chunk(id=c.id, text=c.text, doc_id=c.doc_id, page=c.page, type=c.type) for c in sent]
-        # Logged exactly as the caller sent it.
-        return chunks, json.dumps([c.model_dump(exclude_unset=True) for c in sent], ensure_ascii=False)
-
-    def _ingested(self, body: ContextBody, *, scope: str) -> tuple[list[Chunk], str]:
+    def chunks_of(self, body: ContextBody, sent: list[Chunk] | None, *, scope: str) -> tuple[list[Chunk], str]:
+        """The chunks to check against (`sent`, as the route converted them, else the chunks of the ingested
+        documents the body names, read here) and the context as it is logged; no limit is checked here (`context`
+        checks them)."""
+        if sent is not None:
+            # Logged exactly as the caller sent it.
+            return sent, json.dumps([c.model_dump(exclude_unset=True) for c in body.chunks or ()], ensure_ascii=False)
         doc_ids = list(dict.fromkeys(body.doc_ids or ()))
         found = self.store.passages(scope=scope, doc_ids=doc_ids)
         missing = sorted(set(doc_ids) - {p.doc_id for p in found})
@@ -214,32 +220,23 @@ class Runtime:
         """The answer and its chunks hold at most small_chars characters: a check that may be small."""
         return len(answer or "") + text_chars(chunks) <= self.settings.small_chars
 
-    def plan(self, answer: str, chunks: Sequence[Chunk], *, question: str | None,
+    def plan(self, verifier: Verifier, answer: str, chunks: Sequence[Chunk], *, question: str | None,
              claims: Sequence[Claim] | None = None, budget: WorkBudget | None = None) -> Plan:
-        """The answer's plan (claims, windows, pairs), split once (`claims`: split already); 413 naming max_claims or
-        max_pairs when checking it would score more than allowed, or more than is left of `budget`, before anything
-        is scored. On a reserved worker, a plan of more than small_pairs pairs ends the check there
-        (`require_small`), before anything is scored."""
-        plan = self.verifier.plan(answer, chunks, question=question, max_claims=self.settings.max_claims,
-                                  claims=claims)
-        enforce_plan_limits(self.settings, plan)
-        pairs = plan.workload.pairs
-        # A cascade's later stage scores the same claims against windows of its own model's size: an escalated
-        # answer must fit the limits there too, so it is planned (not scored) here as well, and the check runs
-        # those plans (`Plan.later`) rather than planning each stage again.
-        laters: list[Plan] = []
-        stage = self.verifier.escalate_to
-        while stage is not None:
-            later = stage.plan(answer, chunks, question=question, claims=plan.claims)
-            enforce_plan_limits(self.settings, later)
-            pairs += later.workload.pairs
-            laters.append(later)
-            stage = stage.escalate_to
-        chain: Plan | None = None
-        for later in reversed(laters):
-            chain = replace(later, later=chain)
-        if chain is not None:
-            plan = replace(plan, later=chain)
+        """The answer's plan by `verifier` (the scope's, which then runs it), every stage of its cascade planned
+        ahead (`core.cascade.plan_cascade`: a cascade's later stage scores the same claims against windows of its own
+        model's size, so an escalated answer must fit the limits there too); 413 naming max_claims or max_pairs
+        when a stage would score more than allowed, or more than is left of `budget`, before the next stage is
+        planned and before anything is scored. On a reserved worker, a plan of more than small_pairs pairs (all
+        stages) ends the check there (`require_small`), before anything is scored."""
+        pairs = 0
+
+        def admit(stage: Plan) -> None:
+            nonlocal pairs
+            enforce_plan_limits(self.settings, stage)
+            pairs += stage.workload.pairs
+
+        plan = plan_cascade(verifier, answer, chunks, question=question, max_claims=self.settings.max_claims,
+                            claims=claims, admit=admit)
         # With a budget (repair's own checks), what the earlier checks spent counts too: a repair whose parts add up to
         # more than a small check leaves the reserved worker for a main one.
         require_small(pairs + (budget.spent if budget is not None else 0) <= self.settings.small_pairs)
@@ -284,9 +281,10 @@ class Runtime:
 
     def log(self, report: Report, out: Mapping[str, object], *, kind: str, scope: str, context: str,
             body: ContextBody, chunks: Sequence[Chunk], started: float, response: str | None = None,
-            extra: dict[str, object] | None = None) -> None:
-        """Write the request-log row for `out` (the response body as plain data, `model_dump()`); committed before
-        this returns."""
+            extra: dict[str, object] | None = None, dumped: dict[str, Any] | None = None) -> None:
+        """Write the request-log row for `out` (the response body as plain data); committed before this returns.
+        `dumped`: the report as the response holds it (`models.report_json`, serialised once), which the row keeps;
+        None: the row serialises it (`Report.to_dict()`)."""
         scores = {c.id: c.score for c in (body.chunks or ())}
         # The task the caller named (it picked the calibration): a labelled row read back from the log keeps it.
         task = {"task": body.task} if isinstance(body, models.VerifyRequest) and body.task else {}
@@ -304,6 +302,7 @@ class Runtime:
             # The response body, so the page can show a logged request exactly as it was answered. Its report is
             # the row's `report` column, stored once (history.get_request puts it back).
             extra={"body": {key: value for key, value in out.items() if key != "report"}, **task, **(extra or {})},
+            dumped=dumped,
         )
         # No key at rest: a key the caller put in its question, answer, chunks or any other field is not stored.
         redacted = redact_data(replace(record, id=str(out["request_id"])))
@@ -334,7 +333,3 @@ def _ready(value: T | None) -> T:
     if value is None:
         raise ServiceError(ErrorCode.NOT_READY, "The service is not started (or is shutting down); retry in a moment.")
     return value
-
-
-def chunk_out(chunk: Chunk) -> models.ChunkOut:
-    return models.ChunkOut(id=chunk.id, text=chunk.text, doc_id=chunk.doc_id, page=chunk.page, type=chunk.type)

@@ -50,7 +50,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar, cast
+from typing import Literal, ParamSpec, TypeVar, cast
 
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -59,12 +59,9 @@ from groundwire.core import cancel
 from groundwire.core.cancel import Cancelled, CancelToken
 from groundwire.foundation.errors import ErrorCode
 from groundwire.scoring.forms import usable_cores
-from groundwire.service.auth import API_KEY_HEADER, BEARER, presented_key, scope_for_key
+from groundwire.service.auth import resolved_caller
 from groundwire.service.errors import ServiceError, error_response
 from groundwire.service.looplag import LoopLag
-
-if TYPE_CHECKING:  # pragma: no cover
-    from groundwire.service.settings import ServiceSettings
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -486,7 +483,7 @@ class RefusalPace:
 
 
 async def refuse_when_full(app: ASGIApp, scope: Scope, receive: Receive, send: Send, *, pool: WorkerPool,
-                           small: bool, settings: ServiceSettings, pace: RefusalPace) -> None:
+                           small: bool, pace: RefusalPace) -> None:
     """503 `busy`, without waiting for a worker, for a check the pool cannot take, before the route parses and
     validates its body; else `app` (the route) runs. Every route declared on the pool does this first
     (routing.on_the_pool); `small`: whether the route's checks may be small.
@@ -501,7 +498,7 @@ async def refuse_when_full(app: ASGIApp, scope: Scope, receive: Receive, send: S
     answers 401 (and counts it against the rate limit); a busy refusal here is not counted against the caller's rate
     limit. Metrics, tracing and the security headers, all outside, see it as they see any response; like every busy
     refusal, it writes no log row (failures.py). It is sent when `pace` says (RefusalPace)."""
-    caller = await _caller_scope(scope, settings) if pool.must_wait(small=small) else None
+    caller = await _caller_scope(scope) if pool.must_wait(small=small) else None
     if caller is None or not pool.full(small=small, scope=caller):
         await app(scope, receive, send)
         return
@@ -519,10 +516,10 @@ async def refuse_when_full(app: ASGIApp, scope: Scope, receive: Receive, send: S
         scope, receive, send)
 
 
-async def _caller_scope(scope: Scope, settings: ServiceSettings) -> str | None:
-    """The permission scope of the request's key; None for a missing or wrong key (the route answers 401)."""
-    request = Request(scope)
+async def _caller_scope(scope: Scope) -> str | None:
+    """The permission scope of the request's key (`resolved_caller`: resolved once per request); None for a missing
+    or wrong key (the route answers 401)."""
     try:
-        return scope_for_key(settings, presented_key(await BEARER(request), await API_KEY_HEADER(request)))
+        return (await resolved_caller(Request(scope))).scope
     except ServiceError:
         return None

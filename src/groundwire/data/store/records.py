@@ -79,8 +79,10 @@ class RequestRecord:
         segment: str | None = None,
         gold_ids: Sequence[str] | None = None,
         extra: dict[str, Any] | None = None,
+        dumped: dict[str, Any] | None = None,
     ) -> RequestRecord:
-        """`response` defaults to the verified answer; pass the repaired text when a repair ran."""
+        """`response` defaults to the verified answer; pass the repaired text when a repair ran. `dumped`: the
+        report as JSON, serialised already by the caller (the service's response holds it); None: `to_dict()`."""
         response = report.answer if response is None else response
         claims = tuple(
             ClaimLog(
@@ -105,7 +107,7 @@ class RequestRecord:
             release=release,
             segment=segment,
             gold_ids=tuple(gold_ids) if gold_ids is not None else None,
-            report=report.to_dict(),
+            report=report.to_dict() if dumped is None else dumped,
             extra=extra or {},
         )
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import Depends, Request
+from typing import Any
+
+from fastapi import Depends, Request, Response
+from pydantic_core import to_json
 
 from groundwire.service import actions, generation, models
 from groundwire.service.auth import caller_scope
@@ -15,6 +18,13 @@ from groundwire.service.workers import WorkerPool
 router = service_router()
 
 
+def checked(body: dict[str, Any]) -> Response:
+    """A check's response: its body, built as plain JSON values by the check (its report serialised once, the dump
+    the request log keeps), written as FastAPI writes a response model (pydantic's JSON), without validating it
+    again. The route's `response_model` describes it in /openapi.json."""
+    return Response(to_json(body), media_type="application/json")
+
+
 def _repair_may_be_small(settings: ServiceSettings) -> bool:
     return not settings.use_llm  # --llm: repair edits with the LLM
 
@@ -23,20 +33,22 @@ def _repair_may_be_small(settings: ServiceSettings) -> bool:
 @on_the_pool(may_be_small=True)
 async def verify(request: Request, body: models.VerifyRequest, scope: str = Depends(caller_scope),
                  runtime: Runtime = Depends(service_runtime),
-                 pool: WorkerPool = Depends(worker_pool)) -> models.VerifyResponse:
-    accept(request, "verify", body)  # failing later for a cause not its own, it is logged for review
-    small = runtime.looks_small(body)
-    return await pool.run_sized(scope, small, actions.verify, runtime, body, scope=scope)
+                 pool: WorkerPool = Depends(worker_pool)) -> Response:
+    sent = runtime.sent(body)  # converted once, and held to the work limits (413) before it is queued
+    accept(request, "verify", body, sent)  # failing later for a cause not its own, it is logged for review
+    small = runtime.looks_small(body, sent)
+    return checked(await pool.run_sized(scope, small, actions.verify, runtime, body, sent, scope=scope))
 
 
 @router.post("/v1/repair", response_model=models.RepairResponse, tags=["verify"])
 @on_the_pool(may_be_small=_repair_may_be_small)
 async def repair(request: Request, body: models.RepairRequest, scope: str = Depends(caller_scope),
                  runtime: Runtime = Depends(service_runtime),
-                 pool: WorkerPool = Depends(worker_pool)) -> models.RepairResponse:
-    accept(request, "repair", body)
-    small = runtime.looks_small(body, calls_llm=runtime.llm is not None)  # --llm: repair edits with the LLM
-    return await pool.run_sized(scope, small, actions.repair, runtime, body, scope=scope)
+                 pool: WorkerPool = Depends(worker_pool)) -> Response:
+    sent = runtime.sent(body)
+    accept(request, "repair", body, sent)
+    small = runtime.looks_small(body, sent, calls_llm=runtime.llm is not None)  # --llm: repair edits with the LLM
+    return checked(await pool.run_sized(scope, small, actions.repair, runtime, body, sent, scope=scope))
 
 
 @router.post("/v1/generate", response_model=models.GenerateResponse, tags=["generate"])

@@ -46,7 +46,7 @@ from groundwire.core.tracing import traced
 from groundwire.core.verdicts import best_window, claim_verdict, decided_by
 from groundwire.core.windows import claim_windows
 from groundwire.foundation.errors import ErrorCode, InputError
-from groundwire.foundation.textutil import content_words, looks_english
+from groundwire.foundation.textutil import content_words, language_warnings
 from groundwire.foundation.types import (
     REFUSAL_TOKEN,
     Chunk,
@@ -321,7 +321,7 @@ class Verifier:
         answer, question, context = plan.answer, plan.question, list(plan.context)
         citations = self.require_citations if require_citations is None else require_citations
         findings = tuple(validate_output(answer, context, plan.sentences, require_citations=citations))
-        warnings = _language_warnings(answer, context) + self.router.warnings
+        warnings = language_warnings(answer, [c.text for c in context]) + self.router.warnings
         if self.calibration_warning is not None:
             warnings += (self.calibration_warning,)
         timings: dict[str, float] = {key: value for key, value in plan.timings.items() if key != "windows"}
@@ -589,13 +589,3 @@ def _named_scorer(name: str | None) -> Scorer:
     instead = f"Verifier({call}) (from groundwire.scoring import get_scorer), or pipeline.build_verifier(settings)"
     warnings.warn(f"Verifier({given}) is deprecated: write {instead}", DeprecationWarning, stacklevel=3)
     return get_scorer(name)
-
-
-def _language_warnings(answer: str, context: list[Chunk]) -> tuple[str, ...]:
-    sample = " ".join(c.text[:2000] for c in context[:5])
-    if looks_english(answer) and looks_english(sample):
-        return ()
-    return (
-        "the answer or context does not look like English: groundwire's checks and bundled model are "
-        "English-only, so scores for other languages are unreliable",
-    )

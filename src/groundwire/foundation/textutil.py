@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
@@ -111,6 +112,17 @@ def looks_english(text: str) -> bool:
     if len(tokens) < 8:
         return True
     return sum(t in _EN_FUNCTION_WORDS for t in tokens) / len(tokens) >= 0.06
+
+
+def language_warnings(answer: str, context: Sequence[str]) -> tuple[str, ...]:
+    """A report's warning when the answer or the context (its first five chunks' beginnings) is not English."""
+    sample = " ".join(text[:2000] for text in context[:5])
+    if looks_english(answer) and looks_english(sample):
+        return ()
+    return (
+        "the answer or context does not look like English: groundwire's checks and bundled model are "
+        "English-only, so scores for other languages are unreliable",
+    )
 
 
 def split_text(text: str, *, max_chars: int = 1200) -> list[str]:

@@ -159,3 +159,17 @@ def test_a_judge_s_stated_error_rate_is_corrected_for_and_recorded() -> None:
     assert adapted.document["labels_from"]["judge_error"] == 0.1  # type: ignore[index]
     with pytest.raises(InputError, match="judge-error"):
         adapt.check_judge_error(0.5)
+
+
+def test_the_guard_corrects_a_judge_s_stated_error_rate_in_its_false_accept() -> None:
+    clean = _rows(3000, 11)
+    fitted = adapt.Fitted(adapt.IDENTITY, (0.5, 0.05), {})
+    truth = guard.guard(fitted, fitted, clean, targets=TARGETS).candidate["false_accept"].value
+    judged = _flipped(clean, 0.1, 12)
+    noisy = guard.guard(fitted, fitted, judged, targets=TARGETS).candidate["false_accept"].value
+    told = [replace(r, label_error=0.1) for r in judged]
+    corrected = guard.guard(fitted, fitted, told, targets=TARGETS).candidate["false_accept"].value
+    assert truth is not None and noisy is not None and corrected is not None
+    # Faithful answers flipped to "hallucinated" sit above the accept threshold: the plain estimate counts them as
+    # false accepts; told the error rate, the guard's estimate comes back near the truth.
+    assert noisy > truth + 0.05 and abs(corrected - truth) < abs(noisy - truth) / 2

@@ -22,6 +22,7 @@ from groundwire.calibration import combine, lodo, versions
 from groundwire.calibration.adapt import FOLDS, PRIOR_C, Adapted, Recipe, Targets, adapt_rows, write_profile
 from groundwire.calibration.recipe import Fitted
 from groundwire.data.labelled import LabelUse
+from groundwire.evaluation.operating import hallucinated_mass
 from groundwire.foundation.errors import InputError
 from groundwire.foundation.types import Route
 from groundwire.scoring.base import Calibration
@@ -117,8 +118,12 @@ def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow],
         return GuardDecision(False, f"the held-back part ({len(keys)} answers) does not hold labelled answers of both "
                                     "classes: nothing to judge the refit on; label answers on more sources",
                              len(keys), weighted)
-    new = _rates(routed_new, keys, w, y)
-    now = _rates(routed_now, keys, w, y)
+    # A judge's stated error rate (ClaimRow.label_error) is corrected for here too: each answer counts toward the
+    # hallucinated class by its unbiased mass (operating.hallucinated_mass), 1 or 0 for a person's label.
+    answers = combine.answers_of(held)
+    mass = hallucinated_mass(y, [answers[k].label_error for k in keys])
+    new = _rates(routed_new, keys, w, mass)
+    now = _rates(routed_now, keys, w, mass)
     far = new["false_accept"]
     if far.low is not None and far.low > targets.far:
         reason = (f"on {len(keys)} held-back answers it accepts {far.value:.1%} of the hallucinated ones (95% interval "
@@ -136,10 +141,12 @@ def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow],
 
 
 def _rates(routed: Mapping[Key, lodo.Routed], keys: Sequence[Key], w: np.ndarray,
-           y: np.ndarray) -> dict[str, Rate]:
+           mass: np.ndarray) -> dict[str, Rate]:
+    """False accept over the hallucinated answers, false reject over the faithful ones, each answer counting by its
+    weight times its mass in that class (`mass`: 1 or 0 for an exact label)."""
     accepted = np.array([routed[k].route is Route.ACCEPT for k in keys], dtype=bool)
     rejected = np.array([routed[k].route is Route.REJECT for k in keys], dtype=bool)
-    return {"false_accept": _rate(accepted[y], w[y]), "false_reject": _rate(rejected[~y], w[~y]),
+    return {"false_accept": _rate(accepted, w * mass), "false_reject": _rate(rejected, w * (1.0 - mass)),
             "escalated": _rate(~accepted & ~rejected, w)}
 
 
@@ -147,7 +154,7 @@ def _rate(hits: np.ndarray, w: np.ndarray) -> Rate:
     total = float(w.sum())
     if total <= 0:
         return Rate(None, None, None, 0.0)
-    p = float((w * hits).sum()) / total
+    p = min(max(float((w * hits).sum()) / total, 0.0), 1.0)  # a corrected count may step outside [0, 1]
     n = total * total / float((w * w).sum())  # Kish's effective size: the count when every weight is 1
     z = NormalDist().inv_cdf(1 - (1 - LEVEL) / 2)
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)

@@ -183,7 +183,8 @@ def hallucinated_mass(hallucinated: np.ndarray, label_errors: Sequence[float]) -
     e = np.asarray(label_errors, dtype=float)
     if e.shape != hallucinated.shape or np.any((e < 0.0) | (e >= 0.5)):
         raise ValueError("one label error per answer, each in [0, 0.5)")
-    return (hallucinated.astype(float) - e) / (1.0 - 2.0 * e)
+    mass: np.ndarray = (hallucinated.astype(float) - e) / (1.0 - 2.0 * e)
+    return mass
 
 
 def decide_threshold(hallucinated: np.ndarray | Sequence[bool], scores: np.ndarray | Sequence[float]) -> float:

@@ -56,7 +56,9 @@ def test_eval_takes_a_profile_and_refuses_a_missing_one(tmp_path: Path) -> None:
     assert "invalid_profile" in result.stderr
 
 
-def test_adapt_reads_a_scope_s_reviewed_requests_from_the_log(tmp_path: Path) -> None:
+def _log_fixture(db: Path, *, judged: bool) -> None:
+    """examples/labelled.jsonl checked (lexical) and logged in scope "ops", each answer reviewed; with `judged`, each
+    logged a second time with the same verdict as a judge's label."""
     import pytest
 
     pytest.importorskip("sqlalchemy")
@@ -65,14 +67,21 @@ def test_adapt_reads_a_scope_s_reviewed_requests_from_the_log(tmp_path: Path) ->
     from groundwire.pipeline import CheckSettings, build_verifier
 
     verifier = build_verifier(CheckSettings(scorer="lexical"))
-    store = Store(f"sqlite:///{tmp_path / 'log.db'}")
+    store = Store(f"sqlite:///{db}")
     try:
         for row in read_eval_jsonl(FIXTURE):
             report = verifier.verify(row.answer, list(row.chunks), question=row.question, task=row.task)
-            request_id = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
-            store.add_review(request_id, scope="ops", faithful=not row.hallucinated)
+            reviewed = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
+            store.add_review(reviewed, scope="ops", faithful=not row.hallucinated)
+            if judged:
+                again = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
+                store.add_judge_label(again, scope="ops", faithful=not row.hallucinated, judge="scripted")
     finally:
         store.close()
+
+
+def test_adapt_reads_a_scope_s_reviewed_requests_from_the_log(tmp_path: Path) -> None:
+    _log_fixture(tmp_path / "log.db", judged=False)
     out = tmp_path / "ops-profile"
     made = run("adapt", "--from-log", str(tmp_path / "log.db"), "--scope", "ops", "--out", str(out),
                "--scorer", "lexical")
@@ -118,24 +127,7 @@ def test_adapt_fits_on_human_judge_or_both_labels_and_says_which(tmp_path: Path)
     `--labels` picks which a profile is fitted on, and profile.json counts the kinds apart; a judge's label counts as
     its weight, so 80 judge labels at weight 0.3 are too few (32 x 0.3 hallucinated, 22 needed) where at weight 1
     they are enough."""
-    import pytest
-
-    pytest.importorskip("sqlalchemy")
-    from groundwire.data.rows import read_eval_jsonl
-    from groundwire.data.store import RequestRecord, Store
-    from groundwire.pipeline import CheckSettings, build_verifier
-
-    verifier = build_verifier(CheckSettings(scorer="lexical"))
-    store = Store(f"sqlite:///{tmp_path / 'log.db'}")
-    try:
-        for row in read_eval_jsonl(FIXTURE):
-            report = verifier.verify(row.answer, list(row.chunks), question=row.question, task=row.task)
-            reviewed = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
-            store.add_review(reviewed, scope="ops", faithful=not row.hallucinated)
-            judged = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
-            store.add_judge_label(judged, scope="ops", faithful=not row.hallucinated, judge="scripted")
-    finally:
-        store.close()
+    _log_fixture(tmp_path / "log.db", judged=True)
     log = str(tmp_path / "log.db")
 
     def adapt(name: str, *options: str) -> subprocess.CompletedProcess[str]:

@@ -143,10 +143,10 @@ def test_an_eval_that_waited_past_its_reserve_is_refused_at_once_and_never_runs(
     evals: list[str] = []
     real = actions.verify
 
-    def holding(runtime: Any, body: Any, *, scope: str) -> Any:
+    def holding(runtime: Any, body: Any, sent: Any, *, scope: str) -> Any:
         entered.set()
         assert release.wait(3 * WAIT_S)
-        return real(runtime, body, scope=scope)
+        return real(runtime, body, sent, scope=scope)
 
     monkeypatch.setattr(actions, "verify", holding)
     monkeypatch.setattr(history, "eval_summary", lambda *args, **kwargs: evals.append("ran"))

@@ -2,8 +2,9 @@
 refitted from its logged labels in the background (calibration.learn.refit_scope: adapt's fit, the guard, a new
 version or a recorded refusal).
 
-Never on a request's path: the feedback route only counts, and a daemon thread (niced, where the OS allows) runs the
-refit. One refitter per scope at a time: in this process a scope's second trigger while it runs is folded into one
+Never on a request's path: the feedback route only counts, and a daemon thread hands the refit to a process of its
+own (spawned, niced where the OS allows: `refit_in_process`), so that the refit's CPU-bound Python never holds the
+interpreter lock the requests need. One refitter per scope at a time: in this process a scope's second trigger while it runs is folded into one
 more run after it; across replicas, an exclusive, non-blocking `flock` on `DIR/<scope>/.refit.lock` (replicas share
 the profiles folder, or they would not see each other's refits): a replica that finds it held skips the refit, the
 next trigger tries again. The counts are per process: with several replicas, a scope is refitted after `every`
@@ -26,9 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from groundwire.calibration.learn import Learned
+from groundwire.calibration.adapt import DEFAULT_JUDGE_WEIGHT, Targets, base_settings
+from groundwire.calibration.learn import Learned, refit_scope
+from groundwire.core.settings import CheckSettings
 from groundwire.data.labelled import LabelUse
+from groundwire.data.store import Store
 from groundwire.foundation.types import Report, Route, Verdict
+from groundwire.pipeline import build_verifier
+from groundwire.scoring.profile import PROFILE_FILE, ProfileError, unprofiled
 
 _log = logging.getLogger(__name__)
 
@@ -144,3 +150,41 @@ def _lower_priority() -> None:
     """Nice this thread (Linux: a thread's own priority) so a refit yields the CPU to the requests."""
     with contextlib.suppress(OSError, AttributeError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
+@dataclass(frozen=True, slots=True)
+class RefitJob:
+    """A scope's refit as `serve --learn` runs it in a process of its own (`refit_in_process`): plain values that
+    cross the process boundary. `settings`: the service's check settings."""
+
+    db_url: str
+    scope: str
+    folder: Path
+    settings: CheckSettings
+    targets: Targets
+    use: LabelUse = "human"
+    judge_weight: float = DEFAULT_JUDGE_WEIGHT
+    judge_error: float = 0.0
+
+
+def refit_in_process(job: RefitJob) -> Learned:
+    """calibration.learn.refit_scope in the process the service spawned for it (niced): a refit is CPU-bound Python,
+    and in a thread of the server it holds the interpreter lock the requests need (bench/refit_time.py). It opens
+    its own store and model; the routing in force is the scope's profile where it loads, else the base model's
+    calibration, as the service routes the scope (refit_scope reads only the in-force verifier's scorer and
+    calibration)."""
+    with contextlib.suppress(OSError):
+        os.nice(10)
+    base = build_verifier(base_settings(job.settings))
+    in_force = base
+    if (job.folder / PROFILE_FILE).is_file():
+        with contextlib.suppress(ProfileError):  # a profile of another model: the service routes by its own
+            in_force = build_verifier(base_settings(job.settings).model_copy(update={"profile": str(job.folder)}),
+                                      scorer=unprofiled(base.scorer))
+    store = Store(job.db_url)
+    try:
+        return refit_scope(store, scope=job.scope, folder=job.folder, in_force=in_force, settings=job.settings,
+                           targets=job.targets, use=job.use, judge_weight=job.judge_weight,
+                           judge_error=job.judge_error)
+    finally:
+        store.close()

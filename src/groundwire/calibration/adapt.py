@@ -362,13 +362,14 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
     fitted = fit_profile(claim_rows, base, recipe=recipe, targets=targets, c=c)
     decide_at = lodo.fit_decide_at(fitted, claim_rows)
     refit = refits_combiner(base, recipe)
+    judge_weight, judge_error = combine.judge_terms(claim_rows)
     document: dict[str, object] = {
         "format": PROFILE_FORMAT,
         "base_model": base_model,
         "made_by": f"groundwire {__version__} adapt",
         "labels_from": labels_from(scope, answers=len(combine.answers_of(claim_rows)), skipped=skipped,
-                                   kinds=combine.label_kinds(claim_rows), use=use, judge_weight=_judge_weight(claim_rows),
-                                   judge_error=_judge_error(claim_rows)),
+                                   kinds=combine.label_kinds(claim_rows), use=use, judge_weight=judge_weight,
+                                   judge_error=judge_error),
         "recipe": recipe if refit else "thresholds",
         "targets": {"false_accept": targets.far, "false_reject": targets.frr, "confidence": targets.confidence},
         "prior_strength": c if refit else None,
@@ -429,15 +430,3 @@ def label_kinds(document: Mapping[str, object]) -> dict[str, object]:
     weight = source.get("judge_weight") if isinstance(source, Mapping) else None
     return {"human": int(kinds.get("human", 0)), "judge": int(kinds.get("judge", 0)), "judge_weight": weight,
             **counts}
-
-
-def _judge_error(rows: Sequence[combine.ClaimRow]) -> float | None:
-    """The judge error rate a fit corrected for (None: no judge label)."""
-    errors = {r.label_error for r in rows if r.label_kind == "judge"}
-    return max(errors) if errors else None
-
-
-def _judge_weight(rows: Sequence[combine.ClaimRow]) -> float | None:
-    """The weight the judge's labels had in a fit (None: it had none)."""
-    weights = {r.weight for r in rows if r.label_kind == "judge"}
-    return max(weights) if weights else None

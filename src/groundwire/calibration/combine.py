@@ -94,6 +94,14 @@ def label_kinds(rows: Sequence[ClaimRow]) -> dict[str, int]:
     return {kind: sum(r.label_kind == kind for r in answers) for kind in ("human", "judge")}
 
 
+def judge_terms(rows: Sequence[ClaimRow]) -> tuple[float | None, float | None]:
+    """The weight and the stated error rate the judge's labels had in a fit (None, None: it had none)."""
+    judged = [r for r in rows if r.label_kind == "judge"]
+    if not judged:
+        return None, None
+    return max(r.weight for r in judged), max(r.label_error for r in judged)
+
+
 def answer_weights(rows: Sequence[ClaimRow]) -> dict[tuple[str, str], float]:
     """Each answer's label weight, keyed as `answers_of` keys them."""
     return {key: r.weight for key, r in answers_of(rows).items()}

@@ -212,9 +212,8 @@ def guarded_refit(rows: Sequence[combine.ClaimRow], in_force: Fitted, base: Fitt
     targets = targets or Targets()
     fit_rows, held = hold_out(rows, share=share, seed=seed)
     answers = combine.answers_of(rows)
-    judge_weights = {r.weight for r in answers.values() if r.label_kind == "judge"}
     labels: dict[str, object] = {
-        **combine.label_kinds(rows), "judge_weight": max(judge_weights) if judge_weights else None,
+        **combine.label_kinds(rows), "judge_weight": combine.judge_terms(rows)[0],
         "hallucinated": sum(r.hallucinated for r in answers.values()),
         "faithful": sum(not r.hallucinated for r in answers.values()),
         "fitted_on": len(combine.answers_of(fit_rows)), "held_back": len(combine.answers_of(held))}

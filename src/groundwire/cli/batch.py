@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from groundwire.cli.common import (
+    AcceptAtOption,
     CanonicalFiguresOption,
     CascadeOption,
     DecideAtOption,
@@ -15,6 +16,8 @@ from groundwire.cli.common import (
     EntitiesOption,
     MeaningOption,
     ProfileOption,
+    RejectAtOption,
+    RequireCitationsOption,
     RouteOption,
     check_settings,
     refuse_judge,
@@ -36,8 +39,8 @@ def batch(
     errors_file: Annotated[Path | None, typer.Option("--errors", help="Errors file (default: OUTPUT.errors.jsonl).")] = None,
     scorer: Annotated[str | None, typer.Option(help="lexical, bundled, hf:<id or path>... (default: [verify] scorer, else the library's).")] = None,
     pruner: Annotated[str | None, typer.Option("--pruner", "--prune", help="Pair pruner: none (exact matrix), lexical or embedding (default: [verify] pruner, else none).")] = None,
-    accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
-    reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
+    accept_at: AcceptAtOption = None,
+    reject_at: RejectAtOption = None,
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
     profile: ProfileOption = None,
@@ -46,7 +49,7 @@ def batch(
     meaning: MeaningOption = None,
     entities: EntitiesOption = None,
     cascade: CascadeOption = None,
-    require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
+    require_citations: RequireCitationsOption = False,
     batch_size: Annotated[int, typer.Option(min=1, help="Rows per verifier call / map_batches batch.")] = 32,
     actors: Annotated[int | None, typer.Option(min=1, help="Ray actor pool size (default: one per CPU).")] = None,
     cpus_per_actor: Annotated[float, typer.Option(min=0.01, help="CPUs Ray reserves for each actor.")] = 1.0,

@@ -48,6 +48,9 @@ def _is_file(value: str) -> bool:
         return False
 
 
+AcceptAtOption = Annotated[float | None, typer.Option(help="Accept at or above this score.")]
+RejectAtOption = Annotated[float | None, typer.Option(help="Reject at or below this score.")]
+RequireCitationsOption = Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")]
 RouteOption = Annotated[
     Literal["three-way", "decide"] | None,
     typer.Option("--route", help="three-way: accept, escalate or reject; decide: accept or reject at --decide-at, "

@@ -26,6 +26,7 @@ import typer
 from rich.console import Console
 
 from groundwire.cli.common import (
+    AcceptAtOption,
     CanonicalFiguresOption,
     CascadeOption,
     DecideAtOption,
@@ -34,6 +35,8 @@ from groundwire.cli.common import (
     MeaningOption,
     ProfileOption,
     PrunerOption,
+    RejectAtOption,
+    RequireCitationsOption,
     RouteOption,
     check_settings,
     read_answer,
@@ -121,8 +124,8 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     fail_on: FailOnOption = "escalate",
     fail_under: Annotated[float | None, typer.Option(hidden=True, help="Removed: see --fail-on.")] = None,
-    accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
-    reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
+    accept_at: AcceptAtOption = None,
+    reject_at: RejectAtOption = None,
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
     profile: ProfileOption = None,
@@ -132,7 +135,7 @@ def check(
     meaning: MeaningOption = None,
     entities: EntitiesOption = None,
     cascade: CascadeOption = None,
-    require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
+    require_citations: RequireCitationsOption = False,
     judge: Annotated[bool, typer.Option("--judge", help="Send escalated claims to the LLM judge (groundwire.toml); "
                                                         "exit 3 when the endpoint fails.")] = False,
     judge_optional: Annotated[bool, typer.Option(
@@ -256,8 +259,8 @@ def eval_command(
     scorer: ScorerOption = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the summary as JSON here.")] = None,
-    accept_at: Annotated[float | None, typer.Option(help="Accept at or above this score.")] = None,
-    reject_at: Annotated[float | None, typer.Option(help="Reject at or below this score.")] = None,
+    accept_at: AcceptAtOption = None,
+    reject_at: RejectAtOption = None,
     route: RouteOption = None,
     decide_at: DecideAtOption = None,
     profile: ProfileOption = None,
@@ -267,7 +270,7 @@ def eval_command(
     meaning: MeaningOption = None,
     entities: EntitiesOption = None,
     cascade: CascadeOption = None,
-    require_citations: Annotated[bool, typer.Option(help="Flag sentences without a citation marker.")] = False,
+    require_citations: RequireCitationsOption = False,
     target_far: Annotated[float | None, typer.Option(
         min=0.0, max=0.99, help="Re-derive thresholds on this file: at most this share of hallucinated answers "
                                 "accepted. Written to groundwire.toml ([verify] accept_at / reject_at).")] = None,

@@ -92,8 +92,7 @@ class Teaching:
         return self.scarcity + self.novelty
 
     def to_dict(self) -> dict[str, float]:
-        return {"scarcity": round(self.scarcity, 4), "novelty": self.novelty,
-                "total": round(self.total, 4)}
+        return {"scarcity": round(self.scarcity, 4), "novelty": self.novelty, "total": round(self.total, 4)}
 
 
 @dataclass(frozen=True, slots=True)

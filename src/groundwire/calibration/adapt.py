@@ -8,15 +8,16 @@ From the answers' claim features (`combine.collect_rows`, one check each), fit w
 - with a fine-tune (`adapt --fine-tune`, train.adapt_tuned), the model itself, and the recipe above on the claim
   rows it gives.
 Every figure the profile records is cross-validated within the labels, folds grouped by source document, so no
-profile is reported on the rows it was fitted on. `adapt` refuses (an InputError) when the labels are too few
-to meet the targets with confidence, and when the cross-validated false-accept rate exceeds the target by more
-than its interval.
+profile is reported on the rows it was fitted on. When the labels of one class only are enough (a skewed domain),
+the fit is one-sided (calibration.sides): the threshold that class certifies is fitted on the base model's claim
+scores, the other stays the base's. `adapt` refuses (an InputError) when neither class has labels enough to meet
+its target with confidence, and when the cross-validated false-accept rate exceeds the target by more than its
+interval.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,7 @@ import numpy as np
 from groundwire.calibration import combine, lodo, versions
 from groundwire.calibration.monotone import fit_toward
 from groundwire.calibration.recipe import Fitted, answer_points
+from groundwire.calibration.sides import BOTH, Sides, class_weights, fit_one_side
 from groundwire.calibration.thresholds import fit_key_thresholds
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT, Verifier
@@ -145,8 +147,13 @@ def refits_combiner(base: Fitted, recipe: Recipe) -> bool:
 
 
 def fit_profile(rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
-                c: float = PRIOR_C, min_key_answers: int = MIN_KEY_CLASS_ANSWERS) -> Fitted:
-    """The recipe fitted on these claim rows (one domain: no per-family thresholds)."""
+                c: float = PRIOR_C, min_key_answers: int = MIN_KEY_CLASS_ANSWERS, sides: Sides = BOTH) -> Fitted:
+    """The recipe fitted on these claim rows (one domain: no per-family thresholds). With one of `sides` only
+    (`require_enough`'s decision), that threshold alone, on the base's claim scores whatever the recipe: the one
+    kept must go on meaning what the base was certified for (calibration.sides.fit_one_side)."""
+    if not sides.both:
+        return fit_one_side(rows, base, sides, target_far=targets.far, target_frr=targets.frr,
+                            confidence=targets.confidence)
     combiner = base.combiner
     if refits_combiner(base, recipe):
         assert combiner is not None
@@ -177,14 +184,15 @@ def group_folds(groups: Sequence[str], folds: int, *, seed: int = 0) -> list[np.
 
 
 def cross_validate(rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
-                   c: float = PRIOR_C, folds: int = FOLDS, seed: int = 0) -> dict[tuple[str, str], lodo.Routed]:
+                   c: float = PRIOR_C, folds: int = FOLDS, seed: int = 0,
+                   sides: Sides = BOTH) -> dict[tuple[str, str], lodo.Routed]:
     """Each answer (by its (file, row id)) routed by the recipe fitted on the other folds (grouped by source
-    document)."""
+    document), each fold fitting the `sides` decided on all the rows (not on its own, fewer, labels)."""
     out: dict[tuple[str, str], lodo.Routed] = {}
     for test in group_folds([r.group for r in rows], folds, seed=seed):
         train = [r for r, held in zip(rows, test, strict=True) if not held]
         try:
-            fitted = fit_profile(train, base, recipe=recipe, targets=targets, c=c)
+            fitted = fit_profile(train, base, recipe=recipe, targets=targets, c=c, sides=sides)
         except ValueError as error:  # the other folds hold one class only: a document holds most of the other
             raise InputError(f"cannot cross-validate these labels: {error} outside one fold of whole source "
                              "documents; label answers on more documents", code=ErrorCode.TOO_FEW_LABELS) from None
@@ -248,23 +256,25 @@ class TooFewLabels(InputError):
         self.needed = needed
 
 
-def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets) -> None:
-    """Refuse labels too few for thresholds that meet the targets with confidence, saying how many more."""
-    answers = [r for r in combine.answers_of(rows).values() if r.claim_index >= 0]
+def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets, *, both: bool = False) -> Sides:
+    """Which thresholds these labels can fit (calibration.sides): each needs `targets.needed()` labels of the class
+    that certifies it. Refuse labels too few for either (with `both`, for both: a fit that changes the claim scores
+    cannot keep the base's threshold for the other), saying how many more."""
     # A judge's label counts as its weight (ClaimRow.weight): what the thresholds' confidence rests on.
-    have = (sum(r.weight for r in answers if r.hallucinated), sum(r.weight for r in answers if not r.hallucinated))
-    need = targets.needed()
-    needed = {name: math.ceil(n - h - 1e-9) for h, n, name in zip(have, need, ("hallucinated", "faithful"), strict=True)
-              if h < n - 1e-9}
+    sides = Sides.of(class_weights(rows), targets.needed())
+    if sides.both or (sides.fitted and not both):
+        return sides
+    have, need = sides.have, sides.need
+    needed = sides.short()
     short = [f"{more} more {name}" for name, more in needed.items()]
+    answers = [r for r in combine.answers_of(rows).values() if r.claim_index >= 0]
     weights = sorted({r.weight for r in answers if r.label_kind == "judge"})
     counted = f" (judge labels counted at weight {', '.join(f'{w:g}' for w in weights)})" if weights else ""
-    if short:
-        raise TooFewLabels(
-            f"too few labels to meet false accept <= {targets.far:g} and false reject <= {targets.frr:g} with "
-            f"{targets.confidence:.0%} confidence: that needs at least {need[0]} hallucinated and {need[1]} faithful "
-            f"labelled answers with a checkable claim, and there are {_count(have[0])} and {_count(have[1])}{counted}. Label "
-            f"{' and '.join(short)} answers (from the same domain), or relax the targets", needed=needed)
+    raise TooFewLabels(
+        f"too few labels to meet false accept <= {targets.far:g} and false reject <= {targets.frr:g} with "
+        f"{targets.confidence:.0%} confidence: that needs at least {need[0]} hallucinated and {need[1]} faithful "
+        f"labelled answers with a checkable claim, and there are {_count(have[0])} and {_count(have[1])}{counted}. Label "
+        f"{' and '.join(short)} answers (from the same domain), or relax the targets", needed=needed)
 
 
 def _count(weight: float) -> str:
@@ -348,8 +358,8 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
     Each row's label counts as its `weight` (a judge's label at the judge weight: combine.weighted_by_kind) in the
     fit and in the count of labels; `use` records which labels were read (human, judge or both). The
     cross-validated rates count each label as its weight too (AUROC: once)."""
-    require_enough(claim_rows, targets)
-    cross = cross_validate(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds)
+    sides = require_enough(claim_rows, targets)
+    cross = cross_validate(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds, sides=sides)
     weight = combine.answer_weights(claim_rows)
     weighted = any(w != 1.0 for w in weight.values())
     shipped_routed = lodo.route_by_key(base, shipped_rows or claim_rows)
@@ -359,9 +369,10 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
                                    weights=[weight.get(k, 1.0) for k in shipped_routed] if weighted else None)}
     unroutable = sum(r.hallucinated and r.claim_index < 0 for r in combine.answers_of(claim_rows).values())
     require_within_target(validation["profile"]["false_accept"], targets, unroutable=unroutable)
-    fitted = fit_profile(claim_rows, base, recipe=recipe, targets=targets, c=c)
-    decide_at = lodo.fit_decide_at(fitted, claim_rows)
-    refit = refits_combiner(base, recipe)
+    fitted = fit_profile(claim_rows, base, recipe=recipe, targets=targets, c=c, sides=sides)
+    # The decide threshold weighs both classes (best balanced accuracy): one-sided, the base's stays.
+    decide_at = lodo.fit_decide_at(fitted, claim_rows) if sides.both else calibration.decide_at
+    refit = refits_combiner(base, recipe) and sides.both
     judge_weight, judge_error = combine.judge_terms(claim_rows)
     document: dict[str, object] = {
         "format": PROFILE_FORMAT,
@@ -374,6 +385,7 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
         "targets": {"false_accept": targets.far, "false_reject": targets.frr, "confidence": targets.confidence},
         "prior_strength": c if refit else None,
         "labels": label_counts(claim_rows),
+        "sides": sides.to_dict(),
         "calibration": {
             "thresholds": list(fitted.pooled),
             "task_thresholds": {key: list(pair) for key, pair in sorted(fitted.by_key.items())},

@@ -67,7 +67,7 @@ def adapt_tuned(checked: Sequence[finetune.Checked], verifier: Verifier, base: F
     bundle = finetune.base_bundle(verifier.scorer)
     base_model = verifier.scorer.model_id
     claim_rows = [r for answer in checked for r in answer.claim_rows]
-    require_enough(claim_rows, targets)
+    require_enough(claim_rows, targets, both=True)  # the tune changes the claim scores: no side can be kept
     # Hallucinated answers without a checkable claim are accepted whatever the model and thresholds: where they
     # alone put the false-accept rate above the target by more than its interval, refuse before tuning anything.
     answers = combine.answers_of(claim_rows).values()

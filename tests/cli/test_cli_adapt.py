@@ -50,6 +50,23 @@ def test_adapt_refuses_too_few_labels_saying_how_many_more(tmp_path: Path) -> No
     assert not (tmp_path / "p").exists()
 
 
+def test_adapt_on_too_few_faithful_labels_fits_the_accept_threshold_and_says_the_reject_one_is_kept(
+        tmp_path: Path) -> None:
+    rows = FIXTURE.read_text().splitlines(keepends=True)
+    hallucinated = [row for row in rows if json.loads(row)["hallucinated"]]
+    faithful = [row for row in rows if not json.loads(row)["hallucinated"]][:11]  # 22 needed
+    labelled = tmp_path / "skewed.jsonl"
+    labelled.write_text("".join(hallucinated + faithful))
+    out = tmp_path / "p"
+    made = run("adapt", str(labelled), "--out", str(out), "--scorer", "lexical")
+    assert made.returncode == 0, made.stderr
+    document = json.loads((out / "profile.json").read_text())
+    assert document["sides"]["fitted"] == ["accept"]
+    printed = " ".join(made.stdout.split())  # rich wraps long lines
+    assert (f"accept threshold fitted on {len(hallucinated)} hallucinated labels; reject threshold kept at the base "
+            "model's until 22 faithful labels (11 now)") in printed
+
+
 def test_eval_takes_a_profile_and_refuses_a_missing_one(tmp_path: Path) -> None:
     result = run("eval", str(FIXTURE), "--scorer", "lexical", "--profile", str(tmp_path / "nowhere"))
     assert result.returncode == 2

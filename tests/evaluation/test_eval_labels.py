@@ -97,7 +97,7 @@ def test_eval_loop_reports_the_profile_adapt_writes_on_the_same_reviewed_log(tmp
 
 
 def test_eval_loop_reports_adapts_refusal_with_how_many_more_labels(tmp_path: Path, lexical: Verifier) -> None:
-    db = _reviewed_log(tmp_path / "log.db", lexical, rows=30)
+    db = _reviewed_log(tmp_path / "log.db", lexical, rows=20)  # 8 hallucinated (11 needed), 12 faithful (22)
     refused = CliRunner().invoke(_app(), ["adapt", "--from-log", db, "--scope", SCOPE, "--out",
                                           str(tmp_path / "p"), "--scorer", "lexical", "--target-far", "0.2"])
     assert isinstance(refused.exception, InputError) and refused.exception.code == ErrorCode.TOO_FEW_LABELS

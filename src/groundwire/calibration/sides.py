@@ -12,9 +12,9 @@ what the base was certified for only on the scores it was certified on.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -68,11 +68,25 @@ class Sides:
                 for side, h, n in zip(CLASS_OF, self.have, self.need, strict=True) if side not in self.fitted}
 
     def to_dict(self) -> dict[str, object]:
-        """profile.json's "sides": the thresholds fitted, and each kept at the base model's with why (its class's
-        labels and the fewest needed)."""
-        kept = {side: {"class": CLASS_OF[side], "labels": _rounded(have), "needed": need, "kept_at": "base model"}
-                for side, have, need in zip(CLASS_OF, self.have, self.need, strict=True) if side not in self.fitted}
-        return {"fitted": list(self.fitted), "kept": kept}
+        """profile.json's "sides": the thresholds fitted, and for each side the class that certifies it, its labels
+        (with a checkable claim, as they count) and the fewest needed, and where its value comes from."""
+        return {"fitted": list(self.fitted), **{
+            side: {"class": CLASS_OF[side], "labels": _rounded(have), "needed": need,
+                   "from": "labels" if side in self.fitted else "base model"}
+            for side, have, need in zip(CLASS_OF, self.have, self.need, strict=True)}}
+
+
+def describe(sides: Mapping[str, Any]) -> str | None:
+    """What a one-sided profile says of its sides (profile.json's "sides"), None when both were fitted (or the
+    profile predates the record): "accept threshold fitted on 59 hallucinated labels; reject threshold kept at the
+    base model's until 22 faithful labels (11 now)"."""
+    fitted = sides.get("fitted")
+    if not isinstance(fitted, list) or len(fitted) != 1:
+        return None
+    kept = "reject" if fitted[0] == "accept" else "accept"
+    own, other = sides[fitted[0]], sides[kept]
+    return (f"{fitted[0]} threshold fitted on {own['labels']} {own['class']} labels; {kept} threshold kept at the "
+            f"base model's until {other['needed']} {other['class']} labels ({other['labels']} now)")
 
 
 BOTH = Sides()

@@ -217,6 +217,8 @@ def _labelled_rows(labelled: Path | None, from_log: str | None, scope: str | Non
 def _print_summary(adapted: Adapted, out: Path) -> None:
     from rich.table import Table
 
+    from groundwire.calibration.sides import describe
+
     document = adapted.document
     routing = document["calibration"]
     labels = document["labels"]
@@ -241,6 +243,8 @@ def _print_summary(adapted: Adapted, out: Path) -> None:
     own = ", ".join(f"{key} {pair[0]:g}/{pair[1]:g}" for key, pair in routing["task_thresholds"].items())
     console.print(literal(f"thresholds: accept_at {routing['thresholds'][0]:g}, reject_at {routing['thresholds'][1]:g}"
                           + (f"; per task {own}" if own else "")))
+    if isinstance(sides := document.get("sides"), dict) and (one_sided := describe(sides)) is not None:
+        console.print(literal(one_sided))
     if isinstance(model := document.get("model"), dict):
         pairs = model["pairs"]
         console.print(literal(f"model: {model['model_id']}, fine-tuned on {pairs['supported']} supported and "

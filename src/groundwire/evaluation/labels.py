@@ -86,7 +86,8 @@ class Refit:
     refusal: Mapping[str, str] | None = None
     """{"code", "message"}: adapt's refusal (status refused), or why no refit was run (not_computed)."""
     needed: Mapping[str, int] = field(default_factory=dict)
-    """More labelled answers (with a checkable claim) of each class, hallucinated and faithful, adapt needs."""
+    """More labelled answers (with a checkable claim) of each class, hallucinated and faithful, adapt needs: to fit
+    at all (refused), or to fit the threshold a one-sided refit keeps at the base model's."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"status": self.status, "command": self.command, "targets": dict(self.targets),
@@ -152,6 +153,10 @@ def section_lines(section: Mapping[str, Any]) -> list[str]:
                  if list(in_force[key]) != list(refit[key])]
         out.append(f"{head}: would change the thresholds in force: " + ("; ".join(moved) or "none")
                    + ("; and refits the combiner" if r["combiner_changes"] else ""))
+    if r["needed"]:  # a one-sided refit (calibration.sides): the other threshold stays the base model's
+        out.append("  one-sided: the other threshold stays the base model's until "
+                   + " and ".join(f"{n} more {name}" for name, n in r["needed"].items())
+                   + " labelled answers with a checkable claim")
     validation = (r["profile"] or {}).get("validation") or {}
     if validation:
         out.append(f"  cross-validated within the labels ({validation.get('folds')} folds by source document): "

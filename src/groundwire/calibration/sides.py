@@ -31,8 +31,6 @@ from groundwire.evaluation.operating import (
 Side = Literal["accept", "reject"]
 CLASS_OF: dict[Side, str] = {"accept": "hallucinated", "reject": "faithful"}
 """The class whose labels certify each threshold."""
-STEP = 1e-4
-"""Thresholds are stored with 4 decimals (operating.round_up): the least gap that keeps reject_at < accept_at."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +54,8 @@ class Sides:
 
     @property
     def fitted(self) -> tuple[Side, ...]:
-        return tuple(side for side, ok in (("accept", self.accept), ("reject", self.reject)) if ok)
+        chosen: dict[Side, bool] = {"accept": self.accept, "reject": self.reject}
+        return tuple(side for side, ok in chosen.items() if ok)
 
     @property
     def both(self) -> bool:
@@ -136,10 +135,10 @@ def _with(pair: tuple[float, float], side: Side, value: float) -> tuple[float, f
     """`pair` with `side` set to the fitted `value`, clipped so that reject_at stays below accept_at: the kept side
     is the base's, so the fitted one gives way, and only toward caution (an accept threshold raised lets fewer
     hallucinated answers through, a reject threshold lowered fewer faithful ones: each still meets its target)."""
-    accept_at, reject_at = pair
+    accept_at, reject_at = pair  # the next stored value (4 decimals: operating.round_up) past the kept one
     if side == "accept":
-        return min(max(value, round(reject_at + STEP, 4)), 1.0), reject_at
-    return accept_at, max(min(value, round(accept_at - STEP, 4)), 0.0)
+        return min(max(value, round_up(float(np.nextafter(reject_at, np.inf)))), 1.0), reject_at
+    return accept_at, max(min(value, round_down(float(np.nextafter(accept_at, -np.inf)))), 0.0)
 
 
 def _rounded(weight: float) -> float | int:

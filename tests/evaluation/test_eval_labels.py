@@ -32,11 +32,14 @@ def lexical() -> Verifier:
     return build_verifier(CheckSettings(scorer="lexical"))
 
 
-def _reviewed_log(path: Path, verifier: Verifier, *, rows: int | None = None) -> str:
-    """The fixture's labelled answers logged as the service logs them, each with a reviewer's verdict."""
+def _reviewed_log(path: Path, verifier: Verifier, *, rows: int | None = None, faithful: int | None = None) -> str:
+    """The fixture's labelled answers logged as the service logs them, each with a reviewer's verdict (`faithful`:
+    only the first that many faithful ones)."""
     store = Store(f"sqlite:///{path}")
     try:
-        for row in read_eval_jsonl(FIXTURE, limit=rows):
+        read = list(read_eval_jsonl(FIXTURE, limit=rows))
+        kept_faithful = [row.id for row in read if not row.hallucinated][:faithful]
+        for row in (row for row in read if row.hallucinated or row.id in kept_faithful):
             report = verifier.verify(row.answer, list(row.chunks), question=row.question, task=row.task)
             request_id = store.log_request(RequestRecord.from_report(report, scope=SCOPE, context=row.context[0],
                                                                      extra={"task": row.task}))
@@ -111,6 +114,24 @@ def test_eval_loop_reports_adapts_refusal_with_how_many_more_labels(tmp_path: Pa
         assert f"{n} more {name}" in str(refused.exception)
     assert refit["targets"] == {"false_accept": 0.2, "false_reject": 0.1, "confidence": 0.9}
     assert "refused (too_few_labels)" in output and "needs " in output
+
+
+def test_a_one_sided_refit_is_a_change_naming_the_class_still_short(tmp_path: Path, lexical: Verifier) -> None:
+    from groundwire.calibration.refit import labels_section
+
+    db = _reviewed_log(tmp_path / "log.db", lexical, faithful=11)  # 32 hallucinated, 11 faithful: 22 needed
+    store = Store.open(db)
+    try:
+        section = labels_section(store, scope=SCOPE, in_force=lexical, settings=CheckSettings(scorer="lexical"), db=db)
+    finally:
+        store.close()
+    refit = section.refit
+    assert refit.status == "would_change" and refit.profile is not None
+    assert refit.profile["sides"]["fitted"] == ["accept"]
+    assert refit.needed == {"faithful": 11}
+    assert refit.thresholds is not None and refit.thresholds["all"][1] == lexical.reject_at  # kept: the base's
+    assert ("  one-sided: the other threshold stays the base model's until 11 more faithful labelled answers with a "
+            "checkable claim") in section.lines()
 
 
 def test_the_section_is_escaped_in_the_report_and_targets_need_a_scope(tmp_path: Path, lexical: Verifier) -> None:

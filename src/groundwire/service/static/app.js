@@ -515,6 +515,10 @@ function showLabels(labels) {
     unchanged: `${head} would fit the thresholds in force: no refit needed.`,
     would_change: `${head} would change the thresholds in force` + (r.combiner_changes ? " and refit the combiner." : "."),
   }[r.status] || r.status;
+  if (needed && (r.status === "unchanged" || r.status === "would_change")) {  // a one-sided refit (calibration.sides)
+    refit.textContent += ` One-sided: the other threshold stays the base model's until ${needed} labelled answers ` +
+      "with a checkable claim.";
+  }
   const pairs = $("eval-refit-thresholds");
   const body = pairs.querySelector("tbody");
   body.replaceChildren();

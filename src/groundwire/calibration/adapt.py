@@ -29,6 +29,7 @@ import numpy as np
 from groundwire.calibration import combine, lodo, versions
 from groundwire.calibration.monotone import fit_toward
 from groundwire.calibration.recipe import Fitted, answer_points
+from groundwire.calibration.selection import weighted_by_selection
 from groundwire.calibration.thresholds import fit_key_thresholds
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import DEFAULT_ACCEPT_AT, DEFAULT_REJECT_AT, Verifier
@@ -323,16 +324,20 @@ def labelled_of(rows: Sequence[EvalRow], source: str) -> list[EvalRow]:
 def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "combiner", targets: Targets = Targets(),
           c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", scope: str | None = None,
           judged: frozenset[str] = frozenset(), use: LabelUse = "human",
-          judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0) -> Adapted:
+          judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0,
+          selection: Mapping[str, float] | None = None) -> Adapted:
     """Fit a profile on labelled rows, checking each once with `verifier` (the base scorer, its settings, no
     profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target.
     `source` names the labels in messages; `scope`: the request log's scope they were read from (None: a labelled
-    file). With a fine-tune of the model too: train.adapt_tuned."""
+    file). `selection`: labels read from a review queue, weighted by how likely it was to show each (by row id:
+    calibration.selection). With a fine-tune of the model too: train.adapt_tuned."""
     labelled = labelled_of(rows, source)
     calibration = calibration_of(verifier.scorer)
     claim_rows = combine.weighted_by_kind(combine.collect_rows(labelled, verifier, file=Path(source).stem), judged,
                                           judge_weight=check_judge_weight(judge_weight),
                                           judge_error=check_judge_error(judge_error))
+    if selection:
+        claim_rows = weighted_by_selection(claim_rows, selection)
     return adapt_rows(claim_rows, shipped(calibration), recipe=recipe, targets=targets, c=c, folds=folds,
                       base_model=verifier.scorer.model_id, calibration=calibration, scope=scope,
                       skipped=len(rows) - len(labelled), use=use)

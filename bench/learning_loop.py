@@ -53,7 +53,7 @@ from groundwire.calibration.recipe import Fitted
 from groundwire.calibration.selection import selection_weights, weighted_by_selection
 from groundwire.data.labelled import Stratum
 from groundwire.evaluation.operating import rates_of_routes
-from groundwire.evaluation.review_order import Candidate, Labelled, check_order, order_queue
+from groundwire.evaluation.review_order import DEFAULT_AUDIT_SHARE, Candidate, Labelled, check_order, order_queue
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
 from groundwire.train.calibrate import features_for
 
@@ -95,7 +95,8 @@ def weeks_of(answers: dict[Key, combine.ClaimRow], per_week: int, weeks: int, se
 
 def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, per_week: int, weeks: int,
         reviews: int, order: str, noise: float | None, seed: int, targets: Targets,
-        judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0) -> list[Week]:
+        judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0,
+        audit_share: float = DEFAULT_AUDIT_SHARE) -> list[Week]:
     """`noise` None: a reviewer's labels; else a judge's, wrong with that probability, weighing `judge_weight`, and
     with `judge_error` the error rate the fit is told to correct for (serve --judge-error)."""
     by_answer: dict[Key, list[combine.ClaimRow]] = defaultdict(list)
@@ -119,7 +120,7 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
                                 task=answers[key].task, source=answers[key].group)
                       for i, key in enumerate(keys)]
         queue = order_queue(candidates, labelled=Labelled(dict(labels_by_task), frozenset(reviewed_sources)),
-                            order=check_order(order))
+                            order=check_order(order), audit_share=audit_share)
         key_of = {f"{key[0]}:{key[1]}": key for key in keys}
         for item in queue[:reviews]:
             key = key_of[item.candidate.id]
@@ -158,6 +159,8 @@ def main() -> None:
     parser.add_argument("--judge-error", type=float, default=0.0,
                         help="with --labels judge:P, the error rate the fit corrects for (serve's --judge-error; "
                              "P when the deployment measured its judge exactly)")
+    parser.add_argument("--audit-share", type=float, default=DEFAULT_AUDIT_SHARE,
+                        help="the share of accepted and rejected answers the queue also holds (serve --review-audit)")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -174,7 +177,7 @@ def main() -> None:
     per_week = args.per_week or min(200, n // 6)
     runs = [run(rows, base, scorer, per_week=per_week, weeks=args.weeks, reviews=args.reviews, order=args.order,
                 noise=noise, seed=args.seed + s, targets=Targets(), judge_weight=args.judge_weight,
-                judge_error=args.judge_error)
+                judge_error=args.judge_error, audit_share=args.audit_share)
             for s in range(args.seeds)]
     print(f"{args.file.name}: {n} answers, {per_week} a week, {args.reviews} reviews a week, order {args.order}, "
           f"labels {args.labels}"

@@ -110,7 +110,7 @@ def adapt(
                          "kept by serve --judge-labels) or both (a request with both takes the reviewer's).")] = "human",
     judge_weight: Annotated[float, typer.Option(
         "--judge-weight", min=0.001, max=1.0,
-        help="With --labels judge or both: how much a judge's label counts against a reviewer's.")] = 0.3,
+        help="With --labels judge or both: how much a judge's label counts against a reviewer's.")] = 1.0,
     judge_error: Annotated[float, typer.Option(
         "--judge-error", min=0.0, max=0.499,
         help="With --labels judge or both: the share of the judge's labels that are wrong (measured on answers a "

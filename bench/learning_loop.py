@@ -19,8 +19,10 @@ seed, the answers are shuffled by source (whole source documents stay together) 
    are revealed (with `--labels judge:P`, each flipped with probability P, as a judge wrong that often would, and
    kept as a label of kind judge weighing `--judge-weight`, as `serve --judge-labels` keeps the judge's: the rows
    the refit reads carry the kind and the weight, `combine.weighted_by_kind`'s);
-3. the scope's profile is refitted on every label so far and guarded exactly as the service does
-   (`calibration.guard.guarded_refit`): it replaces the one in force or is refused.
+3. the scope's profile is refitted on every label so far and guarded exactly as the service does: each label
+   weighted by the share of its (week, route) stratum that was reviewed (`calibration.selection`, as
+   `serve --learn` weighs the log's), then `calibration.guard.guarded_refit`: it replaces the one in force or is
+   refused.
 
 It prints a line per week (means over seeds), then
     learning: weeks=6 reviews=300 escalation=0.xx far=0.xx frr=0.xx replaced=k refused=m
@@ -48,8 +50,10 @@ from groundwire.calibration.adapt import (
 )
 from groundwire.calibration.guard import guarded_refit
 from groundwire.calibration.recipe import Fitted
+from groundwire.calibration.selection import selection_weights, weighted_by_selection
+from groundwire.data.labelled import Stratum
 from groundwire.evaluation.operating import rates_of_routes
-from groundwire.evaluation.review_order import Candidate, Labelled, check_order, order_queue
+from groundwire.evaluation.review_order import DEFAULT_AUDIT_SHARE, Candidate, Labelled, check_order, order_queue
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
 from groundwire.train.calibrate import features_for
 
@@ -91,7 +95,8 @@ def weeks_of(answers: dict[Key, combine.ClaimRow], per_week: int, weeks: int, se
 
 def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, per_week: int, weeks: int,
         reviews: int, order: str, noise: float | None, seed: int, targets: Targets,
-        judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0) -> list[Week]:
+        judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0,
+        audit_share: float = DEFAULT_AUDIT_SHARE) -> list[Week]:
     """`noise` None: a reviewer's labels; else a judge's, wrong with that probability, weighing `judge_weight`, and
     with `judge_error` the error rate the fit is told to correct for (serve --judge-error)."""
     by_answer: dict[Key, list[combine.ClaimRow]] = defaultdict(list)
@@ -101,6 +106,8 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
     rng = random.Random(seed + 1)
     in_force, labelled_rows, out = base, [], []
     reviewed_sources: set[str] = set()
+    strata: dict[str, Stratum] = {}  # each labelled answer's (week, route): calibration.selection
+    traffic: Counter[Stratum] = Counter()
     labels_by_task: Counter[str] = Counter()
     for week, keys in enumerate(weeks_of(answers, per_week, weeks, seed)):
         week_rows = [r for key in keys for r in by_answer[key]]
@@ -108,11 +115,12 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
         routes = {key: routed[key].route.value for key in keys}  # verify()'s one routing rule (three-way)
         rates = rates_of_routes([routed[k].hallucinated for k in keys], [routes[k] == "accept" for k in keys],
                                 [routes[k] == "reject" for k in keys])
+        traffic.update((str(week), routes[key]) for key in keys)
         candidates = [Candidate(id=f"{key[0]}:{key[1]}", arrival=float(week * per_week + i), route=routes[key],
                                 task=answers[key].task, source=answers[key].group)
                       for i, key in enumerate(keys)]
         queue = order_queue(candidates, labelled=Labelled(dict(labels_by_task), frozenset(reviewed_sources)),
-                            order=check_order(order))
+                            order=check_order(order), audit_share=audit_share)
         key_of = {f"{key[0]}:{key[1]}": key for key in keys}
         for item in queue[:reviews]:
             key = key_of[item.candidate.id]
@@ -123,7 +131,10 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
                                                       judge_error=judge_error)
             labels_by_task[answers[key].task] += 1
             reviewed_sources.add(answers[key].group)
-        refit = guarded_refit(labelled_rows, in_force, base, targets=targets, base_model=scorer.model_id,
+            strata[key[1]] = (str(week), routes[key])
+        # The labels weighted as the service weighs a queue's (learn.logged_claim_rows), then refitted and guarded.
+        weighted = weighted_by_selection(labelled_rows, selection_weights(strata, traffic))
+        refit = guarded_refit(weighted, in_force, base, targets=targets, base_model=scorer.model_id,
                               calibration=scorer.calibration, seed=seed, use="human" if noise is None else "judge")
         if refit.replaces and refit.adapted is not None:
             in_force = refit.adapted.fitted
@@ -148,6 +159,8 @@ def main() -> None:
     parser.add_argument("--judge-error", type=float, default=0.0,
                         help="with --labels judge:P, the error rate the fit corrects for (serve's --judge-error; "
                              "P when the deployment measured its judge exactly)")
+    parser.add_argument("--audit-share", type=float, default=DEFAULT_AUDIT_SHARE,
+                        help="the share of accepted and rejected answers the queue also holds (serve --review-audit)")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -164,7 +177,7 @@ def main() -> None:
     per_week = args.per_week or min(200, n // 6)
     runs = [run(rows, base, scorer, per_week=per_week, weeks=args.weeks, reviews=args.reviews, order=args.order,
                 noise=noise, seed=args.seed + s, targets=Targets(), judge_weight=args.judge_weight,
-                judge_error=args.judge_error)
+                judge_error=args.judge_error, audit_share=args.audit_share)
             for s in range(args.seeds)]
     print(f"{args.file.name}: {n} answers, {per_week} a week, {args.reviews} reviews a week, order {args.order}, "
           f"labels {args.labels}"

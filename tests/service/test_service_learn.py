@@ -89,7 +89,7 @@ def _guarded_refit_by_hand(settings, scope: str):
     store = Store(settings.db_url)
     try:
         rows = [row for row in read_reviewed(store, scope=scope) if isinstance(row, EvalRow)]
-        logged, unchecked, _ = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id)
+        logged, unchecked, _, _ = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id)
     finally:
         store.close()
     claim_rows = combine.collect_rows(rows, base, file="request_log")

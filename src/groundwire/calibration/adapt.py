@@ -30,6 +30,7 @@ import numpy as np
 from groundwire.calibration import combine, lodo, versions
 from groundwire.calibration.monotone import fit_toward
 from groundwire.calibration.recipe import Fitted, answer_points
+from groundwire.calibration.selection import weighted_by_selection
 from groundwire.calibration.sides import BOTH, Sides, class_weights, fit_one_side
 from groundwire.calibration.thresholds import fit_key_thresholds
 from groundwire.core.settings import CheckSettings
@@ -57,11 +58,13 @@ MIN_KEY_CLASS_ANSWERS = 40
 """A task gets thresholds of its own with at least this many labelled answers of each class (with a checkable
 claim); otherwise it routes by the pooled pair."""
 FOLDS = 5
-DEFAULT_JUDGE_WEIGHT = 0.3
+DEFAULT_JUDGE_WEIGHT = 1.0
 """How much an LLM judge's label counts against a person's in a fit (`--judge-weight`): in the combiner's loss, in
 the thresholds' rates and in the count of labels their confidence rests on (0.3: ten judge labels weigh as three
-reviewers' verdicts). The issue's suggestion, not tuned: bench/learning_loop.py --labels judge:P --judge-weight W
-measures what a weight costs."""
+reviewers' verdicts). Kept apart from people's labels whatever the weight (counts, the guard's human labels). 1 by
+measure: bench/learning_table.py, a judge wrong 10% of the time, week-6 escalation against human labels on HaluEval
+dev was +0.47 at weight 0.3 and +0.27 at 1 (+0.00 told the judge's error rate, `--judge-error`), false accept at
+most 0.07 in each: a lower weight made the fit no safer, only slower (its confidence rests on fewer labels)."""
 
 IDENTITY = LogisticCombiner(names=("logit:support",), mean=(0.0,), scale=(1.0,), coef=(1.0,), intercept=0.0,
                             meta={"identity": True})
@@ -333,16 +336,20 @@ def labelled_of(rows: Sequence[EvalRow], source: str) -> list[EvalRow]:
 def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "combiner", targets: Targets = Targets(),
           c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", scope: str | None = None,
           judged: frozenset[str] = frozenset(), use: LabelUse = "human",
-          judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0) -> Adapted:
+          judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0,
+          selection: Mapping[str, float] | None = None) -> Adapted:
     """Fit a profile on labelled rows, checking each once with `verifier` (the base scorer, its settings, no
     profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target.
     `source` names the labels in messages; `scope`: the request log's scope they were read from (None: a labelled
-    file). With a fine-tune of the model too: train.adapt_tuned."""
+    file). `selection`: labels read from a review queue, weighted by how likely it was to show each (by row id:
+    calibration.selection). With a fine-tune of the model too: train.adapt_tuned."""
     labelled = labelled_of(rows, source)
     calibration = calibration_of(verifier.scorer)
     claim_rows = combine.weighted_by_kind(combine.collect_rows(labelled, verifier, file=Path(source).stem), judged,
                                           judge_weight=check_judge_weight(judge_weight),
                                           judge_error=check_judge_error(judge_error))
+    if selection:
+        claim_rows = weighted_by_selection(claim_rows, selection)
     return adapt_rows(claim_rows, shipped(calibration), recipe=recipe, targets=targets, c=c, folds=folds,
                       base_model=verifier.scorer.model_id, calibration=calibration, scope=scope,
                       skipped=len(rows) - len(labelled), use=use)

@@ -98,13 +98,13 @@ def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow],
     refuses a profile by, `adapt.require_within_target`), and (2) it escalates no larger share of the held-back
     answers than the profile in force does. The held-back part must hold answers of both classes.
 
-    Which false-accept estimate: with `weights` (answer key (file, row id) -> weight, e.g. 1 / the probability the
-    review queue had of picking the answer, or the audit share's own weight; an answer without one counts 0), every
-    rate is weighted, and its interval uses Kish's effective sample size, so labels the queue over-sampled count for
-    what they stand for in the traffic. Without weights, every label counts once: the estimate is then that of the labelled answers,
-    which is biased toward what the queue picked (escalations) wherever labels come from the queue. Today's
-    reviewed answers carry no audit flag nor selection probability, so the service and `adapt` call it without
-    weights.
+    Which false-accept estimate: labels weighted by how likely the review queue was to pick them. With `weights`
+    (answer key (file, row id) -> weight; an answer without one counts 0), every rate is weighted, and its interval
+    uses Kish's effective sample size. `guarded_refit` passes each label's weight (ClaimRow.weight), which the
+    service and the bench set from the share of its (week, route) stratum that reviewers labelled
+    (calibration.selection): so the few audit labels of accepted answers count for the accepted traffic they stand
+    for, and the many labels of escalations for no more than the escalations. Without weights, every label counts
+    once: the rate is then that of the labelled answers, biased toward what the queue picked.
 
     Judge labels (`serve --judge-labels`): `guarded_refit` hands the guard the held-back human labels alone once
     they are enough (`guard_rows`), so a judge's errors cannot certify a profile fitted on them."""
@@ -162,27 +162,29 @@ def _rate(hits: np.ndarray, w: np.ndarray) -> Rate:
     return Rate(p, max(0.0, centre - half), min(1.0, centre + half), n)
 
 
-def guard_rows(held: Sequence[combine.ClaimRow], targets: Targets,
-               weights: Mapping[Key, float] | None = None) -> tuple[list[combine.ClaimRow], dict[Key, float] | None, str]:
+def guard_rows(held: Sequence[combine.ClaimRow],
+               targets: Targets) -> tuple[list[combine.ClaimRow], dict[Key, float] | None, str]:
     """The held-back answers the guard judges a refit on, their weights, and whose labels they are ("human" or
     "human and judge").
 
     Human labels only, as soon as the held-back part holds enough of them: at least `targets.needed()` hallucinated
     and faithful answers labelled by a person (the fewest on which a false-accept rate at the target can be shown with
     the targets' confidence). A judge's errors would otherwise certify the profile fitted on them. Until then, every
-    held-back label, a judge's counting as its weight (ClaimRow.weight), times `weights` where given."""
+    held-back label. Each answer counts as its label weight (ClaimRow.weight: a judge's weight times the review
+    queue's selection weight, calibration.selection); None when every weight is 1."""
     answers = combine.answers_of(held)
     human = {key for key, row in answers.items() if row.label_kind == "human"}
     need_bad, need_good = targets.needed()
     bad = sum(answers[key].hallucinated for key in human)
     if len(human) == len(answers) or (bad >= need_bad and len(human) - bad >= need_good):
         kept = [r for r in held if (r.file, r.row_id) in human]
-        return kept, None if weights is None else dict(weights), "human"
-    if all(row.weight == 1.0 for row in answers.values()):
-        return list(held), None if weights is None else dict(weights), "human and judge"
-    scaled = {key: row.weight * (1.0 if weights is None else float(weights.get(key, 0.0)))
-              for key, row in answers.items()}
-    return list(held), scaled, "human and judge"
+        return kept, _label_weights(kept), "human"
+    return list(held), _label_weights(held), "human and judge"
+
+
+def _label_weights(rows: Sequence[combine.ClaimRow]) -> dict[Key, float] | None:
+    weights = combine.answer_weights(rows)
+    return None if all(w == 1.0 for w in weights.values()) else weights
 
 
 @dataclass(frozen=True)
@@ -203,10 +205,11 @@ class Refit:
 def guarded_refit(rows: Sequence[combine.ClaimRow], in_force: Fitted, base: Fitted, *, recipe: Recipe = "combiner",
                   targets: Targets | None = None, base_model: str, calibration: Calibration,
                   scope: str | None = None, c: float = PRIOR_C, folds: int = FOLDS, share: float = HOLD_SHARE,
-                  seed: int = 0, weights: Mapping[Key, float] | None = None, use: LabelUse = "human") -> Refit:
+                  seed: int = 0, use: LabelUse = "human") -> Refit:
     """Fit a profile on the labels outside a held-back share (adapt's fit, its refusals included) and guard it
     against `in_force` on that share (its human labels once they are enough: `guard_rows`). `base`: the base
-    model's own routing (what adapt refits from). Each row's label counts as its weight (a judge's: ClaimRow.weight);
+    model's own routing (what adapt refits from). Each row's label counts as its weight (ClaimRow.weight: a judge's
+    weight, times the review queue's selection weight where the labels came from a queue), in the fit and the guard;
     `use` records which labels were read. The label counts (`labels`, what the history records) keep the kinds
     apart."""
     targets = targets or Targets()
@@ -217,7 +220,7 @@ def guarded_refit(rows: Sequence[combine.ClaimRow], in_force: Fitted, base: Fitt
         "hallucinated": sum(r.hallucinated for r in answers.values()),
         "faithful": sum(not r.hallucinated for r in answers.values()),
         "fitted_on": len(combine.answers_of(fit_rows)), "held_back": len(combine.answers_of(held))}
-    judged_on, guard_weights, guarded_on = guard_rows(held, targets, weights)
+    judged_on, guard_weights, guarded_on = guard_rows(held, targets)
     labels["guarded_on"] = guarded_on
     try:
         adapted = adapt_rows(fit_rows, base, recipe=recipe, targets=targets, c=c, folds=folds, base_model=base_model,

@@ -3,7 +3,9 @@
 `refit_scope` reads the scope's reviewed answers as `groundwire adapt --from-log DB --scope S` reads them
 (data.labelled), takes each one's claim features from its logged report (`logged_claim_rows`: no check again) and
 checks only those whose report cannot give them (scored by another model, or logged without features) with the base
-model as adapt does (adapt.base_settings, sharing the loaded model). It hands the claim rows to guard.guarded_refit
+model as adapt does (adapt.base_settings, sharing the loaded model). Each label is weighted by how likely the review
+queue was to show it (calibration.selection), as `adapt --from-log` weighs them. It hands the claim rows to
+guard.guarded_refit
 and guard.settle: adapt's fit on all but a held-back share of
 whole source documents, then the guard against the routing in force on that share. The service calls it off the
 request path (service/learning.py); it is plain code over a store, a verifier and a folder, so a bench can call it
@@ -12,9 +14,10 @@ too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from groundwire.calibration import combine, guard
 from groundwire.calibration.adapt import (
@@ -28,9 +31,10 @@ from groundwire.calibration.adapt import (
     log_source,
     shipped,
 )
+from groundwire.calibration.selection import selection_weights, weighted_by_selection
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
-from groundwire.data.labelled import SOURCE_PREFIX, LabelUse, labels_in_force, reviewed_record
+from groundwire.data.labelled import SOURCE_PREFIX, LabelUse, label_strata, labels_in_force, reviewed_record
 from groundwire.data.rows import EvalRow, parse_record
 from groundwire.data.store.records import JudgeLabel
 from groundwire.foundation.errors import InputError
@@ -46,18 +50,39 @@ LOG_FILE = "request_log"
 """The `file` of the claim rows read from the log (ClaimRow.file; answers are keyed by (file, request id))."""
 
 
+class LoggedLabels(NamedTuple):
+    """A scope's labelled answers as a refit reads them (`logged_claim_rows`)."""
+
+    rows: list[combine.ClaimRow]
+    """Claim rows from the features logged with the reports, each weighted (kind, then queue selection)."""
+    unchecked: list[EvalRow]
+    """Labelled rows whose report cannot give them: to be checked, then weighted by `weigh`."""
+    judged: frozenset[str]
+    """The ids of the judge's labels."""
+    selection: dict[str, float]
+    """Each labelled request's selection weight (calibration.selection), by request id."""
+
+    def weigh(self, rows: Sequence[combine.ClaimRow], *, judge_weight: float,
+              judge_error: float) -> list[combine.ClaimRow]:
+        """Rows checked from `unchecked`, weighted as `rows` were."""
+        return weighted_by_selection(combine.weighted_by_kind(rows, self.judged, judge_weight=judge_weight,
+                                                              judge_error=judge_error), self.selection)
+
+
 def logged_claim_rows(store: Store, *, scope: str, model_id: str, use: LabelUse = "human",
-                      judge_weight: float = DEFAULT_JUDGE_WEIGHT,
-                      judge_error: float = 0.0) -> tuple[list[combine.ClaimRow], list[EvalRow],
-                                                                        frozenset[str]]:
+                      judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0) -> LoggedLabels:
     """The scope's labelled answers (`use`: the reviewers' verdicts in force, the judge's labels, or both, as
     `data.labelled.labels_in_force` gives them): claim rows from the features logged with the reports `model_id`
-    scored (a judge's labels marked so, at `judge_weight` and `judge_error`), the labelled rows whose report cannot give them, to be
-    checked, and the ids of the judge's among those. Rows that do not parse are left out, as adapt leaves them."""
+    scored (a judge's labels marked so, at `judge_weight` and `judge_error`), the labelled rows whose report cannot
+    give them, to be checked, and the ids of the judge's among those. Every label is weighted by how likely the review
+    queue was to show it (calibration.selection: the share of its (week, route) stratum of the scope's log that was
+    labelled). Rows that do not parse are left out, as adapt leaves them."""
     rows: list[combine.ClaimRow] = []
     unchecked: list[EvalRow] = []
     judged: set[str] = set()
-    for record, label in labels_in_force(store, scope=scope, use=use):
+    labels = labels_in_force(store, scope=scope, use=use)
+    selection = selection_weights(*label_strata(store, (record for record, _ in labels), scope=scope))
+    for record, label in labels:
         row = parse_record(reviewed_record(record, label), source=SOURCE_PREFIX + scope)
         if not isinstance(row, EvalRow) or row.hallucinated is None:
             continue
@@ -67,8 +92,9 @@ def logged_claim_rows(store: Store, *, scope: str, model_id: str, use: LabelUse 
         if logged is None:
             unchecked.append(row)
         else:
-            rows.extend(combine.weighted_by_kind(logged, judged, judge_weight=judge_weight, judge_error=judge_error))
-    return rows, unchecked, frozenset(judged)
+            rows.extend(logged)
+    found = LoggedLabels([], unchecked, frozenset(judged), selection)
+    return found._replace(rows=found.weigh(rows, judge_weight=judge_weight, judge_error=judge_error))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,18 +119,18 @@ def refit_scope(store: Store, *, scope: str, folder: Path, in_force: Verifier, s
     calibration = calibration_of(base.scorer)
     check_judge_weight(judge_weight)
     check_judge_error(judge_error)
-    logged, unchecked, judged = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id, use=use,
-                                                  judge_weight=judge_weight, judge_error=judge_error)
+    found = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id, use=use,
+                              judge_weight=judge_weight, judge_error=judge_error)
     try:
-        if not logged:
-            labelled_of(unchecked, source)  # adapt's refusal of a log with no labels
+        if not found.rows:
+            labelled_of(found.unchecked, source)  # adapt's refusal of a log with no labels
     except InputError as refused:
         refit = guard.Refit(None, None, f"adapt refused the labels ({refused.code.value}): {refused}",
                             {"human": 0, "judge": 0})
     else:
-        checked = combine.weighted_by_kind(combine.collect_rows(unchecked, base, file=LOG_FILE), judged,
-                                           judge_weight=judge_weight, judge_error=judge_error)
-        refit = guard.guarded_refit(logged + checked, shipped(calibration_of(in_force.scorer)), shipped(calibration),
+        checked = found.weigh(combine.collect_rows(found.unchecked, base, file=LOG_FILE), judge_weight=judge_weight,
+                              judge_error=judge_error)
+        refit = guard.guarded_refit(found.rows + checked, shipped(calibration_of(in_force.scorer)), shipped(calibration),
                                     recipe=recipe, targets=targets, base_model=base.scorer.model_id,
                                     calibration=calibration, scope=scope, seed=seed, use=use)
     return Learned(scope, guard.settle(folder, refit, by=by), refit.reason)

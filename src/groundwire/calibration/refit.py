@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from groundwire.calibration.adapt import Targets, TooFewLabels, adapt, base_settings, log_source
+from groundwire.calibration.selection import queue_weights
 from groundwire.calibration.thresholds import lookup
 from groundwire.core.cancel import Cancelled
 from groundwire.core.settings import CheckSettings
@@ -56,7 +57,7 @@ def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: Ch
     try:
         base = build_verifier(base_settings(settings), scorer=unprofiled(in_force.scorer))
         refit = refit_of(rows, in_force=in_force, base=base, targets=targets, source=log_source(db, scope),
-                         scope=scope, command=command)
+                         scope=scope, command=command, selection=queue_weights(store, scope=scope))
     except InputError as error:  # adapt would stop with it too
         refit = not_computed(error.code.value, str(error))
     except Cancelled as stop:  # the service's time budget (core.cancel): the count stands, the refit is not made
@@ -72,13 +73,15 @@ def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: Ch
 
 
 def refit_of(rows: Sequence[EvalRow | RowError], *, in_force: Verifier, base: Verifier, targets: Targets,
-             source: str, scope: str, command: str) -> Refit:
-    """adapt's profile on these rows (checked by `base`), or its refusal, beside `in_force`'s thresholds."""
+             source: str, scope: str, command: str, selection: Mapping[str, float] | None = None) -> Refit:
+    """adapt's profile on these rows (checked by `base`), or its refusal, beside `in_force`'s thresholds.
+    `selection`: each row's weight by how likely the review queue was to show it (calibration.selection), as
+    `adapt --from-log` weighs them."""
     readable = [row for row in rows if isinstance(row, EvalRow)]
     now = _in_force(readable, in_force)
     document_targets = _targets(targets)
     try:
-        adapted = adapt(readable, base, targets=targets, source=source, scope=scope)
+        adapted = adapt(readable, base, targets=targets, source=source, scope=scope, selection=selection)
     except InputError as refused:
         if refused.code not in REFUSALS:
             raise

@@ -110,7 +110,7 @@ def adapt(
                          "kept by serve --judge-labels) or both (a request with both takes the reviewer's).")] = "human",
     judge_weight: Annotated[float, typer.Option(
         "--judge-weight", min=0.001, max=1.0,
-        help="With --labels judge or both: how much a judge's label counts against a reviewer's.")] = 0.3,
+        help="With --labels judge or both: how much a judge's label counts against a reviewer's.")] = 1.0,
     judge_error: Annotated[float, typer.Option(
         "--judge-error", min=0.0, max=0.499,
         help="With --labels judge or both: the share of the judge's labels that are wrong (measured on answers a "
@@ -157,7 +157,7 @@ def adapt(
     # The base model as the settings name it, without a profile or fixed thresholds: the profile replaces those.
     settings = base_settings(config.verify.overridden(scorer=scorer))
     source = str(labelled) if labelled is not None else log_source(str(from_log), str(scope))
-    read, judged = _labelled_rows(labelled, from_log, scope, strict=strict, columns=columns, use=use)
+    read, judged, selection = _labelled_rows(labelled, from_log, scope, strict=strict, columns=columns, use=use)
     rows = [row for row in read if isinstance(row, EvalRow)]
     if not rows:
         raise InputError(f"{source}: no readable rows", code=ErrorCode.NO_ROWS)
@@ -171,7 +171,8 @@ def adapt(
                                        recipe=recipe, targets=targets, source=source, scope=scope)
         else:
             adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source, scope=scope,
-                          judged=judged, use=use, judge_weight=judge_weight, judge_error=judge_error)
+                          judged=judged, use=use, judge_weight=judge_weight, judge_error=judge_error,
+                          selection=selection)
     write_profile(adapted, out, force=force)
     if as_json:
         print_json(adapted.document)
@@ -195,21 +196,25 @@ def _refusal_recorded(out: Path) -> Iterator[None]:
 
 
 def _labelled_rows(labelled: Path | None, from_log: str | None, scope: str | None, *, strict: bool,
-                   columns: str | None, use: LabelUse) -> tuple[list[EvalRow | RowError], frozenset[str]]:
+                   columns: str | None,
+                   use: LabelUse) -> tuple[list[EvalRow | RowError], frozenset[str], dict[str, float]]:
     """The labelled file's rows, or the scope's labelled requests in the log (data.labelled: `use` says which
-    labels), read the same way; and the ids of the rows the judge labelled."""
+    labels), read the same way; the ids of the rows the judge labelled; and, from a log, each label's weight by how
+    likely the review queue was to show it (calibration.selection; a file's labels count once each)."""
     from groundwire.data.rows import parse_columns, read_rows
 
     if labelled is not None:
-        return list(read_rows(labelled, strict=strict, columns=parse_columns(columns))), frozenset()
+        return list(read_rows(labelled, strict=strict, columns=parse_columns(columns))), frozenset(), {}
     require_extra("serve", "sqlalchemy", needed_by="groundwire adapt --from-log")
+    from groundwire.calibration.selection import queue_weights
     from groundwire.data.labelled import read_labelled
     from groundwire.data.store import Store
 
     assert from_log is not None and scope is not None
     store = Store.open(from_log)
     try:
-        return read_labelled(store, scope=scope, use=use, strict=strict)
+        return (*read_labelled(store, scope=scope, use=use, strict=strict),
+                queue_weights(store, scope=scope, use=use))
     finally:
         store.close()
 

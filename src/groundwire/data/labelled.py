@@ -18,7 +18,9 @@ most labelled files have. The verdict in force is the newest one on the request.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from groundwire.data.rows import EvalRow, RowError, parse_record
@@ -70,6 +72,35 @@ def labels_in_force(store: Store, *, scope: str,
     judged = [(record, label) for record, label in store.judged(scope=scope) if record.id not in reviewed]
     both: list[tuple[RequestRecord, ReviewVerdict | JudgeLabel]] = [*human, *judged]
     return sorted(both, key=lambda pair: (pair[0].created_at is None, pair[0].created_at, pair[0].id or ""))
+
+
+Stratum = tuple[str, str]
+"""(period, route): the week an answer arrived in (`period_of`) and its route then ("accept", "escalate", "reject";
+"none" for a check that failed before it routed). The review queue's chance of showing an answer to a reviewer
+depends on both (calibration.selection)."""
+
+
+def period_of(when: datetime | None) -> str:
+    """A stratum's period: the ISO week of the answer's arrival, in UTC ("2026-W49"; "unknown" without a time). A
+    week is what a review team's time is planned over, so the share of escalations it labels is roughly constant
+    within one."""
+    if when is None:
+        return "unknown"
+    year, week, _ = (when if when.tzinfo is None else when.astimezone(UTC)).isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def stratum_of(when: datetime | None, route: str | None) -> Stratum:
+    return period_of(when), route or "none"
+
+
+def label_strata(store: Store, records: Iterable[RequestRecord], *,
+                 scope: str) -> tuple[dict[str, Stratum], Counter[Stratum]]:
+    """The labelled requests' strata (request id -> stratum) and the scope's traffic per stratum (every logged
+    request, labelled or not): what calibration.selection weighs the labels by."""
+    strata = {str(record.id): stratum_of(record.created_at, record.route) for record in records}
+    traffic = Counter(stratum_of(when, route) for when, route in store.arrivals(scope=scope))
+    return strata, traffic
 
 
 def read_labelled(store: Store, *, scope: str, use: LabelUse = "human",

@@ -52,7 +52,7 @@ class ServiceSettings:
     escalated claim it ruled on), keep its verdict as a label of kind "judge" (data/store/judge_labels.py), apart
     from reviewers' verdicts; with `learn`, a scope's refits then fit on both kinds, a judge's label counting as
     `judge_weight` of a person's, and count judge labels toward `learn_every`. Off: the judge teaches nothing."""
-    judge_weight: float = 0.3
+    judge_weight: float = 1.0
     """How much a judge's label counts against a reviewer's in a refit (`--judge-weight`, in (0, 1]); the default is
     calibration.adapt.DEFAULT_JUDGE_WEIGHT's."""
     judge_error: float = 0.0
@@ -126,9 +126,9 @@ class ServiceSettings:
     review_order: QueueOrder = "teach"
     """The review queue's default order: "teach" (the verdicts that would move the routing most first) or
     "arrival" (newest first); `GET /v1/review?order=` picks per request."""
-    review_audit_share: float = 0.05
+    review_audit_share: float = 0.15
     """The share of accepted and rejected answers also queued for review (by a hash of the request id), so that
-    reviewers' labels can show the routing's own false accepts (evaluation/review_order.py says why 5%: its
+    reviewers' labels can show the routing's own false accepts (evaluation/review_order.py says why 15%: its
     DEFAULT_AUDIT_SHARE, written out here so that `groundwire --help` loads no evaluation module; a test keeps the
     two equal)."""
     review_window: int = 2000

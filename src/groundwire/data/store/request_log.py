@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 import sqlalchemy as sa
@@ -96,6 +96,15 @@ class RequestLog(StoreBase):
             query = query.limit(limit)
         with self.engine.connect() as conn:
             return [record_from_row(row) for row in conn.execute(query)]
+
+    def arrivals(self, *, scope: str) -> Iterator[tuple[datetime, str | None]]:
+        """Every logged request of `scope` as (when it arrived, its route), in no order: what a refit weighs the
+        scope's labels by (data.labelled.label_strata). Two columns, streamed: a long log is not held in memory."""
+        r = self.t["requests"]
+        query = sa.select(r.c.created_at, r.c.route).where(r.c.scope == scope)
+        with self.engine.connect() as conn:
+            for created_at, route in conn.execution_options(yield_per=5000).execute(query):
+                yield aware(created_at), route
 
     def sample_requests(
         self, *, scope: str | None, n: int, seed: int = 0, since: datetime | None = None

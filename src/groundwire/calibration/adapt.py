@@ -313,6 +313,8 @@ class Adapted:
     document: dict[str, object] = field(default_factory=dict)
     model: Path | None = None
     """A fine-tuned bundle in a temporary directory (`adapt --fine-tune`): write_profile moves it into the profile."""
+    sides: Sides = BOTH
+    """The thresholds fitted (`require_enough`'s decision; profile.json's "sides" records it)."""
 
     def discard(self) -> None:
         """Remove the temporary fine-tuned model of a profile not written."""
@@ -403,7 +405,7 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
         },
         "validation": {"folds": folds, "grouped_by": "source document (the first context chunk)", **validation},
     }
-    return Adapted(fitted, decide_at, document)
+    return Adapted(fitted, decide_at, document, sides=sides)
 
 
 def write_profile(adapted: Adapted, out: Path, *, force: bool = False, by: str = "adapt",

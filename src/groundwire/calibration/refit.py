@@ -10,7 +10,6 @@ written: the section names the command that writes it.
 
 from __future__ import annotations
 
-import math
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -97,7 +96,7 @@ def refit_of(rows: Sequence[EvalRow | RowError], *, in_force: Verifier, base: Ve
         _as_json(calibration_of(in_force.scorer).combiner) != _as_json(fitted.combiner))
     unchanged = all(_same(now[key], refit[key]) for key in now) and not combiner_changes
     return Refit("unchanged" if unchanged else "would_change", command, document_targets, now, refit,
-                 combiner_changes=combiner_changes, profile=adapted.document, needed=_still_short(adapted.document))
+                 combiner_changes=combiner_changes, profile=adapted.document, needed=adapted.sides.short())
 
 
 def adapt_command(db: str, scope: str, *, targets: Targets, scorer: str | None = None) -> str:
@@ -118,16 +117,6 @@ def _in_force(rows: Sequence[EvalRow | RowError], verifier: Verifier) -> dict[st
     """The pairs `verifier` routes the labelled answers by: the pooled one and each task's the requests named."""
     tasks = sorted({row.task for row in rows if isinstance(row, EvalRow) and row.given_task is not None})
     return {POOLED: verifier.thresholds_for(None), **{task: verifier.thresholds_for(task) for task in tasks}}
-
-
-def _still_short(document: Mapping[str, object]) -> dict[str, int]:
-    """A one-sided profile's class still short of labels (calibration.sides), with how many more it needs: the
-    threshold it certifies stays the base model's until then."""
-    sides = document.get("sides")
-    if not isinstance(sides, Mapping):
-        return {}
-    return {str(side["class"]): math.ceil(float(side["needed"]) - float(side["labels"]) - 1e-9)
-            for side in sides.values() if isinstance(side, Mapping) and side.get("from") == "base model"}
 
 
 def _as_json(combiner: object) -> str | None:

@@ -173,3 +173,13 @@ def test_the_guard_corrects_a_judge_s_stated_error_rate_in_its_false_accept() ->
     # Faithful answers flipped to "hallucinated" sit above the accept threshold: the plain estimate counts them as
     # false accepts; told the error rate, the guard's estimate comes back near the truth.
     assert noisy > truth + 0.05 and abs(corrected - truth) < abs(noisy - truth) / 2
+
+
+def test_the_guard_refuses_when_corrected_counts_leave_no_hallucinated_mass() -> None:
+    # One judge label "hallucinated" among nine "faithful", told an error rate of 0.4: the corrected hallucinated
+    # mass is 1 * 3 - 9 * 2 < 0, so there is no false-accept rate to judge by (this raised a TypeError before).
+    rows = [replace(r, hallucinated=i == 0, label_kind="judge", label_error=0.4) for i, r in enumerate(_rows(10, 13))]
+    fitted = adapt.Fitted(adapt.IDENTITY, (0.5, 0.05), {})
+    decision = guard.guard(fitted, fitted, rows, targets=TARGETS)
+    assert not decision.replace and decision.candidate["false_accept"].value is None
+    assert "no hallucinated answers to measure" in decision.reason

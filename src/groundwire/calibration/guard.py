@@ -125,6 +125,10 @@ def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow],
     new = _rates(routed_new, keys, w, mass)
     now = _rates(routed_now, keys, w, mass)
     far = new["false_accept"]
+    if far.value is None:  # a judge's corrected counts (mass below 0 for its "faithful" labels) summed to nothing
+        return GuardDecision(False, f"the held-back part ({len(keys)} answers) holds no hallucinated answers to measure "
+                                    "a false-accept rate on once the judge's error rate is corrected for; label "
+                                    "more answers", len(keys), weighted, new, now)
     if far.low is not None and far.low > targets.far:
         reason = (f"on {len(keys)} held-back answers it accepts {far.value:.1%} of the hallucinated ones (95% interval "
                   f"{far.low:.1%}-{far.high or 0:.1%}): above the false-accept target {targets.far:g} by more than "

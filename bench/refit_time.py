@@ -9,8 +9,8 @@ the new version written).
 
 Then whether a request waits for a refit (issue 56: "no request waits for it"): the latency of `--probes` small
 verifies sent one after another, first with nothing else running, then while the service's own background refitter
-(`serve --learn`'s Learner: a niced thread in the server's process) refits the scope again and again. It prints the
-median and p95 of each and their ratio. Prints the figures; asserts nothing.
+(`serve --learn`'s Learner: a niced process of its own, waited on by a thread) refits the scope again and again. It
+prints the median and p95 of each and their ratio. Prints the figures; asserts nothing.
 """
 
 from __future__ import annotations

@@ -82,3 +82,15 @@ def test_weights_change_the_false_accept_estimate() -> None:
     weighted = guard.guard(lax, SHIPPED, held, targets=TARGETS, weights=heavy)
     assert weighted.weighted and not plain.weighted
     assert weighted.candidate["false_accept"].value > plain.candidate["false_accept"].value  # type: ignore[operator]
+
+
+def test_a_safer_profile_replaces_one_in_force_that_misses_the_target_even_escalating_more() -> None:
+    held = _rows(300, 7)
+    lax = adapt.Fitted(adapt.IDENTITY, (0.35, 0.05), {})  # accepts many hallucinated answers (they centre on 0.3)
+    strict = adapt.Fitted(adapt.IDENTITY, (0.6, 0.05), {})
+    decision = guard.guard(strict, lax, held, targets=TARGETS)
+    assert decision.in_force["false_accept"].low > TARGETS.far  # type: ignore[operator]
+    assert decision.candidate["escalated"].value > decision.in_force["escalated"].value  # type: ignore[operator]
+    assert decision.replace and "profile in force accepts" in decision.reason
+    # Against a profile in force that is safe, escalating more is still refused.
+    assert not guard.guard(adapt.Fitted(adapt.IDENTITY, (0.9, 0.05), {}), strict, held, targets=TARGETS).replace

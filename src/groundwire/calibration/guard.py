@@ -96,7 +96,9 @@ def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow],
     It replaces only if (1) its false-accept rate on the held-back hallucinated answers stays within the target
     plus its interval: the rate's 95% Wilson interval reaches down to `targets.far` or below (the rule `adapt`
     refuses a profile by, `adapt.require_within_target`), and (2) it escalates no larger share of the held-back
-    answers than the profile in force does. The held-back part must hold answers of both classes.
+    answers than the profile in force does, unless the profile in force misses the target there by more than its
+    interval and this one accepts fewer of the hallucinated answers: ACCEPT must be safe before it is cheap. The
+    held-back part must hold answers of both classes.
 
     Which false-accept estimate: labels weighted by how likely the review queue was to pick them. With `weights`
     (answer key (file, row id) -> weight; an answer without one counts 0), every rate is weighted, and its interval
@@ -135,6 +137,16 @@ def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow],
                   "its interval")
         return GuardDecision(False, reason, len(keys), weighted, new, now)
     more, less = new["escalated"].value or 0.0, now["escalated"].value or 0.0
+    unsafe_now = now["false_accept"]
+    if (unsafe_now.low is not None and unsafe_now.low > targets.far
+            and (far.value or 0.0) < (unsafe_now.value or 0.0)):
+        # The routing in force misses the target by more than its interval on these labels (the traffic drifted, or
+        # the labels it was fitted on were too few): a safer profile replaces it even though it escalates more.
+        reason = (f"on {len(keys)} held-back answers the profile in force accepts {unsafe_now.value:.1%} of the "
+                  f"hallucinated ones (95% interval {unsafe_now.low:.1%}-{unsafe_now.high or 0:.1%}), above the "
+                  f"false-accept target {targets.far:g} by more than its interval; this one accepts {far.value:.1%} "
+                  f"and escalates {more:.1%} against {less:.1%}")
+        return GuardDecision(True, reason, len(keys), weighted, new, now)
     if more > less + 1e-12:
         reason = (f"on {len(keys)} held-back answers it escalates {more:.1%}, more than the profile in force "
                   f"({less:.1%})")

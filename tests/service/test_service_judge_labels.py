@@ -149,3 +149,14 @@ def test_serve_takes_a_judge_error_rate_or_auto_and_refuses_anything_else(tmp_pa
                               "--judge-error", "bogus"], capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "invalid_option" in refused.stderr, refused.stderr
     assert "--judge-error" in refused.stderr and "auto" in refused.stderr and "'bogus'" in refused.stderr
+
+
+def test_the_profile_route_shows_how_the_judge_s_error_rate_was_obtained(tmp_path) -> None:
+    from groundwire.service.routes.profiles import _labels_in_force
+
+    measured = {"auto": True, "overlap": 40, "disagreements": 4, "interval": [0.04, 0.23], "reason": "measured"}
+    (tmp_path / "profile.json").write_text(json.dumps({"labels_from": {
+        "labels": "both", "label_kinds": {"human": 40, "judge": 60}, "judge_weight": 1.0, "judge_error": 0.1,
+        "judge_error_from": measured}}))
+    shown = _labels_in_force(tmp_path)
+    assert shown is not None and shown["judge_error"] == 0.1 and shown["judge_error_from"] == measured

@@ -24,11 +24,13 @@ JudgeError = float | Literal["auto"]
 """`--judge-error`: a stated rate in [0, 0.5), or "auto" (measured on the scope's log)."""
 AUTO: Literal["auto"] = "auto"
 MIN_OVERLAP = 30
-"""The fewest answers labelled by both a reviewer and the judge that `auto` measures the rate on. At 30 a rate of 10%
-is known to about +-0.1 (95% Wilson interval 3%-26%): wide, but it tells a judge wrong 1 time in 10 from one wrong
-1 time in 3, and correcting for a rate off by that much costs less than not correcting (bench/learning_table.py: a
-judge wrong 10% of the time costs +0.27 of week-6 escalation on HaluEval uncorrected, +0.00 corrected). Below it, a
-few chance disagreements would swing the rate by several points each."""
+"""The fewest answers labelled by both a reviewer and the judge that `auto` measures the rate on. At 30, a measured
+rate of 10% (3 of 30) has the 95% Wilson interval 3%-26%, about +-0.1, and one of a third (10 of 30) 19%-51%: wide,
+but it tells a judge that is mostly right from one wrong a third of the time, which is what the correction needs
+most (bench/learning_table.py: a judge wrong 10% of the time costs +0.27 of week-6 escalation on HaluEval when the
+fit is not told, +0.00 told exactly). Below it, each chance disagreement moves the rate by more than 3 points; the
+overlap also grows slowly (a settled answer reaches reviewers only through the audit share), so a higher minimum
+would leave most scopes uncorrected for long."""
 MAX_RATE = 0.49
 """A measured rate is clipped to at most this: the correction (y - P)/(1 - 2P) is undefined at a half."""
 STATED = "stated"

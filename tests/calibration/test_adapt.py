@@ -118,14 +118,14 @@ def test_profile_json_names_no_path_nor_database_url() -> None:
     assert from_file.document["labels_from"] == {"kind": "file", "scope": None, "answers": 80,
                                                  "unlabelled_skipped": 0, "labels": "human",
                                                  "label_kinds": {"human": 80, "judge": 0}, "judge_weight": None,
-                                                 "judge_error": None}
+                                                 "judge_error": None, "judge_error_from": None}
     assert str(FIXTURE.parent) not in json.dumps(from_file.document)
     url = "postgresql://groundwire:s3cret@db.internal:5432/log"
     from_log = adapt.adapt(rows, verifier, recipe="thresholds", source=adapt.log_source(url, "ops"), scope="ops")
     assert from_log.document["labels_from"] == {"kind": "request_log", "scope": "ops", "answers": 80,
                                                 "unlabelled_skipped": 0, "labels": "human",
                                                 "label_kinds": {"human": 80, "judge": 0}, "judge_weight": None,
-                                                "judge_error": None}
+                                                "judge_error": None, "judge_error_from": None}
     written = json.dumps(from_log.document)
     assert "s3cret" not in written and "db.internal" not in written
 

@@ -73,9 +73,10 @@ def test_eval_takes_a_profile_and_refuses_a_missing_one(tmp_path: Path) -> None:
     assert "invalid_profile" in result.stderr
 
 
-def _log_fixture(db: Path, *, judged: bool) -> None:
+def _log_fixture(db: Path, *, judged: bool, judge_wrong_every: int = 0) -> None:
     """examples/labelled.jsonl checked (lexical) and logged in scope "ops", each answer reviewed; with `judged`, each
-    logged a second time with the same verdict as a judge's label."""
+    logged a second time with the same verdict as a judge's label. With `judge_wrong_every` k, the judge labels the
+    reviewed request itself instead, wrong on every k-th (the overlap `--judge-error auto` measures on)."""
     import pytest
 
     pytest.importorskip("sqlalchemy")
@@ -86,11 +87,14 @@ def _log_fixture(db: Path, *, judged: bool) -> None:
     verifier = build_verifier(CheckSettings(scorer="lexical"))
     store = Store(f"sqlite:///{db}")
     try:
-        for row in read_eval_jsonl(FIXTURE):
+        for i, row in enumerate(read_eval_jsonl(FIXTURE)):
             report = verifier.verify(row.answer, list(row.chunks), question=row.question, task=row.task)
             reviewed = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
             store.add_review(reviewed, scope="ops", faithful=not row.hallucinated)
-            if judged:
+            if judge_wrong_every:
+                wrong = i % judge_wrong_every == 0
+                store.add_judge_label(reviewed, scope="ops", faithful=row.hallucinated == wrong, judge="j")
+            elif judged:
                 again = store.log_request(RequestRecord.from_report(report, scope="ops", context=row.context[0]))
                 store.add_judge_label(again, scope="ops", faithful=not row.hallucinated, judge="scripted")
     finally:
@@ -107,7 +111,7 @@ def test_adapt_reads_a_scope_s_reviewed_requests_from_the_log(tmp_path: Path) ->
     assert document["labels"]["all"]["hallucinated"] == 32 and document["labels"]["all"]["faithful"] == 48
     assert document["labels_from"] == {"kind": "request_log", "scope": "ops", "answers": 80, "unlabelled_skipped": 0,
                                        "labels": "human", "label_kinds": {"human": 80, "judge": 0},
-                                       "judge_weight": None, "judge_error": None}
+                                       "judge_weight": None, "judge_error": None, "judge_error_from": None}
     assert str(tmp_path) not in (out / "profile.json").read_text()  # no path, no database URL
     other = run("adapt", "--from-log", str(tmp_path / "log.db"), "--scope", "nobody", "--out", str(tmp_path / "x"),
                 "--scorer", "lexical")
@@ -169,3 +173,40 @@ def test_adapt_fits_on_human_judge_or_both_labels_and_says_which(tmp_path: Path)
     assert labels_from("judge")["label_kinds"] == {"human": 0, "judge": 80}
     wrong = run("adapt", str(FIXTURE), "--out", str(tmp_path / "file"), "--labels", "judge")
     assert wrong.returncode == 2 and "invalid_option" in wrong.stderr
+
+
+def test_adapt_measures_the_judge_s_error_rate_with_auto_and_records_how(tmp_path: Path) -> None:
+    """`--judge-error auto` measures the rate on the scope's answers both a reviewer and the judge labelled (here the
+    judge is wrong on 8 of 80) and profile.json records it with its overlap; with no overlap (each answer's judge
+    label on a request of its own) the judge is taken as right and the record says why. A labelled file, or a value
+    that is neither a rate nor auto, is refused (exit 2)."""
+    _log_fixture(tmp_path / "overlap.db", judged=False, judge_wrong_every=10)
+    _log_fixture(tmp_path / "apart.db", judged=True)
+
+    def adapt(db: str, name: str, *options: str) -> subprocess.CompletedProcess[str]:
+        return run("adapt", "--from-log", str(tmp_path / db), "--scope", "ops", "--out", str(tmp_path / name),
+                   "--scorer", "lexical", "--recipe", "thresholds", "--judge-error", "auto", *options)
+
+    def labels_from(name: str) -> dict:
+        return json.loads((tmp_path / name / "profile.json").read_text())["labels_from"]
+
+    measured = adapt("overlap.db", "measured", "--labels", "judge", "--target-far", "0.2", "--target-frr", "0.2")
+    assert measured.returncode == 0, measured.stderr
+    source = labels_from("measured")
+    assert source["judge_error"] == 0.1
+    assert {key: source["judge_error_from"][key] for key in ("auto", "overlap", "disagreements")} == {
+        "auto": True, "overlap": 80, "disagreements": 8}
+    assert "corrected for: 0.1; --judge-error auto: measured" in " ".join(measured.stdout.split())
+    history = json.loads((tmp_path / "measured" / "history.jsonl").read_text().splitlines()[-1])
+    assert history["labels"]["judge_error_from"] == source["judge_error_from"]
+
+    apart = adapt("apart.db", "apart", "--labels", "both")
+    assert apart.returncode == 0, apart.stderr
+    source = labels_from("apart")
+    assert source["judge_error"] == 0.0 and source["judge_error_from"]["overlap"] == 0
+    assert "fewer than the 30 needed" in source["judge_error_from"]["reason"]
+
+    on_file = run("adapt", str(FIXTURE), "--out", str(tmp_path / "file"), "--judge-error", "auto")
+    assert on_file.returncode == 2 and "invalid_option" in on_file.stderr and "--from-log" in on_file.stderr
+    bogus = adapt("overlap.db", "bogus", "--labels", "judge", "--judge-error", "bogus")
+    assert bogus.returncode == 2 and "invalid_option" in bogus.stderr and "'bogus'" in bogus.stderr

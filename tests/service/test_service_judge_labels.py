@@ -106,13 +106,15 @@ def test_without_judge_labels_the_judge_s_verdict_is_not_kept(settings, llm) -> 
 
 def test_judge_labels_count_toward_the_scope_s_next_refit_which_fits_on_both_kinds(settings, llm, tmp_path) -> None:
     """With --learn, a judge label is a verdict toward --learn-every, and the refit reads both kinds, counted apart
-    in the profile's history (here refused: two labels are far too few, and the record says so)."""
+    in the profile's history (here refused: two labels are far too few, and the record says so). `--judge-error auto`
+    crosses into the refit's own process and is measured there: no reviewer labelled these answers, so the judge is
+    taken as right, and the history says why."""
     from groundwire.calibration import versions
 
     profiles = tmp_path / "profiles"
     (profiles / "alpha").mkdir(parents=True)
-    with _client(settings, llm, judge_labels=True, judge_weight=0.5, profiles=str(profiles), learn=True,
-                 learn_every=2) as client:
+    with _client(settings, llm, judge_labels=True, judge_weight=0.5, judge_error="auto", profiles=str(profiles),
+                 learn=True, learn_every=2) as client:
         llm.script(ruling("SUPPORTED"), ruling("CONTRADICTED"))
         _verify(client, NORTH)
         _verify(client, NORTH)
@@ -122,4 +124,39 @@ def test_judge_labels_count_toward_the_scope_s_next_refit_which_fits_on_both_kin
     entry = versions.history(profiles / "alpha")[-1]
     assert entry["event"] == "refused" and "too_few_labels" in entry["reason"]
     labels = entry["labels"]
-    assert (labels["human"], labels["judge"], labels["judge_weight"]) == (0, 2, 0.5)
+    assert (labels["human"], labels["judge"], labels["judge_weight"], labels["judge_error"]) == (0, 2, 0.5, 0.0)
+    assert labels["judge_error_from"]["overlap"] == 0 and "taken as right" in labels["judge_error_from"]["reason"]
+
+
+def test_serve_takes_a_judge_error_rate_or_auto_and_refuses_anything_else(tmp_path, monkeypatch) -> None:
+    import subprocess
+
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from groundwire.cli.main import app
+
+    served: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda service, **_: served.append(service))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GROUNDWIRE_CONFIG", "")
+    for given, expected in ((None, 0.0), ("0.1", 0.1), ("auto", "auto")):
+        flag = [] if given is None else ["--judge-error", given]
+        result = CliRunner().invoke(app, ["serve", "--db", str(tmp_path / "x.db"), "--scorer", "lexical", *flag])
+        assert result.exit_code == 0, result.output
+        assert served[-1].state.settings.judge_error == expected
+    refused = subprocess.run([sys.executable, "-m", "groundwire", "serve", "--db", str(tmp_path / "x.db"),
+                              "--judge-error", "bogus"], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "invalid_option" in refused.stderr, refused.stderr
+    assert "--judge-error" in refused.stderr and "auto" in refused.stderr and "'bogus'" in refused.stderr
+
+
+def test_the_profile_route_shows_how_the_judge_s_error_rate_was_obtained(tmp_path) -> None:
+    from groundwire.service.routes.profiles import _labels_in_force
+
+    measured = {"auto": True, "overlap": 40, "disagreements": 4, "interval": [0.04, 0.23], "reason": "measured"}
+    (tmp_path / "profile.json").write_text(json.dumps({"labels_from": {
+        "labels": "both", "label_kinds": {"human": 40, "judge": 60}, "judge_weight": 1.0, "judge_error": 0.1,
+        "judge_error_from": measured}}))
+    shown = _labels_in_force(tmp_path)
+    assert shown is not None and shown["judge_error"] == 0.1 and shown["judge_error_from"] == measured

@@ -132,17 +132,19 @@ def check_judge_error(error: float) -> float:
 
 
 def labels_from(scope: str | None, *, answers: int, skipped: int, kinds: Mapping[str, int] | None = None,
-                use: LabelUse = "human", judge_weight: float | None = None,
-                judge_error: float | None = None) -> dict[str, object]:
+                use: LabelUse = "human", judge_weight: float | None = None, judge_error: float | None = None,
+                judge_error_from: str | dict[str, object] = "stated") -> dict[str, object]:
     """profile.json's record of where its labels came from: a labelled file or a scope of the request log, never the
     file's path nor the log's URL (a profile is shared and shipped; a URL may hold a password); which labels it was
     fitted on (`labels`: human, judge or both), how many of each kind (`label_kinds`), and the weight a judge's
-    label had and the error rate its fit corrected for (None when none was used)."""
+    label had and the error rate its fit corrected for (None when none was used), and how that rate was obtained
+    (`judge_error_from`: "stated", or what `--judge-error auto` measured it on: calibration.judge_error)."""
     return {"kind": "file" if scope is None else "request_log", "scope": scope, "answers": answers,
             "unlabelled_skipped": skipped, "labels": use,
             "label_kinds": dict(kinds) if kinds is not None else {"human": answers, "judge": 0},
             "judge_weight": judge_weight if use != "human" else None,
-            "judge_error": judge_error if use != "human" else None}
+            "judge_error": judge_error if use != "human" else None,
+            "judge_error_from": judge_error_from if use != "human" else None}
 
 
 def refits_combiner(base: Fitted, recipe: Recipe) -> bool:
@@ -339,12 +341,14 @@ def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "comb
           c: float = PRIOR_C, folds: int = FOLDS, source: str = "labels", scope: str | None = None,
           judged: frozenset[str] = frozenset(), use: LabelUse = "human",
           judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0,
+          judge_error_from: str | dict[str, object] = "stated",
           selection: Mapping[str, float] | None = None) -> Adapted:
     """Fit a profile on labelled rows, checking each once with `verifier` (the base scorer, its settings, no
     profile); refuse labels too few, and a profile whose cross-validated false-accept rate misses the target.
     `source` names the labels in messages; `scope`: the request log's scope they were read from (None: a labelled
     file). `selection`: labels read from a review queue, weighted by how likely it was to show each (by row id:
-    calibration.selection). With a fine-tune of the model too: train.adapt_tuned."""
+    calibration.selection). `judge_error_from`: how `judge_error` was obtained, for profile.json
+    (calibration.judge_error). With a fine-tune of the model too: train.adapt_tuned."""
     labelled = labelled_of(rows, source)
     calibration = calibration_of(verifier.scorer)
     claim_rows = combine.weighted_by_kind(combine.collect_rows(labelled, verifier, file=Path(source).stem), judged,
@@ -354,18 +358,20 @@ def adapt(rows: Sequence[EvalRow], verifier: Verifier, *, recipe: Recipe = "comb
         claim_rows = weighted_by_selection(claim_rows, selection)
     return adapt_rows(claim_rows, shipped(calibration), recipe=recipe, targets=targets, c=c, folds=folds,
                       base_model=verifier.scorer.model_id, calibration=calibration, scope=scope,
-                      skipped=len(rows) - len(labelled), use=use)
+                      skipped=len(rows) - len(labelled), use=use, judge_error_from=judge_error_from)
 
 
 def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: Recipe, targets: Targets,
                c: float, folds: int, base_model: str, calibration: Calibration, scope: str | None = None,
                skipped: int = 0, auroc_rounds: int = 500,
-               shipped_rows: Sequence[combine.ClaimRow] | None = None, use: LabelUse = "human") -> Adapted:
+               shipped_rows: Sequence[combine.ClaimRow] | None = None, use: LabelUse = "human",
+               judge_error_from: str | dict[str, object] = "stated") -> Adapted:
     """`adapt` on claim rows collected already (the learning curves reuse one feature cache, and skip the AUROC
     intervals with `auroc_rounds` 0). `shipped_rows`: the same answers checked by the base model, where
     `claim_rows` are another model's (a fine-tune's out-of-fold rows): the shipped routing is figured on them.
     Each row's label counts as its `weight` (a judge's label at the judge weight: combine.weighted_by_kind) in the
-    fit and in the count of labels; `use` records which labels were read (human, judge or both). The
+    fit and in the count of labels; `use` records which labels were read (human, judge or both), and
+    `judge_error_from` how the judge's error rate was obtained. The
     cross-validated rates count each label as its weight too (AUROC: once)."""
     sides = require_enough(claim_rows, targets)
     cross = cross_validate(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds, sides=sides)
@@ -389,7 +395,7 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
         "made_by": f"groundwire {__version__} adapt",
         "labels_from": labels_from(scope, answers=len(combine.answers_of(claim_rows)), skipped=skipped,
                                    kinds=combine.label_kinds(claim_rows), use=use, judge_weight=judge_weight,
-                                   judge_error=judge_error),
+                                   judge_error=judge_error, judge_error_from=judge_error_from),
         "recipe": recipe if refit else "thresholds",
         "targets": {"false_accept": targets.far, "false_reject": targets.frr, "confidence": targets.confidence},
         "prior_strength": c if refit else None,
@@ -439,7 +445,8 @@ def write_profile(adapted: Adapted, out: Path, *, force: bool = False, by: str =
 
 def label_kinds(document: Mapping[str, object]) -> dict[str, object]:
     """A profile's label counts as its history records them: human and judge labels apart (`labels_from`'s
-    `label_kinds`; a profile written before them: every label a human one), the judge weight, and the classes over
+    `label_kinds`; a profile written before them: every label a human one), the judge weight and error rate (and how
+    that was obtained), and the classes over
     all tasks."""
     labels = document.get("labels")
     every = labels.get("all", {}) if isinstance(labels, Mapping) else {}
@@ -448,6 +455,6 @@ def label_kinds(document: Mapping[str, object]) -> dict[str, object]:
     kinds = source.get("label_kinds") if isinstance(source, Mapping) else None
     if not isinstance(kinds, Mapping):
         kinds = {"human": counts.get("hallucinated", 0) + counts.get("faithful", 0), "judge": 0}
-    weight = source.get("judge_weight") if isinstance(source, Mapping) else None
-    return {"human": int(kinds.get("human", 0)), "judge": int(kinds.get("judge", 0)), "judge_weight": weight,
-            **counts}
+    judge = {key: source.get(key) if isinstance(source, Mapping) else None
+             for key in ("judge_weight", "judge_error", "judge_error_from")}
+    return {"human": int(kinds.get("human", 0)), "judge": int(kinds.get("judge", 0)), **judge, **counts}

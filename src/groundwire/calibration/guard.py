@@ -221,18 +221,22 @@ class Refit:
 def guarded_refit(rows: Sequence[combine.ClaimRow], in_force: Fitted, base: Fitted, *, recipe: Recipe = "combiner",
                   targets: Targets | None = None, base_model: str, calibration: Calibration,
                   scope: str | None = None, c: float = PRIOR_C, folds: int = FOLDS, share: float = HOLD_SHARE,
-                  seed: int = 0, use: LabelUse = "human") -> Refit:
+                  seed: int = 0, use: LabelUse = "human",
+                  judge_error_from: str | dict[str, object] = "stated") -> Refit:
     """Fit a profile on the labels outside a held-back share (adapt's fit, its refusals included) and guard it
     against `in_force` on that share (its human labels once they are enough: `guard_rows`). `base`: the base
     model's own routing (what adapt refits from). Each row's label counts as its weight (ClaimRow.weight: a judge's
     weight, times the review queue's selection weight where the labels came from a queue), in the fit and the guard;
-    `use` records which labels were read. The label counts (`labels`, what the history records) keep the kinds
-    apart."""
+    `use` records which labels were read, `judge_error_from` how the judge's error rate was obtained
+    (calibration.judge_error). The label counts (`labels`, what the history records) keep the kinds apart, with the
+    judge's weight and error rate."""
     targets = targets or Targets()
     fit_rows, held = hold_out(rows, share=share, seed=seed)
     answers = combine.answers_of(rows)
+    judge_weight, judge_error = combine.judge_terms(rows)
     labels: dict[str, object] = {
-        **combine.label_kinds(rows), "judge_weight": combine.judge_terms(rows)[0],
+        **combine.label_kinds(rows), "judge_weight": judge_weight, "judge_error": judge_error,
+        "judge_error_from": judge_error_from if use != "human" else None,
         "hallucinated": sum(r.hallucinated for r in answers.values()),
         "faithful": sum(not r.hallucinated for r in answers.values()),
         "fitted_on": len(combine.answers_of(fit_rows)), "held_back": len(combine.answers_of(held))}
@@ -240,7 +244,7 @@ def guarded_refit(rows: Sequence[combine.ClaimRow], in_force: Fitted, base: Fitt
     labels["guarded_on"] = guarded_on
     try:
         adapted = adapt_rows(fit_rows, base, recipe=recipe, targets=targets, c=c, folds=folds, base_model=base_model,
-                             calibration=calibration, scope=scope, use=use)
+                             calibration=calibration, scope=scope, use=use, judge_error_from=judge_error_from)
     except InputError as refused:
         return Refit(None, None, f"adapt refused the labels ({refused.code.value}): {refused}", labels)
     decision = guard(adapted.fitted, in_force, judged_on, targets=targets, weights=guard_weights)

@@ -25,12 +25,12 @@ from groundwire.calibration.adapt import (
     Recipe,
     Targets,
     base_settings,
-    check_judge_error,
     check_judge_weight,
     labelled_of,
     log_source,
     shipped,
 )
+from groundwire.calibration.judge_error import JudgeError, resolve_judge_error
 from groundwire.calibration.selection import selection_weights, weighted_by_selection
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
@@ -109,28 +109,32 @@ class Learned:
 def refit_scope(store: Store, *, scope: str, folder: Path, in_force: Verifier, settings: CheckSettings,
                 targets: Targets | None = None, recipe: Recipe = "combiner", by: str = "service refit",
                 seed: int = 0, use: LabelUse = "human", judge_weight: float = DEFAULT_JUDGE_WEIGHT,
-                judge_error: float = 0.0) -> Learned:
+                judge_error: JudgeError = 0.0) -> Learned:
     """Refit `scope`'s profile in `folder` from its logged labels and put it in force if the guard lets it, else
     record the refusal there. `in_force`: the verifier routing the scope now (its profile's, or the service's);
     `settings`: the service's check settings, of which the base model is kept; `use`: which labels (human, judge,
-    both), a judge's counting as `judge_weight` of a person's, its stated error rate `judge_error` corrected for."""
+    both), a judge's counting as `judge_weight` of a person's, its error rate `judge_error` corrected for: stated, or
+    "auto", measured now on the scope's answers a reviewer also labelled (calibration.judge_error; recorded with
+    the profile and in its history)."""
     source = log_source("the request log", scope)
     base = build_verifier(base_settings(settings), scorer=unprofiled(in_force.scorer))
     calibration = calibration_of(base.scorer)
     check_judge_weight(judge_weight)
-    check_judge_error(judge_error)
+    resolved = resolve_judge_error(judge_error, store, scope=scope)
+    error_from = resolved.record if use != "human" else None
     found = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id, use=use,
-                              judge_weight=judge_weight, judge_error=judge_error)
+                              judge_weight=judge_weight, judge_error=resolved.rate)
     try:
         if not found.rows:
             labelled_of(found.unchecked, source)  # adapt's refusal of a log with no labels
     except InputError as refused:
         refit = guard.Refit(None, None, f"adapt refused the labels ({refused.code.value}): {refused}",
-                            {"human": 0, "judge": 0})
+                            {"human": 0, "judge": 0, "judge_error_from": error_from})
     else:
         checked = found.weigh(combine.collect_rows(found.unchecked, base, file=LOG_FILE), judge_weight=judge_weight,
-                              judge_error=judge_error)
+                              judge_error=resolved.rate)
         refit = guard.guarded_refit(found.rows + checked, shipped(calibration_of(in_force.scorer)), shipped(calibration),
                                     recipe=recipe, targets=targets, base_model=base.scorer.model_id,
-                                    calibration=calibration, scope=scope, seed=seed, use=use)
+                                    calibration=calibration, scope=scope, seed=seed, use=use,
+                                    judge_error_from=resolved.record)
     return Learned(scope, guard.settle(folder, refit, by=by), refit.reason)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typer._click.core import Context  # the click typer vendors: TyperGroup.parse_args's own type
 
     from groundwire.calibration.adapt import Adapted
+    from groundwire.calibration.judge_error import JudgeError, ResolvedJudgeError
     from groundwire.data.labelled import LabelUse
     from groundwire.data.rows import EvalRow, RowError
 
@@ -111,10 +112,11 @@ def adapt(
     judge_weight: Annotated[float, typer.Option(
         "--judge-weight", min=0.001, max=1.0,
         help="With --labels judge or both: how much a judge's label counts against a reviewer's.")] = 1.0,
-    judge_error: Annotated[float, typer.Option(
-        "--judge-error", min=0.0, max=0.499,
-        help="With --labels judge or both: the share of the judge's labels that are wrong (measured on answers a "
-             "reviewer also labelled); the thresholds' fit corrects for it. 0: taken as right.")] = 0.0,
+    judge_error: Annotated[str, typer.Option(
+        "--judge-error", metavar="P|auto",
+        help="With --labels judge or both: the share of the judge's labels that are wrong, in [0, 0.5); the "
+             "thresholds' fit corrects for it. 0: taken as right. auto (with --from-log): measured on the scope's "
+             "answers a reviewer also labelled (0 with fewer than 30 of them, recorded).")] = "0",
     fine_tune: Annotated[bool, typer.Option(
         "--fine-tune", help="Also fine-tune the bundled cross-encoder on (window, claim) pairs from the labels, on the "
                             "CPU (minutes; needs the [train] extra); the profile keeps the int8 model and scores with "
@@ -131,6 +133,7 @@ def adapt(
     cross-validated within them; refuse when the labels are too few to meet the targets with confidence (exit 2)."""
     from groundwire.calibration.adapt import Targets, base_settings, check_judge_weight, log_source, write_profile
     from groundwire.calibration.adapt import adapt as fit
+    from groundwire.calibration.judge_error import AUTO, parse_judge_error
     from groundwire.config import load_config
     from groundwire.data.labelled import check_label_use
     from groundwire.data.rows import EvalRow
@@ -146,6 +149,11 @@ def adapt(
                          code=ErrorCode.INVALID_OPTION)
     use = check_label_use(labels)
     check_judge_weight(judge_weight)
+    stated = parse_judge_error(judge_error)
+    if stated == AUTO and from_log is None:
+        raise InputError("--judge-error auto measures the judge's error rate on the request log's answers that a "
+                         "reviewer also labelled: give --from-log DB --scope S, or a rate (a labelled file has no "
+                         "judge labels to measure it on)", code=ErrorCode.INVALID_OPTION)
     if use != "human" and from_log is None:
         raise InputError("--labels judge or both reads the judge's labels of the request log: give --from-log DB "
                          "--scope S (a labelled file's labels are human ones)", code=ErrorCode.INVALID_OPTION)
@@ -157,7 +165,8 @@ def adapt(
     # The base model as the settings name it, without a profile or fixed thresholds: the profile replaces those.
     settings = base_settings(config.verify.overridden(scorer=scorer))
     source = str(labelled) if labelled is not None else log_source(str(from_log), str(scope))
-    read, judged, selection = _labelled_rows(labelled, from_log, scope, strict=strict, columns=columns, use=use)
+    read, judged, selection, resolved = _labelled_rows(labelled, from_log, scope, strict=strict, columns=columns,
+                                                       use=use, judge_error=stated)
     rows = [row for row in read if isinstance(row, EvalRow)]
     if not rows:
         raise InputError(f"{source}: no readable rows", code=ErrorCode.NO_ROWS)
@@ -171,8 +180,8 @@ def adapt(
                                        recipe=recipe, targets=targets, source=source, scope=scope)
         else:
             adapted = fit(rows, build_verifier(settings), recipe=recipe, targets=targets, source=source, scope=scope,
-                          judged=judged, use=use, judge_weight=judge_weight, judge_error=judge_error,
-                          selection=selection)
+                          judged=judged, use=use, judge_weight=judge_weight, judge_error=resolved.rate,
+                          judge_error_from=resolved.record, selection=selection)
     write_profile(adapted, out, force=force)
     if as_json:
         print_json(adapted.document)
@@ -196,15 +205,19 @@ def _refusal_recorded(out: Path) -> Iterator[None]:
 
 
 def _labelled_rows(labelled: Path | None, from_log: str | None, scope: str | None, *, strict: bool,
-                   columns: str | None,
-                   use: LabelUse) -> tuple[list[EvalRow | RowError], frozenset[str], dict[str, float]]:
+                   columns: str | None, use: LabelUse, judge_error: JudgeError,
+                   ) -> tuple[list[EvalRow | RowError], frozenset[str], dict[str, float], ResolvedJudgeError]:
     """The labelled file's rows, or the scope's labelled requests in the log (data.labelled: `use` says which
-    labels), read the same way; the ids of the rows the judge labelled; and, from a log, each label's weight by how
-    likely the review queue was to show it (calibration.selection; a file's labels count once each)."""
+    labels), read the same way; the ids of the rows the judge labelled; from a log, each label's weight by how
+    likely the review queue was to show it (calibration.selection; a file's labels count once each); and the judge's
+    error rate, stated or with `auto` measured on the log (calibration.judge_error)."""
+    from groundwire.calibration.judge_error import STATED, ResolvedJudgeError, resolve_judge_error
     from groundwire.data.rows import parse_columns, read_rows
 
     if labelled is not None:
-        return list(read_rows(labelled, strict=strict, columns=parse_columns(columns))), frozenset(), {}
+        assert not isinstance(judge_error, str)  # auto was refused before: a file has no judge labels
+        return (list(read_rows(labelled, strict=strict, columns=parse_columns(columns))), frozenset(), {},
+                ResolvedJudgeError(judge_error, STATED))
     require_extra("serve", "sqlalchemy", needed_by="groundwire adapt --from-log")
     from groundwire.calibration.selection import queue_weights
     from groundwire.data.labelled import read_labelled
@@ -214,7 +227,7 @@ def _labelled_rows(labelled: Path | None, from_log: str | None, scope: str | Non
     store = Store.open(from_log)
     try:
         return (*read_labelled(store, scope=scope, use=use, strict=strict),
-                queue_weights(store, scope=scope, use=use))
+                queue_weights(store, scope=scope, use=use), resolve_judge_error(judge_error, store, scope=scope))
     finally:
         store.close()
 
@@ -244,7 +257,7 @@ def _print_summary(adapted: Adapted, out: Path) -> None:
         kinds = source["label_kinds"]
         console.print(literal(f"label kinds ({source['labels']}): {kinds['human']} human, {kinds['judge']} judge "
                               f"(a judge's label weighed {source['judge_weight']}, its error rate corrected for: "
-                              f"{source.get('judge_error') or 0})"))
+                              f"{source.get('judge_error') or 0:.3g}{_error_from(source.get('judge_error_from'))})"))
     own = ", ".join(f"{key} {pair[0]:g}/{pair[1]:g}" for key, pair in routing["task_thresholds"].items())
     console.print(literal(f"thresholds: accept_at {routing['thresholds'][0]:g}, reject_at {routing['thresholds'][1]:g}"
                           + (f"; per task {own}" if own else "")))
@@ -255,6 +268,11 @@ def _print_summary(adapted: Adapted, out: Path) -> None:
         console.print(literal(f"model: {model['model_id']}, fine-tuned on {pairs['supported']} supported and "
                               f"{pairs['unsupported']} unsupported (window, claim) pairs in {model['minutes']:g} min"))
     console.print(literal(f"wrote {out}; use it with --profile {out} or [verify] profile = \"{out}\""))
+
+
+def _error_from(record: object) -> str:
+    """How the judge's error rate was obtained, for the summary: nothing when stated, else what auto measured."""
+    return f"; --judge-error auto: {record['reason']}" if isinstance(record, dict) else ""
 
 
 def _figure(value: dict[str, float | int | None]) -> str:

@@ -67,10 +67,11 @@ def serve(
     judge_weight: Annotated[float, typer.Option(
         "--judge-weight", min=0.001, max=1.0,
         help="With --judge-labels: how much a judge's label counts against a reviewer's in a refit.")] = _DEFAULTS["judge_weight"],
-    judge_error: Annotated[float, typer.Option(
-        "--judge-error", min=0.0, max=0.499,
-        help="With --judge-labels: the share of the judge's labels that are wrong (measured on answers a reviewer "
-             "also labelled); a refit's thresholds correct for it. 0: taken as right.")] = _DEFAULTS["judge_error"],
+    judge_error: Annotated[str, typer.Option(
+        "--judge-error", metavar="P|auto",
+        help="With --judge-labels: the share of the judge's labels that are wrong, in [0, 0.5); a refit's thresholds "
+             "correct for it. 0: taken as right. auto: each refit measures it on the scope's answers a reviewer also "
+             "labelled (0 with fewer than 30 of them, recorded).")] = _DEFAULTS["judge_error"],
     max_body_bytes: Annotated[int, typer.Option(
         min=1, help="Larger request bodies get 413.")] = _DEFAULTS["max_body_bytes"],
     body_timeout: Annotated[float, typer.Option(
@@ -160,12 +161,14 @@ def serve(
     require_extra("serve", "fastapi", "uvicorn", "sqlalchemy", needed_by="groundwire serve")
     import uvicorn
 
+    from groundwire.calibration.judge_error import parse_judge_error
     from groundwire.config import load_config
     from groundwire.evaluation.review_order import check_order
     from groundwire.service import create_app
     from groundwire.service.accesslog import access_log_config
     from groundwire.service.headertimeout import header_limits_protocol
 
+    judge_error_rate = parse_judge_error(str(judge_error))
     loaded = load_config(config)
     if loaded.verify.decomposer == "llm" and not llm:
         raise InputError('[verify] decomposer = "llm" needs an LLM: start with --llm and configure [llm] in groundwire.toml',
@@ -196,7 +199,7 @@ def serve(
         learn_every=learn_every,
         judge_labels=judge_labels,
         judge_weight=judge_weight,
-        judge_error=judge_error,
+        judge_error=judge_error_rate,
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout,
         header_timeout_s=header_timeout,

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from groundwire.calibration.adapt import DEFAULT_JUDGE_WEIGHT, Targets, base_settings
+from groundwire.calibration.judge_error import JudgeError
 from groundwire.calibration.learn import Learned, refit_scope
 from groundwire.core.settings import CheckSettings
 from groundwire.data.labelled import LabelUse
@@ -155,7 +156,8 @@ def _lower_priority() -> None:
 @dataclass(frozen=True, slots=True)
 class RefitJob:
     """A scope's refit as `serve --learn` runs it in a process of its own (`refit_in_process`): plain values that
-    cross the process boundary. `settings`: the service's check settings."""
+    cross the process boundary. `settings`: the service's check settings; `judge_error`: a stated rate, or "auto",
+    measured in the child, where the store is opened (calibration.judge_error)."""
 
     db_url: str
     scope: str
@@ -164,7 +166,7 @@ class RefitJob:
     targets: Targets
     use: LabelUse = "human"
     judge_weight: float = DEFAULT_JUDGE_WEIGHT
-    judge_error: float = 0.0
+    judge_error: JudgeError = 0.0
 
 
 def refit_in_process(job: RefitJob) -> Learned:

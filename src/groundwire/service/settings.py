@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from groundwire.foundation.errors import ErrorCode, InputError
 
@@ -55,9 +55,11 @@ class ServiceSettings:
     judge_weight: float = 1.0
     """How much a judge's label counts against a reviewer's in a refit (`--judge-weight`, in (0, 1]); the default is
     calibration.adapt.DEFAULT_JUDGE_WEIGHT's."""
-    judge_error: float = 0.0
+    judge_error: float | Literal["auto"] = 0.0
     """The share of the judge's labels that are wrong (`--judge-error`, in [0, 0.5)), which a refit's thresholds
-    correct for (operating.thresholds_for_targets' label_errors); 0 takes them as right."""
+    correct for (operating.thresholds_for_targets' label_errors); 0 takes them as right. "auto": each refit measures
+    it on the scope's answers a reviewer also labelled (calibration.judge_error: at least MIN_OVERLAP of them, else
+    0, the reason recorded in the profile's history)."""
     max_body_bytes: int = 1_000_000
     """Requests with a larger body are refused with 413 before they are parsed."""
     body_timeout_s: float = 30.0
@@ -165,9 +167,12 @@ class ServiceSettings:
         if not 0 < self.judge_weight <= 1:
             raise InputError(f"judge_weight must be in (0, 1] (how much a judge's label counts against a reviewer's), "
                              f"got {self.judge_weight:g}", code=ErrorCode.INVALID_SETTINGS)
-        if not 0 <= self.judge_error < 0.5:
-            raise InputError(f"judge_error must be in [0, 0.5) (the share of the judge's labels that are wrong), "
-                             f"got {self.judge_error:g}", code=ErrorCode.INVALID_SETTINGS)
+        if self.judge_error != "auto" and not (isinstance(self.judge_error, int | float)
+                                                and not isinstance(self.judge_error, bool)
+                                                and 0 <= self.judge_error < 0.5):
+            raise InputError(f"judge_error must be in [0, 0.5) (the share of the judge's labels that are wrong) or "
+                             f"\"auto\" (measured on answers a reviewer also labelled), got {self.judge_error!r}",
+                             code=ErrorCode.INVALID_SETTINGS)
         if not (0 < self.refit_target_far < 1 and 0 < self.refit_target_frr < 1 and 0.5 <= self.refit_confidence < 1):
             raise InputError("refit_target_far and refit_target_frr must be strictly between 0 and 1, and "
                              "refit_confidence in [0.5, 1)", code=ErrorCode.INVALID_SETTINGS)

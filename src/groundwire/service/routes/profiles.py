@@ -28,8 +28,10 @@ class ProfileState(BaseModel):
         description="Every install, replacement, refusal and rollback, oldest first (the folder's history.jsonl).")
     labels: dict[str, object] | None = Field(
         None, description="What the version in force was fitted on: `labels` (human, judge or both), `label_kinds` "
-                          "(how many human and judge labels, counted apart) and `judge_weight` (how much a judge's "
-                          "label counted; null when none was used). Null for a profile that does not say.")
+                          "(how many human and judge labels, counted apart), `judge_weight` (how much a judge's "
+                          "label counted; null when none was used), `judge_error` (the judge's error rate corrected "
+                          "for) and `judge_error_from` (\"stated\", or what `--judge-error auto` measured it on). "
+                          "Null for a profile that does not say.")
 
 
 class RollbackRequest(BaseModel):
@@ -60,7 +62,8 @@ def _labels_in_force(folder: Path) -> dict[str, object] | None:
     source = document.get("labels_from") if isinstance(document, dict) else None
     if not isinstance(source, dict) or "label_kinds" not in source:
         return None
-    return {key: source.get(key) for key in ("labels", "label_kinds", "judge_weight")}
+    return {key: source.get(key) for key in ("labels", "label_kinds", "judge_weight", "judge_error",
+                                              "judge_error_from")}
 
 
 @router.get("/v1/profile", response_model=ProfileState, tags=["profile"])

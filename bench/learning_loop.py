@@ -96,9 +96,10 @@ def weeks_of(answers: dict[Key, combine.ClaimRow], per_week: int, weeks: int, se
 def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, per_week: int, weeks: int,
         reviews: int, order: str, noise: float | None, seed: int, targets: Targets,
         judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0,
-        audit_share: float = DEFAULT_AUDIT_SHARE) -> list[Week]:
+        audit_share: float = DEFAULT_AUDIT_SHARE, people_audit: bool = False) -> list[Week]:
     """`noise` None: a reviewer's labels; else a judge's, wrong with that probability, weighing `judge_weight`, and
-    with `judge_error` the error rate the fit is told to correct for (serve --judge-error)."""
+    with `judge_error` the error rate the fit is told to correct for (serve --judge-error); `people_audit`: the
+    audit items' labels are a person's even then (the judge settles escalations only)."""
     by_answer: dict[Key, list[combine.ClaimRow]] = defaultdict(list)
     for row in rows:
         by_answer[(row.file, row.row_id)].append(row)
@@ -124,8 +125,11 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, p
         key_of = {f"{key[0]}:{key[1]}": key for key in keys}
         for item in queue[:reviews]:
             key = key_of[item.candidate.id]
-            flipped = noise is not None and rng.random() < noise
-            judged = [] if noise is None else [key[1]]
+            # A judge settles escalations; with people_audit, people label the audit items, as in the service,
+            # where a settled answer leaves the band and reaches reviewers only through the audit share.
+            by_judge = noise is not None and not (people_audit and item.reason == "audit")
+            flipped = by_judge and rng.random() < (noise or 0.0)
+            judged = [key[1]] if by_judge else []
             labelled_rows += combine.weighted_by_kind([replace(r, hallucinated=r.hallucinated != flipped)
                                                        for r in by_answer[key]], judged, judge_weight=judge_weight,
                                                       judge_error=judge_error)
@@ -161,6 +165,9 @@ def main() -> None:
                              "P when the deployment measured its judge exactly)")
     parser.add_argument("--audit-share", type=float, default=DEFAULT_AUDIT_SHARE,
                         help="the share of accepted and rejected answers the queue also holds (serve --review-audit)")
+    parser.add_argument("--people-audit", action="store_true",
+                        help="with --labels judge:P, the audit items are labelled by people, the escalations by the "
+                             "judge (as the service has it: a judge settles escalated answers only)")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -177,7 +184,7 @@ def main() -> None:
     per_week = args.per_week or min(200, n // 6)
     runs = [run(rows, base, scorer, per_week=per_week, weeks=args.weeks, reviews=args.reviews, order=args.order,
                 noise=noise, seed=args.seed + s, targets=Targets(), judge_weight=args.judge_weight,
-                judge_error=args.judge_error, audit_share=args.audit_share)
+                judge_error=args.judge_error, audit_share=args.audit_share, people_audit=args.people_audit)
             for s in range(args.seeds)]
     print(f"{args.file.name}: {n} answers, {per_week} a week, {args.reviews} reviews a week, order {args.order}, "
           f"labels {args.labels}"

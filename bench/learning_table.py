@@ -11,7 +11,8 @@ asks. For each file it prints, then writes as markdown (a summary table first):
 - the week-by-week means over `--seeds` of escalation, false accept and false reject for each arm (`ARMS`): teach
   and arrival order with a reviewer's labels, and a judge wrong `--judge` of the time (default 0.1) at weight 0.3
   (the default `serve --judge-weight`), at weight 1, and at weight 1 with its error rate corrected for
-  (`--judge-error`), each week's rates measured on answers routed before their labels were seen
+  (`--judge-error`), and the last with the audit items labelled by people (the service's case: a judge settles
+  escalated answers only), each week's rates measured on answers routed before their labels were seen
   (learning_loop.run);
 - `reachable`: thresholds fitted on all the file's labels, cross-validated by source (adapt's own figure, with its
   90% confidence margin). Issue 56's week-6 target (escalation <= 0.40 at false accept and false reject <= 0.10)
@@ -51,11 +52,15 @@ class Arm:
     """None: a reviewer's labels; else a judge's, at this weight."""
     corrected: bool = False
     """The judge's error rate told to the fit (--judge-error)."""
+    people_audit: bool = False
+    """The audit items labelled by people, the escalations by the judge (learning_loop --people-audit: the service's
+    case, where a judge settles escalated answers only)."""
 
 
 ARMS = (Arm("teach, human", "teach", None), Arm("arrival, human", "arrival", None),
         Arm("teach, judge w0.3", "teach", 0.3), Arm("teach, judge w1", "teach", 1.0),
-        Arm("teach, judge w1 corrected", "teach", 1.0, True), Arm("arrival, judge w1 corrected", "arrival", 1.0, True))
+        Arm("teach, judge w1 corrected", "teach", 1.0, True), Arm("arrival, judge w1 corrected", "arrival", 1.0, True),
+        Arm("teach, judge w1 corrected, people audit", "teach", 1.0, True, True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +152,7 @@ def table_of(path: Path, cache: Path, scorer: OnnxScorer, *, seeds: int, weeks: 
         arms[arm.name] = means([run(rows, base, scorer, per_week=per_week, weeks=weeks, reviews=reviews,
                                     order=arm.order, noise=None if arm.judge_weight is None else judge, seed=s,
                                     targets=Targets(), judge_weight=arm.judge_weight or 1.0,
-                                    judge_error=judge if arm.corrected else 0.0)
+                                    judge_error=judge if arm.corrected else 0.0, people_audit=arm.people_audit)
                                 for s in range(seeds)])
     reach = reachable(rows, scorer)
     budget = on_budget(rows, scorer, labels=reviews * (weeks - 1), seeds=seeds)
@@ -175,13 +180,14 @@ def table_of(path: Path, cache: Path, scorer: OnnxScorer, *, seeds: int, weeks: 
     lines += [f"- worst weekly mean false accept over all arms: {worst_far:.2f}", ""]
     summary = (f"| {path.stem} | {n} | {reviews} | {reach.text()} | {budget.text()} | {cell(last)} | "
                f"{cell(arrival[-1])} | {caught or '-'} | "
-               + " | ".join(cell(arms[arm.name][-1]) for arm in ARMS[2:5]) + " |")
+               + " | ".join(cell(arms[arm.name][-1]) for arm in (*ARMS[2:5], ARMS[6])) + " |")
     return FileTable(summary, lines)
 
 
 SUMMARY_HEAD = ("| family | answers | reviewed a week | reachable | on the week-6 budget | week 6 teach, human | "
                 "week 6 arrival, human | teach reaches arrival's week 6 in week | week 6 teach, judge w0.3 | "
-                "week 6 teach, judge w1 | week 6 teach, judge w1 corrected |\n|---|---:|---:|---|---|---|---|---|---|---|---|")
+                "week 6 teach, judge w1 | week 6 teach, judge w1 corrected | week 6 teach, judge w1 corrected, people "
+                "audit |\n|---|---:|---:|---|---|---|---|---|---|---|---|---|")
 
 
 def main() -> None:

@@ -39,6 +39,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from groundwire.calibration import combine, lodo
 from groundwire.calibration.adapt import (
@@ -54,6 +55,7 @@ from groundwire.calibration.selection import selection_weights, weighted_by_sele
 from groundwire.data.labelled import Stratum
 from groundwire.evaluation.operating import rates_of_routes
 from groundwire.evaluation.review_order import DEFAULT_AUDIT_SHARE, Candidate, Labelled, check_order, order_queue
+from groundwire.scoring.base import Calibration
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
 from groundwire.train.calibrate import features_for
 
@@ -93,7 +95,17 @@ def weeks_of(answers: dict[Key, combine.ClaimRow], per_week: int, weeks: int, se
     return [stream[i * per_week:(i + 1) * per_week] for i in range(weeks) if stream[i * per_week:(i + 1) * per_week]]
 
 
-def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: OnnxScorer, *, per_week: int, weeks: int,
+class Scorer(Protocol):
+    """What a refit reads of the scorer the rows came from (an OnnxScorer, or the lexical baseline)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def calibration(self) -> Calibration: ...
+
+
+def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_week: int, weeks: int,
         reviews: int, order: str, noise: float | None, seed: int, targets: Targets,
         judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0,
         audit_share: float = DEFAULT_AUDIT_SHARE, people_audit: bool = False) -> list[Week]:

@@ -20,7 +20,9 @@ asks. For each file it prints, then writes as markdown (a summary table first):
 - `on the budget`: the same on as many labels as five weeks of reviews give (what week 6 is routed by), drawn at
   random from the file, whole sources at a time, over the seeds: what any order of review could reach by week 6
   with the labels it gets, when they are representative;
-- the week by which teach order reaches arrival order's week-6 escalation.
+- the week by which teach order reaches arrival order's week-6 escalation;
+- the lexical baseline learning on the same answers (teach order, human labels; its claim rows cached as
+  `--cache-dir/<file stem>.lexical.jsonl`): its default thresholds in week 1, refitted as the bundled model's are.
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ from pathlib import Path
 from groundwire.calibration import combine
 from groundwire.calibration.adapt import Targets, shipped
 from groundwire.calibration.guard import guarded_refit
+from groundwire.core.settings import CheckSettings
+from groundwire.data.rows import EvalRow, read_eval_jsonl
 from groundwire.foundation.errors import InputError
+from groundwire.pipeline import build_verifier
+from groundwire.scoring.base import Calibration, calibration_of
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
 from groundwire.train.calibrate import features_for
 from learning_loop import Week, run
@@ -61,6 +67,7 @@ ARMS = (Arm("teach, human", "teach", None), Arm("arrival, human", "arrival", Non
         Arm("teach, judge w0.3", "teach", 0.3), Arm("teach, judge w1", "teach", 1.0),
         Arm("teach, judge w1 corrected", "teach", 1.0, True), Arm("arrival, judge w1 corrected", "arrival", 1.0, True),
         Arm("teach, judge w1 corrected, people audit", "teach", 1.0, True, True))
+LEXICAL = "teach, human, lexical baseline"
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +147,27 @@ class FileTable:
     lines: list[str]
 
 
+@dataclass(frozen=True, slots=True)
+class Lexical:
+    """The lexical baseline as learning_loop.run reads a scorer: its model id and its calibration (none: the
+    default thresholds, no combiner, so a refit fits thresholds only)."""
+
+    model_id: str
+    calibration: Calibration
+
+
+def lexical_rows(path: Path, cache: Path) -> tuple[list[combine.ClaimRow], Lexical]:
+    """The file's claim rows scored by the lexical baseline (cached), and the baseline as a scorer."""
+    verifier = build_verifier(CheckSettings(scorer="lexical"))
+    if cache.is_file():
+        rows = combine.load_rows(cache)
+    else:
+        rows = combine.collect_rows([r for r in read_eval_jsonl(path) if isinstance(r, EvalRow)], verifier,
+                                    file=path.stem)
+        combine.save_rows(rows, cache)
+    return rows, Lexical(verifier.scorer.model_id, calibration_of(verifier.scorer))
+
+
 def table_of(path: Path, cache: Path, scorer: OnnxScorer, *, seeds: int, weeks: int, share: float,
              judge: float) -> FileTable:
     rows = [r for r in features_for(bundled_path(), [path], limit=None, cache=cache) if r.file == path.stem]
@@ -154,18 +182,23 @@ def table_of(path: Path, cache: Path, scorer: OnnxScorer, *, seeds: int, weeks: 
                                     targets=Targets(), judge_weight=arm.judge_weight or 1.0,
                                     judge_error=judge if arm.corrected else 0.0, people_audit=arm.people_audit)
                                 for s in range(seeds)])
+    # The lexical baseline learning on the same answers, weeks and reviews (teach order, human labels).
+    lexical, baseline = lexical_rows(path, cache.with_name(f"{path.stem}.lexical.jsonl"))
+    arms[LEXICAL] = means([run(lexical, shipped(baseline.calibration), baseline, per_week=per_week, weeks=weeks,
+                               reviews=reviews, order="teach", noise=None, seed=s, targets=Targets())
+                           for s in range(seeds)])
     reach = reachable(rows, scorer)
     budget = on_budget(rows, scorer, labels=reviews * (weeks - 1), seeds=seeds)
     teach, arrival = arms["teach, human"], arms["arrival, human"]
     last = teach[-1]
     met = last[0] <= 0.40 and last[1] <= 0.10 and last[2] <= 0.10
     applies = reach.escalation is not None and reach.escalation <= 0.40
-    worst_far = max(f for cells in arms.values() for _, f, _ in cells)
+    worst_far = max(f for arm in ARMS for _, f, _ in arms[arm.name])
     caught = catches_up(teach, arrival)
     lines = [f"### {path.stem}: {n} answers, {per_week} a week, {reviews} reviewed a week, {seeds} seeds", "",
-             "| week | " + " | ".join(arm.name for arm in ARMS) + " |", "|---" * (len(ARMS) + 1) + "|"]
+             "| week | " + " | ".join(name for name in arms) + " |", "|---" * (len(arms) + 1) + "|"]
     for w in range(len(teach)):
-        lines.append(f"| {w + 1} | " + " | ".join(cell(arms[arm.name][w]) for arm in ARMS) + " |")
+        lines.append(f"| {w + 1} | " + " | ".join(cell(cells[w]) for cells in arms.values()) + " |")
     lines += ["", f"- reachable (fitted on all {n} labels, cross-validated by source): {reach.text()}",
               f"- on the week-6 budget ({reviews * (weeks - 1)} labels drawn at random, {seeds} draws): "
               f"{budget.text()}" + (f" ({budget.why_not})" if budget.why_not and budget.escalation is not None else ""),
@@ -179,15 +212,15 @@ def table_of(path: Path, cache: Path, scorer: OnnxScorer, *, seeds: int, weeks: 
                          f"{arms[arm.name][-1][0] - last[0]:+.2f} of week-6 escalation against human labels")
     lines += [f"- worst weekly mean false accept over all arms: {worst_far:.2f}", ""]
     summary = (f"| {path.stem} | {n} | {reviews} | {reach.text()} | {budget.text()} | {cell(last)} | "
-               f"{cell(arrival[-1])} | {caught or '-'} | "
+               f"{cell(arms[LEXICAL][-1])} | {cell(arrival[-1])} | {caught or '-'} | "
                + " | ".join(cell(arms[arm.name][-1]) for arm in (*ARMS[2:5], ARMS[6])) + " |")
     return FileTable(summary, lines)
 
 
 SUMMARY_HEAD = ("| family | answers | reviewed a week | reachable | on the week-6 budget | week 6 teach, human | "
-                "week 6 arrival, human | teach reaches arrival's week 6 in week | week 6 teach, judge w0.3 | "
-                "week 6 teach, judge w1 | week 6 teach, judge w1 corrected | week 6 teach, judge w1 corrected, people "
-                "audit |\n|---|---:|---:|---|---|---|---|---|---|---|---|---|")
+                "week 6 teach, human, lexical baseline | week 6 arrival, human | teach reaches arrival's week 6 in week "
+                "| week 6 teach, judge w0.3 | week 6 teach, judge w1 | week 6 teach, judge w1 corrected | week 6 teach, "
+                "judge w1 corrected, people audit |\n|---|---:|---:|---|---|---|---|---|---|---|---|---|---|")
 
 
 def main() -> None:

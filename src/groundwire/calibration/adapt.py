@@ -62,9 +62,10 @@ DEFAULT_JUDGE_WEIGHT = 1.0
 """How much an LLM judge's label counts against a person's in a fit (`--judge-weight`): in the combiner's loss, in
 the thresholds' rates and in the count of labels their confidence rests on (0.3: ten judge labels weigh as three
 reviewers' verdicts). Kept apart from people's labels whatever the weight (counts, the guard's human labels). 1 by
-measure: bench/learning_table.py, a judge wrong 10% of the time, week-6 escalation against human labels on HaluEval
-dev was +0.47 at weight 0.3 and +0.27 at 1 (+0.00 told the judge's error rate, `--judge-error`), false accept at
-most 0.07 in each: a lower weight made the fit no safer, only slower (its confidence rests on fewer labels)."""
+measure (results/learning_loop.md): a judge wrong 10% of the time labelling every reviewed answer cost +0.57 of
+week-6 escalation against human labels on HaluEval dev at weight 0.3 and +0.42 at 1 (+0.20 told its error rate,
+`--judge-error`), false accept at most 0.06 in each: a lower weight made the fit no safer, only slower (its
+confidence rests on fewer labels)."""
 
 IDENTITY = LogisticCombiner(names=("logit:support",), mean=(0.0,), scale=(1.0,), coef=(1.0,), intercept=0.0,
                             meta={"identity": True})

@@ -69,8 +69,9 @@ class Week:
     escalation: float
     far: float
     frr: float
-    replaced: bool
-    refused: bool
+    replaced: int
+    """Refits this week that replaced the profile in force."""
+    refused: int
 
 
 def judge_noise(spec: str) -> float | None:
@@ -108,10 +109,11 @@ class Scorer(Protocol):
 def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_week: int, weeks: int,
         reviews: int, order: str, noise: float | None, seed: int, targets: Targets,
         judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0,
-        audit_share: float = DEFAULT_AUDIT_SHARE, people_audit: bool = False) -> list[Week]:
+        audit_share: float = DEFAULT_AUDIT_SHARE, people_audit: bool = False, learn_every: int = 0) -> list[Week]:
     """`noise` None: a reviewer's labels; else a judge's, wrong with that probability, weighing `judge_weight`, and
     with `judge_error` the error rate the fit is told to correct for (serve --judge-error); `people_audit`: the
-    audit items' labels are a person's even then (the judge settles escalations only)."""
+    audit items' labels are a person's even then (the judge settles escalations only). `learn_every`: refit after
+    every that many labels, as `serve --learn-every` does; 0: once at the end of each week."""
     by_answer: dict[Key, list[combine.ClaimRow]] = defaultdict(list)
     for row in rows:
         by_answer[(row.file, row.row_id)].append(row)
@@ -122,6 +124,17 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_w
     strata: dict[str, Stratum] = {}  # each labelled answer's (week, route): calibration.selection
     traffic: Counter[Stratum] = Counter()
     labels_by_task: Counter[str] = Counter()
+    outcomes: list[bool] = []  # this week's refits: replaced or refused
+
+    def refit(in_force: Fitted) -> tuple[Fitted, bool]:
+        # The labels weighted as the service weighs a queue's (learn.logged_claim_rows), then refitted and guarded.
+        weighted = weighted_by_selection(labelled_rows, selection_weights(strata, traffic))
+        done = guarded_refit(weighted, in_force, base, targets=targets, base_model=scorer.model_id,
+                             calibration=scorer.calibration, seed=seed, use="human" if noise is None else "judge")
+        if done.replaces and done.adapted is not None:
+            return done.adapted.fitted, True
+        return in_force, False
+
     for week, keys in enumerate(weeks_of(answers, per_week, weeks, seed)):
         week_rows = [r for key in keys for r in by_answer[key]]
         routed = lodo.route_by_key(in_force, week_rows)  # before any label of this week is seen
@@ -148,14 +161,15 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_w
             labels_by_task[answers[key].task] += 1
             reviewed_sources.add(answers[key].group)
             strata[key[1]] = (str(week), routes[key])
-        # The labels weighted as the service weighs a queue's (learn.logged_claim_rows), then refitted and guarded.
-        weighted = weighted_by_selection(labelled_rows, selection_weights(strata, traffic))
-        refit = guarded_refit(weighted, in_force, base, targets=targets, base_model=scorer.model_id,
-                              calibration=scorer.calibration, seed=seed, use="human" if noise is None else "judge")
-        if refit.replaces and refit.adapted is not None:
-            in_force = refit.adapted.fitted
+            if learn_every and len(strata) % learn_every == 0:  # serve --learn-every: a refit every N verdicts
+                in_force, done = refit(in_force)
+                outcomes.append(done)
+        if not learn_every:  # a refit at the end of each week
+            in_force, done = refit(in_force)
+            outcomes.append(done)
         out.append(Week(len(keys), min(reviews, len(queue)), rates.escalated, rates.false_accept or 0.0,
-                        rates.false_reject or 0.0, refit.replaces, not refit.replaces))
+                        rates.false_reject or 0.0, sum(outcomes), len(outcomes) - sum(outcomes)))
+        outcomes.clear()
     return out
 
 
@@ -180,6 +194,8 @@ def main() -> None:
     parser.add_argument("--people-audit", action="store_true",
                         help="with --labels judge:P, the audit items are labelled by people, the escalations by the "
                              "judge (as the service has it: a judge settles escalated answers only)")
+    parser.add_argument("--learn-every", type=int, default=0,
+                        help="refit after every N labels, as serve --learn-every (default 0: once a week)")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -196,7 +212,8 @@ def main() -> None:
     per_week = args.per_week or min(200, n // 6)
     runs = [run(rows, base, scorer, per_week=per_week, weeks=args.weeks, reviews=args.reviews, order=args.order,
                 noise=noise, seed=args.seed + s, targets=Targets(), judge_weight=args.judge_weight,
-                judge_error=args.judge_error, audit_share=args.audit_share, people_audit=args.people_audit)
+                judge_error=args.judge_error, audit_share=args.audit_share, people_audit=args.people_audit,
+                learn_every=args.learn_every)
             for s in range(args.seeds)]
     print(f"{args.file.name}: {n} answers, {per_week} a week, {args.reviews} reviews a week, order {args.order}, "
           f"labels {args.labels}"

@@ -86,7 +86,7 @@ def test_the_log_s_strata_weigh_what_logged_claim_rows_and_adapt_from_log_read(t
     pytest.importorskip("sqlalchemy")
     from groundwire.calibration.learn import logged_claim_rows
     from groundwire.calibration.selection import queue_weights
-    from groundwire.data.labelled import label_strata, labels_in_force
+    from groundwire.data.labelled import label_strata, labels_in_force, log_traffic, read_labelled
     from groundwire.data.store import RequestRecord, Store
 
     store = Store(f"sqlite:///{tmp_path / 'log.db'}")
@@ -103,10 +103,12 @@ def test_the_log_s_strata_weigh_what_logged_claim_rows_and_adapt_from_log_read(t
         store.log_request(RequestRecord(scope="other", response="x", context="c", route="accept", created_at=monday))
         for i in (0, 1, 8, 12, 13):  # 2 of 8 escalations, 1 of 4 accepted, both of week 2's escalations
             store.add_review(ids[i], scope="ops", faithful=i % 2 == 0)
-        strata, traffic = label_strata(store, (r for r, _ in labels_in_force(store, scope="ops")), scope="ops")
+        strata = label_strata(r for r, _ in labels_in_force(store, scope="ops"))
+        traffic = log_traffic(store, scope="ops")
         assert traffic == {("2026-W49", "escalate"): 8, ("2026-W49", "accept"): 4, ("2026-W50", "escalate"): 2}
         assert strata[ids[8]] == ("2026-W49", "accept") and strata[ids[12]] == ("2026-W50", "escalate")
-        weights = queue_weights(store, scope="ops")
+        assert read_labelled(store, scope="ops").strata == strata
+        weights = queue_weights(store, scope="ops", strata=strata)
         assert weights[ids[0]] / weights[ids[12]] == pytest.approx(4.0)
         assert weights[ids[8]] / weights[ids[12]] == pytest.approx(4.0)
         assert logged_claim_rows(store, scope="ops", model_id="m").selection == pytest.approx(weights)

@@ -44,7 +44,7 @@ def test_judge_labels_are_read_only_where_asked_and_a_reviewer_s_verdict_wins(tm
         assert [(r.id, type(label)) for r, label in mixed] == [
             (reviewed, ReviewVerdict), (judged, JudgeLabel), (both, ReviewVerdict)]  # the reviewer's wins
 
-        rows, judge_ids = read_labelled(store, scope="ops", use="both")
+        rows, judge_ids, _ = read_labelled(store, scope="ops", use="both")
         assert judge_ids == {judged} and [row.hallucinated for row in rows] == [False, True, True]
         assert rows[1].spans  # the claim the judge ruled against, as a reviewer's marked claim would be
         assert read_labelled(store, scope="ops")[1] == frozenset()
@@ -96,7 +96,7 @@ def test_the_service_s_refit_and_the_bench_weigh_judge_labels_by_one_code_path(t
             store.add_judge_label(request_id, scope="ops", faithful=not row.hallucinated, judge="j")
         learned = refit_scope(store, scope="ops", folder=tmp_path / "ops", in_force=verifier, settings=settings,
                               targets=targets, use="judge", judge_weight=0.8)
-        rows, judged = read_labelled(store, scope="ops", use="judge")
+        rows, judged, _ = read_labelled(store, scope="ops", use="judge")
     finally:
         store.close()
     assert learned.version == "v0001", learned.reason

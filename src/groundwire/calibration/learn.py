@@ -31,7 +31,7 @@ from groundwire.calibration.adapt import (
     shipped,
 )
 from groundwire.calibration.judge_error import JudgeError, resolve_judge_error
-from groundwire.calibration.selection import selection_weights, weighted_by_selection
+from groundwire.calibration.selection import queue_weights, weighted_by_selection
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
 from groundwire.data.labelled import SOURCE_PREFIX, LabelUse, label_strata, labels_in_force, reviewed_record
@@ -81,7 +81,7 @@ def logged_claim_rows(store: Store, *, scope: str, model_id: str, use: LabelUse 
     unchecked: list[EvalRow] = []
     judged: set[str] = set()
     labels = labels_in_force(store, scope=scope, use=use)
-    selection = selection_weights(*label_strata(store, (record for record, _ in labels), scope=scope))
+    selection = queue_weights(store, scope=scope, strata=label_strata(record for record, _ in labels))
     for record, label in labels:
         row = parse_record(reviewed_record(record, label), source=SOURCE_PREFIX + scope)
         if not isinstance(row, EvalRow) or row.hallucinated is None:

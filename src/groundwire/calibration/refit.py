@@ -2,7 +2,7 @@
 write on a scope's reviewed answers (or the refusal it would give), set beside the thresholds in force.
 
 `groundwire eval-loop --db DB --scope S` and the service's /v1/eval both call `labels_section`. The labels are read
-as adapt reads them (`data.labelled.read_reviewed`), checked by the verifier adapt builds (`adapt.base_settings`, on
+as adapt reads them (`data.labelled.read_labelled`), checked by the verifier adapt builds (`adapt.base_settings`, on
 the model in force: no second model is loaded) and fitted by `adapt.adapt`, so the thresholds, the cross-validated
 rates and the refusal are exactly the profile.json `adapt` writes (tests/train/test_refit.py checks it). Nothing is
 written: the section names the command that writes it.
@@ -21,7 +21,7 @@ from groundwire.calibration.thresholds import lookup
 from groundwire.core.cancel import Cancelled
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
-from groundwire.data.labelled import read_reviewed
+from groundwire.data.labelled import read_labelled
 from groundwire.data.rows import EvalRow, RowError
 from groundwire.evaluation.labels import POOLED, LabelsSection, Refit, count_judge_labels, count_labels
 from groundwire.foundation.errors import ErrorCode, InputError
@@ -46,7 +46,8 @@ def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: Ch
     that routes the scope's answers now, whose loaded model adapt's checks share). `db` and `scorer` are named in the
     command the section prints; `db` is the log's name as that command should give it."""
     targets = targets or Targets()
-    rows = list(read_reviewed(store, scope=scope))
+    read = read_labelled(store, scope=scope)  # the reviewers' verdicts, as read_reviewed reads them, and their strata
+    rows = read.rows
     command = adapt_command(db, scope, targets=targets, scorer=scorer)
 
     def not_computed(code: str, message: str) -> Refit:
@@ -56,7 +57,7 @@ def labels_section(store: Store, *, scope: str, in_force: Verifier, settings: Ch
     try:
         base = build_verifier(base_settings(settings), scorer=unprofiled(in_force.scorer))
         refit = refit_of(rows, in_force=in_force, base=base, targets=targets, source=log_source(db, scope),
-                         scope=scope, command=command, selection=queue_weights(store, scope=scope))
+                         scope=scope, command=command, selection=queue_weights(store, scope=scope, strata=read.strata))
     except InputError as error:  # adapt would stop with it too
         refit = not_computed(error.code.value, str(error))
     except Cancelled as stop:  # the service's time budget (core.cancel): the count stands, the refit is not made

@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 from groundwire.calibration.combine import ClaimRow
-from groundwire.data.labelled import LabelUse, Stratum, label_strata, labels_in_force
+from groundwire.data.labelled import Stratum, log_traffic
 
 if TYPE_CHECKING:  # pragma: no cover
     from groundwire.data.store import Store
@@ -53,7 +53,7 @@ def weighted_by_selection(rows: Sequence[ClaimRow], weights: Mapping[str, float]
     return [replace(r, weight=r.weight * weights[r.row_id]) if r.row_id in weights else r for r in rows]
 
 
-def queue_weights(store: Store, *, scope: str, use: LabelUse = "human") -> dict[str, float]:
-    """The selection weight of each of the scope's labels in force (`use`: which), by request id, from its log."""
-    labels = labels_in_force(store, scope=scope, use=use)
-    return selection_weights(*label_strata(store, (record for record, _ in labels), scope=scope))
+def queue_weights(store: Store, *, scope: str, strata: Mapping[str, Stratum]) -> dict[str, float]:
+    """The selection weight of each of the scope's labelled requests (`strata`: request id -> its stratum,
+    data.labelled.label_strata), by request id, against the scope's log."""
+    return selection_weights(strata, log_traffic(store, scope=scope))

@@ -226,8 +226,9 @@ def _labelled_rows(labelled: Path | None, from_log: str | None, scope: str | Non
     assert from_log is not None and scope is not None
     store = Store.open(from_log)
     try:
-        return (*read_labelled(store, scope=scope, use=use, strict=strict),
-                queue_weights(store, scope=scope, use=use), resolve_judge_error(judge_error, store, scope=scope))
+        read = read_labelled(store, scope=scope, use=use, strict=strict)
+        return (read.rows, read.judged, queue_weights(store, scope=scope, strata=read.strata),
+                resolve_judge_error(judge_error, store, scope=scope))
     finally:
         store.close()
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from groundwire.data.rows import EvalRow, RowError, parse_record
 from groundwire.data.store.records import JudgeLabel
@@ -94,28 +94,41 @@ def stratum_of(when: datetime | None, route: str | None) -> Stratum:
     return period_of(when), route or "none"
 
 
-def label_strata(store: Store, records: Iterable[RequestRecord], *,
-                 scope: str) -> tuple[dict[str, Stratum], Counter[Stratum]]:
-    """The labelled requests' strata (request id -> stratum) and the scope's traffic per stratum (every logged
-    request, labelled or not): what calibration.selection weighs the labels by."""
-    strata = {str(record.id): stratum_of(record.created_at, record.route) for record in records}
-    traffic = Counter(stratum_of(when, route) for when, route in store.arrivals(scope=scope))
-    return strata, traffic
+def label_strata(records: Iterable[RequestRecord]) -> dict[str, Stratum]:
+    """The labelled requests' strata, by request id: with `log_traffic`, what calibration.selection weighs the
+    labels by."""
+    return {str(record.id): stratum_of(record.created_at, record.route) for record in records}
 
 
-def read_labelled(store: Store, *, scope: str, use: LabelUse = "human",
-                  strict: bool = False) -> tuple[list[EvalRow | RowError], frozenset[str]]:
-    """`read_reviewed` over the labels `use` names: the rows, and the ids of those labelled by the judge."""
+def log_traffic(store: Store, *, scope: str) -> Counter[Stratum]:
+    """The scope's logged requests per stratum, labelled or not."""
+    return Counter(stratum_of(when, route) for when, route in store.arrivals(scope=scope))
+
+
+class LabelledRows(NamedTuple):
+    """A scope's labelled requests as rows (`read_labelled`)."""
+
+    rows: list[EvalRow | RowError]
+    judged: frozenset[str]
+    """The ids of the rows the judge labelled."""
+    strata: dict[str, Stratum]
+    """Each row's stratum (`label_strata`), read with it: the rows' selection weights need no second read."""
+
+
+def read_labelled(store: Store, *, scope: str, use: LabelUse = "human", strict: bool = False) -> LabelledRows:
+    """`read_reviewed` over the labels `use` names: the rows, the ids of those labelled by the judge, and their
+    strata."""
     rows: list[EvalRow | RowError] = []
     judged: set[str] = set()
-    for record, label in labels_in_force(store, scope=scope, use=use):
+    labels = labels_in_force(store, scope=scope, use=use)
+    for record, label in labels:
         row = parse_record(reviewed_record(record, label), source=SOURCE_PREFIX + scope)
         if strict and isinstance(row, RowError):
             raise InputError(f"labelled request {row.id}: {row.error}", code=ErrorCode.INVALID_ROW)
         if isinstance(label, JudgeLabel):
             judged.add(str(record.id))
         rows.append(row)
-    return rows, frozenset(judged)
+    return LabelledRows(rows, frozenset(judged), label_strata(record for record, _ in labels))
 
 
 def reviewed_record(record: RequestRecord, verdict: ReviewVerdict | JudgeLabel) -> dict[str, Any]:

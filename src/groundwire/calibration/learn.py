@@ -5,9 +5,8 @@
 checks only those whose report cannot give them (scored by another model, or logged without features) with the base
 model as adapt does (adapt.base_settings, sharing the loaded model). Each label is weighted by how likely the review
 queue was to show it (calibration.selection), as `adapt --from-log` weighs them. It hands the claim rows to
-guard.guarded_refit
-and guard.settle: adapt's fit on all but a held-back share of
-whole source documents, then the guard against the routing in force on that share. The service calls it off the
+guard.guarded_refit and guard.settle: adapt's fit on all but a held-back share of whole source documents, then the
+guard against the routing in force on that share. The service calls it off the
 request path (service/learning.py); it is plain code over a store, a verifier and a folder, so a bench can call it
 too.
 """

@@ -22,7 +22,8 @@ seed, the answers are shuffled by source (whole source documents stay together) 
 3. the scope's profile is refitted on every label so far and guarded exactly as the service does: each label
    weighted by the share of its (week, route) stratum that was reviewed (`calibration.selection`, as
    `serve --learn` weighs the log's), then `calibration.guard.guarded_refit`: it replaces the one in force or is
-   refused.
+   refused. The labels of the weeks the profile in force has routed are the answers it was not fitted on (the
+   service reads them from each report's profile version).
 
 It prints a line per week (means over seeds), then
     learning: weeks=6 reviews=300 escalation=0.xx far=0.xx frr=0.xx replaced=k refused=m
@@ -126,11 +127,15 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_w
     labels_by_task: Counter[str] = Counter()
     outcomes: list[bool] = []  # this week's refits: replaced or refused
 
+    installed = -1  # the week from which the profile in force routes (-1: the base, fitted on no label)
+
     def refit(in_force: Fitted) -> tuple[Fitted, bool]:
         # The labels weighted as the service weighs a queue's (learn.logged_claim_rows), then refitted and guarded.
         weighted = weighted_by_selection(labelled_rows, selection_weights(strata, traffic))
         done = guarded_refit(weighted, in_force, base, targets=targets, base_model=scorer.model_id,
-                             calibration=scorer.calibration, seed=seed, use="human" if noise is None else "judge")
+                             calibration=scorer.calibration, use="human" if noise is None else "judge",
+                             fresh=None if installed < 0 else {
+                                 (r.file, r.row_id) for r in labelled_rows if int(strata[r.row_id][0]) >= installed})
         if done.replaces and done.adapted is not None:
             return done.adapted.fitted, True
         return in_force, False
@@ -164,9 +169,11 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_w
             if learn_every and len(strata) % learn_every == 0:  # serve --learn-every: a refit every N verdicts
                 in_force, done = refit(in_force)
                 outcomes.append(done)
+                installed = week + 1 if done else installed
         if not learn_every:  # a refit at the end of each week
             in_force, done = refit(in_force)
             outcomes.append(done)
+            installed = week + 1 if done else installed
         out.append(Week(len(keys), min(reviews, len(queue)), rates.escalated, rates.false_accept or 0.0,
                         rates.false_reject or 0.0, sum(outcomes), len(outcomes) - sum(outcomes)))
         outcomes.clear()

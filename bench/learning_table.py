@@ -83,12 +83,12 @@ class Reach:
         return f"{self.escalation:.2f} / {self.far:.2f} / {self.frr:.2f}"
 
 
-def reachable(rows: Sequence[combine.ClaimRow], scorer: OnnxScorer, *, seed: int = 0) -> Reach:
+def reachable(rows: Sequence[combine.ClaimRow], scorer: OnnxScorer) -> Reach:
     """Thresholds fitted on these labels as a refit fits them, cross-validated by source (adapt's validation)."""
     base = shipped(scorer.calibration)
     try:
         refit = guarded_refit(rows, base, base, targets=Targets(), base_model=scorer.model_id,
-                              calibration=scorer.calibration, seed=seed)
+                              calibration=scorer.calibration)
     except InputError as error:
         return Reach(None, None, None, str(error).split(":")[0])
     if refit.adapted is None:
@@ -116,7 +116,7 @@ def on_budget(rows: Sequence[combine.ClaimRow], scorer: OnnxScorer, *, labels: i
                 break
             drawn += by_source[source]
             taken += answers_of_source[source]
-        reached.append(reachable(drawn, scorer, seed=seed))
+        reached.append(reachable(drawn, scorer))
     fitted = [r for r in reached if r.escalation is not None]
     if not fitted:
         return Reach(None, None, None, f"every draw refused: {reached[0].why_not}")

@@ -59,7 +59,7 @@ def main() -> None:
         print(f"logged {verdicts} verdicts in {time.perf_counter() - started:.1f} s")
         runtime = app.state.runtime
         started = time.perf_counter()
-        logged, unchecked, _, _ = logged_claim_rows(runtime.store, scope="alpha",
+        logged, unchecked, _, _, _ = logged_claim_rows(runtime.store, scope="alpha",
                                                     model_id=runtime.verifier.scorer.model_id)
         print(f"read {len(logged)} claim rows from the log ({len(unchecked)} answers to check again) in "
               f"{time.perf_counter() - started:.2f} s")

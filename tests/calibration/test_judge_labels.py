@@ -94,7 +94,7 @@ def test_the_guard_judges_on_human_labels_once_they_are_enough() -> None:
     rows, weights, whose = guard.guard_rows(held, TARGETS)
     assert whose == "human" and weights is None
     assert {r.label_kind for r in rows} == {"human"}
-    # Too few human labels held back: every label judges it, a judge's at its weight.
+    # Too few human labels: every label judges it, a judge's at its weight.
     few = human[:10] + judged
     rows, weights, whose = guard.guard_rows(few, TARGETS)
     assert whose == "human and judge" and len(combine.answers_of(rows)) == 310
@@ -102,8 +102,7 @@ def test_the_guard_judges_on_human_labels_once_they_are_enough() -> None:
 
 
 def test_a_guarded_refit_counts_the_kinds_apart_and_is_judged_on_human_labels() -> None:
-    """Judge labels that are all wrong, beside human ones: the guard measures the refit on the held-back human labels
-    only; weighed lighter, the wrong labels move the profile less (its accept threshold nearer the human one)."""
+    """Judge labels that are all wrong, beside human ones: the guard measures the refit on the human labels only; weighed lighter, the wrong labels move the profile less (its accept threshold nearer the human one)."""
     accept_at = {}
     for weight in (1.0, 0.1):
         rows = _rows(600, 8) + _wrong_judge(400, 9, weight)
@@ -112,8 +111,7 @@ def test_a_guarded_refit_counts_the_kinds_apart_and_is_judged_on_human_labels() 
         assert refit.labels["human"] == 600 and refit.labels["judge"] == 400
         assert refit.labels["judge_weight"] == weight and refit.labels["guarded_on"] == "human"
         assert refit.decision is not None and refit.adapted is not None
-        held_human = [r for r in guard.hold_out(rows)[1] if r.label_kind == "human"]
-        assert refit.decision.held_answers == len(combine.answers_of(held_human))
+        assert refit.decision.held_answers == 600  # every human label, out of fold
         assert refit.adapted.document["guard"]["labels"] == "human"
         accept_at[weight] = refit.adapted.fitted.pooled[0]
     assert accept_at[0.1] < accept_at[1.0]
@@ -164,11 +162,11 @@ def test_a_judge_s_stated_error_rate_is_corrected_for_and_recorded() -> None:
 def test_the_guard_corrects_a_judge_s_stated_error_rate_in_its_false_accept() -> None:
     clean = _rows(3000, 11)
     fitted = adapt.Fitted(adapt.IDENTITY, (0.5, 0.05), {})
-    truth = guard.guard(fitted, fitted, clean, targets=TARGETS).candidate["false_accept"].value
+    truth = guard.guard(guard.lodo.route_by_key(fitted, clean), fitted, clean, targets=TARGETS).candidate["false_accept"].value
     judged = _flipped(clean, 0.1, 12)
-    noisy = guard.guard(fitted, fitted, judged, targets=TARGETS).candidate["false_accept"].value
+    noisy = guard.guard(guard.lodo.route_by_key(fitted, judged), fitted, judged, targets=TARGETS).candidate["false_accept"].value
     told = [replace(r, label_error=0.1) for r in judged]
-    corrected = guard.guard(fitted, fitted, told, targets=TARGETS).candidate["false_accept"].value
+    corrected = guard.guard(guard.lodo.route_by_key(fitted, told), fitted, told, targets=TARGETS).candidate["false_accept"].value
     assert truth is not None and noisy is not None and corrected is not None
     # Faithful answers flipped to "hallucinated" sit above the accept threshold: the plain estimate counts them as
     # false accepts; told the error rate, the guard's estimate comes back near the truth.
@@ -180,6 +178,6 @@ def test_the_guard_refuses_when_corrected_counts_leave_no_hallucinated_mass() ->
     # mass is 1 * 3 - 9 * 2 < 0, so there is no false-accept rate to judge by (this raised a TypeError before).
     rows = [replace(r, hallucinated=i == 0, label_kind="judge", label_error=0.4) for i, r in enumerate(_rows(10, 13))]
     fitted = adapt.Fitted(adapt.IDENTITY, (0.5, 0.05), {})
-    decision = guard.guard(fitted, fitted, rows, targets=TARGETS)
+    decision = guard.guard(guard.lodo.route_by_key(fitted, rows), fitted, rows, targets=TARGETS)
     assert not decision.replace and decision.candidate["false_accept"].value is None
     assert "no hallucinated answers to measure" in decision.reason

@@ -107,7 +107,7 @@ def test_every_fold_fits_the_sides_decided_on_all_the_labels(monkeypatch: pytest
 
 
 def test_the_guarded_refit_fits_a_one_sided_profile_on_faithful_short_labels() -> None:
-    rows = _rows(200, 24, seed=1)
+    rows = _rows(200, 18, seed=1)  # 22 faithful labels would fit the reject threshold too
     shipped = adapt.Fitted(adapt.IDENTITY, (0.95, 0.05), {})
     refit = guard.guarded_refit(rows, shipped, shipped, targets=TARGETS, base_model="m", calibration=Calibration())
     assert refit.adapted is not None, refit.reason

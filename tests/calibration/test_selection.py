@@ -68,14 +68,14 @@ def _queue_sample() -> tuple[list[ClaimRow], dict[str, tuple[str, str]], dict[tu
 
 def test_weighted_labels_show_the_traffic_s_false_accepts_that_the_queue_hides() -> None:
     rows, strata, traffic = _queue_sample()
-    unweighted = guard.guard(IN_FORCE, IN_FORCE, rows, targets=TARGETS)
+    unweighted = guard.guard(guard.lodo.route_by_key(IN_FORCE, rows), IN_FORCE, rows, targets=TARGETS)
     assert unweighted.in_force["false_accept"].value == pytest.approx(2 / 52)
     assert unweighted.replace  # the labels as they come: 4% false accept, well within the target
 
     weighted_rows = weighted_by_selection(rows, selection_weights(strata, traffic))
     held, weights, whose = guard.guard_rows(weighted_rows, TARGETS)
     assert whose == "human" and weights is not None
-    decision = guard.guard(IN_FORCE, IN_FORCE, held, targets=TARGETS, weights=weights)
+    decision = guard.guard(guard.lodo.route_by_key(IN_FORCE, held), IN_FORCE, held, targets=TARGETS, weights=weights)
     assert decision.weighted
     assert decision.in_force["false_accept"].value == pytest.approx(20 / 70)
     assert not decision.replace and "false-accept target" in decision.reason

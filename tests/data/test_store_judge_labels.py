@@ -52,10 +52,10 @@ def test_judge_labels_are_read_only_where_asked_and_a_reviewer_s_verdict_wins(tm
         from groundwire.pipeline import CheckSettings, build_verifier
 
         model = build_verifier(CheckSettings(scorer="lexical")).scorer.model_id
-        only_human, unchecked, ids, _ = logged_claim_rows(store, scope="ops", model_id=model)
+        only_human, unchecked, ids, _, _ = logged_claim_rows(store, scope="ops", model_id=model)
         assert not ids and not unchecked and {r.label_kind for r in only_human} == {"human"}
         assert {r.row_id for r in only_human} == {reviewed, both}
-        with_judge, _, ids, _ = logged_claim_rows(store, scope="ops", model_id=model, use="both",
+        with_judge, _, ids, _, _ = logged_claim_rows(store, scope="ops", model_id=model, use="both",
                                                   judge_weight=0.4)
         assert ids == {judged}
         assert {(r.row_id, r.label_kind, r.weight) for r in with_judge} == {

@@ -47,6 +47,21 @@ def test_the_nth_verdict_refits_the_scope_s_profile_in_the_background(settings, 
         assert (meta["profile"], meta["profile_version"]) == ("alpha", "v0001")
         assert meta["thresholds"]["accept_at"] == document["calibration"]["thresholds"][0]
 
+        # Its verdict is read as one on an answer v0001 routed (what the next refit's guard asks whether the profile
+        # in force holds on: the answers it was not fitted on); the 80 before it were routed by no profile.
+        given = client.post("/v1/feedback", headers=ALPHA, json={"request_id": checked["request_id"], "faithful": True})
+        assert given.status_code == 200, given.text
+        from groundwire.calibration.learn import logged_claim_rows
+        from groundwire.data.store import Store
+
+        store = Store(learning.db_url)
+        try:
+            routed_by = logged_claim_rows(store, scope="alpha", model_id=checked["report"]["model_id"]).routed_by
+        finally:
+            store.close()
+        assert routed_by[checked["request_id"]] == "v0001"
+        assert sum(version is None for version in routed_by.values()) == 80
+
 
 def test_a_profile_of_another_model_is_refitted_at_start_or_refused_with_a_record(settings, tmp_path: Path) -> None:
     from fastapi.testclient import TestClient
@@ -89,7 +104,7 @@ def _guarded_refit_by_hand(settings, scope: str):
     store = Store(settings.db_url)
     try:
         rows = [row for row in read_reviewed(store, scope=scope) if isinstance(row, EvalRow)]
-        logged, unchecked, _, _ = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id)
+        logged, unchecked, _, _, _ = logged_claim_rows(store, scope=scope, model_id=base.scorer.model_id)
     finally:
         store.close()
     claim_rows = combine.collect_rows(rows, base, file="request_log")

@@ -318,6 +318,9 @@ class Adapted:
     """A fine-tuned bundle in a temporary directory (`adapt --fine-tune`): write_profile moves it into the profile."""
     sides: Sides = BOTH
     """The thresholds fitted (`require_enough`'s decision; profile.json's "sides" records it)."""
+    cross_validated: Mapping[tuple[str, str], lodo.Routed] = field(default_factory=dict)
+    """Each labelled answer routed by the profile fitted on the other folds (`cross_validate`): what the validation
+    figures are computed on, and what a refit's guard judges it by (calibration.guard)."""
 
     def discard(self) -> None:
         """Remove the temporary fine-tuned model of a profile not written."""
@@ -412,7 +415,7 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
         },
         "validation": {"folds": folds, "grouped_by": "source document (the first context chunk)", **validation},
     }
-    return Adapted(fitted, decide_at, document, sides=sides)
+    return Adapted(fitted, decide_at, document, sides=sides, cross_validated=cross)
 
 
 def write_profile(adapted: Adapted, out: Path, *, force: bool = False, by: str = "adapt",

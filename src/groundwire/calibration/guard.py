@@ -1,17 +1,32 @@
 """The guard on a refit: whether a newly fitted profile may replace the one in force, and the refit it guards.
 
-`guarded_refit` holds back a share of a scope's labelled answers (whole source documents: `hold_out`), fits the
-profile on the rest with `adapt`'s own code (`adapt.adapt_rows`: the same refusals, the same cross-validated
-figures), and asks `guard` whether it replaces the one in force on the held-back answers. `settle` writes the
-profile as a new version or records the refusal (calibration.versions). The service's continuous refit and the
-learning-loop bench call these functions, so both take the same decisions on the same labels. All are pure over
-plain records (claim rows, fitted recipes) apart from `settle`, which writes the profile folder.
+`guarded_refit` fits the profile on all of a scope's labelled answers with `adapt`'s own code (`adapt.adapt_rows`:
+the same refusals, the same cross-validated figures) and asks `guard` whether it replaces the one in force, judged
+on answers it was not fitted on: adapt's five folds of whole source documents, each answer routed by the profile
+fitted on the other four (`Adapted.cross_validated`). `settle` writes the profile as a new version or records the
+refusal (calibration.versions). The service's continuous refit and the learning-loop bench call these functions,
+so both take the same decisions on the same labels. All are pure over plain records (claim rows, fitted recipes)
+apart from `settle`, which writes the profile folder.
+
+Why folds and not one held-back share. Until issue 56's fifth stop the guard held back 30% of the labels (whole
+source documents) and fitted on the rest. On a scope with few labels that share decided when a refit could start at
+all (a fit needs 22 labels of a class at 10% and 90% confidence), and the guard judged on a third as many answers.
+With folds every label is fitted on and judged on, out of fold. What the folds judge is the fitting on these
+labels, of which the profile put in force is one more run on all of them, as adapt's own figures are.
+
+The profile in force is routed on the same answers, most of which it was fitted on, and there it looks safer than
+it is. So whether it misses the false-accept target is asked of the answers it routed (`fresh`): otherwise a
+profile fitted on labels that happened to be easy stays in force for good, since every truer refit escalates more
+(docs/adapt.md, "The guard"). `bench/learning_table.py` (teach order, a person's labels, a quarter of each week
+reviewed, 5 seeds), week 6 over the ten dev families, held-back share -> folds: escalation / false accept / false
+reject 0.665 / 0.053 / 0.032 -> 0.663 / 0.043 / 0.039; folds with the profile in force asked on every label:
+0.642 / 0.056 / 0.039, HaluEval's false accept 0.104 over 10 seeds.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
@@ -27,18 +42,16 @@ from groundwire.foundation.errors import InputError
 from groundwire.foundation.types import Route
 from groundwire.scoring.base import Calibration
 
-HOLD_SHARE = 0.3
-"""The share of a scope's labelled answers (whole source documents) held back to judge a refit on."""
 LEVEL = 0.95
-"""The two-sided level of the false-accept interval the guard allows above the target."""
+"""The two-sided level of the false-accept and false-reject intervals the guard allows above the targets."""
 
 Key = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
 class Rate:
-    """A rate on the held-back answers, with its Wilson interval at LEVEL; `n` is the effective number of answers
-    (Kish's, with weights; the count without)."""
+    """A rate on the answers the guard judged, with its Wilson interval at LEVEL; `n` is the effective number of
+    answers (Kish's, with weights; the count without)."""
 
     value: float | None
     low: float | None
@@ -56,6 +69,7 @@ class GuardDecision:
     replace: bool
     reason: str
     held_answers: int
+    """The answers judged, each held back from the fit that routed it (out of fold)."""
     weighted: bool
     candidate: Mapping[str, Rate] = field(default_factory=dict)
     in_force: Mapping[str, Rate] = field(default_factory=dict)
@@ -66,39 +80,22 @@ class GuardDecision:
                 "in_force": {k: r.as_dict() for k, r in self.in_force.items()}}
 
 
-def hold_out(rows: Sequence[combine.ClaimRow], *, share: float = HOLD_SHARE,
-             seed: int = 0) -> tuple[list[combine.ClaimRow], list[combine.ClaimRow]]:
-    """(fit, held): whole source documents (`ClaimRow.group`), shuffled by `seed`, held back until they hold at
-    least `share` of the answers. A document is never on both sides, so the held part judges the profile on
-    sources it was not fitted on."""
-    if not 0.0 < share < 1.0:
-        raise ValueError(f"the held-back share must be strictly between 0 and 1, got {share:g}")
-    answers = combine.answers_of(rows)
-    per_group: dict[str, int] = {}
-    for row in answers.values():
-        per_group[row.group] = per_group.get(row.group, 0) + 1
-    groups = sorted(per_group)
-    np.random.default_rng(seed).shuffle(groups)
-    held_groups: set[str] = set()
-    taken = 0
-    for group in groups:
-        if taken >= share * len(answers):
-            break
-        held_groups.add(group)
-        taken += per_group[group]
-    return [r for r in rows if r.group not in held_groups], [r for r in rows if r.group in held_groups]
+def guard(candidate: Mapping[Key, lodo.Routed], in_force: Fitted, judged: Sequence[combine.ClaimRow], *,
+          targets: Targets, weights: Mapping[Key, float] | None = None,
+          fresh: Collection[Key] | None = None) -> GuardDecision:
+    """Whether the candidate profile replaces `in_force`, judged on the answers of `judged`: `candidate` routes
+    each of them by a fit that did not see it (`Adapted.cross_validated`; an answer it lacks is not judged).
 
-
-def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow], *, targets: Targets,
-          weights: Mapping[Key, float] | None = None) -> GuardDecision:
-    """Whether `candidate` replaces `in_force`, judged on held-back answers neither was fitted on.
-
-    It replaces only if (1) its false-accept rate on the held-back hallucinated answers stays within the target
-    plus its interval: the rate's 95% Wilson interval reaches down to `targets.far` or below (the rule `adapt`
-    refuses a profile by, `adapt.require_within_target`), and (2) it escalates no larger share of the held-back
-    answers than the profile in force does, unless the profile in force misses the target there by more than its
-    interval and this one accepts fewer of the hallucinated answers: ACCEPT must be safe before it is cheap. The
-    held-back part must hold answers of both classes.
+    It replaces only if (1) its false-accept rate on the hallucinated answers stays within the target plus its
+    interval: the rate's 95% Wilson interval reaches down to `targets.far` or below (the rule `adapt` refuses a
+    profile by, `adapt.require_within_target`), (2) its false-reject rate on the faithful ones does the same against
+    `targets.frr` (REJECT must be safe too), and (3) it escalates no larger share of the answers than the profile in
+    force does, unless the profile in force accepts more than the target of the hallucinated answers it routed and
+    was not fitted on (`fresh`, the keys of the answers it routed; None: every answer, for a routing fitted on no
+    label) and this one accepts fewer: ACCEPT must be safe before it is cheap. Without that exception the rule is a
+    ratchet: a profile fitted on labels that happened to be easy escalates little, so every later, stricter and
+    truer refit escalates more and is refused, and on the answers it was fitted on it looks safe. The answers must
+    be of both classes.
 
     Which false-accept estimate: labels weighted by how likely the review queue was to pick them. With `weights`
     (answer key (file, row id) -> weight; an answer without one counts 0), every rate is weighted, and its interval
@@ -108,51 +105,55 @@ def guard(candidate: Fitted, in_force: Fitted, held: Sequence[combine.ClaimRow],
     for, and the many labels of escalations for no more than the escalations. Without weights, every label counts
     once: the rate is then that of the labelled answers, biased toward what the queue picked.
 
-    Judge labels (`serve --judge-labels`): `guarded_refit` hands the guard the held-back human labels alone once
-    they are enough (`guard_rows`), so a judge's errors cannot certify a profile fitted on them."""
-    routed_now = lodo.route_by_key(in_force, held)
-    routed_new = lodo.route_by_key(candidate, held)
-    keys = sorted(routed_new)
+    Judge labels (`serve --judge-labels`): `guarded_refit` hands the guard the human labels alone once they are
+    enough (`guard_rows`), so a judge's errors cannot certify a profile fitted on them."""
+    routed_now = lodo.route_by_key(in_force, judged)
+    keys = sorted(k for k in routed_now if k in candidate)
     w = np.array([1.0 if weights is None else float(weights.get(k, 0.0)) for k in keys])
-    y = np.array([routed_new[k].hallucinated for k in keys], dtype=bool)
+    y = np.array([routed_now[k].hallucinated for k in keys], dtype=bool)
     weighted = weights is not None
     if not (y.any() and (~y).any()):
-        return GuardDecision(False, f"the held-back part ({len(keys)} answers) does not hold labelled answers of both "
-                                    "classes: nothing to judge the refit on; label answers on more sources",
+        return GuardDecision(False, f"the {len(keys)} answers judged do not hold labelled answers of both classes: "
+                                    "nothing to judge the refit on; label answers on more sources",
                              len(keys), weighted)
     # A judge's stated error rate (ClaimRow.label_error) is corrected for here too: each answer counts toward the
     # hallucinated class by its unbiased mass (operating.hallucinated_mass), 1 or 0 for a person's label.
-    answers = combine.answers_of(held)
+    answers = combine.answers_of(judged)
     mass = hallucinated_mass(y, [answers[k].label_error for k in keys])
-    new = _rates(routed_new, keys, w, mass)
+    new = _rates(candidate, keys, w, mass)
     now = _rates(routed_now, keys, w, mass)
-    far = new["false_accept"]
+    far, frr = new["false_accept"], new["false_reject"]
     if far.value is None:  # a judge's corrected counts (mass below 0 for its "faithful" labels) summed to nothing
-        return GuardDecision(False, f"the held-back part ({len(keys)} answers) holds no hallucinated answers to measure "
-                                    "a false-accept rate on once the judge's error rate is corrected for; label "
+        return GuardDecision(False, f"the {len(keys)} answers judged hold no hallucinated answers to measure a "
+                                    "false-accept rate on once the judge's error rate is corrected for; label "
                                     "more answers", len(keys), weighted, new, now)
-    if far.low is not None and far.low > targets.far:
-        reason = (f"on {len(keys)} held-back answers it accepts {far.value:.1%} of the hallucinated ones (95% interval "
-                  f"{far.low:.1%}-{far.high or 0:.1%}): above the false-accept target {targets.far:g} by more than "
-                  "its interval")
-        return GuardDecision(False, reason, len(keys), weighted, new, now)
+    for rate, target, name, which in ((far, targets.far, "false-accept", "accepts"),
+                                      (frr, targets.frr, "false-reject", "rejects")):
+        if rate.low is not None and rate.low > target:
+            kind = "hallucinated" if which == "accepts" else "faithful"
+            reason = (f"out of fold on {len(keys)} answers it {which} {rate.value or 0:.1%} of the {kind} ones (95% "
+                      f"interval {rate.low:.1%}-{rate.high or 0:.1%}): above the {name} target {target:g} by more "
+                      "than its interval")
+            return GuardDecision(False, reason, len(keys), weighted, new, now)
     more, less = new["escalated"].value or 0.0, now["escalated"].value or 0.0
-    unsafe_now = now["false_accept"]
-    if (unsafe_now.low is not None and unsafe_now.low > targets.far
-            and (far.value or 0.0) < (unsafe_now.value or 0.0)):
-        # The routing in force misses the target by more than its interval on these labels (the traffic drifted, or
-        # the labels it was fitted on were too few): a safer profile replaces it even though it escalates more.
-        reason = (f"on {len(keys)} held-back answers the profile in force accepts {unsafe_now.value:.1%} of the "
-                  f"hallucinated ones (95% interval {unsafe_now.low:.1%}-{unsafe_now.high or 0:.1%}), above the "
-                  f"false-accept target {targets.far:g} by more than its interval; this one accepts {far.value:.1%} "
-                  f"and escalates {more:.1%} against {less:.1%}")
+    # Whether the profile in force misses the target is asked of answers it was not fitted on: those it routed
+    # (`fresh`), or all of them when it was fitted on none (the base model's routing).
+    routed_since = [i for i, k in enumerate(keys) if fresh is None or k in fresh]
+    since = _rates(routed_now, [keys[i] for i in routed_since], w[routed_since], mass[routed_since])["false_accept"]
+    if since.value is not None and since.value > targets.far and (far.value or 0.0) < since.value:
+        # The routing in force misses the target on the answers it routed (the traffic drifted, or the labels it was
+        # fitted on were too few or happened to be easy): a safer profile replaces it even though it escalates more.
+        reason = (f"on the {len(routed_since)} answers judged that it routed and was not fitted on, the profile in "
+                  f"force accepts {since.value:.1%} of the hallucinated ones, above the false-accept target "
+                  f"{targets.far:g}; this one accepts {far.value:.1%} out of fold and escalates {more:.1%} against "
+                  f"{less:.1%}")
         return GuardDecision(True, reason, len(keys), weighted, new, now)
     if more > less + 1e-12:
-        reason = (f"on {len(keys)} held-back answers it escalates {more:.1%}, more than the profile in force "
+        reason = (f"out of fold on {len(keys)} answers it escalates {more:.1%}, more than the profile in force "
                   f"({less:.1%})")
         return GuardDecision(False, reason, len(keys), weighted, new, now)
-    reason = (f"on {len(keys)} held-back answers: false accept {far.value:.1%} (target {targets.far:g}), escalated "
-              f"{more:.1%} against {less:.1%} in force")
+    reason = (f"out of fold on {len(keys)} answers: false accept {far.value:.1%} (target {targets.far:g}), false "
+              f"reject {frr.value or 0:.1%} (target {targets.frr:g}), escalated {more:.1%} against {less:.1%} in force")
     return GuardDecision(True, reason, len(keys), weighted, new, now)
 
 
@@ -178,24 +179,24 @@ def _rate(hits: np.ndarray, w: np.ndarray) -> Rate:
     return Rate(p, max(0.0, centre - half), min(1.0, centre + half), n)
 
 
-def guard_rows(held: Sequence[combine.ClaimRow],
+def guard_rows(rows: Sequence[combine.ClaimRow],
                targets: Targets) -> tuple[list[combine.ClaimRow], dict[Key, float] | None, str]:
-    """The held-back answers the guard judges a refit on, their weights, and whose labels they are ("human" or
+    """The labelled answers the guard judges a refit on, their weights, and whose labels they are ("human" or
     "human and judge").
 
-    Human labels only, as soon as the held-back part holds enough of them: at least `targets.needed()` hallucinated
-    and faithful answers labelled by a person (the fewest on which a false-accept rate at the target can be shown with
-    the targets' confidence). A judge's errors would otherwise certify the profile fitted on them. Until then, every
-    held-back label. Each answer counts as its label weight (ClaimRow.weight: a judge's weight times the review
-    queue's selection weight, calibration.selection); None when every weight is 1."""
-    answers = combine.answers_of(held)
+    Human labels only, as soon as there are enough of them: at least `targets.needed()` hallucinated and faithful
+    answers labelled by a person (the fewest on which a false-accept rate at the target can be shown with the
+    targets' confidence). A judge's errors would otherwise certify the profile fitted on them. Until then, every
+    label. Each answer counts as its label weight (ClaimRow.weight: a judge's weight times the review queue's
+    selection weight, calibration.selection); None when every weight is 1."""
+    answers = combine.answers_of(rows)
     human = {key for key, row in answers.items() if row.label_kind == "human"}
     need_bad, need_good = targets.needed()
     bad = sum(answers[key].hallucinated for key in human)
     if len(human) == len(answers) or (bad >= need_bad and len(human) - bad >= need_good):
-        kept = [r for r in held if (r.file, r.row_id) in human]
+        kept = [r for r in rows if (r.file, r.row_id) in human]
         return kept, _label_weights(kept), "human"
-    return list(held), _label_weights(held), "human and judge"
+    return list(rows), _label_weights(rows), "human and judge"
 
 
 def _label_weights(rows: Sequence[combine.ClaimRow]) -> dict[Key, float] | None:
@@ -220,34 +221,32 @@ class Refit:
 
 def guarded_refit(rows: Sequence[combine.ClaimRow], in_force: Fitted, base: Fitted, *, recipe: Recipe = "combiner",
                   targets: Targets | None = None, base_model: str, calibration: Calibration,
-                  scope: str | None = None, c: float = PRIOR_C, folds: int = FOLDS, share: float = HOLD_SHARE,
-                  seed: int = 0, use: LabelUse = "human",
-                  judge_error_from: str | dict[str, object] = "stated") -> Refit:
-    """Fit a profile on the labels outside a held-back share (adapt's fit, its refusals included) and guard it
-    against `in_force` on that share (its human labels once they are enough: `guard_rows`). `base`: the base
-    model's own routing (what adapt refits from). Each row's label counts as its weight (ClaimRow.weight: a judge's
-    weight, times the review queue's selection weight where the labels came from a queue), in the fit and the guard;
-    `use` records which labels were read, `judge_error_from` how the judge's error rate was obtained
+                  scope: str | None = None, c: float = PRIOR_C, folds: int = FOLDS, use: LabelUse = "human",
+                  judge_error_from: str | dict[str, object] = "stated", fresh: Collection[Key] | None = None) -> Refit:
+    """Fit a profile on the labels (adapt's fit, its refusals included) and guard it against `in_force` out of fold
+    (module docstring), on the human labels once they are enough (`guard_rows`). `base`: the base model's own
+    routing (what adapt refits from). Each row's label counts as its weight (ClaimRow.weight: a judge's weight,
+    times the review queue's selection weight where the labels came from a queue), in the fit and the guard; `use`
+    records which labels were read, `judge_error_from` how the judge's error rate was obtained
     (calibration.judge_error). The label counts (`labels`, what the history records) keep the kinds apart, with the
     judge's weight and error rate."""
     targets = targets or Targets()
-    fit_rows, held = hold_out(rows, share=share, seed=seed)
     answers = combine.answers_of(rows)
     judge_weight, judge_error = combine.judge_terms(rows)
+    judged_on, guard_weights, guarded_on = guard_rows(rows, targets)
     labels: dict[str, object] = {
         **combine.label_kinds(rows), "judge_weight": judge_weight, "judge_error": judge_error,
         "judge_error_from": judge_error_from if use != "human" else None,
         "hallucinated": sum(r.hallucinated for r in answers.values()),
         "faithful": sum(not r.hallucinated for r in answers.values()),
-        "fitted_on": len(combine.answers_of(fit_rows)), "held_back": len(combine.answers_of(held))}
-    judged_on, guard_weights, guarded_on = guard_rows(held, targets)
-    labels["guarded_on"] = guarded_on
+        "fitted_on": len(answers), "held_back": len(combine.answers_of(judged_on)), "guarded_on": guarded_on}
     try:
-        adapted = adapt_rows(fit_rows, base, recipe=recipe, targets=targets, c=c, folds=folds, base_model=base_model,
+        adapted = adapt_rows(rows, base, recipe=recipe, targets=targets, c=c, folds=folds, base_model=base_model,
                              calibration=calibration, scope=scope, use=use, judge_error_from=judge_error_from)
     except InputError as refused:
         return Refit(None, None, f"adapt refused the labels ({refused.code.value}): {refused}", labels)
-    decision = guard(adapted.fitted, in_force, judged_on, targets=targets, weights=guard_weights)
+    decision = guard(adapted.cross_validated, in_force, judged_on, targets=targets, weights=guard_weights,
+                     fresh=fresh)
     adapted.document["guard"] = {"replaced": decision.replace, "reason": decision.reason, "labels": guarded_on,
                                  **decision.figures()}
     return Refit(adapted, decision, decision.reason, labels)

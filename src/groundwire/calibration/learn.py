@@ -5,9 +5,8 @@
 checks only those whose report cannot give them (scored by another model, or logged without features) with the base
 model as adapt does (adapt.base_settings, sharing the loaded model). Each label is weighted by how likely the review
 queue was to show it (calibration.selection), as `adapt --from-log` weighs them. It hands the claim rows to
-guard.guarded_refit and guard.settle: adapt's fit on all but a held-back share of whole source documents, then the
-guard against the routing in force on that share. The service calls it off the
-request path (service/learning.py); it is plain code over a store, a verifier and a folder, so a bench can call it
+guard.guarded_refit and guard.settle: adapt's fit on every label, then the guard against the routing in force,
+out of fold (adapt's folds of whole source documents). The service calls it off the request path (service/learning.py); it is plain code over a store, a verifier and a folder, so a bench can call it
 too.
 """
 
@@ -31,6 +30,7 @@ from groundwire.calibration.adapt import (
 )
 from groundwire.calibration.judge_error import JudgeError, resolve_judge_error
 from groundwire.calibration.selection import queue_weights, weighted_by_selection
+from groundwire.calibration.versions import current_version
 from groundwire.core.settings import CheckSettings
 from groundwire.core.verifier import Verifier
 from groundwire.data.labelled import SOURCE_PREFIX, LabelUse, label_strata, labels_in_force, reviewed_record
@@ -60,6 +60,8 @@ class LoggedLabels(NamedTuple):
     """The ids of the judge's labels."""
     selection: dict[str, float]
     """Each labelled request's selection weight (calibration.selection), by request id."""
+    routed_by: dict[str, str | None]
+    """The profile version that routed each labelled request (its report's meta.profile_version), by request id."""
 
     def weigh(self, rows: Sequence[combine.ClaimRow], *, judge_weight: float,
               judge_error: float) -> list[combine.ClaimRow]:
@@ -79,6 +81,7 @@ def logged_claim_rows(store: Store, *, scope: str, model_id: str, use: LabelUse 
     rows: list[combine.ClaimRow] = []
     unchecked: list[EvalRow] = []
     judged: set[str] = set()
+    routed_by: dict[str, str | None] = {}
     labels = labels_in_force(store, scope=scope, use=use)
     selection = queue_weights(store, scope=scope, strata=label_strata(record for record, _ in labels))
     for record, label in labels:
@@ -87,12 +90,14 @@ def logged_claim_rows(store: Store, *, scope: str, model_id: str, use: LabelUse 
             continue
         if isinstance(label, JudgeLabel):
             judged.add(row.id)
+        meta = (record.report or {}).get("meta")
+        routed_by[row.id] = meta.get("profile_version") if isinstance(meta, dict) else None
         logged = combine.claim_rows_of_logged(row, record.report or {}, file=LOG_FILE, model_id=model_id)
         if logged is None:
             unchecked.append(row)
         else:
             rows.extend(logged)
-    found = LoggedLabels([], unchecked, frozenset(judged), selection)
+    found = LoggedLabels([], unchecked, frozenset(judged), selection, routed_by)
     return found._replace(rows=found.weigh(rows, judge_weight=judge_weight, judge_error=judge_error))
 
 
@@ -107,7 +112,7 @@ class Learned:
 
 def refit_scope(store: Store, *, scope: str, folder: Path, in_force: Verifier, settings: CheckSettings,
                 targets: Targets | None = None, recipe: Recipe = "combiner", by: str = "service refit",
-                seed: int = 0, use: LabelUse = "human", judge_weight: float = DEFAULT_JUDGE_WEIGHT,
+                use: LabelUse = "human", judge_weight: float = DEFAULT_JUDGE_WEIGHT,
                 judge_error: JudgeError = 0.0) -> Learned:
     """Refit `scope`'s profile in `folder` from its logged labels and put it in force if the guard lets it, else
     record the refusal there. `in_force`: the verifier routing the scope now (its profile's, or the service's);
@@ -132,8 +137,11 @@ def refit_scope(store: Store, *, scope: str, folder: Path, in_force: Verifier, s
     else:
         checked = found.weigh(combine.collect_rows(found.unchecked, base, file=LOG_FILE), judge_weight=judge_weight,
                               judge_error=resolved.rate)
+        # The answers the version in force routed are the ones it was not fitted on (calibration.guard).
+        version = current_version(folder)
+        fresh = None if version is None else {(LOG_FILE, rid) for rid, by in found.routed_by.items() if by == version}
         refit = guard.guarded_refit(found.rows + checked, shipped(calibration_of(in_force.scorer)), shipped(calibration),
                                     recipe=recipe, targets=targets, base_model=base.scorer.model_id,
-                                    calibration=calibration, scope=scope, seed=seed, use=use,
-                                    judge_error_from=resolved.record)
+                                    calibration=calibration, scope=scope, use=use,
+                                    judge_error_from=resolved.record, fresh=fresh)
     return Learned(scope, guard.settle(folder, refit, by=by), refit.reason)

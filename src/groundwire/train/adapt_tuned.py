@@ -113,4 +113,5 @@ def adapt_tuned(checked: Sequence[finetune.Checked], verifier: Verifier, base: F
     validation = dict(document["validation"])  # type: ignore[call-overload]
     validation["profile_model"] = "each fold checked by the model fine-tuned on the other folds"
     document["validation"] = validation
-    return Adapted(adapted.fitted, adapted.decide_at, document, model=final.bundle, sides=adapted.sides)
+    return Adapted(adapted.fitted, adapted.decide_at, document, model=final.bundle, sides=adapted.sides,
+                   cross_validated=adapted.cross_validated)

@@ -23,13 +23,13 @@ labels below give."""
 
 
 def _rows(hallucinated: int, faithful: int, *, seed: int = 0) -> list[ClaimRow]:
-    """One-claim qa answers, hallucinated ones first; four answers a source document."""
+    """One-claim qa answers, hallucinated ones first, each from a source document of its own."""
     rng = np.random.default_rng(seed)
     rows = []
     for i in range(hallucinated + faithful):
         bad = i < hallucinated
         support = float(np.clip(rng.normal(0.3 if bad else 0.8, 0.15), 0.01, 0.99))
-        rows.append(ClaimRow("synthetic", f"a{i}", "qa", f"doc{i // 4}", bad, support, 0, (0, 10), None,
+        rows.append(ClaimRow("synthetic", f"a{i}", "qa", f"doc{i}", bad, support, 0, (0, 10), None,
                              {"support": support, "n_claims": 1.0}))
     return rows
 

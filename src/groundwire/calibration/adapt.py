@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 
 from groundwire.calibration import combine, lodo, versions
+from groundwire.calibration.clusters import class_sources
 from groundwire.calibration.monotone import fit_toward
 from groundwire.calibration.recipe import Fitted, answer_points
 from groundwire.calibration.selection import weighted_by_selection
@@ -265,21 +266,28 @@ class TooFewLabels(InputError):
 def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets, *, both: bool = False) -> Sides:
     """Which thresholds these labels can fit (calibration.sides): each needs `targets.needed()` labels of the class
     that certifies it. Refuse labels too few for either (with `both`, for both: a fit that changes the claim scores
-    cannot keep the base's threshold for the other), saying how many more."""
+    cannot keep the base's threshold for the other), saying how many more. A class counts no more than the source
+    documents its labels come from (calibration.clusters)."""
     # A judge's label counts as its weight (ClaimRow.weight): what the thresholds' confidence rests on.
-    sides = Sides.of(class_weights(rows), targets.needed())
+    weights, sources = class_weights(rows), class_sources(rows)
+    sides = Sides.of((min(weights[0], sources[0]), min(weights[1], sources[1])), targets.needed())
     if sides.both or (sides.fitted and not both):
         return sides
     have, need = sides.have, sides.need
     needed = sides.short()
     short = [f"{more} more {name}" for name, more in needed.items()]
     answers = [r for r in combine.answers_of(rows).values() if r.claim_index >= 0]
-    weights = sorted({r.weight for r in answers if r.label_kind == "judge"})
-    counted = f" (judge labels counted at weight {', '.join(f'{w:g}' for w in weights)})" if weights else ""
+    judge_weights = sorted({r.weight for r in answers if r.label_kind == "judge"})
+    counted = (f" (judge labels counted at weight {', '.join(f'{w:g}' for w in judge_weights)})"
+               if judge_weights else "")
+    if any(s < w - 1e-9 for s, w in zip(sources, weights, strict=True)):
+        counted += (f" (of {_count(weights[0])} and {_count(weights[1])} labelled answers: answers of one source document "
+                    "score alike and count once; label answers on more documents)")
     raise TooFewLabels(
         f"too few labels to meet false accept <= {targets.far:g} and false reject <= {targets.frr:g} with "
         f"{targets.confidence:.0%} confidence: that needs at least {need[0]} hallucinated and {need[1]} faithful "
-        f"labelled answers with a checkable claim, and there are {_count(have[0])} and {_count(have[1])}{counted}. Label "
+        f"labelled answers with a checkable claim, from as many source documents, and there are {_count(have[0])} and "
+        f"{_count(have[1])}{counted}. Label "
         f"{' and '.join(short)} answers (from the same domain), or relax the targets", needed=needed)
 
 

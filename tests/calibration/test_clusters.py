@@ -52,3 +52,22 @@ def test_adapt_waits_for_labels_from_enough_documents_and_says_why() -> None:
     judged = [replace(r, weight=0.5) for r in _rows(60, 1, seed=1)]
     with pytest.raises(InputError, match="15 and 15"):
         _adapt(judged)
+
+
+def test_a_routing_that_misses_the_target_is_replaced_without_waiting_for_documents() -> None:
+    """The documents rule holds a lax fit back; it must not hold back a safer one. A refit on labels from six
+    documents is refused against a safe routing, and put in force against one that accepts most hallucinated
+    answers (it accepts fewer)."""
+    from groundwire.calibration import guard
+
+    rows = _rows(60, 10, seed=2)
+    safe = guard.guarded_refit(rows, SHIPPED, SHIPPED, recipe="thresholds", targets=adapt.Targets(), base_model="m",
+                               calibration=Calibration())
+    assert not safe.replaces and "too_few_labels" in safe.reason and safe.labels["counted_per_document"] is True
+    lax = adapt.Fitted(adapt.IDENTITY, (0.2, 0.05), {})
+    replaced = guard.guarded_refit(rows, lax, SHIPPED, recipe="thresholds", targets=adapt.Targets(),
+                                   base_model="m", calibration=Calibration())
+    assert replaced.labels["counted_per_document"] is False
+    assert replaced.replaces, replaced.reason
+    assert replaced.decision is not None and "profile in force accepts" in replaced.reason
+    assert replaced.decision.candidate["false_accept"].value < replaced.decision.in_force["false_accept"].value  # type: ignore[operator]

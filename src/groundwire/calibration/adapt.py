@@ -263,13 +263,16 @@ class TooFewLabels(InputError):
         self.needed = needed
 
 
-def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets, *, both: bool = False) -> Sides:
+def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets, *, both: bool = False,
+                   per_document: bool = True) -> Sides:
     """Which thresholds these labels can fit (calibration.sides): each needs `targets.needed()` labels of the class
     that certifies it. Refuse labels too few for either (with `both`, for both: a fit that changes the claim scores
     cannot keep the base's threshold for the other), saying how many more. A class counts no more than the source
-    documents its labels come from (calibration.clusters)."""
+    documents its labels come from (calibration.clusters), unless `per_document` is False (a refit replacing a
+    routing that misses the false-accept target: calibration.guard)."""
     # A judge's label counts as its weight (ClaimRow.weight): what the thresholds' confidence rests on.
-    weights, sources = class_weights(rows), class_sources(rows)
+    weights = class_weights(rows)
+    sources = class_sources(rows) if per_document else weights
     sides = Sides.of((min(weights[0], sources[0]), min(weights[1], sources[1])), targets.needed())
     if sides.both or (sides.fitted and not both):
         return sides
@@ -377,15 +380,15 @@ def adapt_rows(claim_rows: Sequence[combine.ClaimRow], base: Fitted, *, recipe: 
                c: float, folds: int, base_model: str, calibration: Calibration, scope: str | None = None,
                skipped: int = 0, auroc_rounds: int = 500,
                shipped_rows: Sequence[combine.ClaimRow] | None = None, use: LabelUse = "human",
-               judge_error_from: str | dict[str, object] = "stated") -> Adapted:
+               judge_error_from: str | dict[str, object] = "stated", per_document: bool = True) -> Adapted:
     """`adapt` on claim rows collected already (the learning curves reuse one feature cache, and skip the AUROC
     intervals with `auroc_rounds` 0). `shipped_rows`: the same answers checked by the base model, where
     `claim_rows` are another model's (a fine-tune's out-of-fold rows): the shipped routing is figured on them.
     Each row's label counts as its `weight` (a judge's label at the judge weight: combine.weighted_by_kind) in the
     fit and in the count of labels; `use` records which labels were read (human, judge or both), and
-    `judge_error_from` how the judge's error rate was obtained. The
+    `judge_error_from` how the judge's error rate was obtained; `per_document`: require_enough's. The
     cross-validated rates count each label as its weight too (AUROC: once)."""
-    sides = require_enough(claim_rows, targets)
+    sides = require_enough(claim_rows, targets, per_document=per_document)
     cross = cross_validate(claim_rows, base, recipe=recipe, targets=targets, c=c, folds=folds, sides=sides)
     weight = combine.answer_weights(claim_rows)
     weighted = any(w != 1.0 for w in weight.values())

@@ -136,14 +136,12 @@ def guard(candidate: Mapping[Key, lodo.Routed], in_force: Fitted, judged: Sequen
                       "than its interval")
             return GuardDecision(False, reason, len(keys), weighted, new, now)
     more, less = new["escalated"].value or 0.0, now["escalated"].value or 0.0
-    # Whether the profile in force misses the target is asked of answers it was not fitted on: those it routed
-    # (`fresh`), or all of them when it was fitted on none (the base model's routing).
-    routed_since = [i for i, k in enumerate(keys) if fresh is None or k in fresh]
-    since = _rates(routed_now, [keys[i] for i in routed_since], w[routed_since], mass[routed_since])["false_accept"]
+    since, routed_since = false_accept_since(in_force, [r for r in judged if (r.file, r.row_id) in candidate],
+                                             weights=weights, fresh=fresh)
     if since.value is not None and since.value > targets.far and (far.value or 0.0) < since.value:
         # The routing in force misses the target on the answers it routed (the traffic drifted, or the labels it was
         # fitted on were too few or happened to be easy): a safer profile replaces it even though it escalates more.
-        reason = (f"on the {len(routed_since)} answers judged that it routed and was not fitted on, the profile in "
+        reason = (f"on the {routed_since} answers judged that it routed and was not fitted on, the profile in "
                   f"force accepts {since.value:.1%} of the hallucinated ones, above the false-accept target "
                   f"{targets.far:g}; this one accepts {far.value:.1%} out of fold and escalates {more:.1%} against "
                   f"{less:.1%}")
@@ -155,6 +153,21 @@ def guard(candidate: Mapping[Key, lodo.Routed], in_force: Fitted, judged: Sequen
     reason = (f"out of fold on {len(keys)} answers: false accept {far.value:.1%} (target {targets.far:g}), false "
               f"reject {frr.value or 0:.1%} (target {targets.frr:g}), escalated {more:.1%} against {less:.1%} in force")
     return GuardDecision(True, reason, len(keys), weighted, new, now)
+
+
+def false_accept_since(in_force: Fitted, judged: Sequence[combine.ClaimRow], *,
+                       weights: Mapping[Key, float] | None = None,
+                       fresh: Collection[Key] | None = None) -> tuple[Rate, int]:
+    """The false-accept rate of `in_force` on the answers of `judged` it was not fitted on, and how many there are:
+    those it routed (`fresh`, their keys), or all of them when it was fitted on none (None: the base model's
+    routing). Weighted as `guard` weighs, a judge's stated error rate corrected for."""
+    routed = lodo.route_by_key(in_force, judged)
+    keys = sorted(k for k in routed if fresh is None or k in fresh)
+    w = np.array([1.0 if weights is None else float(weights.get(k, 0.0)) for k in keys])
+    answers = combine.answers_of(judged)
+    y = np.array([routed[k].hallucinated for k in keys], dtype=bool)
+    mass = hallucinated_mass(y, [answers[k].label_error for k in keys])
+    return _rates(routed, keys, w, mass)["false_accept"], len(keys)
 
 
 def _rates(routed: Mapping[Key, lodo.Routed], keys: Sequence[Key], w: np.ndarray,
@@ -234,15 +247,22 @@ def guarded_refit(rows: Sequence[combine.ClaimRow], in_force: Fitted, base: Fitt
     answers = combine.answers_of(rows)
     judge_weight, judge_error = combine.judge_terms(rows)
     judged_on, guard_weights, guarded_on = guard_rows(rows, targets)
+    # A profile in force that misses the false-accept target on the answers it routed may be replaced by a refit on
+    # labels from fewer documents than a fit otherwise waits for (calibration.clusters): a safer routing should not
+    # wait for 22 documents, and the guard takes it only if it accepts fewer hallucinated answers.
+    since, _ = false_accept_since(in_force, judged_on, weights=guard_weights, fresh=fresh)
+    per_document = not (since.value is not None and since.value > targets.far)
     labels: dict[str, object] = {
         **combine.label_kinds(rows), "judge_weight": judge_weight, "judge_error": judge_error,
         "judge_error_from": judge_error_from if use != "human" else None,
         "hallucinated": sum(r.hallucinated for r in answers.values()),
         "faithful": sum(not r.hallucinated for r in answers.values()),
-        "fitted_on": len(answers), "held_back": len(combine.answers_of(judged_on)), "guarded_on": guarded_on}
+        "fitted_on": len(answers), "held_back": len(combine.answers_of(judged_on)), "guarded_on": guarded_on,
+        "counted_per_document": per_document}
     try:
         adapted = adapt_rows(rows, base, recipe=recipe, targets=targets, c=c, folds=folds, base_model=base_model,
-                             calibration=calibration, scope=scope, use=use, judge_error_from=judge_error_from)
+                             calibration=calibration, scope=scope, use=use, judge_error_from=judge_error_from,
+                             per_document=per_document)
     except InputError as refused:
         return Refit(None, None, f"adapt refused the labels ({refused.code.value}): {refused}", labels)
     decision = guard(adapted.cross_validated, in_force, judged_on, targets=targets, weights=guard_weights,

@@ -5,6 +5,7 @@
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --labels judge:0.1       # a judge wrong 10% of the time
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --labels judge:0.1 --judge-weight 1
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --seeds 5 --weeks 6 --reviews 50
+    .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --seeds 5 --cold-accept 0.6   # an unsafe cold start
 
 The bundled model's claim features of every answer are collected once (`--cache`, reused; the same
 `calibration.calibrate.features_for` as `bench/lodo.py`), so the file may be one the project never saw. Then, per
@@ -203,6 +204,9 @@ def main() -> None:
                              "judge (as the service has it: a judge settles escalated answers only)")
     parser.add_argument("--learn-every", type=int, default=0,
                         help="refit after every N labels, as serve --learn-every (default 0: once a week)")
+    parser.add_argument("--cold-accept", type=float, default=None,
+                        help="week 1's accept threshold (pooled and per task) instead of the shipped one: a cold start "
+                             "unsafe (or strict) for this file, to see how fast the refits mend it")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -215,6 +219,9 @@ def main() -> None:
         raise SystemExit(f"no claim rows of {args.file.stem} (a --cache of another file?)")
     scorer = OnnxScorer(args.bundle)
     base = shipped(scorer.calibration)
+    if args.cold_accept is not None:
+        cold = args.cold_accept
+        base = replace(base, pooled=(cold, base.pooled[1]), by_key={k: (cold, r) for k, (_, r) in base.by_key.items()})
     n = len(combine.answers_of(rows))
     per_week = args.per_week or min(200, n // 6)
     runs = [run(rows, base, scorer, per_week=per_week, weeks=args.weeks, reviews=args.reviews, order=args.order,

@@ -127,19 +127,20 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_w
     traffic: Counter[Stratum] = Counter()
     labels_by_task: Counter[str] = Counter()
     outcomes: list[bool] = []  # this week's refits: replaced or refused
-
     installed = -1  # the week from which the profile in force routes (-1: the base, fitted on no label)
 
-    def refit(in_force: Fitted) -> tuple[Fitted, bool]:
-        # The labels weighted as the service weighs a queue's (learn.logged_claim_rows), then refitted and guarded.
+    def refit(week: int) -> None:
+        nonlocal in_force, installed
+        # The labels weighted as the service weighs a queue's (learn.logged_claim_rows), then refitted and guarded;
+        # the profile in force was fitted on none of the labels of the weeks it routed.
         weighted = weighted_by_selection(labelled_rows, selection_weights(strata, traffic))
         done = guarded_refit(weighted, in_force, base, targets=targets, base_model=scorer.model_id,
                              calibration=scorer.calibration, use="human" if noise is None else "judge",
                              fresh=None if installed < 0 else {
                                  (r.file, r.row_id) for r in labelled_rows if int(strata[r.row_id][0]) >= installed})
         if done.replaces and done.adapted is not None:
-            return done.adapted.fitted, True
-        return in_force, False
+            in_force, installed = done.adapted.fitted, week + 1  # it routes from the next week on
+        outcomes.append(done.replaces)
 
     for week, keys in enumerate(weeks_of(answers, per_week, weeks, seed)):
         week_rows = [r for key in keys for r in by_answer[key]]
@@ -168,13 +169,9 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_w
             reviewed_sources.add(answers[key].group)
             strata[key[1]] = (str(week), routes[key])
             if learn_every and len(strata) % learn_every == 0:  # serve --learn-every: a refit every N verdicts
-                in_force, done = refit(in_force)
-                outcomes.append(done)
-                installed = week + 1 if done else installed
+                refit(week)
         if not learn_every:  # a refit at the end of each week
-            in_force, done = refit(in_force)
-            outcomes.append(done)
-            installed = week + 1 if done else installed
+            refit(week)
         out.append(Week(len(keys), min(reviews, len(queue)), rates.escalated, rates.false_accept or 0.0,
                         rates.false_reject or 0.0, sum(outcomes), len(outcomes) - sum(outcomes)))
         outcomes.clear()

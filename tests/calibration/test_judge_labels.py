@@ -159,14 +159,19 @@ def test_a_judge_s_stated_error_rate_is_corrected_for_and_recorded() -> None:
         adapt.check_judge_error(0.5)
 
 
+def _guarded(profile: adapt.Fitted, rows: list[ClaimRow]) -> guard.GuardDecision:
+    """The guard of `profile` against itself, on rows it routes as its own candidate."""
+    return guard.guard(guard.lodo.route_by_key(profile, rows), profile, rows, targets=TARGETS)
+
+
 def test_the_guard_corrects_a_judge_s_stated_error_rate_in_its_false_accept() -> None:
     clean = _rows(3000, 11)
     fitted = adapt.Fitted(adapt.IDENTITY, (0.5, 0.05), {})
-    truth = guard.guard(guard.lodo.route_by_key(fitted, clean), fitted, clean, targets=TARGETS).candidate["false_accept"].value
+    truth = _guarded(fitted, clean).candidate["false_accept"].value
     judged = _flipped(clean, 0.1, 12)
-    noisy = guard.guard(guard.lodo.route_by_key(fitted, judged), fitted, judged, targets=TARGETS).candidate["false_accept"].value
+    noisy = _guarded(fitted, judged).candidate["false_accept"].value
     told = [replace(r, label_error=0.1) for r in judged]
-    corrected = guard.guard(guard.lodo.route_by_key(fitted, told), fitted, told, targets=TARGETS).candidate["false_accept"].value
+    corrected = _guarded(fitted, told).candidate["false_accept"].value
     assert truth is not None and noisy is not None and corrected is not None
     # Faithful answers flipped to "hallucinated" sit above the accept threshold: the plain estimate counts them as
     # false accepts; told the error rate, the guard's estimate comes back near the truth.
@@ -178,6 +183,6 @@ def test_the_guard_refuses_when_corrected_counts_leave_no_hallucinated_mass() ->
     # mass is 1 * 3 - 9 * 2 < 0, so there is no false-accept rate to judge by (this raised a TypeError before).
     rows = [replace(r, hallucinated=i == 0, label_kind="judge", label_error=0.4) for i, r in enumerate(_rows(10, 13))]
     fitted = adapt.Fitted(adapt.IDENTITY, (0.5, 0.05), {})
-    decision = guard.guard(guard.lodo.route_by_key(fitted, rows), fitted, rows, targets=TARGETS)
+    decision = _guarded(fitted, rows)
     assert not decision.replace and decision.candidate["false_accept"].value is None
     assert "no hallucinated answers to measure" in decision.reason

@@ -63,8 +63,8 @@ DEFAULT_JUDGE_WEIGHT = 1.0
 """How much an LLM judge's label counts against a person's in a fit (`--judge-weight`): in the combiner's loss, in
 the thresholds' rates and in the count of labels their confidence rests on (0.3: ten judge labels weigh as three
 reviewers' verdicts). Kept apart from people's labels whatever the weight (counts, the guard's human labels). 1 by
-measure (results/learning_loop.md): a judge wrong 10% of the time labelling every reviewed answer cost +0.57 of
-week-6 escalation against human labels on HaluEval dev at weight 0.3 and +0.42 at 1 (+0.20 told its error rate,
+measure (results/learning_loop.md): a judge wrong 10% of the time labelling every reviewed answer cost +0.59 of
+week-6 escalation against human labels on HaluEval dev at weight 0.3 and +0.38 at 1 (+0.16 told its error rate,
 `--judge-error`), false accept at most 0.06 in each: a lower weight made the fit no safer, only slower (its
 confidence rests on fewer labels)."""
 
@@ -284,8 +284,8 @@ def require_enough(rows: Sequence[combine.ClaimRow], targets: Targets, *, both: 
     counted = (f" (judge labels counted at weight {', '.join(f'{w:g}' for w in judge_weights)})"
                if judge_weights else "")
     if any(s < w - 1e-9 for s, w in zip(sources, weights, strict=True)):
-        counted += (f" (of {_count(weights[0])} and {_count(weights[1])} labelled answers: answers of one source document "
-                    "score alike and count once; label answers on more documents)")
+        counted += (f" (of {_count(weights[0])} and {_count(weights[1])} labelled answers: answers of one source "
+                    "document score alike and count once; label answers on more documents)")
     raise TooFewLabels(
         f"too few labels to meet false accept <= {targets.far:g} and false reject <= {targets.frr:g} with "
         f"{targets.confidence:.0%} confidence: that needs at least {need[0]} hallucinated and {need[1]} faithful "

@@ -109,17 +109,13 @@ def guard(candidate: Mapping[Key, lodo.Routed], in_force: Fitted, judged: Sequen
     enough (`guard_rows`), so a judge's errors cannot certify a profile fitted on them."""
     routed_now = lodo.route_by_key(in_force, judged)
     keys = sorted(k for k in routed_now if k in candidate)
-    w = np.array([1.0 if weights is None else float(weights.get(k, 0.0)) for k in keys])
-    y = np.array([routed_now[k].hallucinated for k in keys], dtype=bool)
+    w, mass = _counting(routed_now, keys, judged, weights)
     weighted = weights is not None
+    y = np.array([routed_now[k].hallucinated for k in keys], dtype=bool)
     if not (y.any() and (~y).any()):
         return GuardDecision(False, f"the {len(keys)} answers judged do not hold labelled answers of both classes: "
                                     "nothing to judge the refit on; label answers on more sources",
                              len(keys), weighted)
-    # A judge's stated error rate (ClaimRow.label_error) is corrected for here too: each answer counts toward the
-    # hallucinated class by its unbiased mass (operating.hallucinated_mass), 1 or 0 for a person's label.
-    answers = combine.answers_of(judged)
-    mass = hallucinated_mass(y, [answers[k].label_error for k in keys])
     new = _rates(candidate, keys, w, mass)
     now = _rates(routed_now, keys, w, mass)
     far, frr = new["false_accept"], new["false_reject"]
@@ -136,8 +132,7 @@ def guard(candidate: Mapping[Key, lodo.Routed], in_force: Fitted, judged: Sequen
                       "than its interval")
             return GuardDecision(False, reason, len(keys), weighted, new, now)
     more, less = new["escalated"].value or 0.0, now["escalated"].value or 0.0
-    since, routed_since = false_accept_since(in_force, [r for r in judged if (r.file, r.row_id) in candidate],
-                                             weights=weights, fresh=fresh)
+    since, routed_since = _since(routed_now, keys, w, mass, fresh)
     if since.value is not None and since.value > targets.far and (far.value or 0.0) < since.value:
         # The routing in force misses the target on the answers it routed (the traffic drifted, or the labels it was
         # fitted on were too few or happened to be easy): a safer profile replaces it even though it escalates more.
@@ -162,12 +157,26 @@ def false_accept_since(in_force: Fitted, judged: Sequence[combine.ClaimRow], *,
     those it routed (`fresh`, their keys), or all of them when it was fitted on none (None: the base model's
     routing). Weighted as `guard` weighs, a judge's stated error rate corrected for."""
     routed = lodo.route_by_key(in_force, judged)
-    keys = sorted(k for k in routed if fresh is None or k in fresh)
+    keys = sorted(routed)
+    return _since(routed, keys, *_counting(routed, keys, judged, weights), fresh)
+
+
+def _counting(routed: Mapping[Key, lodo.Routed], keys: Sequence[Key], judged: Sequence[combine.ClaimRow],
+              weights: Mapping[Key, float] | None) -> tuple[np.ndarray, np.ndarray]:
+    """How each answer of `keys` counts in the guard's rates: its weight (1 without `weights`; 0 for an answer
+    without one), and its mass in the hallucinated class. A judge's stated error rate (ClaimRow.label_error) is
+    corrected for: the unbiased mass of operating.hallucinated_mass, 1 or 0 for a person's label."""
     w = np.array([1.0 if weights is None else float(weights.get(k, 0.0)) for k in keys])
     answers = combine.answers_of(judged)
     y = np.array([routed[k].hallucinated for k in keys], dtype=bool)
-    mass = hallucinated_mass(y, [answers[k].label_error for k in keys])
-    return _rates(routed, keys, w, mass)["false_accept"], len(keys)
+    return w, hallucinated_mass(y, [answers[k].label_error for k in keys])
+
+
+def _since(routed: Mapping[Key, lodo.Routed], keys: Sequence[Key], w: np.ndarray, mass: np.ndarray,
+           fresh: Collection[Key] | None) -> tuple[Rate, int]:
+    """The false-accept rate over the answers of `keys` in `fresh` (all of them for None), and how many there are."""
+    kept = [i for i, k in enumerate(keys) if fresh is None or k in fresh]
+    return _rates(routed, [keys[i] for i in kept], w[kept], mass[kept])["false_accept"], len(kept)
 
 
 def _rates(routed: Mapping[Key, lodo.Routed], keys: Sequence[Key], w: np.ndarray,

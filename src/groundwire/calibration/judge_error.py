@@ -24,13 +24,13 @@ JudgeError = float | Literal["auto"]
 """`--judge-error`: a stated rate in [0, 0.5), or "auto" (measured on the scope's log)."""
 AUTO: Literal["auto"] = "auto"
 MIN_OVERLAP = 30
-"""The fewest answers labelled by both a reviewer and the judge that `auto` measures the rate on. At 30, a measured
-rate of 10% (3 of 30) has the 95% Wilson interval 3%-26%, about +-0.1, and one of a third (10 of 30) 19%-51%: wide,
-but it tells a judge that is mostly right from one wrong a third of the time, which is what the correction needs
-most (results/learning_loop.md: a judge wrong 10% of the time labelling every reviewed answer cost +0.42 of week-6
-escalation on HaluEval when the fit was not told, +0.20 told exactly). Below it, each chance disagreement moves the rate by more than 3 points; the
-overlap also grows slowly (a settled answer reaches reviewers only through the audit share), so a higher minimum
-would leave most scopes uncorrected for long."""
+"""The fewest answers labelled by both a reviewer and the judge that `auto` measures the rate on. At 30, a measured rate
+of 10% (3 of 30) has the 95% Wilson interval 3%-26%, about +-0.1, and one of a third (10 of 30) 19%-51%: wide, but it
+tells a judge that is mostly right from one wrong a third of the time, which is what the correction needs most
+(results/learning_loop.md: a judge wrong 10% of the time labelling every reviewed answer cost +0.38 of week-6
+escalation on HaluEval when the fit was not told, +0.16 told exactly). Below it, each chance disagreement moves the
+rate by more than 3 points; the overlap also grows slowly (a settled answer reaches reviewers only through the audit
+share), so a higher minimum would leave most scopes uncorrected for long."""
 MAX_RATE = 0.49
 """A measured rate is clipped to at most this: the correction (y - P)/(1 - 2P) is undefined at a half."""
 STATED = "stated"

@@ -1,13 +1,13 @@
 """A scope's profile refitted from the request log's labels, guarded, and written or refused (`serve --learn`).
 
 `refit_scope` reads the scope's reviewed answers as `groundwire adapt --from-log DB --scope S` reads them
-(data.labelled), takes each one's claim features from its logged report (`logged_claim_rows`: no check again) and
-checks only those whose report cannot give them (scored by another model, or logged without features) with the base
-model as adapt does (adapt.base_settings, sharing the loaded model). Each label is weighted by how likely the review
-queue was to show it (calibration.selection), as `adapt --from-log` weighs them. It hands the claim rows to
-guard.guarded_refit and guard.settle: adapt's fit on every label, then the guard against the routing in force,
-out of fold (adapt's folds of whole source documents). The service calls it off the request path (service/learning.py); it is plain code over a store, a verifier and a folder, so a bench can call it
-too.
+(data.labelled), takes each one's claim features from its logged report (`logged_claim_rows`: no check again) and checks
+only those whose report cannot give them (scored by another model, or logged without features) with the base model as
+adapt does (adapt.base_settings, sharing the loaded model). Each label is weighted by how likely the review queue was to
+show it (calibration.selection), as `adapt --from-log` weighs them. It hands the claim rows to guard.guarded_refit and
+guard.settle: adapt's fit on every label, then the guard against the routing in force, out of fold (adapt's folds of
+whole source documents). The service calls it off the request path (service/learning.py); it is plain code over a store,
+a verifier and a folder, so a bench can call it too.
 """
 
 from __future__ import annotations

@@ -102,9 +102,9 @@ class ErrorCode(StrEnum):
     )
     TOO_FEW_LABELS = (
         "too_few_labels",
-        "adapt: the labels of both classes are too few to meet the target rates with confidence (with enough of "
-        "one class, adapt fits that class's threshold alone; --fine-tune needs both); the message says how many "
-        "more of each class are needed.",
+        "adapt: the labels of both classes are too few to meet the target rates with confidence (answers of one "
+        "source document count once toward them; with enough of one class, adapt fits that class's threshold "
+        "alone; --fine-tune needs both); the message says how many more of each class are needed.",
     )
     PROFILE_MISSES_TARGET = (
         "profile_misses_target",

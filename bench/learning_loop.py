@@ -4,6 +4,8 @@
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --order arrival          # today's queue order
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --labels judge:0.1       # a judge wrong 10% of the time
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --labels judge:0.1 --judge-weight 1
+    .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --labels judge:0.1 --judge-weight 1 --judge-error 0.1 \
+        --people-audit          # the service with a judge: it settles every escalation, people label the audit share
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --seeds 5 --weeks 6 --reviews 50
     .venv/bin/python bench/learning_loop.py FILE.jsonl --cache C --seeds 5 --cold-accept 0.6   # an unsafe cold start
 
@@ -19,7 +21,9 @@ seed, the answers are shuffled by source (whole source documents stay together) 
    escalated answer, and the audit share of the others; `--order teach|arrival`), and the first `--reviews` labels
    are revealed (with `--labels judge:P`, each flipped with probability P, as a judge wrong that often would, and
    kept as a label of kind judge weighing `--judge-weight`, as `serve --judge-labels` keeps the judge's: the rows
-   the refit reads carry the kind and the weight, `combine.weighted_by_kind`'s);
+   the refit reads carry the kind and the weight, `combine.weighted_by_kind`'s). With `--people-audit`, the
+   service's case with a judge: the judge settles every escalated answer and keeps its label, and people label the
+   audit items, the first `--reviews` of them (`labelled_now`);
 3. the scope's profile is refitted on every label so far and guarded exactly as the service does: each label
    weighted by the share of its (week, route) stratum that was reviewed (`calibration.selection`, as
    `serve --learn` weighs the log's), then `calibration.guard.guarded_refit`: it replaces the one in force or is
@@ -28,7 +32,7 @@ seed, the answers are shuffled by source (whole source documents stay together) 
 
 It prints a line per week (means over seeds), then
     learning: weeks=6 reviews=300 escalation=0.xx far=0.xx frr=0.xx replaced=k refused=m
-with the rates of the last week's answers (routed before their labels were seen) and the replacements and refusals
+(with a judge, then `judged=j`, the judge's labels among the reviews) with the rates of the last week's answers (routed before their labels were seen) and the replacements and refusals
 summed over the weeks, averaged over seeds.
 """
 
@@ -56,7 +60,14 @@ from groundwire.calibration.recipe import Fitted
 from groundwire.calibration.selection import selection_weights, weighted_by_selection
 from groundwire.data.labelled import Stratum
 from groundwire.evaluation.operating import rates_of_routes
-from groundwire.evaluation.review_order import DEFAULT_AUDIT_SHARE, Candidate, Labelled, check_order, order_queue
+from groundwire.evaluation.review_order import (
+    DEFAULT_AUDIT_SHARE,
+    Candidate,
+    Labelled,
+    QueueItem,
+    check_order,
+    order_queue,
+)
 from groundwire.scoring.base import Calibration
 from groundwire.scoring.onnx import OnnxScorer, bundled_path
 from groundwire.train.calibrate import features_for
@@ -68,12 +79,15 @@ Key = tuple[str, str]
 class Week:
     answers: int
     reviewed: int
+    """Labels revealed this week, of either kind."""
     escalation: float
     far: float
     frr: float
     replaced: int
     """Refits this week that replaced the profile in force."""
     refused: int
+    judged: int = 0
+    """Of the labels revealed, the judge's."""
 
 
 def judge_noise(spec: str) -> float | None:
@@ -108,13 +122,25 @@ class Scorer(Protocol):
     def calibration(self) -> Calibration: ...
 
 
+def labelled_now(queue: Sequence[QueueItem], reviews: int, *, judge_settles: bool) -> list[QueueItem]:
+    """The queue items whose labels a week reveals: the first `reviews` in queue order. With `judge_settles`, the
+    service's case with a judge (`serve --judge-labels`, every request asking for the judge): the judge settles every
+    escalated answer, and keeps its verdict as a label, whatever the reviewers' time; a settled answer leaves the
+    band, so people see the audit items alone, the first `reviews` of them."""
+    if not judge_settles:
+        return list(queue[:reviews])
+    return [item for item in queue if item.reason == "audit"][:reviews] + [
+        item for item in queue if item.reason == "escalated"]
+
+
 def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_week: int, weeks: int,
         reviews: int, order: str, noise: float | None, seed: int, targets: Targets,
         judge_weight: float = DEFAULT_JUDGE_WEIGHT, judge_error: float = 0.0,
         audit_share: float = DEFAULT_AUDIT_SHARE, people_audit: bool = False, learn_every: int = 0) -> list[Week]:
     """`noise` None: a reviewer's labels; else a judge's, wrong with that probability, weighing `judge_weight`, and
     with `judge_error` the error rate the fit is told to correct for (serve --judge-error); `people_audit`: the
-    audit items' labels are a person's even then (the judge settles escalations only). `learn_every`: refit after
+    service's case with a judge (`labelled_now`): the judge labels every escalated answer, people the audit items.
+    `learn_every`: refit after
     every that many labels, as `serve --learn-every` does; 0: once at the end of each week."""
     by_answer: dict[Key, list[combine.ClaimRow]] = defaultdict(list)
     for row in rows:
@@ -155,13 +181,14 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_w
         queue = order_queue(candidates, labelled=Labelled(dict(labels_by_task), frozenset(reviewed_sources)),
                             order=check_order(order), audit_share=audit_share)
         key_of = {f"{key[0]}:{key[1]}": key for key in keys}
-        for item in queue[:reviews]:
+        revealed = labelled_now(queue, reviews, judge_settles=people_audit and noise is not None)
+        judged_now = 0
+        for item in revealed:
             key = key_of[item.candidate.id]
-            # A judge settles escalations; with people_audit, people label the audit items, as in the service,
-            # where a settled answer leaves the band and reaches reviewers only through the audit share.
             by_judge = noise is not None and not (people_audit and item.reason == "audit")
             flipped = by_judge and rng.random() < (noise or 0.0)
             judged = [key[1]] if by_judge else []
+            judged_now += by_judge
             labelled_rows += combine.weighted_by_kind([replace(r, hallucinated=r.hallucinated != flipped)
                                                        for r in by_answer[key]], judged, judge_weight=judge_weight,
                                                       judge_error=judge_error)
@@ -172,8 +199,8 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_w
                 refit(week)
         if not learn_every:  # a refit at the end of each week
             refit(week)
-        out.append(Week(len(keys), min(reviews, len(queue)), rates.escalated, rates.false_accept or 0.0,
-                        rates.false_reject or 0.0, sum(outcomes), len(outcomes) - sum(outcomes)))
+        out.append(Week(len(keys), len(revealed), rates.escalated, rates.false_accept or 0.0,
+                        rates.false_reject or 0.0, sum(outcomes), len(outcomes) - sum(outcomes), judged_now))
         outcomes.clear()
     return out
 
@@ -197,8 +224,9 @@ def main() -> None:
     parser.add_argument("--audit-share", type=float, default=DEFAULT_AUDIT_SHARE,
                         help="the share of accepted and rejected answers the queue also holds (serve --review-audit)")
     parser.add_argument("--people-audit", action="store_true",
-                        help="with --labels judge:P, the audit items are labelled by people, the escalations by the "
-                             "judge (as the service has it: a judge settles escalated answers only)")
+                        help="with --labels judge:P, the service's case: the judge settles every escalated answer and "
+                             "its verdict is kept as a label (serve --judge-labels, every request asking for the "
+                             "judge); people label the audit items, up to --reviews a week")
     parser.add_argument("--learn-every", type=int, default=0,
                         help="refit after every N labels, as serve --learn-every (default 0: once a week)")
     parser.add_argument("--cold-accept", type=float, default=None,
@@ -230,19 +258,23 @@ def main() -> None:
           f"labels {args.labels}"
           + (f" (weight {args.judge_weight:g}, error corrected {args.judge_error:g})" if noise is not None else "")
           + f", {args.seeds} seeds (means)")
-    print(f"{'week':>4s} {'answers':>7s} {'reviewed':>8s} {'esc':>5s} {'FAR':>5s} {'FRR':>5s} {'replaced':>8s}")
+    print(f"{'week':>4s} {'answers':>7s} {'reviewed':>8s} {'esc':>5s} {'FAR':>5s} {'FRR':>5s} {'replaced':>8s}"
+          + (f" {'judged':>6s}" if noise is not None else ""))
     weeks = min(len(r) for r in runs)
     for w in range(weeks):
         cell = [r[w] for r in runs]
         print(f"{w + 1:4d} {statistics.fmean(c.answers for c in cell):7.0f} {statistics.fmean(c.reviewed for c in cell):8.1f} "
               f"{statistics.fmean(c.escalation for c in cell):5.2f} {statistics.fmean(c.far for c in cell):5.2f} "
-              f"{statistics.fmean(c.frr for c in cell):5.2f} {statistics.fmean(c.replaced for c in cell):8.2f}")
+              f"{statistics.fmean(c.frr for c in cell):5.2f} {statistics.fmean(c.replaced for c in cell):8.2f}"
+              + (f" {statistics.fmean(c.judged for c in cell):6.1f}" if noise is not None else ""))
     last = [r[weeks - 1] for r in runs]
     print(f"learning: weeks={weeks} reviews={round(statistics.fmean(sum(c.reviewed for c in r[:weeks]) for r in runs))} "
           f"escalation={statistics.fmean(c.escalation for c in last):.2f} far={statistics.fmean(c.far for c in last):.2f} "
           f"frr={statistics.fmean(c.frr for c in last):.2f} "
           f"replaced={statistics.fmean(sum(c.replaced for c in r[:weeks]) for r in runs):.1f} "
-          f"refused={statistics.fmean(sum(c.refused for c in r[:weeks]) for r in runs):.1f}")
+          f"refused={statistics.fmean(sum(c.refused for c in r[:weeks]) for r in runs):.1f}"
+          + (f" judged={round(statistics.fmean(sum(c.judged for c in r[:weeks]) for r in runs))}"
+             if noise is not None else ""))
 
 
 if __name__ == "__main__":

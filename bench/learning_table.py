@@ -11,8 +11,9 @@ asks. For each file it prints, then writes as markdown (a summary table first):
 - the week-by-week means over `--seeds` of escalation, false accept and false reject for each arm (`ARMS`): teach
   and arrival order with a reviewer's labels, and a judge wrong `--judge` of the time (default 0.1) at weight 0.3
   (the default `serve --judge-weight`), at weight 1, and at weight 1 with its error rate corrected for
-  (`--judge-error`), and the last with the audit items labelled by people (the service's case: a judge settles
-  escalated answers only), each week's rates measured on answers routed before their labels were seen
+  (`--judge-error`), each labelling the week's reviews; and the service's case with a judge, where it settles
+  every escalated answer (weight 1, error corrected) and people label the audit items within the week's reviews
+  (learning_loop --people-audit); each week's rates measured on answers routed before their labels were seen
   (learning_loop.run);
 - `reachable`: thresholds fitted on all the file's labels, cross-validated by source (adapt's own figure, with its
   90% confidence margin). Issue 56's week-6 target (escalation <= 0.40 at false accept and false reject <= 0.10)
@@ -59,14 +60,14 @@ class Arm:
     corrected: bool = False
     """The judge's error rate told to the fit (--judge-error)."""
     people_audit: bool = False
-    """The audit items labelled by people, the escalations by the judge (learning_loop --people-audit: the service's
-    case, where a judge settles escalated answers only)."""
+    """The service's case with a judge (learning_loop --people-audit): the judge settles every escalated answer and
+    its label is kept, people label the audit items within the week's reviews."""
 
 
 ARMS = (Arm("teach, human", "teach", None), Arm("arrival, human", "arrival", None),
         Arm("teach, judge w0.3", "teach", 0.3), Arm("teach, judge w1", "teach", 1.0),
         Arm("teach, judge w1 corrected", "teach", 1.0, True), Arm("arrival, judge w1 corrected", "arrival", 1.0, True),
-        Arm("teach, judge w1 corrected, people audit", "teach", 1.0, True, True))
+        Arm("teach, judge on every escalation, people audit", "teach", 1.0, True, True))
 LEXICAL = "teach, human, lexical baseline"
 
 
@@ -220,7 +221,7 @@ def table_of(path: Path, cache: Path, scorer: OnnxScorer, *, seeds: int, weeks: 
 SUMMARY_HEAD = ("| family | answers | reviewed a week | reachable | on the week-6 budget | week 6 teach, human | "
                 "week 6 teach, human, lexical baseline | week 6 arrival, human | teach reaches arrival's week 6 in week "
                 "| week 6 teach, judge w0.3 | week 6 teach, judge w1 | week 6 teach, judge w1 corrected | week 6 teach, "
-                "judge w1 corrected, people audit |\n|---|---:|---:|---|---|---|---|---|---|---|---|---|---|")
+                "judge on every escalation (w1 corrected), people audit |\n|---|---:|---:|---|---|---|---|---|---|---|---|---|---|")
 
 
 def main() -> None:

@@ -141,3 +141,17 @@ def test_a_refit_with_auto_corrects_for_the_measured_rate_and_records_it(tmp_pat
     assert learned.version == "v0001", learned.reason
     source = json.loads((tmp_path / "ops" / "profile.json").read_text())["labels_from"]
     assert source["judge_error"] == pytest.approx(0.1) and source["judge_error_from"] == measured
+
+
+def test_the_cli_help_of_judge_error_auto_states_the_overlap_it_needs() -> None:
+    """The serve and adapt help texts give MIN_OVERLAP as a number (importing it would load the fitting code into
+    every CLI start); this keeps the two in step."""
+    from typer.main import get_command
+
+    from groundwire.calibration.judge_error import MIN_OVERLAP
+    from groundwire.cli.main import app
+
+    commands = get_command(app).commands  # type: ignore[attr-defined]
+    for command in (commands["serve"], commands["adapt"].commands["fit"]):
+        helps = [p.help for p in command.params if p.name == "judge_error"]
+        assert len(helps) == 1 and f"fewer than {MIN_OVERLAP} of them" in helps[0], (command.name, helps)

@@ -373,10 +373,11 @@ ReadingScores = list[np.ndarray]
 def claim_scores(combiner: LogisticCombiner | TaskCombiner, rows: Sequence[ClaimRow]) -> ReadingScores:
     """Each claim row's readings scored by its calibration key's combiner (a row of an answer with no claims: 1.0)."""
     scores = [np.ones(len(r.readings) if r.claim_index >= 0 else 1) for r in rows]
-    for task in {r.key for r in rows}:
-        idx = [i for i, r in enumerate(rows) if r.key == task and r.claim_index >= 0]
-        if not idx:
-            continue
+    by_key: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        if r.claim_index >= 0:
+            by_key.setdefault(r.key, []).append(i)
+    for task, idx in by_key.items():
         flat = combiner.predict([features for i in idx for features in rows[i].readings], task=task)
         at = 0
         for i in idx:

@@ -11,7 +11,7 @@ best balanced accuracy, fitted without the family it is scored on.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,10 +56,10 @@ class Routed:
 THREE_WAY = Router()
 
 
-def found_against(fitted: Fitted, rows: Sequence[ClaimRow]) -> set[Key]:
+def found_against(rows: Sequence[ClaimRow], chosen: Sequence[Mapping[str, float]]) -> set[Key]:
     """The answers with a claim that a deciding finding stands against at the reading its score comes from (what the
-    reject guard asks for: core.claim_state.ClaimState.found_against), as the fitted recipe chooses the readings."""
-    chosen = fitted.claim_readings(rows)[1]
+    reject guard asks for: core.claim_state.ClaimState.found_against), `chosen` the readings as the fitted recipe
+    chooses them (Fitted.claim_readings)."""
     return {(r.file, r.row_id) for r, features in zip(rows, chosen, strict=True)
             if r.claim_index >= 0 and window_caps(features).kind == "reject"}
 
@@ -67,9 +67,9 @@ def found_against(fitted: Fitted, rows: Sequence[ClaimRow]) -> set[Key]:
 def route_by_key(fitted: Fitted, rows: Sequence[ClaimRow]) -> dict[Key, Routed]:
     """Each answer of `rows`, scored and routed by the fitted recipe, by its (file, row id); with the recipe's reject
     guard (`Fitted.reject_needs_finding`), as verify() routes it."""
-    scores = fitted.score_answers(rows)
+    scores, chosen = fitted.scored(rows)
     router = Router(reject_needs_finding=fitted.reject_needs_finding)
-    found = found_against(fitted, rows) if fitted.reject_needs_finding else set()
+    found = found_against(rows, chosen) if fitted.reject_needs_finding else set()
     out = {}
     for key, r in answers_of(rows).items():
         accept_at, reject_at = lookup(r.key, fitted.pooled, dict(fitted.by_key))

@@ -52,6 +52,14 @@ class Fitted:
             return self.answer_score(rows)
         return combine.answer_scores(rows, self.claim_readings(rows)[0])
 
+    def scored(self, rows: Sequence[combine.ClaimRow]) -> tuple[dict[Key, float], list[dict[str, float]]]:
+        """`score_answers` and the readings of `claim_readings` from one scoring of the rows (routing needs both,
+        and scoring is most of a refit's time)."""
+        capped, chosen = self.claim_readings(rows)
+        if self.answer_score is not None:
+            return self.answer_score(rows), chosen
+        return combine.answer_scores(rows, capped), chosen
+
     def claim_readings(self, rows: Sequence[combine.ClaimRow]) -> tuple[np.ndarray, list[dict[str, float]]]:
         """Each claim's score as verify() gives it (`combine.chosen_readings`) and the features of the reading it
         comes from; a recipe without a combiner has no scores of its own here, only its rows' features."""

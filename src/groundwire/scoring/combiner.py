@@ -49,18 +49,23 @@ TRANSFORMS: dict[str, Callable[[float], float]] = {
 }
 
 
-def feature_value(features: Mapping[str, float], name: str) -> float:
-    transform, _, base = name.rpartition(":")
-    if base not in features:
-        raise KeyError(f"combiner needs feature {base!r}, which the verifier did not produce; "
-                       f"available: {sorted(features)}")
-    value = float(features[base])
-    return TRANSFORMS[transform](value) if transform else value
-
-
 def feature_matrix(rows: Sequence[Mapping[str, float]], names: Sequence[str]) -> np.ndarray:
-    return np.array([[feature_value(row, name) for name in names] for row in rows], dtype=np.float64).reshape(
-        len(rows), len(names))
+    """One row per feature mapping, one column per name (a transform prefix applied). Built a column at a time:
+    a refit scores every claim's readings dozens of times, and this is its inner loop."""
+    out = np.empty((len(rows), len(names)), dtype=np.float64)
+    for j, name in enumerate(names):
+        transform, _, base = name.rpartition(":")
+        try:
+            column = [float(row[base]) for row in rows]
+        except KeyError:
+            lacking = next(row for row in rows if base not in row)
+            raise KeyError(f"combiner needs feature {base!r}, which the verifier did not produce; "
+                           f"available: {sorted(lacking)}") from None
+        if transform:
+            apply = TRANSFORMS[transform]
+            column = [apply(value) for value in column]
+        out[:, j] = column
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ Every route is asked (GET, POST and HEAD), errors included where a test can reac
 
 - ids the service draws at random (request ids: 32 hex digits) are replaced by `<hex-N>`, N in order of first
   appearance, so a feedback that names an earlier request's id still matches;
-- times are replaced: the report's `timings` values, `latency_ms`, `seconds`, and ISO timestamps;
+- times are replaced: the report's `timings` values, `latency_ms`, `seconds`, ISO timestamps, and days on their
+  own (the eval report's `by_day` keys: recorded on one day, replayed on another);
 - the HTML and static pages (/, /favicon.ico, /docs, the eval report) and /metrics are recorded by status and
   content type only (the eval report holds dates; /metrics holds durations), and /openapi.json by status only
   (its component names are the response models' names, which the refactor may rename; test_service_schema.py reads
@@ -211,6 +212,8 @@ _TIMINGS = re.compile(r'"timings":\{[^{}]*\}')
 _NUMBER = re.compile(r":-?[0-9][0-9.eE+-]*")
 _TIMED = re.compile(r'"(latency_ms|seconds|duration_s|elapsed_s)":-?[0-9][0-9.eE+-]*')
 _ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(\+00:00|Z)?")
+_ISO_DAY = re.compile(r'"\d{4}-\d{2}-\d{2}"')
+"""A day on its own, as the eval report keys its figures by day: the day the test runs on."""
 
 
 def _with_ids(text: str, ids: dict[str, str]) -> str:
@@ -234,7 +237,7 @@ def normalised(body: str) -> str:
     """The body with its times replaced (the module docstring says which); ids are replaced by `replay`."""
     body = _TIMINGS.sub(lambda m: _NUMBER.sub(":0", m.group()), body)
     body = _TIMED.sub(lambda m: f'"{m.group(1)}":0', body)
-    return _ISO_TIME.sub("<time>", body)
+    return _ISO_DAY.sub('"<day>"', _ISO_TIME.sub("<time>", body))
 
 
 def test_the_service_answers_the_recorded_requests_as_it_did(tmp_path: Path) -> None:

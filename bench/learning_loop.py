@@ -32,8 +32,8 @@ seed, the answers are shuffled by source (whole source documents stay together) 
 
 It prints a line per week (means over seeds), then
     learning: weeks=6 reviews=300 escalation=0.xx far=0.xx frr=0.xx replaced=k refused=m
-(with a judge, then `judged=j`, the judge's labels among the reviews) with the rates of the last week's answers (routed before their labels were seen) and the replacements and refusals
-summed over the weeks, averaged over seeds.
+(with a judge, then `judged=j`, the judge's labels among the reviews) with the rates of the last week's answers
+(routed before their labels were seen) and the replacements and refusals summed over the weeks, averaged over seeds.
 """
 
 from __future__ import annotations
@@ -140,8 +140,8 @@ def run(rows: Sequence[combine.ClaimRow], base: Fitted, scorer: Scorer, *, per_w
     """`noise` None: a reviewer's labels; else a judge's, wrong with that probability, weighing `judge_weight`, and
     with `judge_error` the error rate the fit is told to correct for (serve --judge-error); `people_audit`: the
     service's case with a judge (`labelled_now`): the judge labels every escalated answer, people the audit items.
-    `learn_every`: refit after
-    every that many labels, as `serve --learn-every` does; 0: once at the end of each week."""
+    `learn_every`: refit after every that many labels, as `serve --learn-every` does; 0: once at the end of each
+    week."""
     by_answer: dict[Key, list[combine.ClaimRow]] = defaultdict(list)
     for row in rows:
         by_answer[(row.file, row.row_id)].append(row)

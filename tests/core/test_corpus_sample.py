@@ -3,28 +3,13 @@ lexical scorer, with no exception. The bench runs every row; this runs its code 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "corpus_run.py"
+from repo_scripts import load_bench
 
-
-def _corpus_run():
-    # As `python bench/corpus_run.py` runs it: bench/ on the path, for its helpers (bench/shared_data.py).
-    if str(BENCH.parent) not in sys.path:
-        sys.path.insert(0, str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("corpus_run", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_run"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-corpus_run = _corpus_run()
+corpus_run = load_bench("corpus_run")
 FILES = sorted(p for folder in ("dev", "train") for p in (corpus_run.DATA / folder).glob("*.jsonl"))
 
 

@@ -2,23 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 from groundwire.evaluation.review_order import Candidate, QueueItem, order_queue
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def _learning_loop() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("learning_loop", BENCH / "learning_loop.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["learning_loop"] = module  # its dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+from repo_scripts import load_bench
 
 
 def _queue() -> list[QueueItem]:
@@ -30,14 +15,14 @@ def _queue() -> list[QueueItem]:
 
 def test_people_see_the_first_reviews_items_in_queue_order() -> None:
     queue = _queue()
-    revealed = _learning_loop().labelled_now(queue, 4, judge_settles=False)
+    revealed = load_bench("learning_loop").labelled_now(queue, 4, judge_settles=False)
     assert revealed == queue[:4]
     assert {item.reason for item in revealed} == {"audit"}  # audit items lead the teach order
 
 
 def test_a_judge_that_settles_escalations_labels_every_one_and_people_the_audit_items_within_their_time() -> None:
     queue = _queue()
-    revealed = _learning_loop().labelled_now(queue, 4, judge_settles=True)
+    revealed = load_bench("learning_loop").labelled_now(queue, 4, judge_settles=True)
     audits = [item for item in revealed if item.reason == "audit"]
     escalated = [item for item in revealed if item.reason == "escalated"]
     assert audits == [item for item in queue if item.reason == "audit"][:4]

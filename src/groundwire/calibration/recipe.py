@@ -48,13 +48,12 @@ class Fitted:
     def score_answers(self, rows: Sequence[combine.ClaimRow]) -> dict[Key, float]:
         """Answer scores as verify() gives them: the combiner's claim scores, capped by the checks at each
         key's thresholds, min over claims."""
-        if self.answer_score is not None:
-            return self.answer_score(rows)
-        return combine.answer_scores(rows, self.claim_readings(rows)[0])
+        return self.scored(rows)[0]
 
     def scored(self, rows: Sequence[combine.ClaimRow]) -> tuple[dict[Key, float], list[dict[str, float]]]:
         """`score_answers` and the readings of `claim_readings` from one scoring of the rows (routing needs both,
-        and scoring is most of a refit's time)."""
+        and scoring is most of a refit's time). A recipe with `answer_score` has no combiner: its readings are the
+        rows' own features, read at no cost."""
         capped, chosen = self.claim_readings(rows)
         if self.answer_score is not None:
             return self.answer_score(rows), chosen
